@@ -1,0 +1,41 @@
+"""Storage errors, split the way a user needs them.
+
+``StoreError`` and its subclasses are the environment's or the input's fault
+(a locked database, a corrupt file, a foreign format, a conflicting writer):
+they carry one readable sentence for the user. Anything else raised from
+``storage`` is our bug.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base for every error a user should see as one clear message."""
+
+    exit_code = 1
+
+
+class UnreadableStoreError(StoreError):
+    """The path holds nothing we can read: garbage, truncated, foreign, unknown."""
+
+    exit_code = 2
+
+
+class NotFoundError(StoreError):
+    """No memory (or session, entity...) with that id."""
+
+
+class ConflictError(StoreError):
+    """The target changed since it was read: refuse rather than overwrite."""
+
+
+class ReadOnlyError(StoreError):
+    """The store or the field cannot be written safely."""
+
+
+class UnsupportedError(StoreError):
+    """The store kind cannot do this operation at all."""
+
+
+class NothingToDoError(StoreError):
+    """Undo with an empty journal, redo with nothing undone, and the like."""

@@ -1,0 +1,225 @@
+"""The audit log and undo journal of one store, kept in the store itself.
+
+A native workspace keeps it in memory.db; a store without one (markdown or
+Chroma only) gets a sidecar ``.mnemoscope/journal.db``, created on the first
+write and never on a read. Each curation step is one entry holding the record
+snapshots it changed, so undo and redo work across separate processes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.engine import Engine
+
+from . import native_schema as schema
+from .model import AuditEntry
+from .sqlite_db import friendly_errors, sqlite_engine
+from .timeutil import parse_time, to_iso, utcnow
+
+SIDECAR_DIR = ".mnemoscope"
+SIDECAR_DB = "journal.db"
+
+DONE, UNDONE, DROPPED, LOG = "done", "undone", "dropped", "log"
+
+
+@dataclass
+class Change:
+    """One record written by a curation step: before and after snapshots."""
+
+    record: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"record": self.record, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Change:
+        return cls(data["record"], data.get("before"), data.get("after"))
+
+
+class Journal:
+    def __init__(self, engine_factory: Callable[[bool], Engine | None], label: Path) -> None:
+        # engine_factory(create) returns the engine, or None when it does not exist yet.
+        self._engine_factory = engine_factory
+        self._engine: Engine | None = None
+        self.label = label
+
+    @classmethod
+    def in_database(cls, engine: Engine, db_path: Path) -> Journal:
+        return cls(lambda _create: engine, db_path)
+
+    @classmethod
+    def sidecar(cls, root: Path) -> Journal:
+        db_path = Path(root) / SIDECAR_DIR / SIDECAR_DB
+
+        def factory(create: bool) -> Engine | None:
+            if not db_path.exists():
+                if not create:
+                    return None
+                db_path.parent.mkdir(parents=True, exist_ok=True)
+            engine = sqlite_engine(db_path)
+            with friendly_errors(db_path), engine.begin() as conn:
+                schema.metadata.create_all(conn, tables=list(schema.JOURNAL_TABLES))
+            return engine
+
+        return cls(factory, db_path)
+
+    def _get_engine(self, create: bool) -> Engine | None:
+        if self._engine is None:
+            self._engine = self._engine_factory(create)
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None and self.label.name == SIDECAR_DB:
+            self._engine.dispose()
+        self._engine = None
+
+    # -- settings ------------------------------------------------------------------
+
+    def read_setting(self, key: str) -> Any:
+        engine = self._get_engine(False)
+        if engine is None:
+            return None
+        with friendly_errors(self.label), engine.connect() as conn:
+            row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == key)).first()
+        return json.loads(row[0]) if row else None
+
+    def write_setting(self, key: str, value: Any) -> None:
+        engine = self._get_engine(True)
+        assert engine is not None
+        with friendly_errors(self.label), engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO meta(key, value) VALUES (:k, :v) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                ),
+                {"k": key, "v": json.dumps(value)},
+            )
+
+    # -- entries ---------------------------------------------------------------------
+
+    def record(
+        self,
+        operation: str,
+        targets: list[str],
+        changes: list[Change],
+        *,
+        channel: str | None = None,
+        details: dict[str, Any] | None = None,
+        actor: str = "user",
+        state: str = DONE,
+    ) -> AuditEntry:
+        engine = self._get_engine(True)
+        assert engine is not None
+        a = schema.audit.c
+        with friendly_errors(self.label), engine.begin() as conn:
+            if state == DONE:
+                conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
+            seq = conn.execute(
+                insert(schema.audit).values(
+                    at=to_iso(utcnow()),
+                    operation=operation,
+                    targets=json.dumps(targets),
+                    channel=channel,
+                    actor=actor,
+                    state=state,
+                    details=json.dumps(details or {}, default=str),
+                    changes=json.dumps([c.to_json() for c in changes], default=str),
+                )
+            ).inserted_primary_key[0]
+            for target in dict.fromkeys(targets):
+                conn.execute(insert(schema.audit_targets).values(seq=seq, target=target))
+        entry = self.entry(int(seq))
+        assert entry is not None
+        return entry
+
+    def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
+        engine = self._get_engine(True)
+        assert engine is not None
+        values: dict[str, Any] = {"state": state}
+        if changes is not None:
+            values["changes"] = json.dumps([c.to_json() for c in changes], default=str)
+        with friendly_errors(self.label), engine.begin() as conn:
+            conn.execute(update(schema.audit).where(schema.audit.c.seq == seq).values(**values))
+
+    def entry(self, seq: int) -> AuditEntry | None:
+        rows = self._select(select(schema.audit).where(schema.audit.c.seq == seq))
+        return rows[0] if rows else None
+
+    def changes(self, seq: int) -> list[Change]:
+        engine = self._get_engine(False)
+        if engine is None:
+            return []
+        with friendly_errors(self.label), engine.connect() as conn:
+            raw = conn.execute(
+                select(schema.audit.c.changes).where(schema.audit.c.seq == seq)
+            ).scalar_one()
+        return [Change.from_json(c) for c in json.loads(raw)]
+
+    def next_to_undo(self) -> AuditEntry | None:
+        a = schema.audit.c
+        rows = self._select(select(schema.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1))
+        return rows[0] if rows else None
+
+    def next_to_redo(self) -> AuditEntry | None:
+        a = schema.audit.c
+        rows = self._select(select(schema.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1))
+        return rows[0] if rows else None
+
+    def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
+        a = schema.audit.c
+        stmt = select(schema.audit).order_by(a.seq.desc()).limit(limit)
+        if target is not None:
+            t = schema.audit_targets.c
+            stmt = stmt.where(a.seq.in_(select(t.seq).where(t.target == target)))
+        return self._select(stmt)
+
+    def last_with(self, operations: tuple[str, ...], target: str) -> AuditEntry | None:
+        """The newest applied entry of one of these operations on target."""
+        a, t = schema.audit.c, schema.audit_targets.c
+        stmt = (
+            select(schema.audit)
+            .where(a.operation.in_(operations), a.state == DONE)
+            .where(a.seq.in_(select(t.seq).where(t.target == target)))
+            .order_by(a.seq.desc())
+            .limit(1)
+        )
+        rows = self._select(stmt)
+        return rows[0] if rows else None
+
+    def count(self) -> int:
+        engine = self._get_engine(False)
+        if engine is None:
+            return 0
+        with friendly_errors(self.label), engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(schema.audit)).scalar_one())
+
+    def _select(self, stmt: Any) -> list[AuditEntry]:
+        engine = self._get_engine(False)
+        if engine is None:
+            return []
+        with friendly_errors(self.label), engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return [_entry(r._mapping) for r in rows]
+
+
+def _entry(row: Any) -> AuditEntry:
+    changes = json.loads(row["changes"])
+    return AuditEntry(
+        seq=int(row["seq"]),
+        at=parse_time(row["at"], utcnow()),
+        operation=row["operation"],
+        targets=tuple(json.loads(row["targets"])),
+        channel=row["channel"],
+        before=[c.get("before") for c in changes],
+        after=[c.get("after") for c in changes],
+        actor=row["actor"],
+        state=row["state"],
+        details=json.loads(row["details"] or "{}"),
+    )

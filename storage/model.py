@@ -1,0 +1,315 @@
+"""The canonical model every store kind maps onto: small, frozen, Qt-free."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+GLOBAL_CHANNEL = "_global"
+
+
+class Layer(str, enum.Enum):
+    CORE = "core"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+    WORKING = "working"
+    SOCIAL = "social"
+
+
+class Status(str, enum.Enum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    DELETED = "deleted"
+
+
+class Kind(str, enum.Enum):
+    """The store kinds a memory can live in."""
+
+    SQLITE = "sqlite"
+    CHROMA = "chroma"
+    MARKDOWN = "markdown"
+
+
+class RelationType(str, enum.Enum):
+    RELATED_TO = "RELATED_TO"
+    PART_OF = "PART_OF"
+    LOCATED_IN = "LOCATED_IN"
+    WORKS_FOR = "WORKS_FOR"
+    KNOWS = "KNOWS"
+    CREATED_BY = "CREATED_BY"
+    REFERENCES = "REFERENCES"
+    ABOUT = "ABOUT"
+    DERIVED_FROM = "DERIVED_FROM"
+    PROMOTED_FROM = "PROMOTED_FROM"
+    SUPERSEDES = "SUPERSEDES"
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where a record lives: the kind, and a location inside it.
+
+    location is human-readable: ``memory.db:memories/<id>``,
+    ``vectors:<collection>/<id>`` or ``MEMORY.md:12-14``.
+    """
+
+    kind: Kind
+    location: str
+    path: str = ""
+    line_start: int | None = None
+    line_end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind.value, "location": self.location}
+        if self.path:
+            d["path"] = self.path
+        if self.line_start is not None:
+            d["lines"] = [self.line_start, self.line_end]
+        return d
+
+
+@dataclass(frozen=True)
+class Provenance:
+    promoted_from: str | None = None
+    derived_from: tuple[str, ...] = ()
+    imported_from: str | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    source: SourceRef
+    layer: Layer
+    channel: str
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    last_accessed: datetime
+    access_count: int = 0
+    salience: float = 0.5
+    confidence: float = 1.0
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    status: Status = Status.ACTIVE
+    provenance: Provenance = Provenance()
+    conversations: int = 0
+    # An opaque hash of the stored record; changes whenever anything changes it.
+    revision: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "content": self.content,
+            "layer": self.layer.value,
+            "channel": self.channel,
+            "source": self.source.to_dict(),
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+            "last_accessed": _iso(self.last_accessed),
+            "access_count": self.access_count,
+            "salience": round(self.salience, 6),
+            "confidence": round(self.confidence, 6),
+            "conversations": self.conversations,
+            "tags": list(self.tags),
+            "status": self.status.value,
+            "provenance": {
+                "promoted_from": self.provenance.promoted_from,
+                "derived_from": list(self.provenance.derived_from),
+                "imported_from": self.provenance.imported_from,
+            },
+            "metadata": self.metadata,
+            "revision": self.revision,
+        }
+
+    def with_changes(self, **changes: Any) -> Memory:
+        return replace(self, **changes)
+
+
+EDITABLE_FIELDS = ("content", "tags", "layer", "channel", "salience")
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: str
+    name: str
+    type: str
+    channel: str = GLOBAL_CHANNEL
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    salience: float = 0.5
+    access_count: int = 0
+    first_seen: datetime | None = None
+    last_accessed: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "channel": self.channel,
+            "description": self.description,
+            "aliases": list(self.aliases),
+            "salience": self.salience,
+            "access_count": self.access_count,
+            "first_seen": _iso(self.first_seen),
+            "last_accessed": _iso(self.last_accessed),
+        }
+
+
+@dataclass(frozen=True)
+class Relation:
+    id: str
+    source_id: str
+    target_id: str
+    type: str
+    channel: str = GLOBAL_CHANNEL
+    weight: float = 1.0
+    created_at: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source_id,
+            "target": self.target_id,
+            "type": self.type,
+            "channel": self.channel,
+            "weight": self.weight,
+            "created_at": _iso(self.created_at),
+        }
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    channel: str
+    title: str
+    started_at: datetime
+    turn_count: int = 0
+    user_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "channel": self.channel,
+            "title": self.title,
+            "started_at": _iso(self.started_at),
+            "turn_count": self.turn_count,
+            "user_id": self.user_id,
+        }
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_id: str
+    index: int
+    role: str
+    content: str
+    timestamp: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "index": self.index,
+            "role": self.role,
+            "content": self.content,
+            "timestamp": _iso(self.timestamp),
+        }
+
+
+# Reserved scratchpad keys written by agent runtimes (seed 000, AgenticX).
+_RESERVED_KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("subagent_result", re.compile(r"^subagent_result::(.+)$"), "Subagent result"),
+    ("delegation_result", re.compile(r"^delegation_result::(.+)$"), "Delegation result"),
+    ("session_facts", re.compile(r"^session_facts$"), "Session facts (MemoryHook)"),
+    (
+        "pending_subagent_summaries",
+        re.compile(r"^__pending_subagent_summaries__$"),
+        "Pending subagent summaries (internal)",
+    ),
+    ("taskspace_hint", re.compile(r"^__taskspace_hint__$"), "Taskspace path hint"),
+    ("taskspace_label_hint", re.compile(r"^__taskspace_label_hint__$"), "Taskspace label hint"),
+)
+
+
+def classify_scratch_key(key: str) -> tuple[str | None, str | None, str]:
+    """Return (pattern name, captured id, label) for a scratchpad key.
+
+    Keys that match no reserved pattern are user/agent keys: (None, None, "User key").
+    """
+    for name, pattern, label in _RESERVED_KEY_PATTERNS:
+        m = pattern.match(key)
+        if m:
+            return name, (m.group(1) if m.groups() else None), label
+    if key.startswith("__") and key.endswith("__"):
+        return "internal", None, "Internal runtime key"
+    return None, None, "User key"
+
+
+@dataclass(frozen=True)
+class ScratchEntry:
+    session_id: str
+    key: str
+    value: str
+    updated_at: datetime
+
+    @property
+    def pattern(self) -> str | None:
+        return classify_scratch_key(self.key)[0]
+
+    @property
+    def pattern_id(self) -> str | None:
+        return classify_scratch_key(self.key)[1]
+
+    @property
+    def label(self) -> str:
+        return classify_scratch_key(self.key)[2]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "key": self.key,
+            "value": self.value,
+            "updated_at": _iso(self.updated_at),
+            "pattern": self.pattern,
+            "pattern_id": self.pattern_id,
+            "label": self.label,
+        }
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    seq: int
+    at: datetime
+    operation: str
+    targets: tuple[str, ...]
+    channel: str | None
+    before: Any
+    after: Any
+    actor: str
+    state: str  # done / undone / dropped (redo no longer possible)
+    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "at": _iso(self.at),
+            "operation": self.operation,
+            "targets": list(self.targets),
+            "channel": self.channel,
+            "actor": self.actor,
+            "state": self.state,
+            "details": self.details,
+            "before": self.before,
+            "after": self.after,
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))

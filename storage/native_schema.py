@@ -1,0 +1,224 @@
+"""The native ``memory.db`` schema (SQLAlchemy Core) and its migrations.
+
+Versioning: the schema version lives in the ``meta`` table (key
+``schema_version``) so the same code works on PostgreSQL, and is mirrored into
+SQLite's ``PRAGMA user_version`` so the file identifies itself to any SQLite
+tool. ``MIGRATIONS[n]`` upgrades version n to n+1; ``migrate`` runs the ones a
+database needs inside one transaction. A database newer than this code is
+refused, never downgraded.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.engine import Connection
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("channel", Text, nullable=False, server_default="_global"),
+    Column("title", Text, nullable=False, server_default=""),
+    Column("user_id", Text, nullable=False, server_default=""),
+    Column("started_at", Text, nullable=False),
+    Column("metadata", Text, nullable=False, server_default="{}"),
+    Index("ix_sessions_channel", "channel"),
+    Index("ix_sessions_started_at", "started_at"),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("timestamp", Text, nullable=False),
+    UniqueConstraint("session_id", "idx", name="uq_turns_session_idx"),
+    Index("ix_turns_timestamp", "timestamp"),
+)
+
+scratchpad = Table(
+    "scratchpad",
+    metadata,
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("layer", Text, nullable=False),
+    Column("channel", Text, nullable=False, server_default="_global"),
+    Column("content", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    Column("last_accessed", Text, nullable=False),
+    Column("access_count", Integer, nullable=False, server_default="0"),
+    Column("salience", Float, nullable=False, server_default="0.5"),
+    Column("confidence", Float, nullable=False, server_default="1.0"),
+    Column("conversations", Integer, nullable=False, server_default="0"),
+    Column("tags", Text, nullable=False, server_default="[]"),
+    Column("metadata", Text, nullable=False, server_default="{}"),
+    Column("status", Text, nullable=False, server_default="active"),
+    Column("promoted_from", Text),
+    Column("derived_from", Text, nullable=False, server_default="[]"),
+    Column("imported_from", Text),
+    Column("import_key", Text, unique=True),
+    # Relative path of a workspace markdown file holding a copy of this memory.
+    Column("md_file", Text),
+    # none: no vector copy; fresh: vector matches content; stale: content changed, not re-embedded.
+    Column("vector_state", Text, nullable=False, server_default="none"),
+    Index("ix_memories_filter", "status", "channel", "layer"),
+    Index("ix_memories_updated", "updated_at"),
+    Index("ix_memories_created", "created_at"),
+    Index("ix_memories_accessed", "last_accessed"),
+    Index("ix_memories_salience", "salience"),
+    Index("ix_memories_channel_updated", "channel", "updated_at"),
+)
+
+entities = Table(
+    "entities",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("type", Text, nullable=False, server_default="thing"),
+    Column("channel", Text, nullable=False, server_default="_global"),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("aliases", Text, nullable=False, server_default="[]"),
+    Column("salience", Float, nullable=False, server_default="0.5"),
+    Column("access_count", Integer, nullable=False, server_default="0"),
+    Column("first_seen", Text),
+    Column("last_accessed", Text),
+    Index("ix_entities_name", "name"),
+)
+
+relations = Table(
+    "relations",
+    metadata,
+    Column("id", Text, primary_key=True),
+    # source/target are entity ids or memory ids (ABOUT, DERIVED_FROM, PROMOTED_FROM).
+    Column("source_id", Text, nullable=False),
+    Column("target_id", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("channel", Text, nullable=False, server_default="_global"),
+    Column("weight", Float, nullable=False, server_default="1.0"),
+    Column("created_at", Text),
+    Index("ix_relations_source", "source_id"),
+    Index("ix_relations_target", "target_id"),
+    Index("ix_relations_type", "type"),
+)
+
+audit = Table(
+    "audit",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("at", Text, nullable=False),
+    Column("operation", Text, nullable=False),
+    Column("targets", Text, nullable=False),
+    Column("channel", Text),
+    Column("actor", Text, nullable=False),
+    # done: applied; undone: reverted by undo (redo-able); dropped: undone, then superseded.
+    Column("state", Text, nullable=False, server_default="done"),
+    Column("details", Text, nullable=False, server_default="{}"),
+    # JSON list of {"record": id, "before": snapshot|null, "after": snapshot|null}
+    Column("changes", Text, nullable=False),
+    Index("ix_audit_state", "state"),
+)
+
+audit_targets = Table(
+    "audit_targets",
+    metadata,
+    Column("seq", Integer, ForeignKey("audit.seq", ondelete="CASCADE"), primary_key=True),
+    Column("target", Text, primary_key=True),
+    Index("ix_audit_targets_target", "target"),
+)
+
+# The journal tables alone, for a sidecar journal beside stores that have no memory.db.
+JOURNAL_TABLES = (meta, audit, audit_targets)
+
+_FTS_SQLITE = [
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
+    "content, tags, content='memories', content_rowid='rowid', tokenize='unicode61')",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content, tags) "
+    "VALUES ('delete', old.rowid, old.content, old.tags); END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content, tags ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content, tags) "
+    "VALUES ('delete', old.rowid, old.content, old.tags); "
+    "INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END",
+]
+
+
+def _create_v1(conn: Connection) -> None:
+    metadata.create_all(conn)
+    if conn.dialect.name == "sqlite":
+        for statement in _FTS_SQLITE:
+            conn.exec_driver_sql(statement)
+
+
+# MIGRATIONS[n] takes a database at version n to n+1. Version 0 is an empty database.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1}
+
+
+def read_version(conn: Connection) -> int:
+    has_meta = conn.dialect.has_table(conn, "meta")
+    if not has_meta:
+        return 0
+    row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: Connection) -> int:
+    """Bring the database to SCHEMA_VERSION; return the version it had before."""
+    from .errors import UnreadableStoreError
+
+    found = read_version(conn)
+    if found > SCHEMA_VERSION:
+        raise UnreadableStoreError(
+            f"memory.db has schema version {found}; this Mnemoscope understands up to "
+            f"{SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
+        )
+    for version in range(found, SCHEMA_VERSION):
+        MIGRATIONS[version](conn)
+    if found != SCHEMA_VERSION:
+        conn.execute(
+            text(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', :v) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            ),
+            {"v": str(SCHEMA_VERSION)},
+        )
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return found

@@ -1,0 +1,1 @@
+"""One module per store kind, each behind the protocol in ``base``."""

@@ -1,0 +1,108 @@
+"""The protocol every store kind implements.
+
+Reads go through count/page/get with a MemoryQuery the store evaluates itself.
+Writes go through one primitive, ``write_record(record_id, expected, new)``:
+``expected`` is the snapshot the caller read (None: the record must not exist),
+``new`` is the snapshot to leave (None: remove it). A store refuses with
+ConflictError when the current record is not ``expected``. Curation, undo and
+redo are all sequences of that primitive, so undo is the same call with the
+two snapshots swapped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..model import Kind, Memory
+from ..query import MemoryQuery
+
+Snapshot = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    read_only: bool = False
+    read_only_reason: str = ""
+    editable_fields: tuple[str, ...] = ()
+    can_promote: bool = False
+    can_soft_delete: bool = False
+    keyword_search: bool = False
+    vector_search: bool = False
+    sessions: bool = False
+    graph: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "read_only": self.read_only,
+            "read_only_reason": self.read_only_reason,
+            "editable_fields": list(self.editable_fields),
+            "can_promote": self.can_promote,
+            "can_soft_delete": self.can_soft_delete,
+            "keyword_search": self.keyword_search,
+            "vector_search": self.vector_search,
+            "sessions": self.sessions,
+            "graph": self.graph,
+        }
+
+
+@runtime_checkable
+class Source(Protocol):
+    kind: Kind
+    root: Path
+
+    def capabilities(self) -> Capabilities: ...
+
+    def count(self, query: MemoryQuery) -> int: ...
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]: ...
+
+    def get(self, memory_id: str) -> Memory | None: ...
+
+    def owns(self, record_id: str) -> bool: ...
+
+    def read_record(self, record_id: str) -> Snapshot | None: ...
+
+    def write_record(
+        self, record_id: str, expected: Snapshot | None, new: Snapshot | None
+    ) -> Snapshot | None: ...
+
+    def change_token(self) -> str: ...
+
+    def counts_by(self, column: str) -> dict[str, int]: ...
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        """Counts of memories per (time bin, group value); bin_format is a strftime format."""
+        ...
+
+    def keyword_search(self, text: str, query: MemoryQuery, k: int) -> list[Memory]: ...
+
+    def close(self) -> None: ...
+
+
+def revision_of(snapshot: Snapshot | None) -> str:
+    """A short stable hash of a record snapshot (embeddings rounded)."""
+    if snapshot is None:
+        return ""
+    return hashlib.sha1(canonical_json(snapshot).encode("utf-8")).hexdigest()[:12]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(_rounded(value), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 5)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def same_record(a: Snapshot | None, b: Snapshot | None) -> bool:
+    return canonical_json(a) == canonical_json(b)

@@ -1,0 +1,552 @@
+"""A Chroma persistent directory: every collection's records as memories.
+
+Chroma filters (``where``, ``where_document``) but cannot sort, so ordering is
+done on a metadata-only index of the collection (no documents, no vectors),
+refreshed when the directory's change token moves; documents are fetched only
+for the requested page.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..embedding import Embedder, embedder_by_name
+from ..errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError
+from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..query import MemoryQuery, sort_key
+from ..sqlite_db import is_sqlite_file
+from ..timeutil import parse_time, utcnow
+from .base import Capabilities, Snapshot, revision_of, same_record
+from .sqlite_native import parse_layer, parse_status
+
+CHROMA_FILE = "chroma.sqlite3"
+NATIVE_COLLECTION = "memories"
+EMBEDDER_KEY = "mnemoscope:embedder"
+MIRROR_KEY = "mnemoscope_mirror"
+STALE_KEY = "mnemoscope_stale"
+TEXT_KEYS = ("data", "text", "content", "memory", "document", "page_content")
+_BATCH = 2000
+
+
+def _chromadb():
+    try:
+        import chromadb
+        from chromadb.config import Settings
+    except ImportError as exc:  # pragma: no cover - chromadb is a hard dependency
+        raise StoreError(f"chromadb is not installed ({exc}).") from None
+    return chromadb, Settings
+
+
+@functools.lru_cache(maxsize=1)
+def _known_migrations() -> dict[str, int]:
+    """The migration versions this chromadb writes, read off a throwaway database
+    (the Rust bindings carry their own migrations; the package's .sql files lag)."""
+    chromadb, Settings = _chromadb()
+    with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
+        client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
+        del client
+        con = sqlite3.connect(Path(tmp) / CHROMA_FILE)
+        try:
+            rows = con.execute("SELECT dir, max(version) FROM migrations GROUP BY dir").fetchall()
+        finally:
+            con.close()
+    return {str(d): int(v) for d, v in rows}
+
+
+def check_chroma_dir(path: Path) -> str:
+    """Refuse what this chromadb cannot open safely. Returns "current" or "older"."""
+    db = Path(path) / CHROMA_FILE
+    if not is_sqlite_file(db):
+        raise UnreadableStoreError(f"{db} is not a Chroma database (not SQLite, or truncated).")
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT dir, max(version) FROM migrations GROUP BY dir").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise UnreadableStoreError(f"{db} is not a readable Chroma database ({exc}).") from None
+    found = {str(d): int(v) for d, v in rows}
+    known = _known_migrations()
+    newer = {d: v for d, v in found.items() if v > known.get(d, 0)}
+    if newer:
+        raise UnreadableStoreError(
+            f"{path} was written by a newer Chroma than the chromadb installed here "
+            f"({', '.join(f'{d} v{v}' for d, v in sorted(newer.items()))}); upgrade chromadb to open it."
+        )
+    older = any(found.get(d, 0) < v for d, v in known.items())
+    return "older" if older else "current"
+
+
+class ChromaSource:
+    """The collections of one Chroma persistent directory."""
+
+    kind = Kind.CHROMA
+
+    def __init__(self, path: Path, *, read_only_reason: str = "", original: Path | None = None):
+        chromadb, Settings = _chromadb()
+        self.path = Path(path)
+        self.root = Path(original or path)
+        self.read_only_reason = read_only_reason
+        try:
+            self.client = chromadb.PersistentClient(
+                path=str(self.path),
+                settings=Settings(anonymized_telemetry=False, allow_reset=False),
+            )
+            self._collections = {c.name: c for c in self._list_collections()}
+        except StoreError:
+            raise
+        except Exception as exc:  # chromadb raises many types for a bad directory
+            raise UnreadableStoreError(f"Chroma could not open {self.root}: {exc}") from None
+        self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}
+        self._mirrors_hidden = False
+        self.embedder_override: Embedder | None = None
+
+    def _list_collections(self):
+        out = []
+        for item in self.client.list_collections():
+            name = item if isinstance(item, str) else item.name
+            out.append(self.client.get_collection(name, embedding_function=None))
+        return out
+
+    @staticmethod
+    def detect(path: Path) -> float:
+        return 1.0 if (Path(path) / CHROMA_FILE).is_file() else 0.0
+
+    @classmethod
+    def open(cls, path: Path) -> ChromaSource:
+        path = Path(path)
+        if check_chroma_dir(path) == "older":
+            copy = Path(tempfile.mkdtemp(prefix="mnemoscope-chroma-"))
+            shutil.copytree(path, copy, dirs_exist_ok=True)
+            return cls(
+                copy,
+                original=path,
+                read_only_reason=(
+                    "written by an older Chroma; opening it in place would migrate it, "
+                    "so Mnemoscope reads a copy"
+                ),
+            )
+        return cls(path)
+
+    @classmethod
+    def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
+        chromadb, Settings = _chromadb()
+        Path(path).mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(
+            path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+        )
+        client.get_or_create_collection(
+            NATIVE_COLLECTION,
+            embedding_function=None,
+            metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
+        )
+        return cls(path)
+
+    def close(self) -> None:
+        self._index.clear()
+        if self.path != self.root:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def hide_mirrors(self) -> None:
+        """Leave out records that are vector copies of memory.db memories."""
+        self._mirrors_hidden = True
+        self._index.clear()
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            read_only=bool(self.read_only_reason),
+            read_only_reason=self.read_only_reason,
+            editable_fields=() if self.read_only_reason else EDITABLE,
+            can_promote=not self.read_only_reason,
+            can_soft_delete=not self.read_only_reason,
+            keyword_search=True,
+            vector_search=True,
+        )
+
+    def change_token(self) -> str:
+        parts = []
+        for suffix in ("", "-wal"):
+            p = self.path / (CHROMA_FILE + suffix)
+            if p.exists():
+                st = p.stat()
+                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        return "chroma:" + "/".join(parts)
+
+    # -- collections and embedders --------------------------------------------------
+
+    def collections(self) -> list[str]:
+        return sorted(self._collections)
+
+    def collection(self, name: str):
+        try:
+            return self._collections[name]
+        except KeyError:
+            raise NotFoundError(f"No Chroma collection {name!r} in {self.root}.") from None
+
+    def embedder_for(self, name: str) -> Embedder | None:
+        if self.embedder_override is not None:
+            return self.embedder_override
+        meta = self.collection(name).metadata or {}
+        return embedder_by_name(meta.get(EMBEDDER_KEY))
+
+    def embedding_function_info(self, name: str) -> dict[str, Any]:
+        col = self.collection(name)
+        meta = col.metadata or {}
+        recorded = None
+        try:
+            config = col.configuration_json if hasattr(col, "configuration_json") else col.configuration
+            ef = (config or {}).get("embedding_function")
+            recorded = ef.get("name") if isinstance(ef, dict) else ef
+        except Exception:  # older collections have no configuration
+            recorded = None
+        local = self.embedder_for(name)
+        return {
+            "collection": name,
+            "recorded_embedding_function": recorded or meta.get(EMBEDDER_KEY),
+            "runs_offline_here": local is not None,
+            "embedder": local.label if local else None,
+        }
+
+    # -- the metadata index ---------------------------------------------------------------
+
+    def _entries(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        token = self.change_token()
+        cached = self._index.get(name)
+        if cached and cached[0] == token:
+            return cached[1]
+        col = self.collection(name)
+        where = {MIRROR_KEY: {"$ne": True}} if self._mirrors_hidden else None
+        entries: list[tuple[str, dict[str, Any]]] = []
+        offset = 0
+        while True:
+            batch = col.get(include=["metadatas"], where=where, limit=_BATCH, offset=offset)
+            ids = batch["ids"]
+            metas = batch["metadatas"] or [None] * len(ids)
+            entries += [(i, m or {}) for i, m in zip(ids, metas)]
+            if len(ids) < _BATCH:
+                break
+            offset += _BATCH
+        self._index[name] = (token, entries)
+        return entries
+
+    def _summary(self, name: str, record_id: str, meta: dict[str, Any]) -> Memory:
+        """A Memory from metadata alone (content filled in later for pages)."""
+        return self._memory(name, record_id, "", meta, None)
+
+    def _matching(self, query: MemoryQuery) -> list[Memory]:
+        if not query.wants_kind(self.kind):
+            return []
+        contains_ids: set[str] | None = None
+        out: list[Memory] = []
+        for name in self.collections():
+            if query.contains:
+                contains_ids = self._ids_containing(name, query.contains)
+            for record_id, meta in self._entries(name):
+                if contains_ids is not None and record_id not in contains_ids:
+                    continue
+                m = self._summary(name, record_id, meta)
+                if query.channels and m.channel not in query.channels:
+                    continue
+                if query.layers and m.layer not in query.layers:
+                    continue
+                if query.statuses and m.status not in query.statuses:
+                    continue
+                if query.since and m.created_at < query.since:
+                    continue
+                if query.until and m.created_at >= query.until:
+                    continue
+                out.append(m)
+        return out
+
+    def _ids_containing(self, name: str, needle: str) -> set[str]:
+        col = self.collection(name)
+        ids: set[str] = set()
+        for variant in {needle, needle.lower(), needle.capitalize()}:
+            ids.update(col.get(where_document={"$contains": variant}, include=[])["ids"])
+        # Text kept in metadata (mem0's "data") is matched here.
+        for record_id, meta in self._entries(name):
+            if any(needle.lower() in str(meta.get(k, "")).lower() for k in TEXT_KEYS):
+                ids.add(record_id)
+        return ids
+
+    def count(self, query: MemoryQuery) -> int:
+        return len(self._matching(query))
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        found = sorted(self._matching(query), key=sort_key(query.order), reverse=True)
+        return self._with_documents(found[offset : offset + limit])
+
+    def _with_documents(self, memories: list[Memory]) -> list[Memory]:
+        by_collection: dict[str, list[str]] = {}
+        for m in memories:
+            name, record_id = split_record_id(m.id)
+            by_collection.setdefault(name, []).append(record_id)
+        full: dict[str, Memory] = {}
+        for name, ids in by_collection.items():
+            batch = self.collection(name).get(ids=ids, include=["documents", "metadatas"])
+            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"]):
+                m = self._memory(name, record_id, doc, meta or {}, None)
+                full[m.id] = m
+        return [full[m.id] for m in memories if m.id in full]
+
+    def get(self, memory_id: str) -> Memory | None:
+        snap = self.read_record(memory_id)
+        if snap is None:
+            return None
+        return self._memory(snap["collection"], snap["id"], snap["document"], snap["metadata"], snap)
+
+    def _memory(
+        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None
+    ) -> Memory:
+        now = utcnow()
+        text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
+        created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or now
+        updated = parse_time(meta.get("updated_at"), created)
+        tags = meta.get("tags") or ()
+        if isinstance(tags, str):
+            try:
+                loaded = json.loads(tags)
+                tags = loaded if isinstance(loaded, list) else [tags]
+            except json.JSONDecodeError:
+                tags = [t.strip() for t in tags.split(",") if t.strip()]
+        layer_value = meta.get("layer") or meta.get("category") or meta.get("memory_type")
+        extra = {k: v for k, v in meta.items() if k not in _MAPPED_KEYS}
+        return Memory(
+            id=record_id_for(name, record_id),
+            source=SourceRef(Kind.CHROMA, f"{self._label()}:{name}/{record_id}", path=self._label()),
+            layer=parse_layer(layer_value, Layer.SEMANTIC),
+            channel=str(meta.get("channel") or GLOBAL_CHANNEL),
+            content=text,
+            created_at=created,
+            updated_at=updated or created,
+            last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
+            access_count=int(meta.get("access_count") or 0),
+            salience=float(meta.get("salience") if meta.get("salience") is not None else 0.5),
+            confidence=float(meta.get("confidence") if meta.get("confidence") is not None else 1.0),
+            conversations=int(meta.get("conversations") or 0),
+            tags=tuple(str(t) for t in tags),
+            metadata=extra,
+            status=parse_status(meta.get("status") or "active"),
+            provenance=Provenance(promoted_from=meta.get("promoted_from")),
+            revision=revision_of(snap) if snap else "",
+        )
+
+    def _label(self) -> str:
+        return self.root.name or str(self.root)
+
+    def counts_by(self, column: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in self._matching(MemoryQuery(statuses=())):
+            value = getattr(m, column)
+            key = value.value if hasattr(value, "value") else str(value)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
+        counts: dict[tuple[str, str], int] = {}
+        for m in self._matching(query):
+            group = self.kind if group_by == "kind" else getattr(m, group_by, "")
+            group = group.value if hasattr(group, "value") else str(group)
+            key = (m.created_at.strftime(bin_format), group)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
+        words = [w for w in text_query.split() if w]
+        if not words:
+            return []
+        hits: dict[str, int] = {}
+        for word in words:
+            for m in self._matching(MemoryQuery(**{**query.__dict__, "contains": word})):
+                hits[m.id] = hits.get(m.id, 0) + 1
+        ranked = sorted(hits, key=lambda i: (-hits[i], i))[:k]
+        pages = self._with_documents([self._stub(i) for i in ranked])
+        return pages
+
+    def _stub(self, memory_id: str) -> Memory:
+        name, record_id = split_record_id(memory_id)
+        return self._summary(name, record_id, {})
+
+    # -- vectors ------------------------------------------------------------------------
+
+    def vector_search(
+        self, embedding: list[float] | None, text: str | None, query: MemoryQuery, k: int
+    ) -> list[tuple[Memory, float]]:
+        """Nearest records, per collection whose embedder can embed ``text``."""
+        results: list[tuple[Memory, float]] = []
+        for name in self.collections():
+            vector = embedding
+            if vector is None:
+                embedder = self.embedder_for(name)
+                if embedder is None or text is None:
+                    continue
+                vector = embedder.embed([text])[0]
+            col = self.collection(name)
+            if col.count() == 0:
+                continue
+            where = self._vector_where(query)
+            try:
+                res = col.query(
+                    query_embeddings=[vector],
+                    n_results=min(k, col.count()),
+                    where=where,
+                    include=["documents", "metadatas", "distances"],
+                )
+            except Exception as exc:  # dimension mismatch and the like
+                raise StoreError(f"Vector search in collection {name!r} failed: {exc}") from None
+            for record_id, doc, meta, dist in zip(
+                res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0]
+            ):
+                results.append((self._memory(name, record_id, doc, meta or {}, None), float(dist)))
+        results.sort(key=lambda t: t[1])
+        return results[:k]
+
+    def _vector_where(self, query: MemoryQuery) -> dict[str, Any] | None:
+        clauses: list[dict[str, Any]] = []
+        if query.statuses and Status.ACTIVE in query.statuses and len(query.statuses) == 1:
+            clauses.append({"status": {"$nin": ["deleted", "archived"]}})
+        if query.channels:
+            clauses.append({"channel": {"$in": list(query.channels)}})
+        if query.layers:
+            clauses.append({"layer": {"$in": [layer.value for layer in query.layers]}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def embedding_of(self, memory_id: str) -> list[float] | None:
+        snap = self.read_record(memory_id)
+        return snap["embedding"] if snap else None
+
+    # -- the write primitive ------------------------------------------------------------
+
+    def owns(self, record_id: str) -> bool:
+        return record_id.startswith("vec:")
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        parsed = split_record_id(record_id)
+        name, key = parsed
+        if name not in self._collections:
+            return None
+        got = self.collection(name).get(ids=[key], include=["documents", "metadatas", "embeddings"])
+        if not got["ids"]:
+            return None
+        embeddings = got["embeddings"]
+        vector = [float(x) for x in embeddings[0]] if embeddings is not None and len(embeddings) else None
+        return {
+            "collection": name,
+            "id": key,
+            "document": got["documents"][0] if got["documents"] else None,
+            "metadata": dict(got["metadatas"][0] or {}),
+            "embedding": vector,
+        }
+
+    def write_record(
+        self, record_id: str, expected: Snapshot | None, new: Snapshot | None
+    ) -> Snapshot | None:
+        if self.read_only_reason:
+            raise ReadOnlyError(f"{self.root} is read-only: {self.read_only_reason}.")
+        name, key = split_record_id(record_id)
+        current = self.read_record(record_id)
+        if not same_record(current, expected):
+            raise ConflictError(
+                f"{record_id} changed since it was read (another writer touched it); "
+                "nothing was written. Reload and try again."
+            )
+        col = self.collection(name)
+        if new is None:
+            col.delete(ids=[key])
+        elif current is None:
+            col.add(
+                ids=[key],
+                embeddings=[new["embedding"]],
+                documents=[new["document"]] if new.get("document") is not None else None,
+                metadatas=[new["metadata"]] if new["metadata"] else None,
+            )
+        else:
+            removed = {k: None for k in current["metadata"] if k not in new["metadata"]}
+            col.update(
+                ids=[key],
+                embeddings=[new["embedding"]] if new["embedding"] is not None else None,
+                documents=[new["document"]] if new.get("document") is not None else None,
+                metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
+            )
+        self._index.pop(name, None)
+        return self.read_record(record_id)
+
+    def add_records(
+        self,
+        name: str,
+        ids: list[str],
+        documents: list[str],
+        metadatas: list[dict[str, Any]],
+        embeddings: list[list[float]],
+    ) -> None:
+        """Bulk insert for agents, the demo and import (not audited)."""
+        col = self.collection(name)
+        for start in range(0, len(ids), _BATCH):
+            end = start + _BATCH
+            col.add(
+                ids=ids[start:end],
+                documents=documents[start:end],
+                metadatas=metadatas[start:end],
+                embeddings=embeddings[start:end],
+            )
+        self._index.pop(name, None)
+
+
+EDITABLE = ("content", "tags", "layer", "channel", "salience")
+_MAPPED_KEYS = {
+    "created_at",
+    "timestamp",
+    "updated_at",
+    "last_accessed",
+    "access_count",
+    "salience",
+    "confidence",
+    "conversations",
+    "tags",
+    "layer",
+    "category",
+    "memory_type",
+    "channel",
+    "status",
+    "promoted_from",
+    *TEXT_KEYS,
+}
+
+
+def record_id_for(collection: str, record_id: str) -> str:
+    return f"vec:{collection}:{record_id}"
+
+
+def split_record_id(record_id: str) -> tuple[str, str]:
+    if not record_id.startswith("vec:") or ":" not in record_id[4:]:
+        raise NotFoundError(f"{record_id!r} is not a vector record id (vec:<collection>:<id>).")
+    name, _, key = record_id[4:].partition(":")
+    return name, key
+
+
+def memory_metadata(memory: dict[str, Any]) -> dict[str, Any]:
+    """Chroma metadata for a native memory row (scalars only; lists as JSON)."""
+    return {
+        "layer": memory["layer"],
+        "channel": memory["channel"],
+        "status": memory["status"],
+        "salience": float(memory["salience"]),
+        "confidence": float(memory["confidence"]),
+        "access_count": int(memory["access_count"]),
+        "conversations": int(memory["conversations"]),
+        "created_at": memory["created_at"],
+        "updated_at": memory["updated_at"],
+        "last_accessed": memory["last_accessed"],
+        "tags": memory["tags"],
+        MIRROR_KEY: True,
+        **({"promoted_from": memory["promoted_from"]} if memory.get("promoted_from") else {}),
+    }

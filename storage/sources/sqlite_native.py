@@ -1,0 +1,686 @@
+"""The native SQLite store: ``memory.db`` (sessions, turns, scratchpad, memories,
+entities, relations, audit) through SQLAlchemy Core."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.engine import Connection, Engine
+
+from .. import native_schema as schema
+from ..errors import ConflictError, NotFoundError, UnreadableStoreError
+from ..model import (
+    Entity,
+    Kind,
+    Layer,
+    Memory,
+    Provenance,
+    Relation,
+    ScratchEntry,
+    Session,
+    SourceRef,
+    Status,
+    Turn,
+)
+from ..query import MemoryQuery, Order
+from ..sqlite_db import friendly_errors, is_sqlite_file, sqlite_engine
+from ..timeutil import parse_time, to_iso, utcnow
+from .base import Capabilities, Snapshot, revision_of, same_record
+
+DB_NAME = "memory.db"
+RELATION_PREFIX = "relation:"
+_ORDER_COLUMNS = {
+    Order.RECENT: schema.memories.c.updated_at,
+    Order.CREATED: schema.memories.c.created_at,
+    Order.SALIENCE: schema.memories.c.salience,
+    Order.ACCESSED: schema.memories.c.last_accessed,
+}
+
+
+def new_id(prefix: str = "m") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def parse_layer(value: Any, default: Layer = Layer.SEMANTIC) -> Layer:
+    try:
+        return Layer(str(value).lower())
+    except ValueError:
+        return default
+
+
+def parse_status(value: Any) -> Status:
+    try:
+        return Status(str(value).lower())
+    except ValueError:
+        return Status.ACTIVE
+
+
+def _json_list(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    try:
+        loaded = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return (str(value),)
+    return tuple(str(v) for v in loaded) if isinstance(loaded, list) else (str(loaded),)
+
+
+def _json_dict(value: Any) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        loaded = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+class SqliteSource:
+    """The native memory.db of a workspace.
+
+    Beyond the Source protocol it is the API an agent embeds to write its
+    memory: add_session, add_turn, set_scratch, add_memory, add_entity,
+    add_relation, touch.
+    """
+
+    kind = Kind.SQLITE
+
+    def __init__(self, db_path: Path, engine: Engine) -> None:
+        self.db_path = Path(db_path)
+        self.root = self.db_path.parent
+        self.engine = engine
+        with friendly_errors(self.db_path), engine.connect() as conn:
+            self.schema_version = schema.read_version(conn)
+
+    # -- opening -------------------------------------------------------------
+
+    @staticmethod
+    def detect(path: Path) -> float:
+        candidate = Path(path) / DB_NAME if Path(path).is_dir() else Path(path)
+        if candidate.name != DB_NAME or not candidate.is_file():
+            return 0.0
+        return 1.0 if is_sqlite_file(candidate) else 0.5
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool = False) -> SqliteSource:
+        db_path = Path(path) / DB_NAME if Path(path).is_dir() else Path(path)
+        if not db_path.exists():
+            if not create:
+                raise UnreadableStoreError(f"No {DB_NAME} in {db_path.parent}.")
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        elif not is_sqlite_file(db_path):
+            raise UnreadableStoreError(
+                f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
+            )
+        engine = sqlite_engine(db_path)
+        with friendly_errors(db_path):
+            with engine.connect() as conn:
+                if db_path.stat().st_size and not create:
+                    tables = set(conn.dialect.get_table_names(conn))
+                    if "meta" not in tables and tables:
+                        engine.dispose()
+                        raise UnreadableStoreError(
+                            f"{db_path} is a SQLite database, but not a Mnemoscope memory.db "
+                            f"(tables: {', '.join(sorted(tables)[:6])})."
+                        )
+            with engine.begin() as conn:
+                schema.migrate(conn)
+        return cls(db_path, engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            editable_fields=("content", "tags", "layer", "channel", "salience"),
+            can_promote=True,
+            can_soft_delete=True,
+            keyword_search=True,
+            sessions=True,
+            graph=True,
+        )
+
+    def change_token(self) -> str:
+        parts = []
+        for suffix in ("", "-wal"):
+            p = Path(str(self.db_path) + suffix)
+            if p.exists():
+                st = p.stat()
+                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        return "sqlite:" + "/".join(parts)
+
+    # -- reading memories ----------------------------------------------------
+
+    def _where(self, query: MemoryQuery) -> list[Any]:
+        m = schema.memories.c
+        clauses: list[Any] = []
+        if query.channels:
+            clauses.append(m.channel.in_(query.channels))
+        if query.layers:
+            clauses.append(m.layer.in_([layer.value for layer in query.layers]))
+        if query.statuses:
+            clauses.append(m.status.in_([s.value for s in query.statuses]))
+        if query.since is not None:
+            clauses.append(m.created_at >= to_iso(query.since))
+        if query.until is not None:
+            clauses.append(m.created_at < to_iso(query.until))
+        if query.contains:
+            clauses.append(m.content.ilike(f"%{_escape_like(query.contains)}%", escape="\\"))
+        return clauses
+
+    def count(self, query: MemoryQuery) -> int:
+        if not query.wants_kind(self.kind):
+            return 0
+        stmt = select(func.count()).select_from(schema.memories).where(*self._where(query))
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return int(conn.execute(stmt).scalar_one())
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        if not query.wants_kind(self.kind):
+            return []
+        order_col = _ORDER_COLUMNS[query.order]
+        stmt = (
+            select(schema.memories)
+            .where(*self._where(query))
+            .order_by(order_col.desc(), schema.memories.c.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [self._memory(row._mapping) for row in conn.execute(stmt)]
+
+    def get(self, memory_id: str) -> Memory | None:
+        row = self._memory_row(memory_id)
+        return self._memory(row) if row else None
+
+    def _memory_row(self, memory_id: str) -> dict[str, Any] | None:
+        stmt = select(schema.memories).where(schema.memories.c.id == memory_id)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            row = conn.execute(stmt).first()
+        return dict(row._mapping) if row else None
+
+    def _memory(self, row: Any) -> Memory:
+        row = dict(row)
+        now = utcnow()
+        created = parse_time(row["created_at"], now)
+        return Memory(
+            id=row["id"],
+            source=SourceRef(Kind.SQLITE, f"{DB_NAME}:memories/{row['id']}", path=DB_NAME),
+            layer=parse_layer(row["layer"]),
+            channel=row["channel"],
+            content=row["content"],
+            created_at=created,
+            updated_at=parse_time(row["updated_at"], created),
+            last_accessed=parse_time(row["last_accessed"], created),
+            access_count=int(row["access_count"] or 0),
+            salience=float(row["salience"]),
+            confidence=float(row["confidence"]),
+            conversations=int(row["conversations"] or 0),
+            tags=_json_list(row["tags"]),
+            metadata={
+                **_json_dict(row["metadata"]),
+                **({"md_file": row["md_file"]} if row.get("md_file") else {}),
+                "vector_state": row["vector_state"],
+            },
+            status=parse_status(row["status"]),
+            provenance=Provenance(
+                promoted_from=row["promoted_from"],
+                derived_from=_json_list(row["derived_from"]),
+                imported_from=row["imported_from"],
+            ),
+            revision=revision_of(row),
+        )
+
+    def counts_by(self, column: str) -> dict[str, int]:
+        col = schema.memories.c[column]
+        stmt = select(col, func.count()).group_by(col)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return {str(k): int(v) for k, v in conn.execute(stmt)}
+
+    def bin_counts(
+        self, query: MemoryQuery, bin_format: str, group_by: str
+    ) -> dict[tuple[str, str], int]:
+        if not query.wants_kind(self.kind):
+            return {}
+        m = schema.memories.c
+        bin_expr = func.strftime(bin_format, m.created_at)
+        group_col = m[group_by] if group_by in ("layer", "channel", "status") else None
+        group_expr = group_col if group_col is not None else text("'sqlite'")
+        stmt = (
+            select(bin_expr, group_expr, func.count())
+            .where(*self._where(query))
+            .group_by(bin_expr, group_expr)
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return {(str(b), str(g)): int(n) for b, g, n in conn.execute(stmt)}
+
+    def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
+        if not query.wants_kind(self.kind):
+            return []
+        match = fts_query(text_query)
+        if not match:
+            return []
+        where = " AND ".join(
+            ["memories_fts MATCH :match"]
+            + [f"m.status IN ({','.join(repr(s.value) for s in query.statuses)})"]
+            * bool(query.statuses)
+        )
+        params: dict[str, Any] = {"match": match, "k": k}
+        if query.channels:
+            names = [f":ch{i}" for i in range(len(query.channels))]
+            where += f" AND m.channel IN ({','.join(names)})"
+            params.update({f"ch{i}": c for i, c in enumerate(query.channels)})
+        if query.layers:
+            names = [f":ly{i}" for i in range(len(query.layers))]
+            where += f" AND m.layer IN ({','.join(names)})"
+            params.update({f"ly{i}": layer.value for i, layer in enumerate(query.layers)})
+        sql = (
+            "SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE {where} ORDER BY bm25(memories_fts) LIMIT :k"
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [self._memory(row._mapping) for row in conn.execute(text(sql), params)]
+
+    def memories_with_markdown_copies(self) -> list[tuple[str, str]]:
+        """(md_file, content) of every memory that keeps a copy in workspace markdown."""
+        m = schema.memories.c
+        stmt = select(m.md_file, m.content).where(m.md_file.is_not(None))
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [(str(f), str(c)) for f, c in conn.execute(stmt)]
+
+    # -- the write primitive ---------------------------------------------------
+
+    def owns(self, record_id: str) -> bool:
+        return not record_id.startswith(("md:", "vec:"))
+
+    def _table_for(self, record_id: str) -> tuple[Any, str]:
+        if record_id.startswith(RELATION_PREFIX):
+            return schema.relations, record_id[len(RELATION_PREFIX) :]
+        return schema.memories, record_id
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        table, key = self._table_for(record_id)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return _read_row(conn, table, key)
+
+    def write_record(
+        self, record_id: str, expected: Snapshot | None, new: Snapshot | None
+    ) -> Snapshot | None:
+        table, key = self._table_for(record_id)
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            current = _read_row(conn, table, key)
+            if not same_record(current, expected):
+                raise ConflictError(
+                    f"{record_id} changed since it was read (another writer touched it); "
+                    "nothing was written. Reload and try again."
+                )
+            if new is None:
+                conn.execute(delete(table).where(table.c.id == key))
+            elif current is None:
+                conn.execute(insert(table).values(**new))
+            else:
+                conn.execute(update(table).where(table.c.id == key).values(**new))
+            return _read_row(conn, table, key)
+
+    # -- the agent's API -------------------------------------------------------
+
+    def add_session(
+        self,
+        session_id: str,
+        *,
+        channel: str = "_global",
+        title: str = "",
+        user_id: str = "",
+        started_at: datetime | None = None,
+    ) -> None:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            conn.execute(
+                insert(schema.sessions).values(
+                    id=session_id,
+                    channel=channel,
+                    title=title,
+                    user_id=user_id,
+                    started_at=to_iso(started_at or utcnow()),
+                )
+            )
+
+    def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
+        """Append (role, content, timestamp) turns to a session."""
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            start = conn.execute(
+                select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
+                    schema.turns.c.session_id == session_id
+                )
+            ).scalar_one()
+            rows = [
+                {
+                    "session_id": session_id,
+                    "idx": start + i,
+                    "role": role,
+                    "content": content,
+                    "timestamp": to_iso(ts),
+                }
+                for i, (role, content, ts) in enumerate(turns)
+            ]
+            if rows:
+                conn.execute(insert(schema.turns), rows)
+
+    def set_scratch(
+        self, session_id: str, key: str, value: Any, updated_at: datetime | None = None
+    ) -> None:
+        stored = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        when = to_iso(updated_at or utcnow())
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO scratchpad(session_id, key, value, updated_at) "
+                    "VALUES (:s, :k, :v, :t) ON CONFLICT(session_id, key) "
+                    "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+                ),
+                {"s": session_id, "k": key, "v": stored, "t": when},
+            )
+
+    def add_memory(
+        self,
+        content: str,
+        *,
+        layer: Layer = Layer.SEMANTIC,
+        channel: str = "_global",
+        memory_id: str | None = None,
+        created_at: datetime | None = None,
+        last_accessed: datetime | None = None,
+        access_count: int = 0,
+        salience: float = 0.5,
+        confidence: float = 1.0,
+        conversations: int = 0,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+        derived_from: Sequence[str] = (),
+        imported_from: str | None = None,
+        import_key: str | None = None,
+        md_file: str | None = None,
+        vector_state: str = "none",
+        status: Status = Status.ACTIVE,
+    ) -> str:
+        row = self.memory_row(
+            content,
+            layer=layer,
+            channel=channel,
+            memory_id=memory_id,
+            created_at=created_at,
+            last_accessed=last_accessed,
+            access_count=access_count,
+            salience=salience,
+            confidence=confidence,
+            conversations=conversations,
+            tags=tags,
+            metadata=metadata,
+            derived_from=derived_from,
+            imported_from=imported_from,
+            import_key=import_key,
+            md_file=md_file,
+            vector_state=vector_state,
+            status=status,
+        )
+        self.insert_memory_rows([row])
+        return row["id"]
+
+    @staticmethod
+    def memory_row(
+        content: str,
+        *,
+        layer: Layer = Layer.SEMANTIC,
+        channel: str = "_global",
+        memory_id: str | None = None,
+        created_at: datetime | None = None,
+        last_accessed: datetime | None = None,
+        access_count: int = 0,
+        salience: float = 0.5,
+        confidence: float = 1.0,
+        conversations: int = 0,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+        derived_from: Sequence[str] = (),
+        imported_from: str | None = None,
+        import_key: str | None = None,
+        md_file: str | None = None,
+        vector_state: str = "none",
+        status: Status = Status.ACTIVE,
+        promoted_from: str | None = None,
+        updated_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        created = created_at or utcnow()
+        return {
+            "id": memory_id or new_id(),
+            "layer": Layer(layer).value,
+            "channel": channel,
+            "content": content,
+            "created_at": to_iso(created),
+            "updated_at": to_iso(updated_at or created),
+            "last_accessed": to_iso(last_accessed or created),
+            "access_count": int(access_count),
+            "salience": float(salience),
+            "confidence": float(confidence),
+            "conversations": int(conversations),
+            "tags": json.dumps(list(tags), ensure_ascii=False),
+            "metadata": json.dumps(metadata or {}, ensure_ascii=False, sort_keys=True),
+            "status": Status(status).value,
+            "promoted_from": promoted_from,
+            "derived_from": json.dumps(list(derived_from)),
+            "imported_from": imported_from,
+            "import_key": import_key,
+            "md_file": md_file,
+            "vector_state": vector_state,
+        }
+
+    def insert_memory_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            conn.execute(insert(schema.memories), list(rows))
+
+    def existing_import_keys(self, keys: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        col = schema.memories.c.import_key
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                found.update(r[0] for r in conn.execute(select(col).where(col.in_(chunk))))
+        return found
+
+    def touch(self, memory_id: str, at: datetime | None = None) -> None:
+        """Reinforce on retrieval: one more access, last accessed now."""
+        m = schema.memories.c
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            result = conn.execute(
+                update(schema.memories)
+                .where(m.id == memory_id)
+                .values(access_count=m.access_count + 1, last_accessed=to_iso(at or utcnow()))
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"No memory {memory_id}.")
+
+    def add_entity(self, entity: Entity) -> None:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            conn.execute(
+                insert(schema.entities).values(
+                    id=entity.id,
+                    name=entity.name,
+                    type=entity.type,
+                    channel=entity.channel,
+                    description=entity.description,
+                    aliases=json.dumps(list(entity.aliases)),
+                    salience=entity.salience,
+                    access_count=entity.access_count,
+                    first_seen=to_iso(entity.first_seen) if entity.first_seen else None,
+                    last_accessed=to_iso(entity.last_accessed) if entity.last_accessed else None,
+                )
+            )
+
+    def add_relation(self, relation: Relation) -> None:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
+            conn.execute(insert(schema.relations).values(**relation_row(relation)))
+
+    # -- sessions, scratchpad, graph -------------------------------------------
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        s, t = schema.sessions.c, schema.turns.c
+        turn_count = (
+            select(func.count()).where(t.session_id == s.id).correlate(schema.sessions)
+        ).scalar_subquery()
+        stmt = select(schema.sessions, turn_count.label("turn_count")).order_by(s.started_at.desc())
+        if channels:
+            stmt = stmt.where(s.channel.in_(channels))
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [
+                Session(
+                    id=r.id,
+                    channel=r.channel,
+                    title=r.title,
+                    started_at=parse_time(r.started_at, utcnow()),
+                    turn_count=int(r.turn_count),
+                    user_id=r.user_id,
+                )
+                for r in conn.execute(stmt)
+            ]
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        t = schema.turns.c
+        stmt = (
+            select(schema.turns)
+            .where(t.session_id == session_id)
+            .order_by(t.idx)
+            .limit(limit)
+            .offset(offset)
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [
+                Turn(r.session_id, r.idx, r.role, r.content, parse_time(r.timestamp, utcnow()))
+                for r in conn.execute(stmt)
+            ]
+
+    def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None):
+        t = schema.turns.c
+        bin_expr = func.strftime(bin_format, t.timestamp)
+        clauses = []
+        if since is not None:
+            clauses.append(t.timestamp >= to_iso(since))
+        if until is not None:
+            clauses.append(t.timestamp < to_iso(until))
+        stmt = select(bin_expr, func.count()).where(*clauses).group_by(bin_expr)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return {str(b): int(n) for b, n in conn.execute(stmt)}
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        sp = schema.scratchpad.c
+        stmt = select(schema.scratchpad).order_by(sp.session_id, sp.key)
+        if session_id:
+            stmt = stmt.where(sp.session_id == session_id)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [
+                ScratchEntry(r.session_id, r.key, r.value, parse_time(r.updated_at, utcnow()))
+                for r in conn.execute(stmt)
+            ]
+
+    def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
+        e = schema.entities.c
+        stmt = select(schema.entities).order_by(e.name)
+        if channels:
+            stmt = stmt.where(e.channel.in_(channels))
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [
+                Entity(
+                    id=r.id,
+                    name=r.name,
+                    type=r.type,
+                    channel=r.channel,
+                    description=r.description,
+                    aliases=_json_list(r.aliases),
+                    salience=float(r.salience),
+                    access_count=int(r.access_count),
+                    first_seen=parse_time(r.first_seen),
+                    last_accessed=parse_time(r.last_accessed),
+                )
+                for r in conn.execute(stmt)
+            ]
+
+    def relations(
+        self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
+    ) -> list[Relation]:
+        r = schema.relations.c
+        stmt = select(schema.relations).order_by(r.id)
+        if types:
+            stmt = stmt.where(r.type.in_(types))
+        if channels:
+            stmt = stmt.where(r.channel.in_(channels))
+        if touching:
+            stmt = stmt.where(or_(r.source_id == touching, r.target_id == touching))
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [
+                Relation(
+                    id=row.id,
+                    source_id=row.source_id,
+                    target_id=row.target_id,
+                    type=row.type,
+                    channel=row.channel,
+                    weight=float(row.weight),
+                    created_at=parse_time(row.created_at),
+                )
+                for row in conn.execute(stmt)
+            ]
+
+    def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
+        r, m = schema.relations.c, schema.memories.c
+        stmt = (
+            select(schema.memories)
+            .join(schema.relations, and_(r.source_id == m.id, r.type == "ABOUT"))
+            .where(r.target_id == entity_id)
+            .order_by(m.salience.desc())
+            .limit(limit)
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [self._memory(row._mapping) for row in conn.execute(stmt)]
+
+    def table_counts(self) -> dict[str, int]:
+        names = ("sessions", "turns", "scratchpad", "memories", "entities", "relations", "audit")
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return {
+                name: int(conn.execute(text(f"SELECT count(*) FROM {name}")).scalar_one())
+                for name in names
+            }
+
+
+def relation_row(relation: Relation) -> dict[str, Any]:
+    return {
+        "id": relation.id,
+        "source_id": relation.source_id,
+        "target_id": relation.target_id,
+        "type": relation.type,
+        "channel": relation.channel,
+        "weight": relation.weight,
+        "created_at": to_iso(relation.created_at) if relation.created_at else None,
+    }
+
+
+def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:
+    row = conn.execute(select(table).where(table.c.id == key)).first()
+    return dict(row._mapping) if row else None
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text_query: str) -> str:
+    """User text -> a safe FTS5 query: every word quoted, prefix-matched, OR-ed."""
+    words = _TOKEN.findall(text_query)
+    return " OR ".join(f'"{w}"*' for w in words)
