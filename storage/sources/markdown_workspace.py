@@ -140,7 +140,8 @@ def block_content(raw_lines: list[str], list_item: bool) -> str:
 def render_block(old_text: str, new_content: str) -> str:
     """The lines for new_content, shaped like old_text (marker, indent, line ending)."""
     first = old_text.splitlines()[0] if old_text else ""
-    newline = "\r\n" if old_text.endswith("\r\n") else "\n"
+    newline = "\r\n" if "\r\n" in old_text else "\n"
+    ending = newline if old_text.endswith("\n") or not old_text else ""
     content_lines = new_content.strip("\n").split("\n")
     m = LIST_MARKER.match(first)
     if m:
@@ -153,7 +154,7 @@ def render_block(old_text: str, new_content: str) -> str:
         out = ["> " + line if line else ">" for line in content_lines]
     else:
         out = content_lines
-    return newline.join(out) + newline
+    return newline.join(out) + ending
 
 
 def bullet_text(content: str) -> str:

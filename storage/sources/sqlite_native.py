@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
 from .. import native_schema as schema
@@ -485,9 +485,10 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(insert(schema.memories), list(rows))
 
-    def existing_import_keys(self, keys: Sequence[str]) -> set[str]:
+    def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
+        """Which of these values a memories column already holds (ids, import keys)."""
         found: set[str] = set()
-        col = schema.memories.c.import_key
+        col = schema.memories.c[column]
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
@@ -647,6 +648,31 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return [self._memory(row._mapping) for row in conn.execute(stmt)]
 
+    def salience_histogram(self, rate: float, boost: float, at: datetime, bins: int) -> list[int]:
+        eff = effective_salience_sql(rate, boost, at)
+        bucket = func.min(func.cast(eff * bins, Integer), bins - 1)
+        stmt = (
+            select(bucket, func.count())
+            .where(schema.memories.c.status == Status.ACTIVE.value)
+            .group_by(bucket)
+        )
+        counts = [0] * bins
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            for b, n in conn.execute(stmt):
+                counts[int(b)] += int(n)
+        return counts
+
+    def lowest_salience(self, rate: float, boost: float, at: datetime, limit: int) -> list[Memory]:
+        eff = effective_salience_sql(rate, boost, at)
+        stmt = (
+            select(schema.memories)
+            .where(schema.memories.c.status == Status.ACTIVE.value)
+            .order_by(eff.asc(), schema.memories.c.id)
+            .limit(limit)
+        )
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [self._memory(row._mapping) for row in conn.execute(stmt)]
+
     def table_counts(self) -> dict[str, int]:
         names = ("sessions", "turns", "scratchpad", "memories", "entities", "relations", "audit")
         with friendly_errors(self.db_path), self.engine.connect() as conn:
@@ -684,3 +710,11 @@ def fts_query(text_query: str) -> str:
     """User text -> a safe FTS5 query: every word quoted, prefix-matched, OR-ed."""
     words = _TOKEN.findall(text_query)
     return " OR ".join(f'"{w}"*' for w in words)
+
+
+def effective_salience_sql(rate: float, boost: float, at: datetime) -> Any:
+    """effective salience computed by SQLite, matching SalienceModel.effective_raw."""
+    m = schema.memories.c
+    days = func.max(func.julianday(to_iso(at)) - func.julianday(m.last_accessed), 0.0)
+    raw = m.salience * func.pow(rate, days) * (1.0 + boost * func.ln(1.0 + m.access_count))
+    return func.min(raw, 1.0)

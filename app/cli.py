@@ -1,0 +1,447 @@
+"""The ``mnemoscope`` command line: a thin layer over ``storage``.
+
+Exit codes: 0 done; 1 refused (not found, conflict, read-only, nothing to do);
+2 bad usage or unreadable input; 3 an internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import traceback
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
+from storage.timeutil import parse_time
+
+from . import output
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+EXIT_BUG = 3
+
+
+def command(name: str):
+    def register(func: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = func
+        return func
+
+    return register
+
+
+class UsageError(StoreError):
+    exit_code = 2
+
+
+def _date(value: str) -> datetime:
+    parsed = parse_time(value)
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"not a date: {value!r} (use YYYY-MM-DD or ISO 8601)")
+    return parsed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON document")
+    parser = argparse.ArgumentParser(
+        prog="mnemoscope",
+        description="See and fix what your AI agents remember. "
+        "Run 'mnemoscope' or 'mnemoscope PATH' to open the desktop app.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    p = add("demo", "write the demo workspace (all three store kinds) into DIR")
+    p.add_argument("dir", type=Path)
+
+    p = add("info", "what a store holds: kinds, counts per kind/channel/layer, schema version")
+    p.add_argument("path", type=Path)
+
+    p = add("ls", "list memories, filtered and ordered by the store")
+    p.add_argument("path", type=Path)
+    p.add_argument("--channel", action="append", default=[], help="repeat for several")
+    p.add_argument("--layer", action="append", default=[], choices=[x.value for x in Layer])
+    p.add_argument("--kind", action="append", default=[], choices=[k.value for k in Kind])
+    p.add_argument("--status", action="append", default=[], choices=[s.value for s in Status] + ["all"])
+    p.add_argument("--since", type=_date, help="created on or after this date")
+    p.add_argument("--until", type=_date, help="created before this date")
+    p.add_argument("--contains", help="content contains this text")
+    p.add_argument("--order", default="recent", choices=[o.value for o in Order])
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=int, default=0)
+
+    p = add("show", "one memory with its provenance, copies and audit history")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+
+    p = add("search", "keyword, vector or hybrid (RRF) search; --like ID finds similar memories")
+    p.add_argument("path", type=Path)
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--mode", default="hybrid", choices=["keyword", "vector", "hybrid"])
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--like", metavar="ID", help="memories whose stored vectors are nearest to ID's")
+    p.add_argument("--channel", action="append", default=[])
+
+    p = add("timeline", "memory and turn counts per day, week or month")
+    p.add_argument("path", type=Path)
+    p.add_argument("--bin", default="day", choices=["day", "week", "month"])
+    p.add_argument("--group-by", default="kind", choices=["kind", "layer", "channel"])
+    p.add_argument("--since", type=_date)
+    p.add_argument("--until", type=_date)
+
+    p = add("graph", "the entity graph, or the ego graph around --center")
+    p.add_argument("path", type=Path)
+    p.add_argument("--center", help="entity id or name")
+    p.add_argument("--depth", type=int, default=1, choices=[1, 2, 3])
+    p.add_argument("--type", action="append", default=[], help="relation type filter")
+    p.add_argument("--channel", action="append", default=[])
+    p.add_argument("--graphml", type=Path, metavar="FILE", help="also write GraphML here")
+
+    p = add("scratchpad", "sessions -> scratchpad keys -> values")
+    p.add_argument("path", type=Path)
+    p.add_argument("--session")
+
+    p = add("salience", "effective salience: one memory's curve, or the store's histogram and at-risk list")
+    p.add_argument("path", type=Path)
+    p.add_argument("id", nargs="?")
+    p.add_argument("--at", type=_date, help="evaluate at this date instead of now")
+
+    p = add("edit", "edit a memory's content, tags, layer, channel or salience (every copy)")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+    p.add_argument("--content")
+    p.add_argument("--tag", action="append", help="repeat for several; replaces the tags")
+    p.add_argument("--layer", choices=[x.value for x in Layer])
+    p.add_argument("--channel")
+    p.add_argument("--salience", type=float)
+    p.add_argument("--expect-revision", help="refuse if the memory's revision is no longer this")
+
+    p = add("promote", "promote a project memory to _global (daily-log bullet -> MEMORY.md)")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+    p.add_argument("--to", default="_global")
+    p.add_argument("--reason", default="")
+
+    p = add("rm", "delete a memory (soft, restorable); --purge removes it for good")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+    p.add_argument("--purge", action="store_true")
+
+    p = add("restore", "restore a deleted or archived memory")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+
+    p = add("undo", "undo the last curation step")
+    p.add_argument("path", type=Path)
+
+    p = add("redo", "redo the last undone step")
+    p.add_argument("path", type=Path)
+
+    p = add("history", "the audit log, newest first")
+    p.add_argument("path", type=Path)
+    p.add_argument("--id", help="only steps touching this memory")
+    p.add_argument("--limit", type=int, default=50)
+
+    p = add("export", "write every memory to OUT as JSONL or markdown")
+    p.add_argument("path", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--format", required=True, choices=["jsonl", "markdown"])
+
+    p = add("import", "import any store this tool opens into a native workspace DEST")
+    p.add_argument("src", type=Path)
+    p.add_argument("dest", type=Path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+        from .launcher import launch
+
+        return _guard(lambda: launch(argv))
+    args = build_parser().parse_args(argv)
+    return _guard(lambda: COMMANDS[args.command](args))
+
+
+def _guard(run: Callable[[], int]) -> int:
+    try:
+        return run()
+    except StoreError as exc:
+        print(f"mnemoscope: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("mnemoscope: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # our bug: a crash report, not a user message
+        print(f"mnemoscope: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("MNEMOSCOPE_DEBUG"):
+            traceback.print_exc()
+        else:
+            print("mnemoscope: set MNEMOSCOPE_DEBUG=1 for the traceback, and please report it.", file=sys.stderr)
+        return EXIT_BUG
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> int:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        text = human(data)
+        if text:
+            print(text)
+    return 0
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+@command("demo")
+def cmd_demo(args: argparse.Namespace) -> int:
+    from storage.demo import write_demo
+
+    target: Path = args.dir
+    if target.exists() and any(target.iterdir()):
+        raise UsageError(f"{target} is not empty; the demo is written only into a new or empty folder.")
+    with write_demo(target, progress=lambda step: print(f"demo: {step}", file=sys.stderr)) as store:
+        return _emit(args, store.info(), output.info)
+
+
+@command("info")
+def cmd_info(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _emit(args, store.info(), output.info)
+
+
+def _statuses(values: list[str]) -> tuple[Status, ...]:
+    if "all" in values:
+        return ()
+    return tuple(Status(v) for v in values) or (Status.ACTIVE,)
+
+
+@command("ls")
+def cmd_ls(args: argparse.Namespace) -> int:
+    if args.limit < 0 or args.offset < 0:
+        raise UsageError("--limit and --offset must not be negative.")
+    query = MemoryQuery(
+        channels=tuple(args.channel),
+        layers=tuple(Layer(x) for x in args.layer),
+        kinds=tuple(Kind(k) for k in args.kind),
+        statuses=_statuses(args.status),
+        since=args.since,
+        until=args.until,
+        contains=args.contains,
+        order=Order(args.order),
+    )
+    with open_store(args.path) as store:
+        total = store.count(query)
+        memories = store.page(query, limit=args.limit, offset=args.offset)
+        data = {
+            "total": total,
+            "offset": args.offset,
+            "limit": args.limit,
+            "memories": [m.to_dict() for m in memories],
+        }
+        return _emit(args, data, output.memory_table)
+
+
+@command("show")
+def cmd_show(args: argparse.Namespace) -> int:
+    from storage.views import salience_of
+
+    with open_store(args.path) as store:
+        memory = store.get(args.id)
+        data = memory.to_dict()
+        data["copies"] = _copies(store, memory)
+        data["salience_now"] = salience_of(store, memory.id)["effective"]
+        data["promotion"] = store.settings.promotion.check(memory)
+        if store.sqlite is not None:
+            data["relations"] = [r.to_dict() for r in store.sqlite.relations(touching=memory.id)]
+        data["history"] = [e.to_dict() for e in store.journal.history(target=memory.id)]
+        return _emit(args, data, output.memory_detail)
+
+
+def _copies(store: Any, memory: Any) -> list[dict[str, Any]]:
+    from storage.sources.chroma_vectors import NATIVE_COLLECTION, record_id_for
+
+    copies = []
+    if memory.source.kind is Kind.SQLITE:
+        if store.chroma is not None and NATIVE_COLLECTION in store.chroma.collections():
+            rid = record_id_for(NATIVE_COLLECTION, memory.id)
+            if store.chroma.read_record(rid) is not None:
+                copies.append({"kind": "chroma", "record": rid, "state": memory.metadata.get("vector_state")})
+        md_file = memory.metadata.get("md_file")
+        if md_file and store.markdown is not None:
+            block = store.markdown.find_copy(md_file, memory.content)
+            if block is not None:
+                copies.append({"kind": "markdown", "record": block.record_id, "lines": [block.line, block.end]})
+            else:
+                copies.append({"kind": "markdown", "record": None, "file": md_file, "state": "missing"})
+    return copies
+
+
+@command("search")
+def cmd_search(args: argparse.Namespace) -> int:
+    from storage.search import search, similar
+
+    query = MemoryQuery(channels=tuple(args.channel))
+    with open_store(args.path) as store:
+        if args.like:
+            result = similar(store, args.like, k=args.k, query=query)
+        elif not args.query.strip():
+            raise UsageError("Give a QUERY, or --like ID.")
+        else:
+            result = search(store, args.query, mode=args.mode, k=args.k, query=query)
+        for notice in result.notices:
+            if not args.json:
+                print(f"note: {notice}", file=sys.stderr)
+        return _emit(args, result.to_dict(), output.search_results)
+
+
+@command("timeline")
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from storage.timeline import timeline
+
+    query = MemoryQuery(statuses=(), since=args.since, until=args.until)
+    with open_store(args.path) as store:
+        data = timeline(store, bin=args.bin, group_by=args.group_by, query=query)
+        return _emit(args, data, output.timeline)
+
+
+@command("graph")
+def cmd_graph(args: argparse.Namespace) -> int:
+    from storage.graph import graph_view, to_json, write_graphml
+
+    with open_store(args.path) as store:
+        graph, info = graph_view(
+            store, center=args.center, depth=args.depth, relation_types=args.type, channels=args.channel
+        )
+        if args.graphml:
+            write_graphml(graph, args.graphml)
+            info["graphml"] = str(args.graphml)
+        return _emit(args, to_json(graph, info), output.graph)
+
+
+@command("scratchpad")
+def cmd_scratchpad(args: argparse.Namespace) -> int:
+    from storage.views import scratchpad
+
+    with open_store(args.path) as store:
+        sessions = scratchpad(store, args.session)
+        if args.session and not sessions:
+            raise NotFoundError(f"No session {args.session}.")
+        return _emit(args, {"sessions": sessions}, output.scratchpad)
+
+
+@command("salience")
+def cmd_salience(args: argparse.Namespace) -> int:
+    from storage.views import salience_of, salience_overview
+
+    with open_store(args.path) as store:
+        if args.id:
+            return _emit(args, salience_of(store, args.id, args.at), output.salience_one)
+        return _emit(args, salience_overview(store, args.at), output.salience_overview)
+
+
+# -- curation -------------------------------------------------------------------------------
+
+
+def _outcome(args: argparse.Namespace, store: Any, outcome: Any) -> int:
+    data = outcome.to_dict()
+    for note in outcome.notes:
+        if not args.json:
+            print(f"note: {note}", file=sys.stderr)
+    return _emit(args, data, output.outcome)
+
+
+@command("edit")
+def cmd_edit(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        outcome = Curator(store).edit(
+            args.id,
+            content=args.content,
+            tags=args.tag,
+            layer=args.layer,
+            channel=args.channel,
+            salience=args.salience,
+            expected_revision=args.expect_revision,
+        )
+        return _outcome(args, store, outcome)
+
+
+@command("promote")
+def cmd_promote(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).promote(args.id, to=args.to, reason=args.reason))
+
+
+@command("rm")
+def cmd_rm(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).delete(args.id, purge=args.purge))
+
+
+@command("restore")
+def cmd_restore(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).restore(args.id))
+
+
+@command("undo")
+def cmd_undo(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).undo())
+
+
+@command("redo")
+def cmd_redo(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).redo())
+
+
+@command("history")
+def cmd_history(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        entries = store.journal.history(limit=args.limit, target=args.id)
+        return _emit(args, {"entries": [e.to_dict() for e in entries]}, output.history)
+
+
+# -- moving data ----------------------------------------------------------------------------
+
+
+@command("export")
+def cmd_export(args: argparse.Namespace) -> int:
+    from storage.atomic_file import atomic_write_bytes
+    from storage.transfer import check_export_target, export_jsonl, export_markdown
+
+    check_export_target(args.out)
+    with open_store(args.path) as store:
+        buffer = io.StringIO()
+        writer = export_jsonl if args.format == "jsonl" else export_markdown
+        n = writer(store, buffer)
+        atomic_write_bytes(args.out, buffer.getvalue().encode("utf-8"))
+        return _emit(args, {"exported": n, "format": args.format, "out": str(args.out)}, output.exported)
+
+
+@command("import")
+def cmd_import(args: argparse.Namespace) -> int:
+    from storage.transfer import import_store
+
+    def progress(done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        print(f"\rimport [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr)
+        if done >= total:
+            print(file=sys.stderr)
+
+    if not args.src.exists():
+        raise UsageError(f"{args.src} does not exist.")
+    summary = import_store(args.src, args.dest, progress=progress)
+    return _emit(args, summary.to_dict(), output.imported)
+

@@ -1,0 +1,189 @@
+"""Human-readable renderings of the CLI's JSON documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def info(data: dict[str, Any]) -> str:
+    counts = data["counts"]
+    out = [f"{data['path']}", f"  kinds: {', '.join(data['kinds'])}", f"  memories: {data['total']}"]
+    for title, key in (("per kind", "kinds"), ("per channel", "channels"), ("per layer", "layers"), ("per status", "statuses")):
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(counts[key].items()))
+        out.append(f"  {title}: {parts}")
+    if "schema_version" in data:
+        out.append(f"  memory.db schema version: {data['schema_version']}")
+        out.append("  tables: " + ", ".join(f"{k} {v}" for k, v in data["tables"].items()))
+    for col in data.get("collections", []):
+        embedder = col["embedder"] or "none that runs offline here"
+        out.append(f"  chroma collection {col['name']}: {col['count']} records; embedder: {embedder}")
+    if data.get("markdown_files"):
+        out.append(f"  markdown files: {len(data['markdown_files'])}")
+    for kind, caps in data["capabilities"].items():
+        if caps["read_only"]:
+            out.append(f"  {kind} is read-only: {caps['read_only_reason']}")
+    out.append(f"  journal: {data['journal']['entries']} entries in {data['journal']['location']}")
+    return "\n".join(out)
+
+
+def memory_table(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            m["id"],
+            m["layer"],
+            m["channel"],
+            m["source"]["kind"],
+            f"{m['salience']:.2f}",
+            m["updated_at"][:10],
+            m["status"] if m["status"] != "active" else "",
+            _clip(m["content"], 60),
+        ]
+        for m in data["memories"]
+    ]
+    shown = f"{data['offset'] + 1}-{data['offset'] + len(rows)}" if rows else "none"
+    table = _table(rows, ["ID", "LAYER", "CHANNEL", "KIND", "SAL", "UPDATED", "STATUS", "CONTENT"])
+    return f"{table}\n({shown} of {data['total']})"
+
+
+def memory_detail(m: dict[str, Any]) -> str:
+    out = [
+        f"{m['id']}  [{m['status']}]",
+        f"  {m['content']}",
+        f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
+        f"  source: {m['source']['kind']} {m['source']['location']}",
+        f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
+        f"  salience {m['salience']:.2f} (effective now {m['salience_now']:.3f}), "
+        f"confidence {m['confidence']:.2f}, accesses {m['access_count']}, conversations {m['conversations']}",
+        f"  revision {m['revision']}",
+    ]
+    prov = m["provenance"]
+    for key in ("promoted_from", "imported_from"):
+        if prov.get(key):
+            out.append(f"  {key.replace('_', ' ')}: {prov[key]}")
+    if prov.get("derived_from"):
+        out.append(f"  derived from: {', '.join(prov['derived_from'])}")
+    for copy in m.get("copies", []):
+        out.append(f"  copy: {copy['kind']} {copy.get('record') or copy.get('file')} {copy.get('state') or ''}".rstrip())
+    promo = m["promotion"]
+    out.append(
+        "  promotion thresholds: "
+        + ", ".join(f"{k} {promo['values'][k]} {'>=' if ok else '<'} {promo['thresholds'][k]}" for k, ok in promo["met"].items())
+    )
+    for r in m.get("relations", []):
+        out.append(f"  relation: {r['source']} -{r['type']}-> {r['target']}")
+    if m["history"]:
+        out.append("  history:")
+        for e in m["history"]:
+            out.append(f"    #{e['seq']} {e['at']} {e['operation']} ({e['state']}) by {e['actor']}")
+    return "\n".join(out)
+
+
+def search_results(data: dict[str, Any]) -> str:
+    rows = [
+        [str(i), h["id"], h["channel"], f"{h['score']:.4f}", _clip(h["content"], 70)]
+        for i, h in enumerate(data["hits"], 1)
+    ]
+    return f"mode: {data['mode']}\n" + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"])
+
+
+def timeline(data: dict[str, Any]) -> str:
+    peak = max((b["memories"] for b in data["bins"]), default=0) or 1
+    rows = [
+        [
+            b["bin"],
+            str(b["memories"]),
+            str(b["turns"]),
+            "#" * max(1, round(30 * b["memories"] / peak)) if b["memories"] else "",
+            ", ".join(f"{k} {v}" for k, v in b["counts"].items()),
+        ]
+        for b in data["bins"]
+    ]
+    return _table(rows, [data["bin"].upper(), "MEMORIES", "TURNS", "", f"BY {data['group_by'].upper()}"])
+
+
+def graph(data: dict[str, Any]) -> str:
+    names = {n["id"]: n.get("name", n["id"]) for n in data["nodes"]}
+    out = [f"{len(data['nodes'])} entities, {len(data['edges'])} relations"]
+    if data.get("center"):
+        out[0] += f" within depth {data['depth']} of {names.get(data['center'], data['center'])}"
+    if data.get("hidden_nodes"):
+        out.append(f"({data['hidden_nodes']} more not shown)")
+    for e in data["edges"]:
+        out.append(f"  {names.get(e['source'])} -{e['type']}-> {names.get(e['target'])}")
+    if data.get("graphml"):
+        out.append(f"GraphML written to {data['graphml']}")
+    return "\n".join(out)
+
+
+def scratchpad(data: dict[str, Any]) -> str:
+    out = []
+    for s in data["sessions"]:
+        out.append(f"{s['id']}  {s.get('title') or ''}  [{s.get('channel') or '-'}]")
+        for e in s["entries"]:
+            label = f"  ({e['label']})" if e["pattern"] else ""
+            out.append(f"  {e['key']}{label}")
+            out.append(f"    {_clip(e['value'], 100)}")
+    return "\n".join(out) if out else "no scratchpad entries"
+
+
+def salience_one(r: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
+            f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
+            f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
+            f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
+            f"  decay {r['model']['decay_rate']}/day (half-life {r['model']['half_life_days']} days)",
+        ]
+    )
+
+
+def salience_overview(data: dict[str, Any]) -> str:
+    peak = max((b["count"] for b in data["histogram"]), default=0) or 1
+    out = [f"effective salience at {data['at'][:10]}:"]
+    for b in data["histogram"]:
+        out.append(f"  {b['from']:.1f}-{b['to']:.1f}  {b['count']:6d}  {'#' * round(30 * b['count'] / peak)}")
+    out.append("most at risk:")
+    for r in data["at_risk"]:
+        flag = " cleanup candidate" if r["cleanup_candidate"] else ""
+        out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}")
+    return "\n".join(out)
+
+
+def outcome(data: dict[str, Any]) -> str:
+    text = f"{data['operation']} done (journal #{data['seq']})"
+    if data["ids"]:
+        text += ": " + ", ".join(data["ids"])
+    return text
+
+
+def history(data: dict[str, Any]) -> str:
+    rows = [
+        [str(e["seq"]), e["at"][:19], e["operation"], e["state"], e["actor"], ", ".join(e["targets"])]
+        for e in data["entries"]
+    ]
+    return _table(rows, ["#", "AT", "OPERATION", "STATE", "ACTOR", "TARGETS"]) if rows else "no curation steps yet"
+
+
+def exported(data: dict[str, Any]) -> str:
+    return f"exported {data['exported']} memories as {data['format']} to {data['out']}"
+
+
+def imported(data: dict[str, Any]) -> str:
+    out = [f"imported {data['imported']} memories; {data['already_present']} were already there"]
+    for reason, n in data["skipped"].items():
+        out.append(f"skipped {n}: {reason}")
+    if data["sessions"] or data["entities"] or data["relations"]:
+        out.append(f"also {data['sessions']} sessions, {data['entities']} entities, {data['relations']} relations")
+    return "\n".join(out)

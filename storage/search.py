@@ -1,0 +1,154 @@
+"""Search: keyword (SQLite FTS5 and per-store text match), vector (Chroma) and
+hybrid (Reciprocal Rank Fusion, k=60).
+
+Offline, a text query can only be embedded by an embedder that runs here; when
+none does, vector and hybrid searches fall back to keyword search and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .errors import NotFoundError, UnsupportedError
+from .model import Kind, Memory
+from .query import MemoryQuery
+from .sources.chroma_vectors import NATIVE_COLLECTION, record_id_for, split_record_id
+from .store import MemoryStore
+
+RRF_K = 60
+MODES = ("keyword", "vector", "hybrid")
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    score: float
+    ranks: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.memory.to_dict(), "score": round(self.score, 6), "ranks": self.ranks}
+
+
+@dataclass
+class SearchResult:
+    requested_mode: str
+    mode: str
+    hits: list[Hit]
+    notices: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requested_mode": self.requested_mode,
+            "mode": self.mode,
+            "notices": self.notices,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+def rrf(ranked_lists: dict[str, Sequence[Memory]], k: int = RRF_K) -> list[Hit]:
+    """Fuse ranked lists: score(d) = sum over lists of 1 / (k + rank)."""
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    memories: dict[str, Memory] = {}
+    for name, ranked in ranked_lists.items():
+        for rank, memory in enumerate(ranked, start=1):
+            scores[memory.id] = scores.get(memory.id, 0.0) + 1.0 / (k + rank)
+            ranks.setdefault(memory.id, {})[name] = rank
+            memories.setdefault(memory.id, memory)
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    return [Hit(memories[i], scores[i], ranks[i]) for i in order]
+
+
+def keyword_lists(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> dict[str, list[Memory]]:
+    return {
+        s.kind.value: s.keyword_search(text, query, k)
+        for s in store.sources
+        if query.wants_kind(s.kind)
+    }
+
+
+def _canonical(store: MemoryStore, memory: Memory) -> Memory:
+    """A vector copy of a memory.db memory stands for that memory."""
+    if memory.source.kind is Kind.CHROMA and store.sqlite is not None:
+        name, key = split_record_id(memory.id)
+        if name == NATIVE_COLLECTION:
+            found = store.sqlite.get(key)
+            if found is not None:
+                return found
+    return memory
+
+
+def vector_list(
+    store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
+) -> tuple[list[Memory], list[str]]:
+    notices: list[str] = []
+    if store.chroma is None:
+        return [], ["This store has no vector collection; vector search is not available."]
+    if embedding is None:
+        missing = [n for n in store.chroma.collections() if store.chroma.embedder_for(n) is None]
+        if len(missing) == len(store.chroma.collections()):
+            infos = [store.chroma.embedding_function_info(n) for n in missing]
+            recorded = sorted({str(i["recorded_embedding_function"]) for i in infos})
+            notices.append(
+                "No embedder runs offline for these collections (recorded: "
+                + ", ".join(recorded)
+                + "); text queries cannot be embedded. Use keyword search, or 'similar to' a stored memory."
+            )
+            return [], notices
+    vector_query = MemoryQuery(
+        channels=query.channels, layers=query.layers, statuses=query.statuses, order=query.order
+    )
+    found = store.chroma.vector_search(embedding, text, vector_query, k * 2)
+    out: list[Memory] = []
+    seen: set[str] = set()
+    for memory, _distance in found:
+        memory = _canonical(store, memory)
+        if memory.id in seen:
+            continue
+        if query.statuses and memory.status not in query.statuses:
+            continue
+        seen.add(memory.id)
+        out.append(memory)
+    return out[:k], notices
+
+
+def search(
+    store: MemoryStore,
+    text: str,
+    *,
+    mode: str = "hybrid",
+    k: int = 10,
+    query: MemoryQuery = MemoryQuery(),
+) -> SearchResult:
+    if mode not in MODES:
+        raise UnsupportedError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
+    keyword = rrf(keyword_lists(store, text, query, k)) if mode != "vector" else []
+    if mode == "keyword":
+        return SearchResult(mode, "keyword", keyword[:k])
+    vectors, notices = vector_list(store, text, query, k)
+    if notices and not vectors:
+        if mode == "vector":
+            keyword = rrf(keyword_lists(store, text, query, k))
+        notices.append("Showing keyword results instead.")
+        return SearchResult(mode, "keyword", keyword[:k], notices)
+    if mode == "vector":
+        return SearchResult(mode, "vector", [Hit(m, 1.0 / (RRF_K + r), {"vector": r}) for r, m in enumerate(vectors, 1)], notices)
+    fused = rrf({"keyword": [h.memory for h in keyword], "vector": vectors})
+    return SearchResult(mode, "hybrid", fused[:k], notices)
+
+
+def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQuery = MemoryQuery()) -> SearchResult:
+    """Memories whose stored vectors are nearest to this memory's vector (no embedder needed)."""
+    if store.chroma is None:
+        raise UnsupportedError("This store has no vector collection; 'similar to' needs one.")
+    memory = store.get(memory_id)
+    record = memory_id if memory.source.kind is Kind.CHROMA else record_id_for(NATIVE_COLLECTION, memory_id)
+    embedding = store.chroma.embedding_of(record) if store.chroma.owns(record) else None
+    if embedding is None:
+        raise NotFoundError(f"{memory_id} has no stored vector to compare with.")
+    vectors, notices = vector_list(store, None, query, k + 1, embedding=embedding)
+    vectors = [m for m in vectors if m.id != memory_id][:k]
+    hits = [Hit(m, 1.0 / (RRF_K + r), {"vector": r}) for r, m in enumerate(vectors, 1)]
+    return SearchResult("similar", "vector", hits, notices)
+

@@ -1,0 +1,233 @@
+"""Export a store (JSONL, markdown) and import any store into a native workspace."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, TextIO
+
+from .errors import StoreError, UnsupportedError
+from .model import Memory
+from .query import MemoryQuery, Order
+from .sources.chroma_vectors import NATIVE_COLLECTION, memory_metadata
+from .store import MemoryStore, create_workspace, detect, open_store
+
+PAGE = 1000
+ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
+
+Progress = Callable[[int, int], None]
+
+
+def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[Memory]:
+    """Every memory, fetched a page at a time."""
+    offset = 0
+    while True:
+        page = store.page(query, limit=PAGE, offset=offset)
+        yield from page
+        if len(page) < PAGE:
+            return
+        offset += PAGE
+
+
+def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATUSES) -> int:
+    n = 0
+    for memory in iter_memories(store, query):
+        out.write(json.dumps(memory.to_dict(), ensure_ascii=False, default=str) + "\n")
+        n += 1
+    return n
+
+
+def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = MemoryQuery(order=Order.CREATED)) -> int:
+    """Active memories as a readable document: one section per channel, then layer."""
+    grouped: dict[str, dict[str, list[Memory]]] = {}
+    n = 0
+    for memory in iter_memories(store, query):
+        grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
+        n += 1
+    out.write(f"# Memory export of {store.root.name}\n")
+    for channel in sorted(grouped):
+        out.write(f"\n## {channel}\n")
+        for layer in sorted(grouped[channel]):
+            out.write(f"\n### {layer}\n\n")
+            for memory in grouped[channel][layer]:
+                body = memory.content.replace("\n", "\n  ")
+                out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+    return n
+
+
+@dataclass
+class ImportSummary:
+    imported: int = 0
+    already_present: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    sessions: int = 0
+    entities: int = 0
+    relations: int = 0
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "imported": self.imported,
+            "already_present": self.already_present,
+            "skipped": self.skipped,
+            "sessions": self.sessions,
+            "entities": self.entities,
+            "relations": self.relations,
+        }
+
+
+def import_store(src: Path, dest: Path, progress: Progress | None = None) -> ImportSummary:
+    """Copy every memory of src into the native workspace dest, with provenance.
+
+    Re-running is idempotent: each memory carries an import key (source path and
+    original id) and keys already in dest are skipped.
+    """
+    src, dest = Path(src).expanduser().resolve(), Path(dest).expanduser().resolve()
+    if src == dest:
+        raise UnsupportedError("Source and destination are the same store.")
+    source = open_store(src)
+    try:
+        target = _open_destination(dest)
+        try:
+            return _copy(source, target, progress)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+def _open_destination(dest: Path) -> MemoryStore:
+    if dest.exists() and detect(dest):
+        target = open_store(dest)
+        if target.sqlite is None:
+            target.close()
+            raise UnsupportedError(f"{dest} has no memory.db; import needs a native workspace (or a new folder).")
+        return target
+    return create_workspace(dest)
+
+
+def _copy(source: MemoryStore, target: MemoryStore, progress: Progress | None) -> ImportSummary:
+    sqlite = target.sqlite
+    assert sqlite is not None
+    summary = ImportSummary()
+    total = source.count(ALL_STATUSES)
+    origin = str(source.root)
+    embedder = target.embedder()
+    done = 0
+    batch: list[Memory] = []
+
+    def flush() -> None:
+        keys = [_import_key(origin, m) for m in batch]
+        present = sqlite.existing_values("import_key", keys)
+        taken = sqlite.existing_values("id", [m.id for m in batch])
+        rows = []
+        for memory, key in zip(batch, keys):
+            if key in present:
+                summary.already_present += 1
+                continue
+            if not memory.content.strip():
+                summary.skip("empty content")
+                continue
+            rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken))
+        sqlite.insert_memory_rows(rows)
+        if rows and target.chroma is not None and embedder is not None:
+            target.chroma.add_records(
+                NATIVE_COLLECTION,
+                [r["id"] for r in rows],
+                [r["content"] for r in rows],
+                [memory_metadata(r) for r in rows],
+                embedder.embed([r["content"] for r in rows]),
+            )
+        summary.imported += len(rows)
+        batch.clear()
+
+    for memory in iter_memories(source):
+        batch.append(memory)
+        done += 1
+        if len(batch) >= 500:
+            flush()
+            if progress:
+                progress(done, total)
+    flush()
+    if progress:
+        progress(done, total)
+    if source.sqlite is not None:
+        _copy_structure(source, target, summary)
+    target.refresh_copies()
+    return summary
+
+
+def _import_key(origin: str, memory: Memory) -> str:
+    return f"{memory.source.kind.value}:{origin}#{memory.id}"
+
+
+def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool) -> dict[str, Any]:
+    metadata = dict(memory.metadata)
+    metadata["import"] = {
+        "format": memory.source.kind.value,
+        "path": origin,
+        "original_id": memory.id,
+        "location": memory.source.location,
+    }
+    metadata.pop("md_file", None)
+    metadata.pop("vector_state", None)
+    native_id = memory.source.kind.value == "sqlite" and keep_id
+    return sqlite.memory_row(
+        memory.content,
+        memory_id=memory.id if native_id else None,
+        layer=memory.layer,
+        channel=memory.channel,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        last_accessed=memory.last_accessed,
+        access_count=memory.access_count,
+        salience=memory.salience,
+        confidence=memory.confidence,
+        conversations=memory.conversations,
+        tags=memory.tags,
+        metadata=metadata,
+        derived_from=memory.provenance.derived_from,
+        promoted_from=memory.provenance.promoted_from,
+        imported_from=f"{memory.source.kind.value}:{origin}#{memory.id}",
+        import_key=key,
+        status=memory.status,
+        vector_state="fresh" if target_has_vectors(sqlite) else "none",
+    )
+
+
+def target_has_vectors(sqlite: Any) -> bool:
+    return (sqlite.root / "vectors").is_dir()
+
+
+def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSummary) -> None:
+    """Sessions, turns, scratchpad, entities and relations that dest lacks (by id)."""
+    src, dst = source.sqlite, target.sqlite
+    assert src is not None and dst is not None
+    have_sessions = {s.id for s in dst.sessions()}
+    for session in src.sessions():
+        if session.id in have_sessions:
+            continue
+        dst.add_session(session.id, channel=session.channel, title=session.title,
+                        user_id=session.user_id, started_at=session.started_at)
+        dst.add_turns(session.id, [(t.role, t.content, t.timestamp) for t in src.turns(session.id, limit=10**9)])
+        for entry in src.scratch_entries(session.id):
+            dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
+        summary.sessions += 1
+    have_entities = {e.id for e in dst.entities()}
+    for entity in src.entities():
+        if entity.id not in have_entities:
+            dst.add_entity(entity)
+            summary.entities += 1
+    have_relations = {r.id for r in dst.relations()}
+    for relation in src.relations():
+        if relation.id not in have_relations:
+            dst.add_relation(relation)
+            summary.relations += 1
+
+
+def check_export_target(out: Path) -> None:
+    if out.exists() and out.is_dir():
+        raise StoreError(f"{out} is a folder; give a file to export to.")

@@ -1,0 +1,97 @@
+"""Views as data, for the CLI and the GUI: scratchpad and salience."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from .model import Status
+from .query import MemoryQuery
+from .store import MemoryStore
+from .timeutil import as_utc, utcnow
+
+HISTOGRAM_BINS = 10
+
+
+def scratchpad(store: MemoryStore, session_id: str | None = None) -> list[dict[str, Any]]:
+    """Sessions -> keys -> values, reserved key patterns labelled, JSON values decoded."""
+    if store.sqlite is None:
+        return []
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for entry in store.sqlite.scratch_entries(session_id):
+        item = entry.to_dict()
+        item["json"] = _json_or_none(entry.value)
+        entries.setdefault(entry.session_id, []).append(item)
+    sessions = store.sqlite.sessions()
+    out = []
+    for session in sessions:
+        if session_id and session.id != session_id:
+            continue
+        out.append({**session.to_dict(), "entries": entries.pop(session.id, [])})
+    # Scratch keys of sessions with no session row are shown, not hidden.
+    for orphan, items in sorted(entries.items()):
+        out.append({"id": orphan, "channel": None, "title": "(no session row)", "entries": items})
+    return out
+
+
+def _json_or_none(value: str) -> Any:
+    text = value.strip()
+    if not text or text[0] not in "[{":
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def salience_of(store: MemoryStore, memory_id: str, at: datetime | None = None) -> dict[str, Any]:
+    """One memory's effective salience now (or at a date), its curve and its crossing date."""
+    model = store.settings.salience
+    memory = store.get(memory_id)
+    at = as_utc(at) if at else utcnow()
+    report = model.report(memory, at)
+    start = min(as_utc(memory.last_accessed), at) - timedelta(days=7)
+    crossing = model.crossing_date(memory)
+    end = max(at, crossing or at) + timedelta(days=14)
+    report["curve"] = [
+        {"at": t.isoformat(), "effective": round(v, 6)} for t, v in model.curve(memory, start, end, 40)
+    ]
+    report["model"] = model.to_dict()
+    return report
+
+
+def salience_overview(
+    store: MemoryStore, at: datetime | None = None, *, at_risk: int = 20
+) -> dict[str, Any]:
+    """A histogram of effective salience over active memories and the most at-risk ones."""
+    model = store.settings.salience
+    at = as_utc(at) if at else utcnow()
+    histogram = [0] * HISTOGRAM_BINS
+    candidates = []
+    if store.sqlite is not None:
+        sql_hist = store.sqlite.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
+        histogram = [a + b for a, b in zip(histogram, sql_hist)]
+        candidates += store.sqlite.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
+    for source in store.sources:
+        if source is store.sqlite:
+            continue
+        query = MemoryQuery(statuses=(Status.ACTIVE,))
+        total = source.count(query)
+        for memory in source.page(query, limit=total):
+            value = model.effective(memory, at)
+            histogram[min(int(value * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)] += 1
+            candidates.append(memory)
+    candidates.sort(key=lambda m: (model.effective(m, at), m.id))
+    return {
+        "at": at.isoformat(),
+        "model": model.to_dict(),
+        "histogram": [
+            {"from": i / HISTOGRAM_BINS, "to": (i + 1) / HISTOGRAM_BINS, "count": n}
+            for i, n in enumerate(histogram)
+        ],
+        "at_risk": [
+            {**model.report(m, at), "content": m.content, "channel": m.channel}
+            for m in candidates[:at_risk]
+        ],
+    }

@@ -1,0 +1,223 @@
+"""Curation across every copy of a memory, each step audited and undone exactly."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers.store_state import sql_rows, state_of
+
+from storage import (
+    ConflictError,
+    Curator,
+    MemoryQuery,
+    NothingToDoError,
+    Status,
+    StoreError,
+    UnsupportedError,
+    open_store,
+)
+from storage.sources.chroma_vectors import NATIVE_COLLECTION, STALE_KEY, record_id_for
+
+
+def _mirrored_memory(root: Path) -> str:
+    """A memory.db memory that also has a vector and a daily-log markdown copy."""
+    rows = sql_rows(root, "SELECT id FROM memories WHERE md_file LIKE 'memory/%' ORDER BY id LIMIT 1")
+    return rows[0][0]
+
+
+def _promotable(root: Path) -> str:
+    return sql_rows(root, "SELECT id FROM memories WHERE tags LIKE '%promotion-ready%' ORDER BY id LIMIT 1")[0][0]
+
+
+OPERATIONS = {
+    "edit content": lambda c, ids: c.edit(ids["mirrored"], content="keep the public API frozen until 2.0"),
+    "edit fields": lambda c, ids: c.edit(ids["promotable"], tags=["a", "b"], layer="procedural", channel="webshop", salience=0.2),
+    "promote": lambda c, ids: c.promote(ids["mirrored"], reason="test"),
+    "delete": lambda c, ids: c.delete(ids["mirrored"]),
+    "purge": lambda c, ids: c.delete(ids["mirrored"], purge=True),
+    "edit markdown": lambda c, ids: c.edit(ids["daily"], content="rewritten daily entry"),
+    "promote markdown": lambda c, ids: c.promote(ids["daily"]),
+    "delete markdown": lambda c, ids: c.delete(ids["daily"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_every_operation_is_undone_exactly_and_redone(demo_path: Path, name: str) -> None:
+    with open_store(demo_path) as store:
+        daily = store.page(MemoryQuery(kinds=(store.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        ids = {"mirrored": _mirrored_memory(demo_path), "promotable": _promotable(demo_path), "daily": daily.id}
+        before = state_of(demo_path)
+        curator = Curator(store)
+        OPERATIONS[name](curator, ids)
+        after = state_of(demo_path)
+        assert after != before
+        curator.undo()
+        assert state_of(demo_path) == before
+        curator.redo()
+        assert state_of(demo_path) == after
+        ops = [e.operation for e in store.journal.history()]
+        assert ops[0] == "redo" and ops[1] == "undo"
+
+
+def test_edit_reaches_sql_vector_and_markdown_copies(demo_path: Path) -> None:
+    memory_id = _mirrored_memory(demo_path)
+    md_file = sql_rows(demo_path, "SELECT md_file FROM memories WHERE id = ?", memory_id)[0][0]
+    with open_store(demo_path) as store:
+        old_vector = store.chroma.embedding_of(record_id_for(NATIVE_COLLECTION, memory_id))
+        Curator(store).edit(memory_id, content="a brand new sentence about caching")
+        assert store.get(memory_id).content == "a brand new sentence about caching"
+        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        assert vector["document"] == "a brand new sentence about caching"
+        assert vector["embedding"] != old_vector  # re-embedded by the store's embedder
+        assert STALE_KEY not in vector["metadata"]
+    assert "- a brand new sentence about caching\n" in (demo_path / md_file).read_text()
+
+
+def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -> None:
+    from storage.store import StoreSettings
+
+    memory_id = _mirrored_memory(demo_path)
+    with open_store(demo_path) as store:
+        store.save_settings(StoreSettings(embedder="some-remote-model"))
+        store.chroma.embedder_override = None
+        store.chroma._collections[NATIVE_COLLECTION].modify(metadata={"mnemoscope:embedder": "remote-model"})
+    with open_store(demo_path) as store:
+        assert store.embedder() is None
+        Curator(store).edit(memory_id, content="changed without an embedder")
+        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        assert vector["metadata"][STALE_KEY] is True
+        assert store.get(memory_id).metadata["vector_state"] == "stale"
+
+
+def test_promote_links_new_global_memory_and_snapshots_thresholds(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        outcome = Curator(store).promote(memory_id, reason="asked for twice")
+        new = store.get(outcome.ids[0])
+        assert new.channel == "_global" and new.provenance.promoted_from == memory_id
+        assert store.get(memory_id).status is Status.ARCHIVED
+        relation = store.sqlite.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
+        assert (relation.source_id, relation.target_id) == (new.id, memory_id)
+        entry = store.journal.history(limit=1)[0]
+        assert entry.operation == "promote"
+        assert entry.details["thresholds"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
+        assert entry.details["all_met"] is True
+
+
+def test_promoting_a_daily_bullet_moves_it_into_memory_md(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        daily = store.page(MemoryQuery(kinds=(store.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        daily_file = demo_path / daily.source.path
+        outcome = Curator(store).promote(daily.id)
+        assert outcome.ids[0].startswith("md:MEMORY.md:")
+        assert store.get(outcome.ids[0]).content == daily.content
+    assert daily.content not in daily_file.read_text()
+    assert f"- {daily.content}\n" in (demo_path / "MEMORY.md").read_text()
+
+
+def test_soft_delete_hides_and_restore_brings_back(demo_path: Path) -> None:
+    memory_id = _mirrored_memory(demo_path)
+    md_file = sql_rows(demo_path, "SELECT md_file FROM memories WHERE id = ?", memory_id)[0][0]
+    original_md = (demo_path / md_file).read_bytes()
+    with open_store(demo_path) as store:
+        total = store.count()
+        curator = Curator(store)
+        curator.delete(memory_id)
+        assert store.count() == total - 1
+        assert store.get(memory_id).status is Status.DELETED
+        curator.restore(memory_id)
+        assert store.get(memory_id).status is Status.ACTIVE
+        assert store.count() == total
+    assert (demo_path / md_file).read_bytes() == original_md
+
+
+def test_markdown_delete_and_restore_put_the_lines_back(markdown_only: Path) -> None:
+    target = markdown_only / "learnings" / "errors.md"
+    original = target.read_bytes()
+    with open_store(markdown_only) as store:
+        curator = Curator(store)
+        curator.delete("md:learnings/errors.md:3")
+        assert b"cargo publish failed" not in target.read_bytes()
+        curator.restore("md:learnings/errors.md:3")
+        assert target.read_bytes() == original
+        with pytest.raises(NothingToDoError):
+            curator.restore("md:learnings/errors.md:3")
+    # The journal of a markdown-only workspace lives in a sidecar, not in a memory.db.
+    assert (markdown_only / ".mnemoscope" / "journal.db").exists()
+    assert not (markdown_only / "memory.db").exists()
+
+
+def test_undo_works_across_separate_openings(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    before = state_of(demo_path)
+    with open_store(demo_path) as store:
+        Curator(store).edit(memory_id, salience=0.11)
+    with open_store(demo_path) as store:
+        Curator(store).undo()
+    assert state_of(demo_path) == before
+
+
+def test_a_concurrent_write_is_detected_not_overwritten(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        seen = store.get(memory_id)
+        con = sqlite3.connect(demo_path / "memory.db")  # an agent writes meanwhile
+        con.execute("UPDATE memories SET content = 'agent wrote this' WHERE id = ?", (memory_id,))
+        con.commit()
+        con.close()
+        with pytest.raises(ConflictError, match="changed since it was read"):
+            Curator(store).edit(memory_id, content="my edit", expected_revision=seen.revision)
+        assert store.get(memory_id).content == "agent wrote this"
+        assert store.journal.count() == 0
+
+
+def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        Curator(store).edit(memory_id, content="curated text")
+        con = sqlite3.connect(demo_path / "memory.db")
+        con.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
+        con.commit()
+        con.close()
+        with pytest.raises(ConflictError):
+            Curator(store).undo()
+        assert store.get(memory_id).content == "curated text"
+        assert store.journal.next_to_undo().operation == "edit"
+
+
+def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
+    from storage.store import StoreSettings
+
+    memory_id = _mirrored_memory(demo_path)
+    with open_store(demo_path) as store:
+        # A misconfigured embedder: 16-dimensional vectors for a 256-dimensional collection.
+        store.save_settings(StoreSettings(embedder="mnemoscope-hashing-16"))
+    before = state_of(demo_path)
+    with open_store(demo_path) as store:
+        with pytest.raises(StoreError, match="every copy was left as it was"):
+            Curator(store).edit(memory_id, content="should not land anywhere")
+        assert store.journal.count() == 0
+    assert state_of(demo_path) == before
+
+
+def test_markdown_memories_refuse_fields_markdown_cannot_hold(markdown_only: Path) -> None:
+    with open_store(markdown_only) as store:
+        with pytest.raises(UnsupportedError, match="cannot be stored there"):
+            Curator(store).edit("md:USER.md:3", salience=0.9)
+
+
+def test_new_step_after_undo_drops_redo(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        curator = Curator(store)
+        curator.edit(memory_id, salience=0.3)
+        curator.undo()
+        curator.edit(memory_id, salience=0.4)
+        with pytest.raises(NothingToDoError, match="Nothing to redo"):
+            curator.redo()
+        states = {e.operation: e.state for e in store.journal.history() if e.operation == "edit"}
+        assert set(states.values()) <= {"done", "dropped"}
+        assert json.dumps(store.get(memory_id).salience) == "0.4"

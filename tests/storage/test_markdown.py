@@ -1,0 +1,124 @@
+"""Workspace markdown: parsing into memories, and byte-exact splicing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from storage import Curator, Kind, Layer, UnreadableStoreError, open_store
+from storage.sources.markdown_workspace import MarkdownSource, parse_blocks, render_block
+
+MEMORY = """# Memory
+
+Intro paragraph that spans
+two lines.
+
+## project: rust-cli
+
+- first fact #rust
+- second fact
+  continues here
+* third fact with a star
+
+> a quoted thought
+"""
+
+
+def test_blocks_have_content_and_line_ranges() -> None:
+    blocks = parse_blocks(MEMORY, "MEMORY.md")
+    assert [(b.line, b.end, b.content) for b in blocks] == [
+        (3, 4, "Intro paragraph that spans\ntwo lines."),
+        (8, 8, "first fact #rust"),
+        (9, 10, "second fact\ncontinues here"),
+        (11, 11, "third fact with a star"),
+        (13, 13, "a quoted thought"),
+    ]
+    assert blocks[1].heading == "project: rust-cli"
+
+
+def test_workspace_memories_carry_layer_channel_date_and_tags(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(MEMORY)
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-03-14.md").write_text("# log\n\n- did a thing\n")
+    (tmp_path / "SOUL.md").write_text("Be kind.\n")
+    with open_store(tmp_path) as store:
+        assert store.kinds == [Kind.MARKDOWN]
+        first = store.get("md:MEMORY.md:8")
+        assert (first.layer, first.channel, first.tags) == (Layer.SEMANTIC, "rust-cli", ("rust",))
+        assert first.source.line_start == 8 and first.source.path == "MEMORY.md"
+        daily = store.get("md:memory/2026-03-14.md:3")
+        assert daily.layer is Layer.EPISODIC
+        assert daily.created_at.date().isoformat() == "2026-03-14"
+        assert store.get("md:SOUL.md:1").layer is Layer.CORE
+
+
+def test_non_utf8_file_is_refused_with_one_message(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("- fine\n")
+    (tmp_path / "USER.md").write_bytes(b"- caf\xe9 in latin-1\n")
+    with pytest.raises(UnreadableStoreError, match="USER.md is not UTF-8"):
+        open_store(tmp_path)
+
+
+def test_edit_splices_only_that_memorys_lines(tmp_path: Path) -> None:
+    text = MEMORY.replace("\n", "\r\n")  # CRLF files keep CRLF
+    (tmp_path / "MEMORY.md").write_bytes(text.encode())
+    with open_store(tmp_path) as store:
+        Curator(store).edit("md:MEMORY.md:9", content="second fact, edited\nover two lines")
+    after = (tmp_path / "MEMORY.md").read_bytes().decode()
+    expected = text.replace("- second fact\r\n  continues here\r\n", "- second fact, edited\r\n  over two lines\r\n")
+    assert after == expected
+
+
+lines = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+    max_size=40,
+)
+line_kinds = st.one_of(
+    lines.map(lambda t: f"- {t}"),
+    lines.map(lambda t: f"1. {t}"),
+    lines.map(lambda t: f"## {t}"),
+    lines,
+    st.just(""),
+    lines.map(lambda t: f"    {t}"),
+)
+documents = st.lists(line_kinds, max_size=25).map("\n".join) | st.lists(line_kinds, max_size=25).map(
+    lambda ls: "\r\n".join(ls) + "\r\n"
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=documents)
+def test_reading_and_rewriting_unchanged_blocks_is_byte_identical(tmp_path_factory, doc: str) -> None:
+    root = tmp_path_factory.mktemp("ws")
+    path = root / "MEMORY.md"
+    path.write_bytes(doc.encode("utf-8"))
+    source = MarkdownSource(root)
+    for block in source.blocks("MEMORY.md"):
+        snap = block.snapshot()
+        source.write_record(block.record_id, snap, snap)
+    assert path.read_bytes() == doc.encode("utf-8")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=documents, new=st.text(alphabet="abcdefgh xyz", min_size=1, max_size=30).filter(str.strip), pick=st.integers(0, 100))
+def test_an_edit_changes_only_its_own_lines(tmp_path_factory, doc: str, new: str, pick: int) -> None:
+    root = tmp_path_factory.mktemp("ws")
+    path = root / "MEMORY.md"
+    path.write_bytes(doc.encode("utf-8"))
+    source = MarkdownSource(root)
+    blocks = source.blocks("MEMORY.md")
+    if not blocks:
+        return
+    block = blocks[pick % len(blocks)]
+    before_lines = doc.splitlines(keepends=True)
+    new_text = render_block(block.text, new)
+    source.write_record(block.record_id, block.snapshot(), {**block.snapshot(), "text": new_text})
+    after_lines = path.read_bytes().decode("utf-8").splitlines(keepends=True)
+    start, end = block.line - 1, block.end
+    assert after_lines[:start] == before_lines[:start]
+    assert after_lines[start + len(new_text.splitlines()):] == before_lines[end:]
+    assert "".join(after_lines[start : start + len(new_text.splitlines())]) == new_text
+    assert path.read_bytes().endswith(b"\n") == doc.encode("utf-8").endswith(b"\n")
