@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from ..model import (
     Turn,
 )
 from ..query import MemoryQuery, Order
-from ..sqlite_db import friendly_errors, is_sqlite_file, sqlite_engine
+from ..sqlite_db import friendly_errors, is_sqlite_file, sqlite_engine, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from .base import Capabilities, Snapshot, revision_of, same_record
 
@@ -118,17 +119,15 @@ class SqliteSource:
             raise UnreadableStoreError(
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
+        if db_path.exists():
+            tables = _peek_tables(db_path)
+            if tables and "meta" not in tables:
+                raise UnreadableStoreError(
+                    f"{db_path} is a SQLite database, but not a Mnemoscope memory.db "
+                    f"(tables: {', '.join(sorted(tables)[:6])})."
+                )
         engine = sqlite_engine(db_path)
         with friendly_errors(db_path):
-            with engine.connect() as conn:
-                if db_path.stat().st_size and not create:
-                    tables = set(conn.dialect.get_table_names(conn))
-                    if "meta" not in tables and tables:
-                        engine.dispose()
-                        raise UnreadableStoreError(
-                            f"{db_path} is a SQLite database, but not a Mnemoscope memory.db "
-                            f"(tables: {', '.join(sorted(tables)[:6])})."
-                        )
             with engine.begin() as conn:
                 schema.migrate(conn)
         return cls(db_path, engine)
@@ -692,6 +691,19 @@ def relation_row(relation: Relation) -> dict[str, Any]:
         "weight": relation.weight,
         "created_at": to_iso(relation.created_at) if relation.created_at else None,
     }
+
+
+def _peek_tables(db_path: Path) -> set[str]:
+    """Table names, read without writing a byte (no WAL switch, no migration)."""
+    try:
+        con = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise sqlite_error(db_path, exc) from None
+    return {r[0] for r in rows}
 
 
 def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:

@@ -1,0 +1,96 @@
+"""The native memory.db: schema versioning, WAL, filters pushed into SQL, FTS5."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from storage import Layer, MemoryQuery, Order, Status, UnreadableStoreError, open_store
+from storage.native_schema import SCHEMA_VERSION
+from storage.sources.sqlite_native import SqliteSource
+
+
+def test_new_database_is_versioned_and_in_wal_mode(tmp_path: Path) -> None:
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    source.add_memory("hello")
+    source.close()
+    con = sqlite3.connect(tmp_path / "memory.db")
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    con.close()
+
+
+def test_a_newer_schema_is_refused_not_downgraded(tmp_path: Path) -> None:
+    SqliteSource.open(tmp_path / "memory.db", create=True).close()
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(UnreadableStoreError, match="schema version 99"):
+        open_store(tmp_path)
+
+
+def test_every_cli_filter_and_order_uses_an_index(tmp_path: Path) -> None:
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    source.close()
+    con = sqlite3.connect(tmp_path / "memory.db")
+    plans = {
+        "channel+status": "SELECT * FROM memories WHERE status='active' AND channel='x' ORDER BY updated_at DESC LIMIT 50",
+        "created": "SELECT * FROM memories WHERE created_at >= '2026' ORDER BY created_at DESC LIMIT 50",
+        "salience": "SELECT * FROM memories ORDER BY salience DESC LIMIT 50",
+        "accessed": "SELECT * FROM memories ORDER BY last_accessed DESC LIMIT 50",
+    }
+    for name, sql in plans.items():
+        plan = " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, (name, plan)
+    con.close()
+
+
+def test_filters_and_orders_are_evaluated_by_sqlite(tmp_path: Path) -> None:
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    t = lambda d: datetime(2026, 1, d, tzinfo=timezone.utc)  # noqa: E731
+    source.add_memory("alpha fact", channel="p", layer=Layer.SEMANTIC, created_at=t(1), salience=0.2)
+    source.add_memory("beta fact", channel="p", layer=Layer.EPISODIC, created_at=t(2), salience=0.9)
+    source.add_memory("gamma fact", channel="_global", created_at=t(3), salience=0.5)
+    source.add_memory("deleted fact", channel="p", created_at=t(4), status=Status.DELETED)
+    q = MemoryQuery(channels=("p",), order=Order.SALIENCE)
+    assert [m.content for m in source.page(q, 10)] == ["beta fact", "alpha fact"]
+    assert source.count(MemoryQuery(statuses=())) == 4
+    assert source.count(MemoryQuery(since=t(2), until=t(3))) == 1
+    assert [m.content for m in source.page(MemoryQuery(layers=(Layer.EPISODIC,)), 10)] == ["beta fact"]
+    assert [m.content for m in source.page(MemoryQuery(contains="ALPHA"), 10)] == ["alpha fact"]
+    assert [m.content for m in source.keyword_search("gamma", MemoryQuery(), 5)] == ["gamma fact"]
+    assert source.keyword_search('"; DROP TABLE memories; --', MemoryQuery(), 5) == []
+    source.close()
+
+
+def test_keyword_search_follows_edits(demo_path: Path) -> None:
+    from storage import Curator
+
+    with open_store(demo_path) as store:
+        target = store.sqlite.page(MemoryQuery(contains="Whiskerino"), 1)[0]
+        Curator(store).edit(target.id, content="The cat is called Marmalade now.")
+        assert store.sqlite.keyword_search("Whiskerino", MemoryQuery(), 10) == []
+        assert store.sqlite.keyword_search("marmalade", MemoryQuery(), 10)[0].id == target.id
+
+
+def test_a_locked_database_gives_a_readable_message(demo_path: Path) -> None:
+    from storage import Curator, StoreError
+
+    con = sqlite3.connect(demo_path / "memory.db", timeout=0)
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        with open_store(demo_path) as store:
+            target = store.sqlite.page(MemoryQuery(), 1)[0]
+    except StoreError as exc:
+        assert "locked" in str(exc)
+    else:
+        with pytest.raises(StoreError, match="locked"):
+            Curator(store).edit(target.id, salience=0.3)
+    finally:
+        con.rollback()
+        con.close()
