@@ -23,7 +23,7 @@ from .errors import (
     UnsupportedError,
 )
 from .journal import DONE, LOG, UNDONE, Change
-from .model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, RelationType, Status
+from .model import GLOBAL_CHANNEL, AuditEntry, Kind, Layer, Memory, RelationType, Status
 from .sources.base import Snapshot
 from .sources.chroma_vectors import (
     MIRROR_KEY,
@@ -183,27 +183,23 @@ class Curator:
         applied = self._apply([Change(c.record, c.after, c.before) for c in reversed(changes)])
         # Keep the snapshots as they now are on disk (markdown lines may have moved).
         reverted = [Change(a.record, a.after, a.before) for a in reversed(applied)]
-        self.store.journal.set_state(entry.seq, UNDONE, reverted)
-        log = self.store.journal.record(
-            "undo", list(entry.targets), [], channel=entry.channel,
-            details={"undid": entry.seq, "operation": entry.operation}, actor=self.actor, state=LOG,
-        )
-        self.store.refresh_copies()
-        return Outcome("undo", log.seq, list(entry.targets), details={"undid": entry.seq, "operation": entry.operation})
+        return self._log_replay("undo", entry, UNDONE, reverted)
 
     def redo(self) -> Outcome:
         entry = self.store.journal.next_to_redo()
         if entry is None:
             raise NothingToDoError("Nothing to redo.")
-        changes = self.store.journal.changes(entry.seq)
-        applied = self._apply(changes)
-        self.store.journal.set_state(entry.seq, DONE, applied)
+        applied = self._apply(self.store.journal.changes(entry.seq))
+        return self._log_replay("redo", entry, DONE, applied)
+
+    def _log_replay(self, verb: str, entry: AuditEntry, state: str, changes: list[Change]) -> Outcome:
+        self.store.journal.set_state(entry.seq, state, changes)
+        details = {"step": entry.seq, "operation": entry.operation}
         log = self.store.journal.record(
-            "redo", list(entry.targets), [], channel=entry.channel,
-            details={"redid": entry.seq, "operation": entry.operation}, actor=self.actor, state=LOG,
+            verb, list(entry.targets), [], channel=entry.channel, details=details, actor=self.actor, state=LOG
         )
         self.store.refresh_copies()
-        return Outcome("redo", log.seq, list(entry.targets), details={"redid": entry.seq, "operation": entry.operation})
+        return Outcome(verb, log.seq, list(entry.targets), details=details)
 
     # -- planning -------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Iterable, Protocol, runtime_checkable
 
 from ..model import Kind, Memory
 from ..query import MemoryQuery
@@ -106,3 +106,26 @@ def _rounded(value: Any) -> Any:
 
 def same_record(a: Snapshot | None, b: Snapshot | None) -> bool:
     return canonical_json(a) == canonical_json(b)
+
+
+def _label(value: Any) -> str:
+    return value.value if hasattr(value, "value") else str(value)
+
+
+def count_by(memories: Iterable[Memory], column: str) -> dict[str, int]:
+    """counts_by for stores that filter in Python (markdown files, Chroma metadata)."""
+    counts: dict[str, int] = {}
+    for memory in memories:
+        key = _label(getattr(memory, column))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def bin_by(memories: Iterable[Memory], bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+    """bin_counts for stores that filter in Python; group_by "kind" groups by source kind."""
+    counts: dict[tuple[str, str], int] = {}
+    for memory in memories:
+        group = memory.source.kind if group_by == "kind" else getattr(memory, group_by)
+        key = (memory.created_at.strftime(bin_format), _label(group))
+        counts[key] = counts.get(key, 0) + 1
+    return counts

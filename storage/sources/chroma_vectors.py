@@ -18,11 +18,11 @@ from typing import Any
 
 from ..embedding import Embedder, embedder_by_name
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, sort_key
 from ..sqlite_db import is_sqlite_file
 from ..timeutil import parse_time, utcnow
-from .base import Capabilities, Snapshot, revision_of, same_record
+from .base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
 from .sqlite_native import parse_layer, parse_status
 
 CHROMA_FILE = "chroma.sqlite3"
@@ -163,7 +163,7 @@ class ChromaSource:
         return Capabilities(
             read_only=bool(self.read_only_reason),
             read_only_reason=self.read_only_reason,
-            editable_fields=() if self.read_only_reason else EDITABLE,
+            editable_fields=() if self.read_only_reason else EDITABLE_FIELDS,
             can_promote=not self.read_only_reason,
             can_soft_delete=not self.read_only_reason,
             keyword_search=True,
@@ -342,21 +342,10 @@ class ChromaSource:
         return self.root.name or str(self.root)
 
     def counts_by(self, column: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for m in self._matching(MemoryQuery(statuses=())):
-            value = getattr(m, column)
-            key = value.value if hasattr(value, "value") else str(value)
-            counts[key] = counts.get(key, 0) + 1
-        return counts
+        return count_by(self._matching(MemoryQuery(statuses=())), column)
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
-        counts: dict[tuple[str, str], int] = {}
-        for m in self._matching(query):
-            group = self.kind if group_by == "kind" else getattr(m, group_by, "")
-            group = group.value if hasattr(group, "value") else str(group)
-            key = (m.created_at.strftime(bin_format), group)
-            counts[key] = counts.get(key, 0) + 1
-        return counts
+        return bin_by(self._matching(query), bin_format, group_by)
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         words = [w for w in text_query.split() if w]
@@ -501,7 +490,6 @@ class ChromaSource:
         self._index.pop(name, None)
 
 
-EDITABLE = ("content", "tags", "layer", "channel", "salience")
 _MAPPED_KEYS = {
     "created_at",
     "timestamp",

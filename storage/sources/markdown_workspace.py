@@ -19,7 +19,7 @@ from ..atomic_file import atomic_write_bytes
 from ..errors import ConflictError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery, sort_key
-from .base import Capabilities, Snapshot, revision_of
+from .base import Capabilities, Snapshot, bin_by, count_by, revision_of
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,
@@ -313,21 +313,10 @@ class MarkdownSource:
         return self.memory(block) if block else None
 
     def counts_by(self, column: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for memory in self._matching(MemoryQuery()):
-            value = getattr(memory, column)
-            key = value.value if hasattr(value, "value") else str(value)
-            counts[key] = counts.get(key, 0) + 1
-        return counts
+        return count_by(self._matching(MemoryQuery()), column)
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
-        counts: dict[tuple[str, str], int] = {}
-        for memory in self._matching(query):
-            group = getattr(memory, group_by, None) if group_by != "kind" else self.kind
-            group = group.value if hasattr(group, "value") else str(group)
-            key = (memory.created_at.strftime(bin_format), group)
-            counts[key] = counts.get(key, 0) + 1
-        return counts
+        return bin_by(self._matching(query), bin_format, group_by)
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         words = [w.lower() for w in re.findall(r"\w+", text_query)]

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 from .. import native_schema as schema
 from ..errors import ConflictError, NotFoundError, UnreadableStoreError
 from ..model import (
+    EDITABLE_FIELDS,
     Entity,
     Kind,
     Layer,
@@ -137,7 +138,7 @@ class SqliteSource:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            editable_fields=("content", "tags", "layer", "channel", "salience"),
+            editable_fields=EDITABLE_FIELDS,
             can_promote=True,
             can_soft_delete=True,
             keyword_search=True,
@@ -385,48 +386,9 @@ class SqliteSource:
                 {"s": session_id, "k": key, "v": stored, "t": when},
             )
 
-    def add_memory(
-        self,
-        content: str,
-        *,
-        layer: Layer = Layer.SEMANTIC,
-        channel: str = "_global",
-        memory_id: str | None = None,
-        created_at: datetime | None = None,
-        last_accessed: datetime | None = None,
-        access_count: int = 0,
-        salience: float = 0.5,
-        confidence: float = 1.0,
-        conversations: int = 0,
-        tags: Sequence[str] = (),
-        metadata: dict[str, Any] | None = None,
-        derived_from: Sequence[str] = (),
-        imported_from: str | None = None,
-        import_key: str | None = None,
-        md_file: str | None = None,
-        vector_state: str = "none",
-        status: Status = Status.ACTIVE,
-    ) -> str:
-        row = self.memory_row(
-            content,
-            layer=layer,
-            channel=channel,
-            memory_id=memory_id,
-            created_at=created_at,
-            last_accessed=last_accessed,
-            access_count=access_count,
-            salience=salience,
-            confidence=confidence,
-            conversations=conversations,
-            tags=tags,
-            metadata=metadata,
-            derived_from=derived_from,
-            imported_from=imported_from,
-            import_key=import_key,
-            md_file=md_file,
-            vector_state=vector_state,
-            status=status,
-        )
+    def add_memory(self, content: str, **fields: Any) -> str:
+        """Insert one memory; fields as for memory_row. Returns its id."""
+        row = self.memory_row(content, **fields)
         self.insert_memory_rows([row])
         return row["id"]
 
