@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-by", default="kind", choices=["kind", "layer", "channel"])
     p.add_argument("--since", type=_date)
     p.add_argument("--until", type=_date)
+    p.add_argument("--events", metavar="BIN", help="also list the memories of one bin, e.g. 2026-W44")
 
     p = add("graph", "the entity graph, or the ego graph around --center")
     p.add_argument("path", type=Path)
@@ -306,11 +307,20 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 @command("timeline")
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from storage.timeline import timeline
+    from storage.timeline import bin_bounds, events, timeline
 
     query = MemoryQuery(statuses=(), since=args.since, until=args.until)
     with open_store(args.path) as store:
         data = timeline(store, bin=args.bin, group_by=args.group_by, query=query)
+        if args.events:
+            try:
+                start, end = bin_bounds(args.events, args.bin)
+            except ValueError:
+                raise UsageError(f"{args.events!r} is not a {args.bin} bin (see the BIN column).") from None
+            data["events"] = {
+                "bin": args.events,
+                "memories": [m.to_dict() for m in events(store, start, end, query=MemoryQuery(statuses=()))],
+            }
         return _emit(args, data, output.timeline)
 
 

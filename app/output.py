@@ -109,7 +109,12 @@ def timeline(data: dict[str, Any]) -> str:
         ]
         for b in data["bins"]
     ]
-    return _table(rows, [data["bin"].upper(), "MEMORIES", "TURNS", "", f"BY {data['group_by'].upper()}"])
+    text = _table(rows, [data["bin"].upper(), "MEMORIES", "TURNS", "", f"BY {data['group_by'].upper()}"])
+    if "events" in data:
+        text += f"\n\nmemories in {data['events']['bin']}:"
+        for m in data["events"]["memories"]:
+            text += f"\n  {m['created_at'][:16]}  {m['source']['kind']:8}  {m['id']}  {_clip(m['content'], 60)}"
+    return text
 
 
 def graph(data: dict[str, Any]) -> str:

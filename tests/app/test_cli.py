@@ -96,6 +96,10 @@ def test_timeline_graph_scratchpad_salience(capsys, demo_path: Path, tmp_path: P
     timeline = run_json(capsys, "timeline", demo_path, "--bin", "week", "--group-by", "layer")
     assert sum(b["memories"] for b in timeline["bins"]) == run_json(capsys, "info", demo_path)["total"]
     assert sum(b["turns"] for b in timeline["bins"]) == run_json(capsys, "info", demo_path)["tables"]["turns"]
+    busiest = max(timeline["bins"], key=lambda b: b["memories"])
+    listed = run_json(capsys, "timeline", demo_path, "--bin", "week", "--events", busiest["bin"])["events"]["memories"]
+    assert len(listed) == busiest["memories"]
+    assert [m["created_at"] for m in listed] == sorted(m["created_at"] for m in listed)
     graphml = tmp_path / "g.graphml"
     graph = run_json(capsys, "graph", demo_path, "--center", "Dana Okafor", "--depth", "1", "--graphml", graphml)
     assert graph["center"] == "e-dana" and {n["id"] for n in graph["nodes"]} >= {"e-dana", "e-priya"}
