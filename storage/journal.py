@@ -118,6 +118,7 @@ class Journal:
         engine = self._get_engine(True)
         assert engine is not None
         a = schema.audit.c
+        targets = list(dict.fromkeys(targets))
         with friendly_errors(self.label), engine.begin() as conn:
             if state == DONE:
                 conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
@@ -133,7 +134,7 @@ class Journal:
                     changes=json.dumps([c.to_json() for c in changes], default=str),
                 )
             ).inserted_primary_key[0]
-            for target in dict.fromkeys(targets):
+            for target in targets:
                 conn.execute(insert(schema.audit_targets).values(seq=seq, target=target))
         entry = self.entry(int(seq))
         assert entry is not None

@@ -257,3 +257,12 @@ def test_console_script_runs_as_a_subprocess(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["kinds"] == ["sqlite", "chroma", "markdown"]
     bad = subprocess.run([exe, "info", str(tmp_path / "missing")], capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and bad.stderr.strip().endswith("does not exist.")
+
+
+def test_launching_without_a_store_opens_the_demo(tmp_path: Path) -> None:
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    env = {**os.environ, "MNEMOSCOPE_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([exe, "--demo"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "home" / "demo-workspace" / "memory.db").exists()
+    assert "kinds: sqlite, chroma, markdown" in done.stdout
