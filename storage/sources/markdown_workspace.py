@@ -7,6 +7,7 @@ replace the file atomically; every other byte stays as it was.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -247,7 +248,7 @@ class MarkdownSource:
         for rel in self.files():
             st = (self.root / rel).stat()
             parts.append(f"{rel}:{st.st_mtime_ns}:{st.st_size}")
-        return "markdown:" + str(hash("|".join(parts)))
+        return "markdown:" + hashlib.sha1("|".join(parts).encode("utf-8")).hexdigest()[:16]
 
     # -- memories ------------------------------------------------------------------
 

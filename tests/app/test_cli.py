@@ -153,6 +153,8 @@ def test_every_read_command_on_a_single_kind_store(capsys, request, fixture: str
     run_json(capsys, "scratchpad", path)
     run_json(capsys, "salience", path, first)
     run_json(capsys, "history", path)
+    imported = run_json(capsys, "import", path, tmp_path / "imported")
+    assert imported["imported"] == info["total"]
     out = tmp_path / "out.jsonl"
     assert run_json(capsys, "export", path, out, "--format", "jsonl")["exported"] == info["counts"]["statuses"].get("active", 0) + info["counts"]["statuses"].get("archived", 0) + info["counts"]["statuses"].get("deleted", 0)
 
