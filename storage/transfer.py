@@ -115,7 +115,7 @@ def _copy(source: MemoryStore, target: MemoryStore, progress: Progress | None) -
     summary = ImportSummary()
     total = source.count(ALL_STATUSES)
     origin = str(source.root)
-    embedder = target.embedder()
+    embedder = target.embedder() if target.chroma is not None else None
     done = 0
     batch: list[Memory] = []
 
@@ -131,9 +131,10 @@ def _copy(source: MemoryStore, target: MemoryStore, progress: Progress | None) -
             if not memory.content.strip():
                 summary.skip("empty content")
                 continue
-            rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken))
+            rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken, vectors=embedder is not None))
         sqlite.insert_memory_rows(rows)
-        if rows and target.chroma is not None and embedder is not None:
+        if rows and embedder is not None:
+            assert target.chroma is not None
             target.chroma.add_records(
                 NATIVE_COLLECTION,
                 [r["id"] for r in rows],
@@ -164,7 +165,7 @@ def _import_key(origin: str, memory: Memory) -> str:
     return f"{memory.source.kind.value}:{origin}#{memory.id}"
 
 
-def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool) -> dict[str, Any]:
+def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vectors: bool) -> dict[str, Any]:
     metadata = dict(memory.metadata)
     metadata["import"] = {
         "format": memory.source.kind.value,
@@ -194,12 +195,8 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool) -> d
         imported_from=f"{memory.source.kind.value}:{origin}#{memory.id}",
         import_key=key,
         status=memory.status,
-        vector_state="fresh" if target_has_vectors(sqlite) else "none",
+        vector_state="fresh" if vectors else "none",
     )
-
-
-def target_has_vectors(sqlite: Any) -> bool:
-    return (sqlite.root / "vectors").is_dir()
 
 
 def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSummary) -> None:

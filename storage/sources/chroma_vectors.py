@@ -266,15 +266,21 @@ class ChromaSource:
         return out
 
     def _ids_containing(self, name: str, needle: str) -> set[str]:
+        """Records whose document, or text kept in metadata (mem0's "data"), contains
+        needle, case-insensitively (Chroma's $contains is case-sensitive)."""
         col = self.collection(name)
+        needle = needle.lower()
         ids: set[str] = set()
-        for variant in {needle, needle.lower(), needle.capitalize()}:
-            ids.update(col.get(where_document={"$contains": variant}, include=[])["ids"])
-        # Text kept in metadata (mem0's "data") is matched here.
-        for record_id, meta in self._entries(name):
-            if any(needle.lower() in str(meta.get(k, "")).lower() for k in TEXT_KEYS):
-                ids.add(record_id)
-        return ids
+        offset = 0
+        while True:
+            batch = col.get(include=["documents", "metadatas"], limit=_BATCH, offset=offset)
+            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"]):
+                texts = [doc or ""] + [str((meta or {}).get(k, "")) for k in TEXT_KEYS]
+                if any(needle in t.lower() for t in texts):
+                    ids.add(record_id)
+            if len(batch["ids"]) < _BATCH:
+                return ids
+            offset += _BATCH
 
     def count(self, query: MemoryQuery) -> int:
         return len(self._matching(query))
