@@ -208,6 +208,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from storage.demo import write_demo
 
     target: Path = args.dir
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is a file; give a new or empty folder for the demo.")
     if target.exists() and any(target.iterdir()):
         raise UsageError(f"{target} is not empty; the demo is written only into a new or empty folder.")
     with write_demo(target, progress=lambda step: print(f"demo: {step}", file=sys.stderr)) as store:

@@ -197,6 +197,7 @@ BAD_INPUTS = {
     "non-utf8 markdown": lambda p: (p / "MEMORY.md").write_bytes(b"- \xff\xfe broken\n"),
     "nothing recognisable": lambda p: (p / "notes.txt").write_text("hello"),
     "newer chroma": lambda p: _newer_chroma(p),
+    "garbage chroma.sqlite3": lambda p: (p / "chroma.sqlite3").write_bytes(b"not a database at all" * 100),
 }
 
 
@@ -248,6 +249,8 @@ def test_bad_usage_exits_2(capsys, demo_path: Path) -> None:
     assert exc.value.code == 2
     code, _, err = run(capsys, "demo", demo_path)
     assert code == 2 and "not empty" in err
+    code, _, err = run(capsys, "demo", demo_path / "MEMORY.md")
+    assert code == 2 and "is a file" in err
 
 
 def test_console_script_runs_as_a_subprocess(tmp_path: Path) -> None:

@@ -122,3 +122,15 @@ def test_an_edit_changes_only_its_own_lines(tmp_path_factory, doc: str, new: str
     assert after_lines[start + len(new_text.splitlines()):] == before_lines[end:]
     assert "".join(after_lines[start : start + len(new_text.splitlines())]) == new_text
     assert path.read_bytes().endswith(b"\n") == doc.encode("utf-8").endswith(b"\n")
+
+
+def test_agent_memory_folders_and_learnings_are_read(tmp_path: Path) -> None:
+    notes = tmp_path / ".agentix" / "memories"
+    notes.mkdir(parents=True)
+    (notes / "preferences.md").write_text("# Preferences\n\n- likes tea\n")
+    (tmp_path / "learnings").mkdir()
+    (tmp_path / "learnings" / "corrections.md").write_text("- say colour\n")
+    with open_store(tmp_path) as store:
+        by_id = {m.id: m for m in store.page(limit=10)}
+    assert by_id["md:.agentix/memories/preferences.md:3"].content == "likes tea"
+    assert by_id["md:learnings/corrections.md:1"].layer is Layer.PROCEDURAL
