@@ -26,6 +26,7 @@ class MemoryQuery:
     until: datetime | None = None  # created_at < until
     contains: str | None = None  # case-insensitive substring of content
     order: Order = Order.RECENT
+    descending: bool = True
 
     def wants_kind(self, kind: Kind) -> bool:
         return not self.kinds or kind in self.kinds

@@ -122,7 +122,7 @@ class MemoryStore:
             return wanted[0].page(query, limit, offset)
         pages = [s.page(query, offset + limit, 0) for s in wanted]
         key = sort_key(query.order)
-        merged = heapq.merge(*pages, key=key, reverse=True)
+        merged = heapq.merge(*pages, key=key, reverse=query.descending)
         return list(_islice(merged, offset, offset + limit))
 
     def get(self, memory_id: str) -> Memory:

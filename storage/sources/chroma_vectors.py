@@ -286,7 +286,7 @@ class ChromaSource:
         return len(self._matching(query))
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        found = sorted(self._matching(query), key=sort_key(query.order), reverse=True)
+        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
         return self._with_documents(found[offset : offset + limit])
 
     def _with_documents(self, memories: list[Memory]) -> list[Memory]:

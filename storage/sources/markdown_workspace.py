@@ -306,7 +306,7 @@ class MarkdownSource:
         return len(self._matching(query))
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        found = sorted(self._matching(query), key=sort_key(query.order), reverse=True)
+        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
         return found[offset : offset + limit]
 
     def get(self, memory_id: str) -> Memory | None:

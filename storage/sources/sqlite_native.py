@@ -188,7 +188,13 @@ class SqliteSource:
         stmt = (
             select(schema.memories)
             .where(*self._where(query))
-            .order_by(order_col.desc(), schema.memories.c.id.desc())
+            .order_by(
+                *(
+                    (order_col.desc(), schema.memories.c.id.desc())
+                    if query.descending
+                    else (order_col.asc(), schema.memories.c.id.asc())
+                )
+            )
             .limit(limit)
             .offset(offset)
         )

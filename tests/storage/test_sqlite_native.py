@@ -59,6 +59,8 @@ def test_filters_and_orders_are_evaluated_by_sqlite(tmp_path: Path) -> None:
     source.add_memory("deleted fact", channel="p", created_at=t(4), status=Status.DELETED)
     q = MemoryQuery(channels=("p",), order=Order.SALIENCE)
     assert [m.content for m in source.page(q, 10)] == ["beta fact", "alpha fact"]
+    ascending = MemoryQuery(channels=("p",), order=Order.SALIENCE, descending=False)
+    assert [m.content for m in source.page(ascending, 10)] == ["alpha fact", "beta fact"]
     assert source.count(MemoryQuery(statuses=())) == 4
     assert source.count(MemoryQuery(since=t(2), until=t(3))) == 1
     assert [m.content for m in source.page(MemoryQuery(layers=(Layer.EPISODIC,)), 10)] == ["beta fact"]
