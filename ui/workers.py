@@ -1,0 +1,97 @@
+"""Background work off the UI thread: generator-based QRunnable workers.
+
+A worker runs a function on the global thread pool. If the function is a
+generator, each ``yield`` is a progress tick (its value is emitted) and a
+cancel point; its ``return`` value is the result.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+
+# Workers running now: keeps each Python wrapper alive until its finished() arrives.
+_running: set[Worker] = set()
+
+
+def running_workers() -> int:
+    return len(_running)
+
+
+class WorkerSignals(QObject):
+    """Signals: started(), yielded(object), returned(object), errored(object), finished()."""
+
+    started = Signal()
+    yielded = Signal(object)
+    returned = Signal(object)
+    errored = Signal(object)
+    finished = Signal()
+
+
+class Worker(QRunnable):
+    def __init__(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self.setAutoDelete(False)
+        self.signals = WorkerSignals()
+        self._func, self._args, self._kwargs = func, args, kwargs
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def run(self) -> None:
+        signals = self.signals
+        signals.started.emit()
+        try:
+            result = self._func(*self._args, **self._kwargs)
+            if inspect.isgenerator(result):
+                result = self._drain(result)
+            if not self._cancelled:
+                signals.returned.emit(result)
+        except Exception as exc:  # delivered to the UI thread as a value
+            exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
+            signals.errored.emit(exc)
+        finally:
+            signals.finished.emit()
+
+    def _drain(self, generator: Any) -> Any:
+        while True:
+            if self._cancelled:
+                generator.close()
+                return None
+            try:
+                value = next(generator)
+            except StopIteration as stop:
+                return stop.value
+            self.signals.yielded.emit(value)
+
+
+def start_worker(
+    func: Callable[..., Any],
+    *args: Any,
+    on_result: Callable[[Any], None] | None = None,
+    on_error: Callable[[BaseException], None] | None = None,
+    on_progress: Callable[[Any], None] | None = None,
+    pool: QThreadPool | None = None,
+    **kwargs: Any,
+) -> Worker:
+    """Run func(*args, **kwargs) on the pool; callbacks run on the UI thread."""
+    worker = Worker(func, *args, **kwargs)
+    _running.add(worker)
+    worker.signals.finished.connect(lambda: _running.discard(worker))
+    if on_result is not None:
+        worker.signals.returned.connect(on_result)
+    if on_error is not None:
+        worker.signals.errored.connect(on_error)
+    if on_progress is not None:
+        worker.signals.yielded.connect(on_progress)
+    (pool or QThreadPool.globalInstance()).start(worker)
+    return worker
