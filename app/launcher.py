@@ -36,18 +36,34 @@ def launch(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="mnemoscope", description="Open a memory store in the desktop app.")
     parser.add_argument("path", nargs="?", type=Path, help="store to open (default: the demo store)")
     parser.add_argument("--demo", action="store_true", help="open the demo store")
+    parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
+    parser.add_argument("--view", default="memories", choices=["memories"], help="the view to show")
     args = parser.parse_args(list(argv))
     path = demo_path() if args.demo or args.path is None else args.path
-    with open_store(path) as store:
+    with open_store(path) as store:  # a bad store gets its one-line message before any window
         info = store.info()
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        from ui.main_window import run_app  # the desktop app (issue 3)
-    except ImportError:
+        from ui.main_window import run_app
+    except ImportError as exc:
+        print(output.info(info))
+        print(f"mnemoscope: the desktop app needs PySide6 ({exc}); showing the store instead.", file=sys.stderr)
+        return 0
+    if not _has_display():
         print(output.info(info))
         print(
-            "mnemoscope: the desktop window is not built yet; this is the store it would open. "
-            "Try 'mnemoscope ls PATH' or 'mnemoscope --help'.",
+            "mnemoscope: no display to open a window on; this is the store it would show. "
+            "Use --screenshot FILE.png to render it offscreen.",
             file=sys.stderr,
         )
         return 0
-    return run_app(path)
+    settings = data_dir() / "settings.ini"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    return run_app(path, settings_file=settings, screenshot=args.screenshot)
+
+
+def _has_display() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM") or sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

@@ -54,6 +54,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._rows = 0
         self._cache: dict[int, Memory] = {}
         self._pending: set[int] = set()
+        self.label = ""
 
     # -- the query ----------------------------------------------------------------------
 
@@ -69,6 +70,7 @@ class MemoryTableModel(QAbstractTableModel):
         """Show another query: counts and pages are fetched again; late results are dropped."""
         self.beginResetModel()
         self._query = query
+        self.label = ""
         self._generation += 1
         self._total, self._rows = None, 0
         self._cache.clear()
@@ -81,6 +83,22 @@ class MemoryTableModel(QAbstractTableModel):
             on_result=lambda n: self._on_count(generation, n),
             on_error=self.load_failed.emit,
         )
+
+    def show_list(self, memories: list[Memory], label: str) -> None:
+        """Show a short ranked list (search results) instead of a query."""
+        self.beginResetModel()
+        self._generation += 1
+        self._pending.clear()
+        self._cache = dict(enumerate(memories))
+        self._total = self._rows = len(memories)
+        self.label = label
+        self.endResetModel()
+        self.total_changed.emit(len(memories))
+        self.chunk_loaded.emit(0)
+
+    def detach(self) -> None:
+        """Drop every result still on its way (the store is closing)."""
+        self._generation += 1
 
     def reload(self) -> None:
         """Fetch the same query again (the store changed under us)."""
@@ -179,6 +197,8 @@ class MemoryTableModel(QAbstractTableModel):
             return _display(memory, key)
         if role == Qt.ItemDataRole.ToolTipRole and key == "content":
             return memory.content
+        if role == Qt.ItemDataRole.ToolTipRole and key in ("created_at", "last_accessed"):
+            return getattr(memory, key).isoformat()
         if role == MemoryRole:
             return memory
         if role == Qt.ItemDataRole.TextAlignmentRole and key in ("access_count", "salience"):
@@ -204,7 +224,7 @@ def _display(memory: Memory, key: str) -> str:
     if key == "kind":
         return memory.source.kind.value
     if key in ("created_at", "last_accessed"):
-        return getattr(memory, key).strftime("%Y-%m-%d %H:%M")
+        return getattr(memory, key).strftime("%Y-%m-%d")
     if key == "salience":
         return f"{memory.salience:.2f}"
     value = getattr(memory, key)

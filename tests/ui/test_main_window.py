@@ -1,0 +1,190 @@
+"""The main window driven as a person would: open, filter, search, curate, undo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.store_state import state_of
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QTreeWidgetItem
+
+from storage import Kind, Status
+from ui.edit_dialog import EditDialog
+from ui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, demo_path: Path, tmp_path: Path):
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(demo_path)
+    _wait_rows(qtbot, win)
+    yield win
+    win.close_store()
+
+
+def _wait_rows(qtbot, win: MainWindow) -> None:
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0 and win.model.memory_at(0) is not None, timeout=10_000)
+
+
+def _sidebar_item(win: MainWindow, group: str, label: str) -> QTreeWidgetItem:
+    for i in range(win.sidebar.topLevelItemCount()):
+        top = win.sidebar.topLevelItem(i)
+        if top.text(0) == group:
+            for j in range(top.childCount()):
+                if top.child(j).text(0) == label:
+                    return top.child(j)
+    raise AssertionError(f"no {group}/{label} in the sidebar")
+
+
+def _click(qtbot, win: MainWindow, item: QTreeWidgetItem) -> None:
+    rect = win.sidebar.visualItemRect(item)
+    qtbot.mouseClick(win.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_opening_shows_the_store_in_sidebar_and_table(qtbot, window: MainWindow) -> None:
+    store = window.store
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
+    assert _sidebar_item(window, "Channels", "rust-cli").text(1) == str(store.counts()["channels"]["rust-cli"])
+    qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories")
+    assert window.model.rowCount() < store.count()  # windowed: only the first chunk
+    assert "Mnemoscope" in window.windowTitle() and str(store.root) in window.windowTitle()
+
+
+def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
+    with qtbot.waitSignal(window.model.total_changed) as total:
+        _click(qtbot, window, _sidebar_item(window, "Channels", "webshop"))
+    assert total.args == [window.store.counts()["channels"]["webshop"]]
+    _wait_rows(qtbot, window)
+    qtbot.waitUntil(lambda: window.model.memory_at(window.model.rowCount() - 1) is not None)
+    assert {window.model.memory_at(r).channel for r in range(window.model.rowCount())} == {"webshop"}
+
+
+def test_keyword_and_hybrid_search_from_the_search_box(qtbot, window: MainWindow) -> None:
+    window.search_mode.setCurrentText("keyword")
+    qtbot.keyClicks(window.search_box, "Whiskerino")
+    with qtbot.waitSignal(window.model.total_changed):
+        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    _wait_rows(qtbot, window)
+    rows = [window.model.memory_at(r) for r in range(window.model.rowCount())]
+    assert rows and all("whiskerino" in m.content.lower() for m in rows)
+    window.search_mode.setCurrentText("hybrid")
+    window.search_box.clear()
+    qtbot.keyClicks(window.search_box, "stripe payments")
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.count_label.text().endswith("hybrid search"), timeout=10_000)
+    assert "Stripe" in window.model.memory_at(0).content
+
+
+def test_select_shows_detail_with_history(qtbot, window: MainWindow) -> None:
+    window.select_row(0)
+    memory = window.model.memory_at(0)
+    qtbot.waitUntil(lambda: memory.id in window.detail.toPlainText())
+    text = window.detail.toPlainText()
+    assert "Promotion thresholds" in text and memory.source.location in text
+
+
+def _find_row(qtbot, win: MainWindow, text: str) -> int:
+    win.search_mode.setCurrentText("keyword")
+    win.search_box.setText(text)
+    with qtbot.waitSignal(win.model.total_changed):
+        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+    _wait_rows(qtbot, win)
+    return 0
+
+
+def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, demo_path: Path) -> None:
+    before = state_of(demo_path)
+    window.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.selected_memories()[0]
+    assert target.source.kind is Kind.SQLITE
+    with qtbot.waitSignal(window.curated) as promoted:
+        qtbot.keyClick(window.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    new_id = promoted.args[0].ids[0]
+    assert window.store.get(new_id).channel == "_global"
+    assert window.store.get(target.id).status is Status.ARCHIVED
+    assert window.undo_action.text() == "&Undo promote"
+    with qtbot.waitSignal(window.curated):
+        qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert state_of(demo_path) == before
+    with qtbot.waitSignal(window.curated):
+        window.redo_action.trigger()
+    assert window.store.get(new_id).channel == "_global"
+    with qtbot.waitSignal(window.curated):
+        window.undo_action.trigger()
+    _wait_rows(qtbot, window)
+    window.select_row(0)
+    with qtbot.waitSignal(window.curated):
+        qtbot.keyClick(window.table, Qt.Key.Key_Delete)
+    assert window.store.get(target.id).status is Status.DELETED
+    with qtbot.waitSignal(window.curated):
+        window.undo_action.trigger()
+    assert state_of(demo_path) == before
+
+
+def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
+    window.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.selected_memories()[0]
+    qtbot.keyClick(window.table, Qt.Key.Key_F2)
+    dialog = window.findChild(EditDialog, "edit_dialog")
+    assert dialog is not None and dialog.isVisible()
+    dialog.content.setPlainText("Dana prefers feature flags, always.")
+    dialog.salience.setValue(0.3)
+    with qtbot.waitSignal(window.curated):
+        dialog.accept()
+    edited = window.store.get(target.id)
+    assert (edited.content, edited.salience) == ("Dana prefers feature flags, always.", 0.3)
+    assert window.store.journal.history(limit=1)[0].operation == "edit"
+
+
+def test_markdown_memories_offer_only_content_in_the_dialog(qtbot, window: MainWindow) -> None:
+    window.select_row(_find_row(qtbot, window, "Drafted release notes"))
+    target = window.selected_memories()[0]
+    assert target.source.kind is Kind.MARKDOWN
+    window.edit_action.trigger()
+    dialog = window.findChild(EditDialog, "edit_dialog")
+    assert dialog.content.isEnabled() and not dialog.salience.isEnabled() and not dialog.channel.isEnabled()
+    dialog.reject()
+
+
+def test_a_corrupt_store_gives_a_message_not_a_crash(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "memory.db").write_bytes(b"garbage" * 500)
+    with qtbot.waitSignal(window.error_shown) as shown:
+        window.open_path(bad)
+    assert "not a SQLite database" in shown.args[0]
+    assert window.store is not None  # the open store is kept
+    for box in QApplication.topLevelWidgets():
+        if box.objectName() == "error_box":
+            box.close()
+
+
+def test_recent_stores_and_window_state_are_remembered(qtbot, window: MainWindow, demo_path: Path, tmp_path: Path) -> None:
+    assert window.recent_stores()[0] == str(demo_path)
+    window.close()
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    again = MainWindow(settings)
+    qtbot.addWidget(again)
+    assert again.recent_stores()[0] == str(demo_path)
+    assert [a.text() for a in again.recent_menu.actions()] == [f"&1 {demo_path}"]
+
+
+def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    out = tmp_path / "memories.png"
+    env = {**os.environ, "MNEMOSCOPE_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([exe, str(demo_path), "--screenshot", str(out)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1280, 800)

@@ -1,0 +1,527 @@
+"""The main window: open a store, browse its memories, curate them, undo."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTableView,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from storage import (
+    Curator,
+    Kind,
+    Layer,
+    Memory,
+    MemoryQuery,
+    MemoryStore,
+    Status,
+    StoreError,
+    open_store,
+)
+from storage.search import search
+
+from .detail_panel import DetailPanel
+from .edit_dialog import EditDialog
+from .memory_model import COLUMNS, MemoryTableModel
+from .workers import start_worker
+
+MAX_RECENT = 8
+SEARCH_MODES = ("keyword", "vector", "hybrid")
+FilterRole = Qt.ItemDataRole.UserRole + 2
+COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
+
+
+class MainWindow(QMainWindow):
+    """Signals: store_opened(object), store_closed(), curated(object), error_shown(str)."""
+
+    store_opened = Signal(object)
+    store_closed = Signal()
+    curated = Signal(object)
+    error_shown = Signal(str)
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or QSettings()
+        self.store: MemoryStore | None = None
+        self.model: MemoryTableModel | None = None
+        self.last_error = ""
+        self.setWindowTitle("Mnemoscope")
+        self.setAcceptDrops(True)
+        self._build_widgets()
+        self._build_actions()
+        self._restore_state()
+        self._update_actions()
+
+    # -- construction ------------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
+        self.search_box = QLineEdit(placeholderText="Search memories (Ctrl+F)…")
+        self.search_box.setObjectName("search_box")
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.returnPressed.connect(self._on_search_box_return_pressed)
+        self.search_box.textChanged.connect(self._on_search_box_text_changed)
+        self.search_mode = QComboBox()
+        self.search_mode.setObjectName("search_mode")
+        self.search_mode.addItems(SEARCH_MODES)
+        self.search_mode.setCurrentText("hybrid")
+        self.table = QTableView()
+        self.table.setObjectName("memories_table")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setSortingEnabled(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.horizontalHeader().setSectionsClickable(True)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort_indicator_changed)
+        self.table.doubleClicked.connect(lambda _index: self.edit_selected())
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._on_table_context_menu)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.search_box, 1)
+        bar.addWidget(self.search_mode)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.table, 1)
+        self.setCentralWidget(central)
+
+        self.sidebar = QTreeWidget()
+        self.sidebar.setObjectName("sidebar")
+        self.sidebar.setHeaderLabels(["Store", "Count"])
+        self.sidebar.itemClicked.connect(self._on_sidebar_item_clicked)
+        sidebar_dock = QDockWidget("Store", self)
+        sidebar_dock.setObjectName("sidebar_dock")
+        sidebar_dock.setWidget(self.sidebar)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sidebar_dock)
+
+        self.detail = DetailPanel()
+        detail_dock = QDockWidget("Memory", self)
+        detail_dock.setObjectName("detail_dock")
+        detail_dock.setWidget(self.detail)
+        self.detail.setMinimumWidth(240)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, detail_dock)
+        self.resizeDocks([sidebar_dock, detail_dock], [170, 270], Qt.Orientation.Horizontal)
+
+        self.count_label = QLabel("No store open")
+        self.count_label.setObjectName("count_label")
+        self.statusBar().addPermanentWidget(self.count_label)
+
+    def _action(self, text: str, slot: Callable[[], Any], shortcut: Any = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _build_actions(self) -> None:
+        self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store")
+        self.refresh_action = self._action("&Refresh", self.refresh, QKeySequence.StandardKey.Refresh)
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.undo_action = self._action("&Undo", lambda: self._curate("undo"), QKeySequence.StandardKey.Undo)
+        self.redo_action = self._action("&Redo", lambda: self._curate("redo"), QKeySequence.StandardKey.Redo)
+        self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
+        self.promote_action = self._action("&Promote to _global", self.promote_selected, "Ctrl+Shift+P")
+        self.delete_action = self._action("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete)
+        self.restore_action = self._action("Re&store", self.restore_selected, "Ctrl+Shift+R")
+        self.find_action = self._action("&Find", self._focus_search, QKeySequence.StandardKey.Find)
+
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        for action in (self.undo_action, self.redo_action, None, self.edit_action, self.promote_action,
+                       self.delete_action, self.restore_action, None, self.find_action):
+            edit_menu.addSeparator() if action is None else edit_menu.addAction(action)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.refresh_action)
+        for dock in self.findChildren(QDockWidget):
+            view_menu.addAction(dock.toggleViewAction())
+
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("main_toolbar")
+        for action in (self.open_action, self.refresh_action, self.undo_action, self.redo_action,
+                       self.edit_action, self.promote_action, self.delete_action, self.restore_action):
+            toolbar.addAction(action)
+        self._rebuild_recent_menu()
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def choose_store(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a memory store")
+        if path:
+            self.open_path(Path(path))
+
+    def open_path(self, path: Path) -> None:
+        """Open a store off the UI thread; errors reach the person as one message."""
+        self.count_label.setText(f"Opening {path}…")
+        start_worker(open_store, path, on_result=self._on_store_opened, on_error=self.show_error)
+
+    def _on_store_opened(self, store: MemoryStore) -> None:
+        self.close_store()
+        self.store = store
+        self.model = MemoryTableModel(store, parent=self)
+        self.model.total_changed.connect(self._on_model_total_changed)
+        self.model.load_failed.connect(self.show_error)
+        self.table.setModel(self.model)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selection_changed())
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in enumerate(COLUMN_WIDTHS[1:], start=1):
+            header.resizeSection(column, width)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.model.set_query(MemoryQuery())
+        self.setWindowTitle(f"Mnemoscope — {store.root}")
+        self._remember_recent(store.root)
+        self._populate_sidebar()
+        self._update_actions()
+        self.store_opened.emit(store)
+
+    def close_store(self) -> None:
+        if self.store is None:
+            return
+        self.table.setModel(None)
+        if self.model is not None:
+            self.model.detach()
+            self.model.deleteLater()
+        # Let reads already running on the store finish before it closes.
+        QThreadPool.globalInstance().waitForDone(5_000)
+        self.model = None
+        self.store.close()
+        self.store = None
+        self.sidebar.clear()
+        self.detail.show_nothing()
+        self.store_closed.emit()
+
+    def refresh(self) -> None:
+        if self.store is None or self.model is None:
+            return
+        self.store.refresh_copies()
+        self.model.reload()
+        self._populate_sidebar()
+
+    # -- sidebar ---------------------------------------------------------------------------------
+
+    def _populate_sidebar(self) -> None:
+        store = self.store
+        if store is None:
+            return
+
+        def gather() -> dict[str, Any]:
+            counts = store.counts()
+            sessions = store.sqlite.sessions() if store.sqlite is not None else []
+            return {"counts": counts, "sessions": sessions}
+
+        start_worker(gather, on_result=self._on_sidebar_counts, on_error=self.show_error)
+
+    def _on_sidebar_counts(self, data: dict[str, Any]) -> None:
+        self.sidebar.clear()
+        counts = data["counts"]
+        everything = QTreeWidgetItem(["All memories", str(sum(counts["statuses"].get(s, 0) for s in ("active",)))])
+        everything.setData(0, FilterRole, ("all", None))
+        self.sidebar.addTopLevelItem(everything)
+        for title, key, kind in (("Kinds", "kinds", "kind"), ("Channels", "channels", "channel"),
+                                 ("Layers", "layers", "layer"), ("Status", "statuses", "status")):
+            group = QTreeWidgetItem([title, ""])
+            self.sidebar.addTopLevelItem(group)
+            for value, n in sorted(counts[key].items()):
+                item = QTreeWidgetItem([value, str(n)])
+                item.setData(0, FilterRole, (kind, value))
+                group.addChild(item)
+            group.setExpanded(True)
+        if data["sessions"]:
+            group = QTreeWidgetItem(["Sessions", str(len(data["sessions"]))])
+            self.sidebar.addTopLevelItem(group)
+            for session in data["sessions"]:
+                item = QTreeWidgetItem([session.title or session.id, str(session.turn_count)])
+                item.setToolTip(0, f"{session.id} ({session.channel})")
+                group.addChild(item)
+        self.sidebar.resizeColumnToContents(0)
+
+    def _on_sidebar_item_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        spec = item.data(0, FilterRole)
+        if spec and self.model is not None:
+            self.apply_filter(*spec)
+
+    def apply_filter(self, kind: str, value: str | None) -> None:
+        """Filter the memories view by one sidebar entry (kind, channel, layer or status)."""
+        assert self.model is not None
+        base = replace(MemoryQuery(), order=self.model.query.order, descending=self.model.query.descending)
+        if kind == "kind":
+            base = replace(base, kinds=(Kind(value),))
+        elif kind == "channel":
+            base = replace(base, channels=(value,))
+        elif kind == "layer":
+            base = replace(base, layers=(Layer(value),))
+        elif kind == "status":
+            base = replace(base, statuses=(Status(value),))
+        self.search_box.clear()
+        self.model.set_query(base)
+
+    # -- searching ---------------------------------------------------------------------------------
+
+    def _focus_search(self) -> None:
+        self.search_box.setFocus()
+        self.search_box.selectAll()
+
+    def _on_search_box_text_changed(self, text: str) -> None:
+        if not text and self.model is not None and self.model.query.contains:
+            self.model.set_query(replace(self.model.query, contains=None))
+
+    def _on_search_box_return_pressed(self) -> None:
+        text = self.search_box.text().strip()
+        if self.store is None or self.model is None:
+            return
+        if not text:
+            self.model.set_query(replace(self.model.query, contains=None))
+            return
+        mode = self.search_mode.currentText()
+        if mode == "keyword":
+            # Keyword search filters the windowed view in the store itself.
+            self.model.set_query(replace(self.model.query, contains=text))
+            return
+        store = self.store
+        start_worker(
+            lambda: search(store, text, mode=mode, k=100, query=MemoryQuery(channels=self.model.query.channels)),
+            on_result=self._on_search_result,
+            on_error=self.show_error,
+        )
+
+    def _on_search_result(self, result: Any) -> None:
+        if self.model is None:
+            return
+        for notice in result.notices:
+            self.statusBar().showMessage(notice, 10_000)
+        self.model.show_list([hit.memory for hit in result.hits], f"{result.mode} search")
+
+    def _on_header_sort_indicator_changed(self, column: int, order: Qt.SortOrder) -> None:
+        if self.model is not None:
+            self.model.sort(column, order)
+
+    # -- selection and curation ---------------------------------------------------------------------
+
+    def selected_memories(self) -> list[Memory]:
+        if self.model is None or self.table.selectionModel() is None:
+            return []
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [m for m in (self.model.memory_at(r) for r in rows) if m is not None]
+
+    def select_row(self, row: int) -> None:
+        self.table.clearSelection()
+        self.table.selectRow(row)
+
+    def _on_selection_changed(self) -> None:
+        self._update_actions()
+        selected = self.selected_memories()
+        if len(selected) != 1 or self.store is None:
+            self.detail.show_nothing()
+            return
+        self.show_detail(selected[0].id)
+
+    def show_detail(self, memory_id: str) -> None:
+        assert self.store is not None
+        try:
+            memory = self.store.get(memory_id)
+        except StoreError as exc:
+            self.show_error(exc)
+            return
+        history = self.store.journal.history(target=memory.id, limit=50)
+        self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory))
+
+    def _on_table_context_menu(self, pos: Any) -> None:
+        menu = QMenu(self)
+        for action in (self.edit_action, self.promote_action, self.delete_action, self.restore_action):
+            menu.addAction(action)
+        menu.popup(self.table.viewport().mapToGlobal(pos))
+
+    def edit_selected(self) -> None:
+        selected = self.selected_memories()
+        if len(selected) != 1 or self.store is None:
+            return
+        memory = selected[0]
+        editable = self.store.source_for(memory.id).capabilities().editable_fields
+        dialog = EditDialog(memory, editable, self)
+        dialog.setObjectName("edit_dialog")
+        dialog.accepted.connect(lambda: self._apply_edit(memory, dialog.changes()))
+        dialog.open()
+
+    def _apply_edit(self, memory: Memory, changes: dict[str, Any]) -> None:
+        if changes:
+            self._curate("edit", memory.id, expected_revision=memory.revision, **changes)
+
+    def promote_selected(self) -> None:
+        for memory in self.selected_memories():
+            self._curate("promote", memory.id, expected_revision=memory.revision)
+
+    def delete_selected(self) -> None:
+        selected = self.selected_memories()
+        if not selected:
+            return
+        if len(selected) > 1:
+            answer = QMessageBox.question(self, "Delete memories", f"Delete {len(selected)} memories? You can undo this.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        for memory in selected:
+            self._curate("delete", memory.id, expected_revision=memory.revision)
+
+    def restore_selected(self) -> None:
+        for memory in self.selected_memories():
+            self._curate("restore", memory.id)
+
+    def _curate(self, operation: str, *args: Any, **kwargs: Any) -> None:
+        """Run one curation step through the store's journal, then show its effect."""
+        if self.store is None:
+            return
+        curator = Curator(self.store)
+        method = {"edit": curator.edit, "promote": curator.promote, "delete": curator.delete,
+                  "restore": curator.restore, "undo": curator.undo, "redo": curator.redo}[operation]
+        try:
+            outcome = method(*args, **kwargs)
+        except StoreError as exc:
+            self.show_error(exc)
+            return
+        for note in outcome.notes:
+            self.statusBar().showMessage(note, 10_000)
+        self.statusBar().showMessage(f"{operation} done (journal #{outcome.seq})", 5_000)
+        self.refresh()
+        self._update_actions()
+        self.curated.emit(outcome)
+
+    def _update_actions(self) -> None:
+        has_store = self.store is not None
+        selected = self.selected_memories() if has_store else []
+        journal = self.store.journal if has_store else None
+        next_undo = journal.next_to_undo() if journal else None
+        next_redo = journal.next_to_redo() if journal else None
+        self.undo_action.setEnabled(next_undo is not None)
+        self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
+        self.redo_action.setEnabled(next_redo is not None)
+        self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
+        for action in (self.promote_action, self.delete_action, self.restore_action):
+            action.setEnabled(bool(selected))
+        self.edit_action.setEnabled(len(selected) == 1)
+        self.refresh_action.setEnabled(has_store)
+
+    # -- messages -------------------------------------------------------------------------------------
+
+    def show_error(self, exc: BaseException) -> None:
+        """The one channel every error reaches the person through."""
+        if isinstance(exc, StoreError):
+            text = str(exc)
+        else:
+            text = f"Internal error ({type(exc).__name__}: {exc}). Please report it."
+            trace = getattr(exc, "__traceback_text__", "")
+            if trace:
+                print(trace, file=sys.stderr)
+        self.last_error = text
+        self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+        self.statusBar().showMessage(text, 15_000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Mnemoscope", text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("error_box")
+        box.open()
+        self.error_shown.emit(text)
+
+    def _on_model_total_changed(self, total: int) -> None:
+        label = self.model.label if self.model is not None and self.model.label else "memories"
+        self.count_label.setText(f"{total:,} {label}")
+
+    # -- recent stores, window state, drag & drop ------------------------------------------------------
+
+    def recent_stores(self) -> list[str]:
+        value = self.settings.value("recent_stores", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _remember_recent(self, path: Path) -> None:
+        recent = [str(path)] + [p for p in self.recent_stores() if p != str(path)]
+        self.settings.setValue("recent_stores", recent[:MAX_RECENT])
+        self._rebuild_recent_menu()
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for i, path in enumerate(self.recent_stores()):
+            action = self.recent_menu.addAction(f"&{i + 1} {path}")
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(Path(p)))
+        self.recent_menu.setEnabled(bool(self.recent_stores()))
+
+    def _restore_state(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 800)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+        self.close_store()
+        super().closeEvent(event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            self.open_path(Path(urls[0].toLocalFile()))
+            event.acceptProposedAction()
+
+
+def run_app(path: Path, settings_file: Path | None = None, screenshot: Path | None = None) -> int:
+    """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Mnemoscope")
+    app.setOrganizationName("Mnemoscope")
+    settings = QSettings(str(settings_file), QSettings.Format.IniFormat) if settings_file else QSettings()
+    window = MainWindow(settings)
+    if screenshot is not None:
+        window.resize(1280, 800)
+    window.show()
+    if screenshot is not None:
+        shots: list[bool] = []
+
+        def grab(_start: int = 0) -> None:
+            if not shots:
+                shots.append(True)
+                QTimer.singleShot(300, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
+
+        def on_opened(_store: Any) -> None:
+            assert window.model is not None
+            window.model.chunk_loaded.connect(grab)
+
+        window.store_opened.connect(on_opened)
+        window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))
+    window.open_path(path)
+    return app.exec()
