@@ -14,6 +14,9 @@ from storage import open_store
 
 from . import output
 
+# The window's views, by the names --view takes (kept here so parsing needs no Qt).
+VIEWS = ("memories", "scratchpad")
+
 
 def data_dir() -> Path:
     """Where Mnemoscope keeps its own files; MNEMOSCOPE_HOME relocates it (tests, portable use)."""
@@ -37,7 +40,7 @@ def launch(argv: Sequence[str]) -> int:
     parser.add_argument("path", nargs="?", type=Path, help="store to open (default: the demo store)")
     parser.add_argument("--demo", action="store_true", help="open the demo store")
     parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
-    parser.add_argument("--view", default="memories", choices=["memories"], help="the view to show")
+    parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
     args = parser.parse_args(list(argv))
     path = demo_path() if args.demo or args.path is None else args.path
     with open_store(path) as store:  # a bad store gets its one-line message before any window
@@ -60,7 +63,7 @@ def launch(argv: Sequence[str]) -> int:
         return 0
     settings = data_dir() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    return run_app(path, settings_file=settings, screenshot=args.screenshot)
+    return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view)
 
 
 def _has_display() -> bool:

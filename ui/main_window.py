@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QTableView,
+    QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -45,9 +46,11 @@ from storage.search import search
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
 from .memory_model import COLUMNS, MemoryTableModel
+from .scratchpad_view import ScratchpadView
 from .workers import start_worker
 
 MAX_RECENT = 8
+VIEWS = ("memories", "scratchpad")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 FilterRole = Qt.ItemDataRole.UserRole + 2
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
@@ -103,12 +106,18 @@ class MainWindow(QMainWindow):
         bar = QHBoxLayout()
         bar.addWidget(self.search_box, 1)
         bar.addWidget(self.search_mode)
-        central = QWidget()
-        layout = QVBoxLayout(central)
+        memories = QWidget()
+        layout = QVBoxLayout(memories)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
         layout.addWidget(self.table, 1)
-        self.setCentralWidget(central)
+        self.scratchpad = ScratchpadView()
+        self.scratchpad.load_failed.connect(self.show_error)
+        self.views = QTabWidget()
+        self.views.setObjectName("views")
+        self.views.addTab(memories, "Memories")
+        self.views.addTab(self.scratchpad, "Scratchpad")
+        self.setCentralWidget(self.views)
 
         self.sidebar = QTreeWidget()
         self.sidebar.setObjectName("sidebar")
@@ -162,6 +171,9 @@ class MainWindow(QMainWindow):
                        self.delete_action, self.restore_action, None, self.find_action):
             edit_menu.addSeparator() if action is None else edit_menu.addAction(action)
         view_menu = self.menuBar().addMenu("&View")
+        for i, name in enumerate(VIEWS):
+            view_menu.addAction(self._action(f"&{name.title()}", lambda n=name: self.show_view(n), f"Ctrl+{i + 1}"))
+        view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
@@ -202,6 +214,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Mnemoscope — {store.root}")
         self._remember_recent(store.root)
         self._populate_sidebar()
+        self.scratchpad.load(store)
         self._update_actions()
         self.store_opened.emit(store)
 
@@ -218,6 +231,7 @@ class MainWindow(QMainWindow):
         self.store.close()
         self.store = None
         self.sidebar.clear()
+        self.scratchpad.clear()
         self.detail.show_nothing()
         self.store_closed.emit()
 
@@ -227,6 +241,10 @@ class MainWindow(QMainWindow):
         self.store.refresh_copies()
         self.model.reload()
         self._populate_sidebar()
+        self.scratchpad.load(self.store)
+
+    def show_view(self, name: str) -> None:
+        self.views.setCurrentIndex(VIEWS.index(name))
 
     # -- sidebar ---------------------------------------------------------------------------------
 
@@ -499,7 +517,9 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
 
-def run_app(path: Path, settings_file: Path | None = None, screenshot: Path | None = None) -> int:
+def run_app(
+    path: Path, settings_file: Path | None = None, screenshot: Path | None = None, view: str = "memories"
+) -> int:
     """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Mnemoscope")
@@ -519,7 +539,9 @@ def run_app(path: Path, settings_file: Path | None = None, screenshot: Path | No
 
         def on_opened(_store: Any) -> None:
             assert window.model is not None
-            window.model.chunk_loaded.connect(grab)
+            window.show_view(view)
+            ready = {"memories": window.model.chunk_loaded, "scratchpad": window.scratchpad.loaded}[view]
+            ready.connect(grab)
 
         window.store_opened.connect(on_opened)
         window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))

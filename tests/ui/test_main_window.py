@@ -188,3 +188,18 @@ def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1280, 800)
+
+
+def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.views.currentWidget() is window.scratchpad
+    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() == len(window.store.sqlite.sessions()))
+    model = window.scratchpad.model
+    first = model.item(0, 0)
+    groups = {first.child(g, 0).text() for g in range(first.rowCount())}
+    assert {"Subagent result", "Session facts (MemoryHook)", "Taskspace path hint", "User and agent keys"} <= groups
+    keys = window.scratchpad.keys_under(0)
+    assert any(k.startswith("subagent_result::") for k in keys) and "todo" in keys
+    user = next(first.child(g, 0) for g in range(first.rowCount()) if first.child(g, 0).text() == "User and agent keys")
+    todo = next(user.child(k, 0) for k in range(user.rowCount()) if user.child(k, 0).text() == "todo")
+    assert {todo.child(i, 0).text() for i in range(todo.rowCount())} == {"open", "done"}
