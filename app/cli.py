@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--purge", action="store_true")
 
+    p = add("reinforce", "count one more access now (pin a memory against decay)")
+    p.add_argument("path", type=Path)
+    p.add_argument("id")
+
     p = add("restore", "restore a deleted or archived memory")
     p.add_argument("path", type=Path)
     p.add_argument("id")
@@ -397,6 +401,12 @@ def cmd_promote(args: argparse.Namespace) -> int:
 def cmd_rm(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
         return _outcome(args, store, Curator(store).delete(args.id, purge=args.purge))
+
+
+@command("reinforce")
+def cmd_reinforce(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).reinforce(args.id))
 
 
 @command("restore")

@@ -153,6 +153,32 @@ class Curator:
         op = "purge" if purge else "delete"
         return self._run(op, [memory_id], changes, memory.channel, {"content": memory.content}, ids=[memory_id])
 
+    def reinforce(self, memory_id: str, *, expected_revision: str | None = None) -> Outcome:
+        """One more access, last accessed now: what retrieval does, done by hand (pin)."""
+        memory = self._current(memory_id, expected_revision)
+        caps = self.store.source_for(memory_id).capabilities()
+        self._writable(memory, caps.read_only, caps.read_only_reason)
+        if memory.source.kind is Kind.MARKDOWN:
+            raise UnsupportedError(f"{memory_id} is markdown, which keeps no access count to reinforce.")
+        now = to_iso(utcnow())
+        snap = self._read(memory_id)
+        assert snap is not None
+        if memory.source.kind is Kind.CHROMA:
+            new = copy.deepcopy(snap)
+            new["metadata"].update({"access_count": memory.access_count + 1, "last_accessed": now})
+            changes = [Change(memory_id, snap, new)]
+        else:
+            new_row = {**snap, "access_count": snap["access_count"] + 1, "last_accessed": now}
+            changes = [Change(memory_id, snap, new_row)]
+            vector = self._vector_copy(memory_id)
+            if vector is not None:
+                rid, vsnap = vector
+                new_vector = copy.deepcopy(vsnap)
+                new_vector["metadata"].update({"access_count": new_row["access_count"], "last_accessed": now})
+                changes.append(Change(rid, vsnap, new_vector))
+        details = {"access_count": [memory.access_count, memory.access_count + 1]}
+        return self._run("reinforce", [memory_id], changes, memory.channel, details, ids=[memory_id])
+
     def restore(self, memory_id: str) -> Outcome:
         source = self.store.source_for(memory_id)
         # A markdown id names a line, which after a delete holds the next memory.

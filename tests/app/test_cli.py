@@ -129,9 +129,10 @@ def test_curation_round_trip_through_the_cli(capsys, demo_path: Path) -> None:
     run_json(capsys, "rm", demo_path, promoted)
     assert run_json(capsys, "show", demo_path, promoted)["status"] == "deleted"
     run_json(capsys, "restore", demo_path, promoted)
+    run_json(capsys, "reinforce", demo_path, promoted)
     history = run_json(capsys, "history", demo_path)["entries"]
-    assert [e["operation"] for e in history] == ["restore", "delete", "edit", "promote"]
-    for _ in range(4):
+    assert [e["operation"] for e in history] == ["reinforce", "restore", "delete", "edit", "promote"]
+    for _ in range(5):
         run_json(capsys, "undo", demo_path)
     assert state_of(demo_path) == before
     code, _, err = run(capsys, "undo", demo_path)

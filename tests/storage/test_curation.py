@@ -41,6 +41,7 @@ OPERATIONS = {
     "edit markdown": lambda c, ids: c.edit(ids["daily"], content="rewritten daily entry"),
     "promote markdown": lambda c, ids: c.promote(ids["daily"]),
     "delete markdown": lambda c, ids: c.delete(ids["daily"]),
+    "reinforce": lambda c, ids: c.reinforce(ids["mirrored"]),
 }
 
 
@@ -221,3 +222,19 @@ def test_new_step_after_undo_drops_redo(demo_path: Path) -> None:
         states = {e.operation: e.state for e in store.journal.history() if e.operation == "edit"}
         assert set(states.values()) <= {"done", "dropped"}
         assert json.dumps(store.get(memory_id).salience) == "0.4"
+
+
+def test_reinforce_raises_effective_salience_now(demo_path: Path) -> None:
+    from datetime import timedelta
+
+    from storage.timeutil import utcnow
+
+    memory_id = _mirrored_memory(demo_path)
+    with open_store(demo_path) as store:
+        model = store.settings.salience
+        before = store.get(memory_id)
+        Curator(store).reinforce(memory_id)
+        after = store.get(memory_id)
+        assert after.access_count == before.access_count + 1
+        assert utcnow() - after.last_accessed < timedelta(minutes=1)
+        assert model.effective(after, utcnow()) > model.effective(before, utcnow())
