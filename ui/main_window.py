@@ -46,11 +46,12 @@ from storage.search import search
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
 from .memory_model import COLUMNS, MemoryTableModel
+from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
 from .workers import start_worker
 
 MAX_RECENT = 8
-VIEWS = ("memories", "scratchpad")
+VIEWS = ("memories", "scratchpad", "salience")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 FilterRole = Qt.ItemDataRole.UserRole + 2
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
@@ -117,6 +118,10 @@ class MainWindow(QMainWindow):
         self.views.setObjectName("views")
         self.views.addTab(memories, "Memories")
         self.views.addTab(self.scratchpad, "Scratchpad")
+        self.salience = SalienceView()
+        self.salience.load_failed.connect(self.show_error)
+        self.salience.reinforce_requested.connect(lambda memory_id: self._curate("reinforce", memory_id))
+        self.views.addTab(self.salience, "Salience")
         self.setCentralWidget(self.views)
 
         self.sidebar = QTreeWidget()
@@ -159,6 +164,7 @@ class MainWindow(QMainWindow):
         self.promote_action = self._action("&Promote to _global", self.promote_selected, "Ctrl+Shift+P")
         self.delete_action = self._action("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete)
         self.restore_action = self._action("Re&store", self.restore_selected, "Ctrl+Shift+R")
+        self.reinforce_action = self._action("Re&inforce", self.reinforce_selected, "Ctrl+Shift+I", "One more access now: pin against decay")
         self.find_action = self._action("&Find", self._focus_search, QKeySequence.StandardKey.Find)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -168,7 +174,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
         for action in (self.undo_action, self.redo_action, None, self.edit_action, self.promote_action,
-                       self.delete_action, self.restore_action, None, self.find_action):
+                       self.delete_action, self.restore_action, self.reinforce_action, None, self.find_action):
             edit_menu.addSeparator() if action is None else edit_menu.addAction(action)
         view_menu = self.menuBar().addMenu("&View")
         for i, name in enumerate(VIEWS):
@@ -215,6 +221,7 @@ class MainWindow(QMainWindow):
         self._remember_recent(store.root)
         self._populate_sidebar()
         self.scratchpad.load(store)
+        self.salience.load(store)
         self._update_actions()
         self.store_opened.emit(store)
 
@@ -232,6 +239,7 @@ class MainWindow(QMainWindow):
         self.store = None
         self.sidebar.clear()
         self.scratchpad.clear()
+        self.salience.clear()
         self.detail.show_nothing()
         self.store_closed.emit()
 
@@ -242,6 +250,7 @@ class MainWindow(QMainWindow):
         self.model.reload()
         self._populate_sidebar()
         self.scratchpad.load(self.store)
+        self.salience.load(self.store)
 
     def show_view(self, name: str) -> None:
         self.views.setCurrentIndex(VIEWS.index(name))
@@ -373,10 +382,12 @@ class MainWindow(QMainWindow):
             return
         history = self.store.journal.history(target=memory.id, limit=50)
         self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory))
+        self.salience.show_memory(self.store, memory.id)
 
     def _on_table_context_menu(self, pos: Any) -> None:
         menu = QMenu(self)
-        for action in (self.edit_action, self.promote_action, self.delete_action, self.restore_action):
+        for action in (self.edit_action, self.promote_action, self.delete_action, self.restore_action,
+                       self.reinforce_action):
             menu.addAction(action)
         menu.popup(self.table.viewport().mapToGlobal(pos))
 
@@ -410,6 +421,10 @@ class MainWindow(QMainWindow):
         for memory in selected:
             self._curate("delete", memory.id, expected_revision=memory.revision)
 
+    def reinforce_selected(self) -> None:
+        for memory in self.selected_memories():
+            self._curate("reinforce", memory.id, expected_revision=memory.revision)
+
     def restore_selected(self) -> None:
         for memory in self.selected_memories():
             self._curate("restore", memory.id)
@@ -420,7 +435,8 @@ class MainWindow(QMainWindow):
             return
         curator = Curator(self.store)
         method = {"edit": curator.edit, "promote": curator.promote, "delete": curator.delete,
-                  "restore": curator.restore, "undo": curator.undo, "redo": curator.redo}[operation]
+                  "restore": curator.restore, "reinforce": curator.reinforce,
+                  "undo": curator.undo, "redo": curator.redo}[operation]
         try:
             outcome = method(*args, **kwargs)
         except StoreError as exc:
@@ -443,7 +459,7 @@ class MainWindow(QMainWindow):
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
         self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
-        for action in (self.promote_action, self.delete_action, self.restore_action):
+        for action in (self.promote_action, self.delete_action, self.restore_action, self.reinforce_action):
             action.setEnabled(bool(selected))
         self.edit_action.setEnabled(len(selected) == 1)
         self.refresh_action.setEnabled(has_store)
@@ -464,6 +480,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15_000)
         box = QMessageBox(QMessageBox.Icon.Warning, "Mnemoscope", text, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("error_box")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.error_shown.emit(text)
 
@@ -530,18 +547,23 @@ def run_app(
         window.resize(1280, 800)
     window.show()
     if screenshot is not None:
-        shots: list[bool] = []
+        waiting = {"rows", view}
 
-        def grab(_start: int = 0) -> None:
-            if not shots:
-                shots.append(True)
+        def ready(what: str) -> None:
+            if what == "rows" and "rows" in waiting:
+                window.select_row(0)  # a selected memory fills the detail panel and the curve
+            waiting.discard(what)
+            if not waiting:
+                waiting.add("done")
                 QTimer.singleShot(300, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
 
         def on_opened(_store: Any) -> None:
             assert window.model is not None
             window.show_view(view)
-            ready = {"memories": window.model.chunk_loaded, "scratchpad": window.scratchpad.loaded}[view]
-            ready.connect(grab)
+            window.model.chunk_loaded.connect(lambda _start: ready("rows"))
+            window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
+            window.salience.loaded.connect(lambda: ready("salience"))
+            waiting.discard("memories")
 
         window.store_opened.connect(on_opened)
         window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))

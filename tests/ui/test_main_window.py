@@ -12,7 +12,7 @@ import pytest
 from helpers.store_state import state_of
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QTreeWidgetItem
+from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
 
 from storage import Kind, Status
 from ui.edit_dialog import EditDialog
@@ -34,6 +34,14 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
 
 def _wait_rows(qtbot, win: MainWindow) -> None:
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0 and win.model.memory_at(0) is not None, timeout=10_000)
+
+
+def _dismiss_errors(qtbot, win: MainWindow) -> None:
+    """Close the (window-modal) error boxes, as a person clicking OK would."""
+    for box in win.findChildren(QMessageBox, "error_box"):
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
+    win.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is win)
 
 
 def _sidebar_item(win: MainWindow, group: str, label: str) -> QTreeWidgetItem:
@@ -165,9 +173,7 @@ def test_a_corrupt_store_gives_a_message_not_a_crash(qtbot, window: MainWindow, 
         window.open_path(bad)
     assert "not a SQLite database" in shown.args[0]
     assert window.store is not None  # the open store is kept
-    for box in QApplication.topLevelWidgets():
-        if box.objectName() == "error_box":
-            box.close()
+    _dismiss_errors(qtbot, window)
 
 
 def test_recent_stores_and_window_state_are_remembered(qtbot, window: MainWindow, demo_path: Path, tmp_path: Path) -> None:
@@ -203,3 +209,27 @@ def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: Ma
     user = next(first.child(g, 0) for g in range(first.rowCount()) if first.child(g, 0).text() == "User and agent keys")
     todo = next(user.child(k, 0) for k in range(user.rowCount()) if user.child(k, 0).text() == "todo")
     assert {todo.child(i, 0).text() for i in range(todo.rowCount())} == {"open", "done"}
+
+
+def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert window.views.currentWidget() is window.salience
+    qtbot.waitUntil(lambda: window.salience.at_risk.rowCount() > 0)
+    active = window.store.counts()["statuses"]["active"]
+    assert sum(b["count"] for b in window.salience.histogram.bins) == active
+    effective = [float(window.salience.at_risk.item(r, 0).text()) for r in range(window.salience.at_risk.rowCount())]
+    assert effective == sorted(effective)
+    # A markdown memory keeps no access count: one clear message, nothing changes.
+    window.salience.select_at_risk(0)
+    with qtbot.waitSignal(window.error_shown) as shown:
+        qtbot.mouseClick(window.salience.reinforce_button, Qt.MouseButton.LeftButton)
+    assert "keeps no access count" in shown.args[0]
+    _dismiss_errors(qtbot, window)
+    # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
+    window.show_view("memories")
+    window.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.selected_memories()[0]
+    assert window.salience.curve.report["id"] == target.id
+    with qtbot.waitSignal(window.curated):
+        qtbot.keyClick(window.table, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert window.store.get(target.id).access_count == target.access_count + 1
