@@ -65,8 +65,8 @@ def render_memory(memory: Memory, history: list[AuditEntry], promotion: dict[str
         f"<tr><td style='color:#555;padding-right:12px'>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows
     )
     met = promotion.get("met", {})
-    promo = ", ".join(
-        f"{esc(k)} {promotion['values'][k]} {'≥' if ok else '<'} {promotion['thresholds'][k]}" for k, ok in met.items()
+    promo = esc(
+        ", ".join(f"{k} {promotion['values'][k]} {'≥' if ok else '<'} {promotion['thresholds'][k]}" for k, ok in met.items())
     )
     events = "".join(
         f"<li>#{e.seq} {e.at:%Y-%m-%d %H:%M} <b>{esc(e.operation)}</b> ({esc(e.state)}) by {esc(e.actor)}</li>"

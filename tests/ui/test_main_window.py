@@ -100,6 +100,7 @@ def test_select_shows_detail_with_history(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: memory.id in window.detail.toPlainText())
     text = window.detail.toPlainText()
     assert "Promotion thresholds" in text and memory.source.location in text
+    assert "access_count 0 < 5, conversations 0 < 2" in text  # markdown memories never meet them
 
 
 def _find_row(qtbot, win: MainWindow, text: str) -> int:
