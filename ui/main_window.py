@@ -37,6 +37,7 @@ from storage import (
     Memory,
     MemoryQuery,
     MemoryStore,
+    Order,
     Status,
     StoreError,
     open_store,
@@ -48,10 +49,11 @@ from .edit_dialog import EditDialog
 from .memory_model import COLUMNS, MemoryTableModel
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
+from .timeline_view import TimelineView
 from .workers import start_worker
 
 MAX_RECENT = 8
-VIEWS = ("memories", "scratchpad", "salience")
+VIEWS = ("memories", "timeline", "scratchpad", "salience")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 FilterRole = Qt.ItemDataRole.UserRole + 2
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
@@ -116,7 +118,11 @@ class MainWindow(QMainWindow):
         self.scratchpad.load_failed.connect(self.show_error)
         self.views = QTabWidget()
         self.views.setObjectName("views")
+        self.timeline = TimelineView()
+        self.timeline.load_failed.connect(self.show_error)
+        self.timeline.range_chosen.connect(self._on_timeline_range_chosen)
         self.views.addTab(memories, "Memories")
+        self.views.addTab(self.timeline, "Timeline")
         self.views.addTab(self.scratchpad, "Scratchpad")
         self.salience = SalienceView()
         self.salience.load_failed.connect(self.show_error)
@@ -222,6 +228,7 @@ class MainWindow(QMainWindow):
         self._populate_sidebar()
         self.scratchpad.load(store)
         self.salience.load(store)
+        self.timeline.load(store)
         self._update_actions()
         self.store_opened.emit(store)
 
@@ -240,6 +247,7 @@ class MainWindow(QMainWindow):
         self.sidebar.clear()
         self.scratchpad.clear()
         self.salience.clear()
+        self.timeline.clear()
         self.detail.show_nothing()
         self.store_closed.emit()
 
@@ -251,6 +259,7 @@ class MainWindow(QMainWindow):
         self._populate_sidebar()
         self.scratchpad.load(self.store)
         self.salience.load(self.store)
+        self.timeline.reload()
 
     def show_view(self, name: str) -> None:
         self.views.setCurrentIndex(VIEWS.index(name))
@@ -312,6 +321,16 @@ class MainWindow(QMainWindow):
             base = replace(base, statuses=(Status(value),))
         self.search_box.clear()
         self.model.set_query(base)
+
+    def _on_timeline_range_chosen(self, start: Any, end: Any) -> None:
+        """A click on a timeline bin lists that bin's memories, oldest first."""
+        if self.model is None:
+            return
+        self.search_box.clear()
+        query = MemoryQuery(statuses=(), since=start, until=end, order=Order.CREATED, descending=False)
+        self.model.set_query(query)
+        self.show_view("memories")
+        self.statusBar().showMessage(f"Memories created {start:%Y-%m-%d} – {end:%Y-%m-%d}", 10_000)
 
     # -- searching ---------------------------------------------------------------------------------
 
@@ -563,6 +582,7 @@ def run_app(
             window.model.chunk_loaded.connect(lambda _start: ready("rows"))
             window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
             window.salience.loaded.connect(lambda: ready("salience"))
+            window.timeline.loaded.connect(lambda: ready("timeline"))
             waiting.discard("memories")
 
         window.store_opened.connect(on_opened)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
 
-from storage import Kind, Status
+from storage import Kind, MemoryQuery, Status
 from ui.edit_dialog import EditDialog
 from ui.main_window import MainWindow
 
@@ -198,7 +198,7 @@ def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
 
 
 def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: MainWindow) -> None:
-    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.scratchpad
     qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() == len(window.store.sqlite.sessions()))
     model = window.scratchpad.model
@@ -213,7 +213,7 @@ def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: Ma
 
 
 def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: MainWindow) -> None:
-    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.salience
     qtbot.waitUntil(lambda: window.salience.at_risk.rowCount() > 0)
     active = window.store.counts()["statuses"]["active"]
@@ -234,3 +234,21 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert window.store.get(target.id).access_count == target.access_count + 1
+
+
+def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.views.currentWidget() is window.timeline
+    qtbot.waitUntil(lambda: bool(window.timeline.chart.data["bins"]))
+    bins = window.timeline.chart.data["bins"]
+    assert sum(b["memories"] for b in bins) == window.store.count(MemoryQuery(statuses=()))
+    assert sum(b["turns"] for b in bins) == window.store.sqlite.table_counts()["turns"]
+    with qtbot.waitSignal(window.timeline.loaded):
+        window.timeline.group_box.setCurrentText("channel")
+    assert {g for b in window.timeline.chart.data["bins"] for g in b["counts"]} == {"_global", "rust-cli", "webshop"}
+    busiest = max(window.timeline.chart.data["bins"], key=lambda b: b["memories"])
+    chart = window.timeline.chart
+    with qtbot.waitSignal(window.model.total_changed) as total:
+        qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.bar_center(busiest["bin"]).toPoint())
+    assert total.args == [busiest["memories"]]
+    assert window.views.currentWidget() is not window.timeline

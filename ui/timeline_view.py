@@ -1,0 +1,193 @@
+"""Timeline view: memories and turns of every kind on one time axis, in bins."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QWheelEvent
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from storage import MemoryQuery, MemoryStore
+from storage.timeline import bin_bounds, timeline
+
+from .workers import start_worker
+
+BINS = ("day", "week", "month")
+GROUPS = ("kind", "layer", "channel")
+PALETTE = ("#2f5d9e", "#d9822b", "#3a9e6a", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b7950b")
+BAR = {"day": 14, "week": 36, "month": 80}
+AXIS = 40
+TURNS_COLOR = QColor("#222222")
+
+
+class TimelineChart(QWidget):
+    """Stacked bars per bin; a dot line for turns. Signals: bin_clicked(str)."""
+
+    bin_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data: dict[str, Any] = {"bins": [], "bin": "day"}
+        self.colors: dict[str, QColor] = {}
+        self.setMinimumHeight(260)
+        self.setMouseTracking(True)
+
+    def set_data(self, data: dict[str, Any]) -> None:
+        self.data = data
+        groups = sorted({g for b in data["bins"] for g in b["counts"]})
+        self.colors = {g: QColor(PALETTE[i % len(PALETTE)]) for i, g in enumerate(groups)}
+        self.setMinimumWidth(int(AXIS + len(data["bins"]) * BAR.get(data.get("bin", "day"), 14) + 20))
+        self.update()
+
+    def _bar(self) -> float:
+        """Bar width: at least the bin's minimum, widened to fill the view, at most 80 px."""
+        n = len(self.data["bins"]) or 1
+        fill = (self.width() - AXIS - 20) / n
+        return max(float(BAR.get(self.data.get("bin", "day"), 14)), min(fill, 80.0))
+
+    def bin_at(self, x: float) -> str | None:
+        i = int((x - AXIS) // self._bar())
+        bins = self.data["bins"]
+        return bins[i]["bin"] if 0 <= i < len(bins) and x >= AXIS else None
+
+    def bar_center(self, label: str) -> QPointF:
+        i = [b["bin"] for b in self.data["bins"]].index(label)
+        return QPointF(AXIS + i * self._bar() + self._bar() / 2, self.height() / 2)
+
+    def paintEvent(self, _event: Any) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), self.palette().base())
+        bins = self.data["bins"]
+        if not bins:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No dated memories.")
+            return
+        bottom = self.height() - 28
+        height = bottom - 16
+        peak = max(max(b["memories"], b["turns"]) for b in bins) or 1
+        bar = self._bar()
+        text = self.palette().text().color()
+        step = max(1, math.ceil(78 / bar))
+        for i, b in enumerate(bins):
+            left = AXIS + i * bar
+            y = float(bottom)
+            for group, n in b["counts"].items():
+                h = height * n / peak
+                painter.fillRect(QRectF(left + 1, y - h, bar - 2, h), self.colors[group])
+                y -= h
+            if i % step == 0:
+                painter.setPen(text)
+                painter.drawText(QPointF(left, bottom + 16), b["bin"])
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(TURNS_COLOR, 2))
+        turns = [QPointF(AXIS + i * bar + bar / 2, bottom - height * b["turns"] / peak) for i, b in enumerate(bins)]
+        for a, c in zip(turns, turns[1:]):
+            painter.drawLine(a, c)
+        painter.setBrush(TURNS_COLOR)
+        for point in turns:
+            painter.drawEllipse(point, 2.5, 2.5)
+        painter.setPen(text)
+        painter.drawLine(QPointF(AXIS, bottom), QPointF(self.width(), bottom))
+        painter.drawText(QPointF(4, 24), str(peak))
+        painter.drawText(QPointF(4, bottom), "0")
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        label = self.bin_at(event.position().x())
+        if label is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.bin_clicked.emit(label)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        label = self.bin_at(event.position().x())
+        b = next((b for b in self.data["bins"] if b["bin"] == label), None)
+        if b is None:
+            self.setToolTip("")
+            return
+        parts = ", ".join(f"{g} {n}" for g, n in b["counts"].items())
+        self.setToolTip(f"{label}: {b['memories']} memories ({parts}), {b['turns']} turns — click to list them")
+
+
+class TimelineView(QWidget):
+    """Signals: loaded(), range_chosen(object, object) with a bin's [start, end), load_failed(object)."""
+
+    loaded = Signal()
+    range_chosen = Signal(object, object)
+    load_failed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bin_box = QComboBox()
+        self.bin_box.setObjectName("timeline_bin")
+        self.bin_box.addItems(BINS)
+        self.bin_box.setCurrentText("week")
+        self.group_box = QComboBox()
+        self.group_box.setObjectName("timeline_group")
+        self.group_box.addItems(GROUPS)
+        self.legend = QLabel("")
+        self.chart = TimelineChart()
+        self.chart.setObjectName("timeline_chart")
+        self.chart.bin_clicked.connect(self._on_chart_bin_clicked)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.chart)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Bin"))
+        bar.addWidget(self.bin_box)
+        bar.addWidget(QLabel("Split by"))
+        bar.addWidget(self.group_box)
+        bar.addWidget(self.legend, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(scroll, 1)
+        self._store: MemoryStore | None = None
+        self._generation = 0
+        self.bin_box.currentTextChanged.connect(lambda _t: self.reload())
+        self.group_box.currentTextChanged.connect(lambda _t: self.reload())
+
+    def load(self, store: MemoryStore) -> None:
+        self._store = store
+        self.reload()
+
+    def clear(self) -> None:
+        self._store = None
+        self._generation += 1
+        self.chart.set_data({"bins": [], "bin": self.bin_box.currentText()})
+
+    def reload(self) -> None:
+        if self._store is None:
+            return
+        self._generation += 1
+        generation = self._generation
+        start_worker(
+            timeline,
+            self._store,
+            bin=self.bin_box.currentText(),
+            group_by=self.group_box.currentText(),
+            query=MemoryQuery(statuses=()),
+            on_result=lambda data: self._on_loaded(generation, data),
+            on_error=self.load_failed.emit,
+        )
+
+    def _on_loaded(self, generation: int, data: dict[str, Any]) -> None:
+        if generation != self._generation:
+            return
+        self.chart.set_data(data)
+        self.legend.setText(
+            "  ".join(f"<span style='color:{c.name()}'>■</span> {g}" for g, c in self.chart.colors.items())
+            + "  <b>—•</b> turns"
+        )
+        self.loaded.emit()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Ctrl+wheel zooms the time axis between day, week and month bins."""
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            step = -1 if event.angleDelta().y() > 0 else 1
+            index = min(max(self.bin_box.currentIndex() + step, 0), len(BINS) - 1)
+            self.bin_box.setCurrentIndex(index)
+            event.accept()
+            return
+        super().wheelEvent(event)
+
+    def _on_chart_bin_clicked(self, label: str) -> None:
+        start, end = bin_bounds(label, self.bin_box.currentText())
+        self.range_chosen.emit(start, end)
