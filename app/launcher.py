@@ -15,7 +15,7 @@ from storage import open_store
 from . import output
 
 # The window's views, by the names --view takes (kept here so parsing needs no Qt).
-VIEWS = ("memories", "timeline", "scratchpad", "salience")
+VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 
 
 def data_dir() -> Path:

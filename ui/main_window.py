@@ -46,6 +46,7 @@ from storage.search import search
 
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
+from .graph_view import GraphView
 from .memory_model import COLUMNS, MemoryTableModel
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
@@ -53,7 +54,7 @@ from .timeline_view import TimelineView
 from .workers import start_worker
 
 MAX_RECENT = 8
-VIEWS = ("memories", "timeline", "scratchpad", "salience")
+VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 FilterRole = Qt.ItemDataRole.UserRole + 2
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
@@ -128,6 +129,9 @@ class MainWindow(QMainWindow):
         self.salience.load_failed.connect(self.show_error)
         self.salience.reinforce_requested.connect(lambda memory_id: self._curate("reinforce", memory_id))
         self.views.addTab(self.salience, "Salience")
+        self.graph = GraphView()
+        self.graph.load_failed.connect(self.show_error)
+        self.views.addTab(self.graph, "Graph")
         self.setCentralWidget(self.views)
 
         self.sidebar = QTreeWidget()
@@ -229,6 +233,7 @@ class MainWindow(QMainWindow):
         self.scratchpad.load(store)
         self.salience.load(store)
         self.timeline.load(store)
+        self.graph.load(store)
         self._update_actions()
         self.store_opened.emit(store)
 
@@ -248,6 +253,7 @@ class MainWindow(QMainWindow):
         self.scratchpad.clear()
         self.salience.clear()
         self.timeline.clear()
+        self.graph.clear()
         self.detail.show_nothing()
         self.store_closed.emit()
 
@@ -583,6 +589,7 @@ def run_app(
             window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
             window.salience.loaded.connect(lambda: ready("salience"))
             window.timeline.loaded.connect(lambda: ready("timeline"))
+            window.graph.loaded.connect(lambda: ready("graph"))
             waiting.discard("memories")
 
         window.store_opened.connect(on_opened)

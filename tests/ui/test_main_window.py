@@ -252,3 +252,28 @@ def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: M
         qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.bar_center(busiest["bin"]).toPoint())
     assert total.args == [busiest["memories"]]
     assert window.views.currentWidget() is not window.timeline
+
+
+def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> None:
+    from storage.graph import graph_view
+
+    qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    graph = window.graph
+    assert window.views.currentWidget() is graph
+    qtbot.waitUntil(lambda: bool(graph.nodes))
+    center = graph.center_box.currentData()
+    expected, _ = graph_view(window.store, center=center, depth=2)
+    assert set(graph.nodes) == set(expected.nodes)
+    with qtbot.waitSignal(graph.loaded):
+        graph.depth_box.setValue(1)
+    assert len(graph.nodes) < expected.number_of_nodes()
+    with qtbot.waitSignal(graph.loaded):
+        graph.center_box.setCurrentIndex(graph.center_box.findData("e-dana"))
+    with qtbot.waitSignal(graph.entity_selected):
+        graph.select_entity("e-dana")
+    assert "Dana Okafor" in graph.facts.toPlainText()
+    assert "The user's name is Dana Okafor" in graph.facts.toPlainText()
+    with qtbot.waitSignal(graph.loaded):
+        graph.type_box.setCurrentText("KNOWS")
+    assert set(graph.nodes) == {"e-dana", "e-priya", "e-marco"}
+    assert graph.note.text().startswith("3 entities, 2 relations")

@@ -1,0 +1,221 @@
+"""Entity graph view: entities and relations, an ego graph around a chosen entity."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import networkx as nx
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QWheelEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGraphicsEllipseItem,
+    QGraphicsItem,
+    QGraphicsLineItem,
+    QGraphicsScene,
+    QGraphicsSimpleTextItem,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from storage import MemoryStore
+from storage.graph import graph_view
+
+from .detail_panel import SafeTextBrowser
+from .workers import start_worker
+
+MAX_NODES = 150
+SCALE = 420.0
+ALL = "(all)"
+EntityRole = Qt.ItemDataRole.UserRole + 3
+
+
+def layout_graph(store: MemoryStore, center: str | None, depth: int, types: list[str], channels: list[str]) -> dict[str, Any]:
+    """Select and lay out the graph (runs on a worker thread)."""
+    graph, info = graph_view(
+        store, center=center, depth=depth, relation_types=types, channels=channels, max_nodes=MAX_NODES
+    )
+    positions = nx.spring_layout(nx.Graph(graph), seed=7) if graph.number_of_nodes() else {}
+    return {"graph": graph, "info": info, "positions": {n: (float(x), float(y)) for n, (x, y) in positions.items()}}
+
+
+class ZoomingView(QGraphicsView):
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        factor = 1.15 if event.angleDelta().y() > 0 else 1 / 1.15
+        self.scale(factor, factor)
+
+
+class GraphView(QWidget):
+    """Signals: loaded(), entity_selected(str), load_failed(object)."""
+
+    loaded = Signal()
+    entity_selected = Signal(str)
+    load_failed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.center_box = QComboBox()
+        self.center_box.setObjectName("graph_center")
+        self.center_box.setMinimumWidth(180)
+        self.depth_box = QSpinBox()
+        self.depth_box.setObjectName("graph_depth")
+        self.depth_box.setRange(1, 3)
+        self.type_box = QComboBox()
+        self.type_box.setObjectName("graph_type")
+        self.channel_box = QComboBox()
+        self.channel_box.setObjectName("graph_channel")
+        self.note = QLabel("")
+        self.note.setObjectName("graph_note")
+        self.scene = QGraphicsScene(self)
+        self.scene.selectionChanged.connect(self._on_scene_selection_changed)
+        self.view = ZoomingView(self.scene)
+        self.view.setObjectName("graph_canvas")
+        self.view.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.view.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.facts = SafeTextBrowser()
+        self.facts.setObjectName("graph_facts")
+        self.facts.setHtml("<p style='color:gray'>Select an entity to see what is known about it.</p>")
+        bar = QHBoxLayout()
+        for label, widget in (("Center", self.center_box), ("Depth", self.depth_box),
+                              ("Relation", self.type_box), ("Channel", self.channel_box)):
+            bar.addWidget(QLabel(label))
+            bar.addWidget(widget)
+        bar.addWidget(self.note, 1)
+        splitter = QSplitter()
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.facts)
+        splitter.setSizes([700, 260])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(splitter, 1)
+        self._store: MemoryStore | None = None
+        self._generation = 0
+        self.nodes: dict[str, QGraphicsEllipseItem] = {}
+        for box in (self.center_box, self.type_box, self.channel_box):
+            box.currentIndexChanged.connect(lambda _i: self.reload())
+        self.depth_box.valueChanged.connect(lambda _v: self.reload())
+
+    def load(self, store: MemoryStore) -> None:
+        self._store = store
+        widgets = (self.center_box, self.type_box, self.channel_box)
+        for widget in widgets:
+            widget.blockSignals(True)
+            widget.clear()
+        self.center_box.addItem("(whole graph)", None)
+        if store.sqlite is not None:
+            relations = store.sqlite.relations()
+            degree: dict[str, int] = {}
+            for r in relations:
+                degree[r.source_id] = degree.get(r.source_id, 0) + 1
+                degree[r.target_id] = degree.get(r.target_id, 0) + 1
+            # Best connected first: the default center shows the most.
+            entities = sorted(store.sqlite.entities(), key=lambda e: (-degree.get(e.id, 0), e.name))
+            for entity in entities:
+                self.center_box.addItem(f"{entity.name} ({entity.type})", entity.id)
+            self.type_box.addItems([ALL, *sorted({r.type for r in relations})])
+            self.channel_box.addItems([ALL, *sorted({e.channel for e in entities})])
+            if entities:
+                self.center_box.setCurrentIndex(1)
+                self.depth_box.setValue(2)
+        for widget in widgets:
+            widget.blockSignals(False)
+        self.reload()
+
+    def clear(self) -> None:
+        self._store = None
+        self._generation += 1
+        self.scene.clear()
+        self.nodes = {}
+
+    def reload(self) -> None:
+        store = self._store
+        if store is None:
+            return
+        self._generation += 1
+        generation = self._generation
+        center = self.center_box.currentData()
+        types = [] if self.type_box.currentText() in ("", ALL) else [self.type_box.currentText()]
+        channels = [] if self.channel_box.currentText() in ("", ALL) else [self.channel_box.currentText()]
+        self.note.setText("laying out…")
+        start_worker(
+            layout_graph,
+            store,
+            center,
+            self.depth_box.value(),
+            types,
+            channels,
+            on_result=lambda result: self._on_layout(generation, result),
+            on_error=self._on_layout_failed,
+        )
+
+    def _on_layout_failed(self, exc: BaseException) -> None:
+        self.note.setText("")
+        self.load_failed.emit(exc)
+
+    def _on_layout(self, generation: int, result: dict[str, Any]) -> None:
+        if generation != self._generation:
+            return
+        graph: nx.MultiDiGraph = result["graph"]
+        positions = result["positions"]
+        self.scene.clear()
+        self.nodes = {}
+        text = self.palette().text().color()
+        for u, v, data in graph.edges(data=True):
+            (x1, y1), (x2, y2) = positions[u], positions[v]
+            line = QGraphicsLineItem(x1 * SCALE, y1 * SCALE, x2 * SCALE, y2 * SCALE)
+            line.setPen(QPen(QColor("#9aa5b1"), 1.2))
+            line.setToolTip(f"{graph.nodes[u]['name']} —{data['type']}→ {graph.nodes[v]['name']}")
+            line.setZValue(-1)
+            self.scene.addItem(line)
+        center = result["info"]["center"]
+        for node, data in graph.nodes(data=True):
+            x, y = positions[node]
+            radius = 6 + 16 * float(data.get("salience", 0.5))
+            item = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
+            item.setPos(QPointF(x * SCALE, y * SCALE))
+            color = QColor("#d9822b") if node == center else QColor("#2f5d9e")
+            item.setBrush(QBrush(color))
+            item.setPen(QPen(color.darker(130), 1))
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # sizes in pixels at any zoom
+            item.setData(0, node)
+            item.setToolTip(f"{data['name']} ({data['type']}, {data['channel']}), salience {data['salience']:.2f}")
+            label = QGraphicsSimpleTextItem(data["name"], item)
+            label.setBrush(text)
+            label.setPos(radius + 2, -8)
+            self.scene.addItem(item)
+            self.nodes[node] = item
+        self.view.setSceneRect(self.scene.itemsBoundingRect().adjusted(-60, -40, 140, 40))
+        self.view.fitInView(self.view.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        hidden = result["info"]["hidden_nodes"]
+        note = f"{graph.number_of_nodes()} entities, {graph.number_of_edges()} relations"
+        self.note.setText(note + (f" — {hidden} more not shown (pick a center or a filter)" if hidden else ""))
+        self.loaded.emit()
+
+    def select_entity(self, entity_id: str) -> None:
+        self.scene.clearSelection()
+        self.nodes[entity_id].setSelected(True)
+
+    def _on_scene_selection_changed(self) -> None:
+        selected = [i for i in self.scene.selectedItems() if isinstance(i, QGraphicsEllipseItem)]
+        if len(selected) != 1 or self._store is None or self._store.sqlite is None:
+            return
+        entity_id = selected[0].data(0)
+        entity = next(e for e in self._store.sqlite.entities() if e.id == entity_id)
+        facts = self._store.sqlite.memories_about(entity_id)
+        relations = self._store.sqlite.relations(touching=entity_id)
+        items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
+        links = "".join(f"<li>{html.escape(r.source_id)} —{html.escape(r.type)}→ {html.escape(r.target_id)}</li>" for r in relations)
+        self.facts.setHtml(
+            f"<h3>{html.escape(entity.name)}</h3><p>{html.escape(entity.type)} · {html.escape(entity.channel)} · "
+            f"salience {entity.salience:.2f}</p><p>{html.escape(entity.description)}</p>"
+            f"<p><b>Facts about it</b></p><ul>{items or '<li>none</li>'}</ul>"
+            f"<p><b>Relations</b></p><ul>{links or '<li>none</li>'}</ul>"
+        )
+        self.entity_selected.emit(entity_id)
