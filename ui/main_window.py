@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -54,6 +54,7 @@ from .timeline_view import TimelineView
 from .workers import start_worker
 
 MAX_RECENT = 8
+WATCH_INTERVAL_MS = 2_000
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 FilterRole = Qt.ItemDataRole.UserRole + 2
@@ -61,10 +62,11 @@ COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
 
 
 class MainWindow(QMainWindow):
-    """Signals: store_opened(object), store_closed(), curated(object), error_shown(str)."""
+    """Signals: store_opened(object), store_closed(), store_changed(), curated(object), error_shown(str)."""
 
     store_opened = Signal(object)
     store_closed = Signal()
+    store_changed = Signal()
     curated = Signal(object)
     error_shown = Signal(str)
 
@@ -76,6 +78,13 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self.setWindowTitle("Mnemoscope")
         self.setAcceptDrops(True)
+        self._change_token = ""
+        self._watching = False
+        self._restore_after_reload: tuple[list[str], int, int] | None = None
+        self.watch_timer = QTimer(self)
+        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
+        self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
+        self.watch_timer.start()
         self._build_widgets()
         self._build_actions()
         self._restore_state()
@@ -219,6 +228,8 @@ class MainWindow(QMainWindow):
         self.model = MemoryTableModel(store, parent=self)
         self.model.total_changed.connect(self._on_model_total_changed)
         self.model.load_failed.connect(self.show_error)
+        self.model.chunk_loaded.connect(self._on_model_chunk_loaded)
+        self._change_token = store.change_token()
         self.table.setModel(self.model)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selection_changed())
         header = self.table.horizontalHeader()
@@ -258,14 +269,62 @@ class MainWindow(QMainWindow):
         self.store_closed.emit()
 
     def refresh(self) -> None:
+        """Read the store again, keeping the selection and the scroll position."""
         if self.store is None or self.model is None:
             return
+        selected = [m.id for m in self.selected_memories()]
+        scroll = self.table.verticalScrollBar().value()
+        rows_shown = self.model.rowCount()
         self.store.refresh_copies()
+        self._change_token = self.store.change_token()
+        if selected or scroll:
+            self._restore_after_reload = (selected, scroll, rows_shown)
         self.model.reload()
         self._populate_sidebar()
         self.scratchpad.load(self.store)
         self.salience.load(self.store)
         self.timeline.reload()
+        self.graph.reload()
+
+    def _on_model_chunk_loaded(self, _start: int) -> None:
+        """After a reload, bring back the rows and selection the person had."""
+        pending = self._restore_after_reload
+        if pending is None or self.model is None:
+            return
+        selected, scroll, rows_shown = pending
+        while self.model.rowCount() < rows_shown and self.model.canFetchMore():
+            self.model.fetchMore()
+        rows = [r for r in (self.model.row_of(i) for i in selected) if r is not None]
+        if len(rows) < len(selected) and any(self.model.memory_at(r) is None for r in range(self.model.rowCount())):
+            return  # the selected rows may be in a chunk still on its way
+        self._restore_after_reload = None
+        if rows:
+            self.table.clearSelection()
+            for row in rows:
+                self.table.selectionModel().select(
+                    self.model.index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+                )
+        self.table.verticalScrollBar().setValue(scroll)
+
+    def _on_watch_timer_timeout(self) -> None:
+        """Poll the store's change token off the UI thread; reload when an agent wrote."""
+        store = self.store
+        if store is None or self._watching:
+            return
+        self._watching = True
+
+        def done(token: str) -> None:
+            self._watching = False
+            if store is self.store and token != self._change_token:
+                self.statusBar().showMessage("The store changed on disk; refreshed.", 5_000)
+                self.refresh()
+                self.store_changed.emit()
+
+        def failed(exc: BaseException) -> None:
+            self._watching = False
+
+        start_worker(store.change_token, on_result=done, on_error=failed)
 
     def show_view(self, name: str) -> None:
         self.views.setCurrentIndex(VIEWS.index(name))
@@ -542,6 +601,7 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.watch_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()

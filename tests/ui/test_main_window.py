@@ -277,3 +277,22 @@ def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> No
         graph.type_box.setCurrentText("KNOWS")
     assert set(graph.nodes) == {"e-dana", "e-priya", "e-marco"}
     assert graph.note.text().startswith("3 entities, 2 relations")
+
+
+def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, window: MainWindow, demo_path: Path) -> None:
+    import sqlite3
+
+    window.select_row(_find_row(qtbot, window, "Dana"))
+    chosen = window.selected_memories()[0]
+    con = sqlite3.connect(demo_path / "memory.db")  # an agent writes meanwhile
+    con.execute(
+        "INSERT INTO memories (id, layer, channel, content, created_at, updated_at, last_accessed) "
+        "VALUES ('m-agentwrote01', 'semantic', '_global', 'Dana asked the agent to remember this', "
+        "'2026-11-01T00:00:00+00:00', '2026-11-01T00:00:00+00:00', '2026-11-01T00:00:00+00:00')"
+    )
+    con.commit()
+    con.close()
+    with qtbot.waitSignal(window.store_changed, timeout=10_000):
+        pass
+    qtbot.waitUntil(lambda: window.model.row_of("m-agentwrote01") is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: [m.id for m in window.selected_memories()] == [chosen.id], timeout=10_000)
