@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from storage import (
+    ConflictError,
     Curator,
     Kind,
     Layer,
@@ -67,6 +68,7 @@ class MainWindow(QMainWindow):
     store_opened = Signal(object)
     store_closed = Signal()
     store_changed = Signal()
+    conflict_shown = Signal(object)
     curated = Signal(object)
     error_shown = Signal(str)
 
@@ -487,8 +489,52 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def _apply_edit(self, memory: Memory, changes: dict[str, Any]) -> None:
-        if changes:
-            self._curate("edit", memory.id, expected_revision=memory.revision, **changes)
+        if not changes or self.store is None:
+            return
+        try:
+            outcome = Curator(self.store).edit(memory.id, expected_revision=memory.revision, **changes)
+        except ConflictError:
+            self._resolve_conflict(memory, changes)
+            return
+        except StoreError as exc:
+            self.show_error(exc)
+            return
+        self._after_curation("edit", outcome)
+
+    def _resolve_conflict(self, seen: Memory, changes: dict[str, Any]) -> None:
+        """The store changed under an edit: show what changed and let the person choose."""
+        assert self.store is not None
+        try:
+            now = self.store.get(seen.id)
+        except StoreError as exc:
+            self.show_error(exc)
+            return
+        lines = []
+        for name in ("content", "tags", "layer", "channel", "salience", "access_count", "status"):
+            before, current = getattr(seen, name), getattr(now, name)
+            if before != current:
+                lines.append(f"{name}: when you opened it: {_plain(before)!s}\n   now in the store: {_plain(current)!s}")
+        yours = "\n".join(f"{k}: {_plain(v)!s}" for k, v in changes.items())
+        box = QMessageBox(self)
+        box.setObjectName("conflict_box")
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("The memory changed")
+        box.setText(f"{seen.id} changed since you opened it (another program wrote to the store).")
+        box.setInformativeText("Apply your edit over the new version, or keep the store's version?")
+        box.setDetailedText("Changed in the store:\n" + ("\n".join(lines) or "(its record)") + "\n\nYour edit:\n" + yours)
+        mine = box.addButton("Apply my edit", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Keep the store's", QMessageBox.ButtonRole.RejectRole)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def chosen(_result: int) -> None:
+            if box.clickedButton() is mine:
+                self._curate("edit", now.id, expected_revision=now.revision, **changes)
+            else:
+                self.refresh()
+
+        box.finished.connect(chosen)
+        box.open()
+        self.conflict_shown.emit(box)
 
     def promote_selected(self) -> None:
         for memory in self.selected_memories():
@@ -526,6 +572,9 @@ class MainWindow(QMainWindow):
         except StoreError as exc:
             self.show_error(exc)
             return
+        self._after_curation(operation, outcome)
+
+    def _after_curation(self, operation: str, outcome: Any) -> None:
         for note in outcome.notes:
             self.statusBar().showMessage(note, 10_000)
         self.statusBar().showMessage(f"{operation} done (journal #{outcome.seq})", 5_000)
@@ -656,3 +705,9 @@ def run_app(
         window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))
     window.open_path(path)
     return app.exec()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return ", ".join(map(str, value))
+    return value.value if hasattr(value, "value") else value

@@ -296,3 +296,29 @@ def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, windo
         pass
     qtbot.waitUntil(lambda: window.model.row_of("m-agentwrote01") is not None, timeout=10_000)
     qtbot.waitUntil(lambda: [m.id for m in window.selected_memories()] == [chosen.id], timeout=10_000)
+
+
+@pytest.mark.parametrize("choice", ["Apply my edit", "Keep the store's"])
+def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWindow, demo_path: Path, choice: str) -> None:
+    import sqlite3
+
+    window.watch_timer.stop()  # the person has the old version on screen
+    window.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.selected_memories()[0]
+    con = sqlite3.connect(demo_path / "memory.db")
+    con.execute("UPDATE memories SET content = 'Agent: Dana now prefers trunk-based development.' WHERE id = ?", (target.id,))
+    con.commit()
+    con.close()
+    window.edit_action.trigger()
+    dialog = window.findChild(EditDialog, "edit_dialog")
+    dialog.salience.setValue(0.25)
+    with qtbot.waitSignal(window.conflict_shown) as shown:
+        dialog.accept()
+    box = shown.args[0]
+    assert "Agent: Dana now prefers trunk-based development." in box.detailedText()
+    assert "salience: 0.25" in box.detailedText()
+    button = next(b for b in box.buttons() if b.text() == choice)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    after = window.store.get(target.id)
+    assert after.content == "Agent: Dana now prefers trunk-based development."  # the agent's write is never lost
+    assert after.salience == (0.25 if choice == "Apply my edit" else target.salience)
