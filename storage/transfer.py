@@ -79,7 +79,13 @@ class ImportSummary:
         }
 
 
-def import_store(src: Path, dest: Path, progress: Progress | None = None) -> ImportSummary:
+class ImportCancelled(StoreError):
+    """Stopped between batches; what was imported stays, and a re-run continues."""
+
+
+def import_store(
+    src: Path, dest: Path, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None
+) -> ImportSummary:
     """Copy every memory of src into the native workspace dest, with provenance.
 
     Re-running is idempotent: each memory carries an import key (source path and
@@ -92,7 +98,7 @@ def import_store(src: Path, dest: Path, progress: Progress | None = None) -> Imp
     try:
         target = _open_destination(dest)
         try:
-            return _copy(source, target, progress)
+            return _copy(source, target, progress, cancelled or (lambda: False))
         finally:
             target.close()
     finally:
@@ -109,7 +115,9 @@ def _open_destination(dest: Path) -> MemoryStore:
     return create_workspace(dest)
 
 
-def _copy(source: MemoryStore, target: MemoryStore, progress: Progress | None) -> ImportSummary:
+def _copy(
+    source: MemoryStore, target: MemoryStore, progress: Progress | None, cancelled: Callable[[], bool]
+) -> ImportSummary:
     sqlite = target.sqlite
     assert sqlite is not None
     summary = ImportSummary()
@@ -152,6 +160,12 @@ def _copy(source: MemoryStore, target: MemoryStore, progress: Progress | None) -
             flush()
             if progress:
                 progress(done, total)
+            if cancelled():
+                target.refresh_copies()
+                raise ImportCancelled(
+                    f"Import cancelled after {summary.imported} new memories ({done} of {total} read); "
+                    "run it again to continue — nothing is imported twice."
+                )
     flush()
     if progress:
         progress(done, total)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QProgressDialog,
     QTableView,
     QTabWidget,
     QTreeWidget,
@@ -44,6 +45,7 @@ from storage import (
     open_store,
 )
 from storage.search import search
+from storage.transfer import import_store
 
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
@@ -69,6 +71,7 @@ class MainWindow(QMainWindow):
     store_closed = Signal()
     store_changed = Signal()
     conflict_shown = Signal(object)
+    import_finished = Signal(object)
     curated = Signal(object)
     error_shown = Signal(str)
 
@@ -179,6 +182,7 @@ class MainWindow(QMainWindow):
         self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store")
         self.refresh_action = self._action("&Refresh", self.refresh, QKeySequence.StandardKey.Refresh)
         self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.import_action = self._action("&Import into a workspace…", self.choose_import, "Ctrl+Shift+O")
         self.undo_action = self._action("&Undo", lambda: self._curate("undo"), QKeySequence.StandardKey.Undo)
         self.redo_action = self._action("&Redo", lambda: self._curate("redo"), QKeySequence.StandardKey.Redo)
         self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
@@ -191,6 +195,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.import_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
@@ -223,6 +228,52 @@ class MainWindow(QMainWindow):
         """Open a store off the UI thread; errors reach the person as one message."""
         self.count_label.setText(f"Opening {path}…")
         start_worker(open_store, path, on_result=self._on_store_opened, on_error=self.show_error)
+
+    def choose_import(self) -> None:
+        src = QFileDialog.getExistingDirectory(self, "Import memories from")
+        if not src:
+            return
+        dest = QFileDialog.getExistingDirectory(self, "Into the workspace (a new or native workspace folder)")
+        if dest:
+            self.import_into(Path(src), Path(dest))
+
+    def import_into(self, src: Path, dest: Path) -> None:
+        """Import src into the native workspace dest off the UI thread, with progress and cancel."""
+        dialog = QProgressDialog(f"Importing {src.name}…", "Cancel", 0, 100, self)
+        dialog.setObjectName("import_progress")
+        dialog.setWindowTitle("Import")
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+
+        def run() -> Any:
+            def progress(done: int, total: int) -> None:
+                worker.signals.yielded.emit((done, total))  # queued to the UI thread
+
+            return import_store(src, dest, progress=progress, cancelled=lambda: worker.cancelled)
+
+        def on_progress(tick: tuple[int, int]) -> None:
+            done, total = tick
+            dialog.setLabelText(f"Importing {src.name}: {done:,} of {total:,} memories read")
+            dialog.setValue(int(100 * done / total) if total else 100)
+
+        def on_result(summary: Any) -> None:
+            dialog.close()
+            message = (f"Imported {summary.imported} memories into {dest}; "
+                       f"{summary.already_present} were already there.")
+            self.statusBar().showMessage(message, 15_000)
+            self.import_finished.emit(summary)
+
+        def on_error(exc: BaseException) -> None:
+            dialog.close()
+            self.show_error(exc)
+            self.import_finished.emit(exc)
+
+        worker = start_worker(run, on_result=on_result, on_error=on_error, on_progress=on_progress)
+        dialog.canceled.connect(worker.cancel)
+        dialog.setValue(1)
+        dialog.open()
+        self.import_dialog = dialog
 
     def _on_store_opened(self, store: MemoryStore) -> None:
         self.close_store()

@@ -322,3 +322,18 @@ def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWind
     after = window.store.get(target.id)
     assert after.content == "Agent: Dana now prefers trunk-based development."  # the agent's write is never lost
     assert after.salience == (0.25 if choice == "Apply my edit" else target.salience)
+
+
+def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, markdown_only: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "merged"
+    with qtbot.waitSignal(window.import_finished, timeout=60_000) as finished:
+        window.import_into(markdown_only, dest)
+    summary = finished.args[0]
+    from storage import open_store
+
+    with open_store(markdown_only) as source:
+        assert summary.imported == source.count()
+    assert window.import_dialog.value() == 100 or not window.import_dialog.isVisible()
+    with qtbot.waitSignal(window.import_finished, timeout=60_000) as again:
+        window.import_into(markdown_only, dest)
+    assert again.args[0].imported == 0 and again.args[0].already_present == summary.imported
