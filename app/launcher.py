@@ -35,6 +35,20 @@ def demo_path() -> Path:
     return path
 
 
+def last_store() -> Path | None:
+    """The store the app had open last (its recent list), if it still exists."""
+    try:
+        from PySide6.QtCore import QSettings
+    except ImportError:
+        return None
+    settings = QSettings(str(data_dir() / "settings.ini"), QSettings.Format.IniFormat)
+    recent = settings.value("recent_stores", [])
+    for entry in [recent] if isinstance(recent, str) else list(recent or []):
+        if Path(entry).exists():
+            return Path(entry)
+    return None
+
+
 def launch(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="mnemoscope", description="Open a memory store in the desktop app.")
     parser.add_argument("path", nargs="?", type=Path, help="store to open (default: the demo store)")
@@ -42,7 +56,10 @@ def launch(argv: Sequence[str]) -> int:
     parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
     parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
     args = parser.parse_args(list(argv))
-    path = demo_path() if args.demo or args.path is None else args.path
+    if args.path is not None:
+        path = args.path
+    else:
+        path = demo_path() if args.demo else (last_store() or demo_path())
     with open_store(path) as store:  # a bad store gets its one-line message before any window
         info = store.info()
     if args.screenshot:

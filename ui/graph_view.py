@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import MemoryStore
+from storage import MemoryStore, NotFoundError
 from storage.graph import graph_view
 
 from .detail_panel import SafeTextBrowser
@@ -38,9 +38,13 @@ EntityRole = Qt.ItemDataRole.UserRole + 3
 
 def layout_graph(store: MemoryStore, center: str | None, depth: int, types: list[str], channels: list[str]) -> dict[str, Any]:
     """Select and lay out the graph (runs on a worker thread)."""
-    graph, info = graph_view(
-        store, center=center, depth=depth, relation_types=types, channels=channels, max_nodes=MAX_NODES
-    )
+    try:
+        graph, info = graph_view(
+            store, center=center, depth=depth, relation_types=types, channels=channels, max_nodes=MAX_NODES
+        )
+    except NotFoundError:  # the center is filtered out: show what the filters leave
+        graph, info = graph_view(store, relation_types=types, channels=channels, max_nodes=MAX_NODES)
+        info["center_filtered_out"] = center
     positions = nx.spring_layout(nx.Graph(graph), seed=7) if graph.number_of_nodes() else {}
     return {"graph": graph, "info": info, "positions": {n: (float(x), float(y)) for n, (x, y) in positions.items()}}
 
@@ -127,6 +131,12 @@ class GraphView(QWidget):
             widget.blockSignals(False)
         self.reload()
 
+    def set_channel(self, channel: str | None) -> None:
+        """Show one channel's entities (None: all channels)."""
+        index = self.channel_box.findText(channel) if channel else 0
+        if index >= 0:
+            self.channel_box.setCurrentIndex(index)
+
     def clear(self) -> None:
         self._store = None
         self._generation += 1
@@ -195,6 +205,8 @@ class GraphView(QWidget):
         self.view.fitInView(self.view.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         hidden = result["info"]["hidden_nodes"]
         note = f"{graph.number_of_nodes()} entities, {graph.number_of_edges()} relations"
+        if result["info"].get("center_filtered_out"):
+            note += " — the chosen center is not in this channel or relation type"
         self.note.setText(note + (f" — {hidden} more not shown (pick a center or a filter)" if hidden else ""))
         self.loaded.emit()
 

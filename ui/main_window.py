@@ -417,6 +417,7 @@ class MainWindow(QMainWindow):
             for session in data["sessions"]:
                 item = QTreeWidgetItem([session.title or session.id, str(session.turn_count)])
                 item.setToolTip(0, f"{session.id} ({session.channel})")
+                item.setData(0, FilterRole, ("session", session.id))
                 group.addChild(item)
         self.sidebar.resizeColumnToContents(0)
 
@@ -426,8 +427,17 @@ class MainWindow(QMainWindow):
             self.apply_filter(*spec)
 
     def apply_filter(self, kind: str, value: str | None) -> None:
-        """Filter the memories view by one sidebar entry (kind, channel, layer or status)."""
-        assert self.model is not None
+        """Filter the views by one sidebar entry (kind, channel, layer, status or session)."""
+        assert self.model is not None and self.store is not None
+        if kind == "session":
+            self.scratchpad.load(self.store, value)
+            self.show_view("scratchpad")
+            return
+        channels = (value,) if kind == "channel" else ()
+        self.timeline.set_channels(channels)
+        self.graph.set_channel(value if kind == "channel" else None)
+        if kind == "all":
+            self.scratchpad.load(self.store)
         base = replace(MemoryQuery(), order=self.model.query.order, descending=self.model.query.descending)
         if kind == "kind":
             base = replace(base, kinds=(Kind(value),))

@@ -140,6 +140,7 @@ class TimelineView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(scroll, 1)
         self._store: MemoryStore | None = None
+        self._channels: tuple[str, ...] = ()
         self._generation = 0
         self.bin_box.currentTextChanged.connect(lambda _t: self.reload())
         self.group_box.currentTextChanged.connect(lambda _t: self.reload())
@@ -147,6 +148,12 @@ class TimelineView(QWidget):
     def load(self, store: MemoryStore) -> None:
         self._store = store
         self.reload()
+
+    def set_channels(self, channels: tuple[str, ...]) -> None:
+        """Count only these channels (none: all)."""
+        if channels != self._channels:
+            self._channels = channels
+            self.reload()
 
     def clear(self) -> None:
         self._store = None
@@ -163,7 +170,7 @@ class TimelineView(QWidget):
             self._store,
             bin=self.bin_box.currentText(),
             group_by=self.group_box.currentText(),
-            query=MemoryQuery(statuses=()),
+            query=MemoryQuery(statuses=(), channels=self._channels),
             on_result=lambda data: self._on_loaded(generation, data),
             on_error=self.load_failed.emit,
         )

@@ -76,6 +76,18 @@ def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
     _wait_rows(qtbot, window)
     qtbot.waitUntil(lambda: window.model.memory_at(window.model.rowCount() - 1) is not None)
     assert {window.model.memory_at(r).channel for r in range(window.model.rowCount())} == {"webshop"}
+    # ...and every other view follows the channel.
+    qtbot.waitUntil(lambda: sum(b["memories"] for b in window.timeline.chart.data["bins"]) == total.args[0])
+    assert window.graph.channel_box.currentText() == "webshop"
+    qtbot.waitUntil(lambda: bool(window.graph.nodes))
+    session = window.store.sqlite.sessions()[0]
+    group = next(window.sidebar.topLevelItem(i) for i in range(window.sidebar.topLevelItemCount())
+                 if window.sidebar.topLevelItem(i).text(0) == "Sessions")
+    group.setExpanded(True)
+    with qtbot.waitSignal(window.scratchpad.loaded) as shown:
+        _click(qtbot, window, next(group.child(j) for j in range(group.childCount())
+                                   if group.child(j).toolTip(0).startswith(session.id)))
+    assert shown.args == [1] and window.views.currentWidget() is window.scratchpad
 
 
 def test_keyword_and_hybrid_search_from_the_search_box(qtbot, window: MainWindow) -> None:
@@ -337,3 +349,30 @@ def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, 
     with qtbot.waitSignal(window.import_finished, timeout=60_000) as again:
         window.import_into(markdown_only, dest)
     assert again.args[0].imported == 0 and again.args[0].already_present == summary.imported
+
+
+def test_scratchpad_model_passes_the_qt_model_tester(qtbot, qtmodeltester, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() > 0)
+    qtmodeltester.check(window.scratchpad.model)
+
+
+def test_a_filter_that_hides_the_center_shows_the_rest_not_an_error(qtbot, window: MainWindow) -> None:
+    graph = window.graph
+    qtbot.waitUntil(lambda: bool(graph.nodes))
+    with qtbot.waitSignal(graph.loaded):
+        graph.center_box.setCurrentIndex(graph.center_box.findData("e-dana"))
+    with qtbot.waitSignal(graph.loaded):
+        graph.channel_box.setCurrentText("rust-cli")
+    assert "e-rust-cli" in graph.nodes and "e-dana" not in graph.nodes
+    assert "not in this channel" in graph.note.text() and window.last_error == ""
+
+
+def test_mnemoscope_alone_reopens_the_last_store(demo_path: Path, tmp_path: Path) -> None:
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    env = {**os.environ, "MNEMOSCOPE_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
+    first = subprocess.run([exe, str(demo_path), "--screenshot", str(tmp_path / "a.png")], env=env, timeout=120, capture_output=True)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run([exe, "--screenshot", str(tmp_path / "b.png")], env=env, timeout=120, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "writing the demo workspace" not in again.stderr  # it reopened demo_path, not the demo
+    assert not (tmp_path / "home" / "demo-workspace").exists()
