@@ -179,7 +179,8 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store")
+        self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store folder")
+        self.open_file_action = self._action("Open &File…", self.choose_store_file, "Ctrl+Alt+O", "Open a memory.db or chroma.sqlite3")
         self.refresh_action = self._action("&Refresh", self.refresh, QKeySequence.StandardKey.Refresh)
         self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.import_action = self._action("&Import into a workspace…", self.choose_import, "Ctrl+Shift+O")
@@ -194,6 +195,7 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_file_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
@@ -221,6 +223,13 @@ class MainWindow(QMainWindow):
 
     def choose_store(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a memory store")
+        if path:
+            self.open_path(Path(path))
+
+    def choose_store_file(self) -> None:
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Open a memory store file", "", "Memory stores (memory.db chroma.sqlite3 *.db *.sqlite *.sqlite3);;All files (*)"
+        )
         if path:
             self.open_path(Path(path))
 
