@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path)
     p.add_argument("id")
 
+    p = add("reembed", "recompute every vector marked stale with the store's embedder (one undoable step)")
+    p.add_argument("path", type=Path)
+
     p = add("restore", "restore a deleted or archived memory")
     p.add_argument("path", type=Path)
     p.add_argument("id")
@@ -407,6 +410,15 @@ def cmd_rm(args: argparse.Namespace) -> int:
 def cmd_reinforce(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
         return _outcome(args, store, Curator(store).reinforce(args.id))
+
+
+@command("reembed")
+def cmd_reembed(args: argparse.Namespace) -> int:
+    def progress(done: int, total: int) -> None:
+        print(f"\rreembed {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
+
+    with open_store(args.path) as store:
+        return _outcome(args, store, Curator(store).reembed(progress=progress))
 
 
 @command("restore")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .errors import (
     ConflictError,
@@ -178,6 +178,54 @@ class Curator:
                 changes.append(Change(rid, vsnap, new_vector))
         details = {"access_count": [memory.access_count, memory.access_count + 1]}
         return self._run("reinforce", [memory_id], changes, memory.channel, details, ids=[memory_id])
+
+    def reembed(
+        self, *, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> Outcome:
+        """Recompute every vector marked stale with the store's embedder: one undoable step."""
+        embedder = self.store.embedder()
+        if embedder is None or self.store.chroma is None:
+            raise UnsupportedError("No embedder runs offline for this store's vectors; nothing can be re-embedded.")
+        targets = self.store.sqlite.stale_vector_ids() if self.store.sqlite is not None else []
+        targets += self.store.chroma.stale_record_ids()
+        if not targets:
+            raise NothingToDoError("No vector is marked stale.")
+        changes: list[Change] = []
+        for start in range(0, len(targets), 64):
+            if cancelled is not None and cancelled():
+                raise NothingToDoError("Re-embedding cancelled; nothing was changed.")
+            batch = targets[start : start + 64]
+            planned = [self._plan_reembed(memory_id) for memory_id in batch]
+            vectors = embedder.embed([text for _, text in planned])
+            for (plan, _text), vector in zip(planned, vectors):
+                for change in plan:
+                    if change.after is not None and "embedding" in change.after:
+                        change.after["embedding"] = vector
+                changes.extend(plan)
+            if progress is not None:
+                progress(min(start + 64, len(targets)), len(targets))
+        details = {"count": len(targets), "embedder": embedder.name}
+        return self._run("reembed", targets, changes, None, details, ids=targets)
+
+    def _plan_reembed(self, memory_id: str) -> tuple[list[Change], str]:
+        if memory_id.startswith("vec:"):
+            snap = self._read(memory_id)
+            assert snap is not None
+            new = copy.deepcopy(snap)
+            new["metadata"].pop(STALE_KEY, None)
+            text = snap["document"] or str(snap["metadata"].get("data", ""))
+            return [Change(memory_id, snap, new)], text
+        row = self._read(memory_id)
+        assert row is not None
+        changes = [Change(memory_id, row, {**row, "vector_state": "fresh"})]
+        vector = self._vector_copy(memory_id)
+        if vector is not None:
+            rid, vsnap = vector
+            new_vector = copy.deepcopy(vsnap)
+            new_vector["document"] = row["content"]
+            new_vector["metadata"].pop(STALE_KEY, None)
+            changes.append(Change(rid, vsnap, new_vector))
+        return changes, row["content"]
 
     def restore(self, memory_id: str) -> Outcome:
         source = self.store.source_for(memory_id)

@@ -204,6 +204,10 @@ class MainWindow(QMainWindow):
         for action in (self.undo_action, self.redo_action, None, self.edit_action, self.promote_action,
                        self.delete_action, self.restore_action, self.reinforce_action, None, self.find_action):
             edit_menu.addSeparator() if action is None else edit_menu.addAction(action)
+        tools_menu = self.menuBar().addMenu("&Tools")
+        self.reembed_action = self._action("Re-&embed stale vectors", self.reembed_stale, None,
+                                           "Recompute vectors whose memory was edited without an embedder")
+        tools_menu.addAction(self.reembed_action)
         view_menu = self.menuBar().addMenu("&View")
         for i, name in enumerate(VIEWS):
             view_menu.addAction(self._action(f"&{name.title()}", lambda n=name: self.show_view(n), f"Ctrl+{i + 1}"))
@@ -283,6 +287,37 @@ class MainWindow(QMainWindow):
         dialog.setValue(1)
         dialog.open()
         self.import_dialog = dialog
+
+    def reembed_stale(self) -> None:
+        """Re-embed stale vectors off the UI thread, with progress and cancel."""
+        store = self.store
+        if store is None:
+            return
+        dialog = QProgressDialog("Re-embedding stale vectors…", "Cancel", 0, 100, self)
+        dialog.setObjectName("reembed_progress")
+        dialog.setMinimumDuration(0)
+
+        def run() -> Any:
+            return Curator(store).reembed(
+                progress=lambda done, total: worker.signals.yielded.emit((done, total)),
+                cancelled=lambda: worker.cancelled,
+            )
+
+        def on_progress(tick: tuple[int, int]) -> None:
+            done, total = tick
+            dialog.setValue(int(100 * done / total) if total else 100)
+
+        def on_result(outcome: Any) -> None:
+            dialog.close()
+            self._after_curation("reembed", outcome)
+
+        def on_error(exc: BaseException) -> None:
+            dialog.close()
+            self.show_error(exc)
+
+        worker = start_worker(run, on_result=on_result, on_error=on_error, on_progress=on_progress)
+        dialog.canceled.connect(worker.cancel)
+        dialog.open()
 
     def _on_store_opened(self, store: MemoryStore) -> None:
         self.close_store()

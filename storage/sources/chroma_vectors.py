@@ -415,6 +415,15 @@ class ChromaSource:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
+    def stale_record_ids(self) -> list[str]:
+        """Records flagged stale (text edited without an embedder), not counting mirrors."""
+        return [
+            record_id_for(name, record_id)
+            for name in self.collections()
+            for record_id, meta in self._entries(name)
+            if meta.get(STALE_KEY)
+        ]
+
     def embedding_of(self, memory_id: str) -> list[float] | None:
         snap = self.read_record(memory_id)
         return snap["embedding"] if snap else None

@@ -293,6 +293,12 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return [self._memory(row._mapping) for row in conn.execute(text(sql), params)]
 
+    def stale_vector_ids(self) -> list[str]:
+        """Memories whose vector copy no longer matches their content."""
+        m = schema.memories.c
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(select(m.id).where(m.vector_state == "stale").order_by(m.id))]
+
     def memories_with_markdown_copies(self) -> list[tuple[str, str]]:
         """(md_file, content) of every memory that keeps a copy in workspace markdown."""
         m = schema.memories.c

@@ -238,3 +238,31 @@ def test_reinforce_raises_effective_salience_now(demo_path: Path) -> None:
         assert after.access_count == before.access_count + 1
         assert utcnow() - after.last_accessed < timedelta(minutes=1)
         assert model.effective(after, utcnow()) > model.effective(before, utcnow())
+
+
+def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -> None:
+    from storage.store import StoreSettings
+
+    memory_id = _mirrored_memory(demo_path)
+    with open_store(demo_path) as store:
+        settings = store.settings
+        store.save_settings(StoreSettings(embedder="remote-model-not-here"))
+        store.chroma.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
+    with open_store(demo_path) as store:
+        Curator(store).edit(memory_id, content="edited while offline")
+        assert store.get(memory_id).metadata["vector_state"] == "stale"
+        store.save_settings(settings)  # an embedder is available again
+        stale = state_of(demo_path)
+        outcome = Curator(store).reembed()
+        assert outcome.ids == [memory_id]
+        assert store.get(memory_id).metadata["vector_state"] == "fresh"
+        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        assert STALE_KEY not in vector["metadata"]
+        from storage.embedding import HashingEmbedder
+
+        expected = HashingEmbedder().embed(["edited while offline"])[0]
+        assert [round(x, 4) for x in vector["embedding"]] == [round(x, 4) for x in expected]
+        with pytest.raises(NothingToDoError):
+            Curator(store).reembed()
+        Curator(store).undo()
+        assert state_of(demo_path) == stale

@@ -376,3 +376,18 @@ def test_mnemoscope_alone_reopens_the_last_store(demo_path: Path, tmp_path: Path
     assert again.returncode == 0, again.stderr
     assert "writing the demo workspace" not in again.stderr  # it reopened demo_path, not the demo
     assert not (tmp_path / "home" / "demo-workspace").exists()
+
+
+def test_reembed_stale_vectors_from_the_tools_menu(qtbot, window: MainWindow, demo_path: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(demo_path / "memory.db")
+    stale_id = con.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
+    con.execute("UPDATE memories SET vector_state = 'stale' WHERE id = ?", (stale_id,))
+    con.commit()
+    con.close()
+    with qtbot.waitSignal(window.curated, timeout=20_000) as done:
+        window.reembed_action.trigger()
+    assert done.args[0].ids == [stale_id]
+    assert window.store.get(stale_id).metadata["vector_state"] == "fresh"
+    assert window.undo_action.text() == "&Undo reembed"
