@@ -250,74 +250,70 @@ class MainWindow(QMainWindow):
         if dest:
             self.import_into(Path(src), Path(dest))
 
-    def import_into(self, src: Path, dest: Path) -> None:
-        """Import src into the native workspace dest off the UI thread, with progress and cancel."""
-        dialog = QProgressDialog(f"Importing {src.name}…", "Cancel", 0, 100, self)
-        dialog.setObjectName("import_progress")
-        dialog.setWindowTitle("Import")
+    def run_with_progress(
+        self,
+        label: str,
+        work: Callable[[Callable[[int, int], None], Callable[[], bool]], Any],
+        on_result: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> QProgressDialog:
+        """Run work(progress, cancelled) on a worker behind a progress dialog with Cancel."""
+        dialog = QProgressDialog(label, "Cancel", 0, 100, self)
+        dialog.setWindowTitle("Mnemoscope")
         dialog.setMinimumDuration(0)
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
 
         def run() -> Any:
-            def progress(done: int, total: int) -> None:
-                worker.signals.yielded.emit((done, total))  # queued to the UI thread
+            # Signals emitted here are queued to the UI thread.
+            return work(lambda done, total: worker.signals.yielded.emit((done, total)), lambda: worker.cancelled)
 
-            return import_store(src, dest, progress=progress, cancelled=lambda: worker.cancelled)
-
-        def on_progress(tick: tuple[int, int]) -> None:
+        def progress(tick: tuple[int, int]) -> None:
             done, total = tick
-            dialog.setLabelText(f"Importing {src.name}: {done:,} of {total:,} memories read")
+            dialog.setLabelText(f"{label} {done:,} of {total:,}")
             dialog.setValue(int(100 * done / total) if total else 100)
 
-        def on_result(summary: Any) -> None:
+        def finished(result: Any) -> None:
             dialog.close()
-            message = (f"Imported {summary.imported} memories into {dest}; "
-                       f"{summary.already_present} were already there.")
-            self.statusBar().showMessage(message, 15_000)
-            self.import_finished.emit(summary)
+            on_result(result)
 
-        def on_error(exc: BaseException) -> None:
+        def failed(exc: BaseException) -> None:
             dialog.close()
             self.show_error(exc)
-            self.import_finished.emit(exc)
+            if on_error is not None:
+                on_error(exc)
 
-        worker = start_worker(run, on_result=on_result, on_error=on_error, on_progress=on_progress)
+        worker = start_worker(run, on_result=finished, on_error=failed, on_progress=progress)
         dialog.canceled.connect(worker.cancel)
-        dialog.setValue(1)
         dialog.open()
-        self.import_dialog = dialog
+        return dialog
+
+    def import_into(self, src: Path, dest: Path) -> None:
+        """Import src into the native workspace dest off the UI thread, with progress and cancel."""
+
+        def done(summary: Any) -> None:
+            self.statusBar().showMessage(
+                f"Imported {summary.imported} memories into {dest}; {summary.already_present} were already there.",
+                15_000,
+            )
+            self.import_finished.emit(summary)
+
+        self.import_dialog = self.run_with_progress(
+            f"Importing {src.name}:",
+            lambda progress, cancelled: import_store(src, dest, progress=progress, cancelled=cancelled),
+            done,
+            self.import_finished.emit,
+        )
 
     def reembed_stale(self) -> None:
         """Re-embed stale vectors off the UI thread, with progress and cancel."""
         store = self.store
-        if store is None:
-            return
-        dialog = QProgressDialog("Re-embedding stale vectors…", "Cancel", 0, 100, self)
-        dialog.setObjectName("reembed_progress")
-        dialog.setMinimumDuration(0)
-
-        def run() -> Any:
-            return Curator(store).reembed(
-                progress=lambda done, total: worker.signals.yielded.emit((done, total)),
-                cancelled=lambda: worker.cancelled,
+        if store is not None:
+            self.run_with_progress(
+                "Re-embedding stale vectors:",
+                lambda progress, cancelled: Curator(store).reembed(progress=progress, cancelled=cancelled),
+                lambda outcome: self._after_curation("reembed", outcome),
             )
-
-        def on_progress(tick: tuple[int, int]) -> None:
-            done, total = tick
-            dialog.setValue(int(100 * done / total) if total else 100)
-
-        def on_result(outcome: Any) -> None:
-            dialog.close()
-            self._after_curation("reembed", outcome)
-
-        def on_error(exc: BaseException) -> None:
-            dialog.close()
-            self.show_error(exc)
-
-        worker = start_worker(run, on_result=on_result, on_error=on_error, on_progress=on_progress)
-        dialog.canceled.connect(worker.cancel)
-        dialog.open()
 
     def _on_store_opened(self, store: MemoryStore) -> None:
         self.close_store()
