@@ -111,6 +111,7 @@ class MemoryTableModel(QAbstractTableModel):
         self.total_changed.emit(total)
         if total:
             self.fetchMore(QModelIndex())
+            self._request(0)
 
     # -- lazy rows ------------------------------------------------------------------------
 
@@ -122,11 +123,10 @@ class MemoryTableModel(QAbstractTableModel):
             return
         assert self._total is not None
         more = min(self._chunk, self._total - self._rows)
+        # Rows arrive as placeholders; data() fetches the chunks a view actually shows.
         self.beginInsertRows(QModelIndex(), self._rows, self._rows + more - 1)
-        first = self._rows
         self._rows += more
         self.endInsertRows()
-        self._request(first)
 
     def _request(self, row: int) -> None:
         start = row - row % self._chunk

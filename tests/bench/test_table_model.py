@@ -1,0 +1,71 @@
+"""The memories table on a 300k-memory store: first rows and a deep jump, against bare SQL.
+
+Ratios against baselines measured in the same run; the model must only ever
+hold the chunks a view showed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from storage import MemoryQuery, open_store  # noqa: E402
+from storage.sources.sqlite_native import SqliteSource  # noqa: E402
+from ui.memory_model import MemoryTableModel  # noqa: E402
+
+pytestmark = pytest.mark.bench
+N = 300_000
+
+
+@pytest.fixture(scope="module")
+def huge_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("huge")
+    source = SqliteSource.open(root / "memory.db", create=True)
+    t0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    for start in range(0, N, 20_000):
+        source.insert_memory_rows(
+            [source.memory_row(f"memory {i} on topic {i % 501}", channel=("a", "b", "c")[i % 3],
+                               created_at=t0 + timedelta(seconds=40 * i)) for i in range(start, start + 20_000)]
+        )
+    source.close()
+    return root
+
+
+def test_first_rows_and_a_deep_jump_cost_about_bare_sql(qtbot, huge_store: Path) -> None:
+    con = sqlite3.connect(huge_store / "memory.db")
+    t = time.perf_counter()
+    con.execute("SELECT count(*) FROM memories WHERE status = 'active'").fetchone()
+    con.execute("SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT 200").fetchall()
+    baseline_first = time.perf_counter() - t
+    t = time.perf_counter()
+    con.execute("SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT 200 OFFSET 150000").fetchall()
+    baseline_deep = time.perf_counter() - t
+    con.close()
+    with open_store(huge_store) as store:
+        model = MemoryTableModel(store)
+        t = time.perf_counter()
+        model.set_query(MemoryQuery())
+        qtbot.waitUntil(lambda: model.memory_at(0) is not None, timeout=30_000)
+        first = time.perf_counter() - t
+        assert model.rowCount() == 200 < model.total == N
+        while model.rowCount() < 150_200:
+            model.fetchMore()
+        assert len(model._pending) == 0  # growing the table fetched nothing by itself
+        t = time.perf_counter()
+        model.data(model.index(150_100, 0))  # what a view does when it shows that row
+        qtbot.waitUntil(lambda: model.memory_at(150_100) is not None, timeout=30_000)
+        deep = time.perf_counter() - t
+        cached = len(model._cache)
+    print(f"\n{N} memories: first rows {first * 1e3:.0f} ms (bare SQL {baseline_first * 1e3:.0f} ms), "
+          f"row 150100 {deep * 1e3:.0f} ms (bare SQL {baseline_deep * 1e3:.0f} ms), rows held {cached}")
+    assert cached == 400
+    assert first < 20 * baseline_first + 0.5
+    assert deep < 20 * baseline_deep + 0.5
