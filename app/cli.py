@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
-from storage.timeutil import parse_time
+from storage.timeutil import parse_time, utcnow
 
 from . import output
 
@@ -263,13 +263,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 @command("show")
 def cmd_show(args: argparse.Namespace) -> int:
-    from storage.views import salience_of
-
     with open_store(args.path) as store:
         memory = store.get(args.id)
         data = memory.to_dict()
         data["copies"] = _copies(store, memory)
-        data["salience_now"] = salience_of(store, memory.id)["effective"]
+        data["salience_now"] = round(store.settings.salience.effective(memory, utcnow()), 6)
         data["promotion"] = store.settings.promotion.check(memory)
         if store.sqlite is not None:
             data["relations"] = [r.to_dict() for r in store.sqlite.relations(touching=memory.id)]
@@ -371,7 +369,7 @@ def cmd_salience(args: argparse.Namespace) -> int:
 # -- curation -------------------------------------------------------------------------------
 
 
-def _outcome(args: argparse.Namespace, store: Any, outcome: Any) -> int:
+def _outcome(args: argparse.Namespace, outcome: Any) -> int:
     data = outcome.to_dict()
     for note in outcome.notes:
         if not args.json:
@@ -391,25 +389,25 @@ def cmd_edit(args: argparse.Namespace) -> int:
             salience=args.salience,
             expected_revision=args.expect_revision,
         )
-        return _outcome(args, store, outcome)
+        return _outcome(args, outcome)
 
 
 @command("promote")
 def cmd_promote(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).promote(args.id, to=args.to, reason=args.reason))
+        return _outcome(args, Curator(store).promote(args.id, to=args.to, reason=args.reason))
 
 
 @command("rm")
 def cmd_rm(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).delete(args.id, purge=args.purge))
+        return _outcome(args, Curator(store).delete(args.id, purge=args.purge))
 
 
 @command("reinforce")
 def cmd_reinforce(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).reinforce(args.id))
+        return _outcome(args, Curator(store).reinforce(args.id))
 
 
 @command("reembed")
@@ -418,25 +416,25 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         print(f"\rreembed {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
 
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).reembed(progress=progress))
+        return _outcome(args, Curator(store).reembed(progress=progress))
 
 
 @command("restore")
 def cmd_restore(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).restore(args.id))
+        return _outcome(args, Curator(store).restore(args.id))
 
 
 @command("undo")
 def cmd_undo(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).undo())
+        return _outcome(args, Curator(store).undo())
 
 
 @command("redo")
 def cmd_redo(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, store, Curator(store).redo())
+        return _outcome(args, Curator(store).redo())
 
 
 @command("history")

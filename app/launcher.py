@@ -60,18 +60,17 @@ def launch(argv: Sequence[str]) -> int:
         path = args.path
     else:
         path = demo_path() if args.demo else (last_store() or demo_path())
-    with open_store(path) as store:  # a bad store gets its one-line message before any window
-        info = store.info()
+    open_store(path).close()  # a bad store gets its one-line message before any window
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
         from ui.main_window import run_app
     except ImportError as exc:
-        print(output.info(info))
+        print(output.info(_info(path)))
         print(f"mnemoscope: the desktop app needs PySide6 ({exc}); showing the store instead.", file=sys.stderr)
         return 0
     if not _has_display():
-        print(output.info(info))
+        print(output.info(_info(path)))
         print(
             "mnemoscope: no display to open a window on; this is the store it would show. "
             "Use --screenshot FILE.png to render it offscreen.",
@@ -81,6 +80,12 @@ def launch(argv: Sequence[str]) -> int:
     settings = data_dir() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
     return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view)
+
+
+def _info(path: Path) -> dict:
+    """The store's summary, printed when no window can be opened."""
+    with open_store(path) as store:
+        return store.info()
 
 
 def _has_display() -> bool:

@@ -26,6 +26,16 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
+def read_only_rows(path: Path, sql: str) -> list[tuple]:
+    """Rows of one query on a SQLite file opened read-only: no byte of it is written.
+    Raises sqlite3.Error for the caller to word."""
+    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
 def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> Engine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions."""
     path = Path(path)

@@ -6,8 +6,9 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from .model import Status
+from .model import Memory, Status
 from .query import MemoryQuery
+from .salience import SalienceModel
 from .store import MemoryStore
 from .timeutil import as_utc, utcnow
 
@@ -47,8 +48,11 @@ def _json_or_none(value: str) -> Any:
 
 def salience_of(store: MemoryStore, memory_id: str, at: datetime | None = None) -> dict[str, Any]:
     """One memory's effective salience now (or at a date), its curve and its crossing date."""
-    model = store.settings.salience
-    memory = store.get(memory_id)
+    return salience_report(store.settings.salience, store.get(memory_id), at)
+
+
+def salience_report(model: SalienceModel, memory: Memory, at: datetime | None = None) -> dict[str, Any]:
+    """salience_of for a memory already read."""
     at = as_utc(at) if at else utcnow()
     report = model.report(memory, at)
     start = min(as_utc(memory.last_accessed), at) - timedelta(days=7)

@@ -439,7 +439,7 @@ class MainWindow(QMainWindow):
     def _on_sidebar_counts(self, data: dict[str, Any]) -> None:
         self.sidebar.clear()
         counts = data["counts"]
-        everything = QTreeWidgetItem(["All memories", str(sum(counts["statuses"].get(s, 0) for s in ("active",)))])
+        everything = QTreeWidgetItem(["All memories", str(counts["statuses"].get("active", 0))])
         everything.setData(0, FilterRole, ("all", None))
         self.sidebar.addTopLevelItem(everything)
         for title, key, kind in (("Kinds", "kinds", "kind"), ("Channels", "channels", "channel"),
@@ -569,7 +569,7 @@ class MainWindow(QMainWindow):
             return
         history = self.store.journal.history(target=memory.id, limit=50)
         self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory))
-        self.salience.show_memory(self.store, memory.id)
+        self.salience.show_memory(self.store.settings.salience, memory)
 
     def _on_table_context_menu(self, pos: Any) -> None:
         menu = QMenu(self)

@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import MemoryStore
+from storage import Memory, MemoryStore
 from storage.timeutil import parse_time
-from storage.views import salience_of, salience_overview
+from storage.salience import SalienceModel
+from storage.views import salience_overview, salience_report
 
 from .workers import start_worker
 
@@ -181,8 +182,9 @@ class SalienceView(QWidget):
         self.histogram.set_bins([])
         self.at_risk.setRowCount(0)
 
-    def show_memory(self, store: MemoryStore, memory_id: str) -> None:
-        report = salience_of(store, memory_id)
+    def show_memory(self, model: SalienceModel, memory: Memory) -> None:
+        report = salience_report(model, memory)
+        memory_id = memory.id
         self.curve.set_report(report)
         crossing = (report["crosses_threshold_at"] or "never")[:10]
         self.caption.setText(

@@ -20,7 +20,7 @@ from ..embedding import Embedder, embedder_by_name
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, sort_key
-from ..sqlite_db import is_sqlite_file
+from ..sqlite_db import is_sqlite_file, read_only_rows
 from ..timeutil import parse_time, utcnow
 from .base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
 from .sqlite_native import parse_layer, parse_status
@@ -51,11 +51,11 @@ def _known_migrations() -> dict[str, int]:
     with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
         client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
         del client
-        con = sqlite3.connect(Path(tmp) / CHROMA_FILE)
-        try:
-            rows = con.execute("SELECT dir, max(version) FROM migrations GROUP BY dir").fetchall()
-        finally:
-            con.close()
+        return _migration_versions(Path(tmp) / CHROMA_FILE)
+
+
+def _migration_versions(db: Path) -> dict[str, int]:
+    rows = read_only_rows(db, "SELECT dir, max(version) FROM migrations GROUP BY dir")
     return {str(d): int(v) for d, v in rows}
 
 
@@ -65,14 +65,9 @@ def check_chroma_dir(path: Path) -> str:
     if not is_sqlite_file(db):
         raise UnreadableStoreError(f"{db} is not a Chroma database (not SQLite, or truncated).")
     try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            rows = con.execute("SELECT dir, max(version) FROM migrations GROUP BY dir").fetchall()
-        finally:
-            con.close()
+        found = _migration_versions(db)
     except sqlite3.Error as exc:
         raise UnreadableStoreError(f"{db} is not a readable Chroma database ({exc}).") from None
-    found = {str(d): int(v) for d, v in rows}
     known = _known_migrations()
     newer = {d: v for d, v in found.items() if v > known.get(d, 0)}
     if newer:

@@ -255,8 +255,9 @@ class MarkdownSource:
     def memory(self, block: Block) -> Memory:
         date = daily_date(block.path)
         if date is None:
-            mtime = (self.root / block.path).stat().st_mtime
-            date = datetime.fromtimestamp(int(mtime), timezone.utc)
+            cached = self._cache.get(block.path)
+            mtime_ns = cached[0][0] if cached else (self.root / block.path).stat().st_mtime_ns
+            date = datetime.fromtimestamp(mtime_ns // 1_000_000_000, timezone.utc)
         m = CHANNEL_HEADING.match(block.heading)
         channel = m.group(1) if m else GLOBAL_CHANNEL
         return Memory(

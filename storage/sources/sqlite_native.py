@@ -31,7 +31,7 @@ from ..model import (
     Turn,
 )
 from ..query import MemoryQuery, Order
-from ..sqlite_db import friendly_errors, is_sqlite_file, sqlite_engine, sqlite_error
+from ..sqlite_db import friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from .base import Capabilities, Snapshot, revision_of, same_record
 
@@ -670,11 +670,7 @@ def relation_row(relation: Relation) -> dict[str, Any]:
 def _peek_tables(db_path: Path) -> set[str]:
     """Table names, read without writing a byte (no WAL switch, no migration)."""
     try:
-        con = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
-        try:
-            rows = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-        finally:
-            con.close()
+        rows = read_only_rows(db_path, "SELECT name FROM sqlite_master WHERE type = 'table'")
     except sqlite3.Error as exc:
         raise sqlite_error(db_path, exc) from None
     return {r[0] for r in rows}
