@@ -108,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path)
     p.add_argument("--session")
 
+    p = add("sessions", "sessions, threads and conversations; with --session, that one's turns")
+    p.add_argument("path", type=Path)
+    p.add_argument("--session")
+    p.add_argument("--limit", type=int, default=200)
+    p.add_argument("--offset", type=int, default=0)
+
     p = add("salience", "effective salience: one memory's curve, or the store's histogram and at-risk list")
     p.add_argument("path", type=Path)
     p.add_argument("id", nargs="?")
@@ -272,6 +278,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if store.sqlite is not None:
             data["relations"] = [r.to_dict() for r in store.sqlite.relations(touching=memory.id)]
         data["history"] = [e.to_dict() for e in store.journal.history(target=memory.id)]
+        data["owner_history"] = store.owner_history(memory.id)
         return _emit(args, data, output.memory_detail)
 
 
@@ -354,6 +361,20 @@ def cmd_scratchpad(args: argparse.Namespace) -> int:
         if args.session and not sessions:
             raise NotFoundError(f"No session {args.session}.")
         return _emit(args, {"sessions": sessions}, output.scratchpad)
+
+
+@command("sessions")
+def cmd_sessions(args: argparse.Namespace) -> int:
+    with open_store(args.path) as store:
+        sessions = store.sessions()
+        if not args.session:
+            return _emit(args, {"sessions": [s.to_dict() for s in sessions]}, output.sessions)
+        session = next((s for s in sessions if s.id == args.session), None)
+        if session is None:
+            raise NotFoundError(f"No session {args.session} in {args.path}.")
+        turns = store.turns(session.id, limit=args.limit, offset=args.offset)
+        data = {"session": session.to_dict(), "turns": [t.to_dict() for t in turns]}
+        return _emit(args, data, output.sessions)
 
 
 @command("salience")

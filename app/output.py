@@ -30,6 +30,14 @@ def info(data: dict[str, Any]) -> str:
         out.append(f"  chroma collection {col['name']}: {col['count']} records; embedder: {embedder}")
     if data.get("markdown_files"):
         out.append(f"  markdown files: {len(data['markdown_files'])}")
+    for fmt in data.get("formats", []):
+        out.append(f"  {fmt['label']}: {', '.join(fmt['files'])}")
+        if not fmt["read_only"]:
+            out.append(f"    curation: {', '.join(fmt['editable_fields'])} editable; delete removes the record (undoable)")
+        for problem in fmt["problems"]:
+            out.append(f"    problem: {problem}")
+    if data.get("sessions"):
+        out.append(f"  sessions: {data['sessions']}")
     for kind, caps in data["capabilities"].items():
         if caps["read_only"]:
             out.append(f"  {kind} is read-only: {caps['read_only_reason']}")
@@ -43,7 +51,7 @@ def memory_table(data: dict[str, Any]) -> str:
             m["id"],
             m["layer"],
             m["channel"],
-            m["source"]["kind"],
+            m["source"].get("format") or m["source"]["kind"],
             f"{m['salience']:.2f}",
             m["updated_at"][:10],
             m["status"] if m["status"] != "active" else "",
@@ -61,7 +69,7 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"{m['id']}  [{m['status']}]",
         f"  {m['content']}",
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
-        f"  source: {m['source']['kind']} {m['source']['location']}",
+        f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
         f"  salience {m['salience']:.2f} (effective now {m['salience_now']:.3f}), "
         f"confidence {m['confidence']:.2f}, accesses {m['access_count']}, conversations {m['conversations']}",
@@ -82,6 +90,13 @@ def memory_detail(m: dict[str, Any]) -> str:
     )
     for r in m.get("relations", []):
         out.append(f"  relation: {r['source']} -{r['type']}-> {r['target']}")
+    for key, value in sorted(m.get("metadata", {}).items()):
+        out.append(f"  {key}: {_clip(str(value), 100)}")
+    if m.get("owner_history"):
+        out.append(f"  {m['source'].get('format')} history:")
+        for e in m["owner_history"]:
+            change = f"{e.get('old_memory') or ''!r} -> {e.get('new_memory') or ''!r}"
+            out.append(f"    {e.get('updated_at') or e.get('created_at')} {e.get('event')} {_clip(change, 90)}")
     if m["history"]:
         out.append("  history:")
         for e in m["history"]:
@@ -129,6 +144,19 @@ def graph(data: dict[str, Any]) -> str:
     if data.get("graphml"):
         out.append(f"GraphML written to {data['graphml']}")
     return "\n".join(out)
+
+
+def sessions(data: dict[str, Any]) -> str:
+    if "turns" in data:
+        out = [f"{data['session']['id']}  {data['session']['title']}  ({data['session']['turn_count']} turns)"]
+        for t in data["turns"]:
+            out.append(f"  #{t['index']} {t['timestamp'][:19]} {t['role']}: {_clip(t['content'], 100)}")
+        return "\n".join(out)
+    rows = [
+        [s["id"], s["channel"] or "-", str(s["turn_count"]), (s["started_at"] or "")[:19], _clip(s["title"] or "", 50)]
+        for s in data["sessions"]
+    ]
+    return _table(rows, ["SESSION", "CHANNEL", "TURNS", "STARTED", "TITLE"]) if rows else "no sessions"
 
 
 def scratchpad(data: dict[str, Any]) -> str:

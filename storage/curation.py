@@ -118,8 +118,14 @@ class Curator:
         self, memory_id: str, *, to: str = GLOBAL_CHANNEL, reason: str = "", expected_revision: str | None = None
     ) -> Outcome:
         memory = self._current(memory_id, expected_revision)
-        caps = self.store.source_for(memory_id).capabilities()
+        source = self.store.source_for(memory_id)
+        caps = source.capabilities()
         self._writable(memory, caps.read_only, caps.read_only_reason)
+        if not caps.can_promote:
+            raise UnsupportedError(
+                f"{memory_id} is a {source.label} memory; {source.label} has no project and global "
+                "channels to promote between (import it into a workspace to promote it there)."
+            )
         if memory.status is not Status.ACTIVE:
             raise UnsupportedError(f"{memory_id} is {memory.status.value}; restore it before promoting.")
         check = self.store.settings.promotion.check(memory)
@@ -145,10 +151,17 @@ class Curator:
 
     def delete(self, memory_id: str, *, purge: bool = False, expected_revision: str | None = None) -> Outcome:
         memory = self._current(memory_id, expected_revision)
-        caps = self.store.source_for(memory_id).capabilities()
+        source = self.store.source_for(memory_id)
+        caps = source.capabilities()
         self._writable(memory, caps.read_only, caps.read_only_reason)
         if not purge and memory.status is Status.DELETED:
             raise NothingToDoError(f"{memory_id} is already deleted (use --purge to remove it for good).")
+        if _is_foreign(source):
+            # The owner keeps no deleted state: the record goes, the journal keeps it for undo/restore.
+            changes = [Change(memory_id, self._read(memory_id), None)]
+            outcome = self._run("delete", [memory_id], changes, memory.channel, {"content": memory.content}, ids=[memory_id])
+            outcome.notes.append(f"{source.label} has no soft delete: the record was removed; undo or restore brings it back.")
+            return outcome
         changes = self._plan_delete(memory, purge)
         op = "purge" if purge else "delete"
         return self._run(op, [memory_id], changes, memory.channel, {"content": memory.content}, ids=[memory_id])
@@ -158,8 +171,9 @@ class Curator:
         memory = self._current(memory_id, expected_revision)
         caps = self.store.source_for(memory_id).capabilities()
         self._writable(memory, caps.read_only, caps.read_only_reason)
-        if memory.source.kind is Kind.MARKDOWN:
-            raise UnsupportedError(f"{memory_id} is markdown, which keeps no access count to reinforce.")
+        source = self.store.source_for(memory_id)
+        if memory.source.kind is Kind.MARKDOWN or _is_foreign(source):
+            raise UnsupportedError(f"{memory_id} is {source.label}, which keeps no access count to reinforce.")
         now = to_iso(utcnow())
         snap = self._read(memory_id)
         assert snap is not None
@@ -242,7 +256,9 @@ class Curator:
         if memory is None and entry is not None and self._reinsert_removed_copies(memory_id):
             changes = self._reinsert_removed_copies(memory_id)
             ids = [
-                f"md:{c.after['path']}:{c.after['line']}" for c in changes if c.after and "path" in c.after
+                f"md:{c.after['path']}:{c.after['line']}" if c.record.startswith("md:") else c.record
+                for c in changes
+                if c.after
             ]
             return self._run("restore", [memory_id, *ids], changes, None, {"from_delete": entry.seq}, ids=ids)
         if memory is not None:
@@ -315,6 +331,12 @@ class Curator:
     def _plan_edit(self, memory: Memory, requested: dict[str, Any]) -> list[Change]:
         now = to_iso(utcnow())
         kind = memory.source.kind
+        source = self.store.source_for(memory.id)
+        if hasattr(source, "edit_snapshot"):  # a foreign format that edits its own records
+            snap = self._read(memory.id)
+            assert snap is not None
+            new = source.edit_snapshot(snap, requested, now)
+            return [] if new == snap else [Change(memory.id, snap, new)]
         if kind is Kind.MARKDOWN:
             snap = self._read(memory.id)
             assert snap is not None
@@ -448,7 +470,9 @@ class Curator:
         return [
             Change(c.record, None, c.before)
             for c in self.store.journal.changes(entry.seq)
-            if c.record.startswith("md:") and c.after is None and c.before is not None
+            if (c.record.startswith("md:") or _is_foreign(self.store.source_for(c.record)))
+            and c.after is None
+            and c.before is not None
         ]
 
     def _plan_markdown_promote(self, memory: Memory) -> tuple[list[Change], str]:
@@ -581,6 +605,11 @@ class Curator:
         self.store.refresh_copies()
         final_ids = [_current_id(i, applied) for i in ids]
         return Outcome(operation, entry.seq, final_ids, details=details)
+
+
+def _is_foreign(source: Any) -> bool:
+    """A store another tool owns, curated only the way that tool writes it."""
+    return getattr(source, "format", "") not in ("mnemoscope", "chroma", "markdown")
 
 
 def _current_id(memory_id: str, applied: list[Change]) -> str:

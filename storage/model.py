@@ -61,9 +61,13 @@ class SourceRef:
     path: str = ""
     line_start: int | None = None
     line_end: int | None = None
+    # The tool that wrote the record, for stores other tools own ("mem0", ...).
+    format: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind.value, "location": self.location}
+        if self.format:
+            d["format"] = self.format
         if self.path:
             d["path"] = self.path
         if self.line_start is not None:

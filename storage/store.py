@@ -10,7 +10,8 @@ from typing import Any, Iterator
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
 from .errors import NotFoundError, StoreError, UnreadableStoreError
 from .journal import Journal
-from .model import Kind, Memory
+from .formats import detect_formats
+from .model import Kind, Memory, ScratchEntry, Session, Turn
 from .query import MemoryQuery, sort_key
 from .salience import PromotionThresholds, SalienceModel
 from .sources.base import Source
@@ -107,6 +108,40 @@ class MemoryStore:
     def kinds(self) -> list[Kind]:
         return [s.kind for s in self.sources]
 
+    @property
+    def foreign(self) -> list[Source]:
+        """Sources in formats other tools own (mem0, LangGraph, ...)."""
+        return [s for s in self.sources if getattr(s, "format", "") not in NATIVE_FORMATS]
+
+    def sessions(self, channels: tuple[str, ...] = ()) -> list[Session]:
+        return [x for s in self.sources if hasattr(s, "sessions") for x in s.sessions(channels)]
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        for source in self.sources:
+            if hasattr(source, "sessions") and any(x.id == session_id for x in source.sessions()):
+                return source.turns(session_id, limit=limit, offset=offset)
+        return []
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        return [e for s in self.sources if hasattr(s, "scratch_entries") for e in s.scratch_entries(session_id)]
+
+    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for source in self.sources:
+            if hasattr(source, "turn_bin_counts"):
+                for label, n in source.turn_bin_counts(bin_format, since, until).items():
+                    counts[label] = counts.get(label, 0) + n
+        return counts
+
+    def owner_history(self, memory_id: str) -> list[dict[str, Any]]:
+        """The owning tool's own log of a memory (mem0's history.db), where it keeps one."""
+        source = self.source_for(memory_id)
+        return source.history(memory_id) if hasattr(source, "history") else []
+
+    def problems(self) -> list[str]:
+        """What a user should know about foreign stores: drift, dangling rows, unread tables."""
+        return [f"{s.label}: {p}" for s in self.foreign for p in s.problems()]
+
     def source_for(self, record_id: str) -> Source:
         for source in self.sources:
             if source.owns(record_id):
@@ -153,7 +188,7 @@ class MemoryStore:
             "kinds": [k.value for k in self.kinds],
             "counts": counts,
             "total": sum(counts["kinds"].values()),
-            "capabilities": {s.kind.value: s.capabilities().to_dict() for s in self.sources},
+            "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self.sources},
             "settings": self.settings.to_dict(),
             "journal": {"location": str(self.journal.label), "entries": self.journal.count()},
         }
@@ -167,7 +202,18 @@ class MemoryStore:
             ]
         if self.markdown is not None:
             out["markdown_files"] = self.markdown.files()
+        if self.foreign:
+            out["formats"] = [s.describe() for s in self.foreign]
+            out["sessions"] = len(self.sessions())
         return out
+
+
+NATIVE_FORMATS = ("mnemoscope", "chroma", "markdown")
+
+
+def _source_key(source: Source) -> str:
+    fmt = getattr(source, "format", "")
+    return source.kind.value if fmt in NATIVE_FORMATS else fmt
 
 
 def _first(sources: list[Source], cls: type) -> Any:
@@ -209,7 +255,12 @@ def open_store(path: str | Path) -> MemoryStore:
     if not path.exists():
         raise UnreadableStoreError(f"{path} does not exist.")
     found = detect(path)
-    if not found:
+    matches = detect_formats(path)
+    for match in matches:
+        for kind, claimed in match.claims:
+            if found.get(kind) == claimed:
+                del found[kind]
+    if not found and not matches:
         if path.is_file() and is_sqlite_file(path):
             raise UnreadableStoreError(
                 f"{path} is a SQLite database Mnemoscope does not recognise as a memory store."
@@ -228,6 +279,8 @@ def open_store(path: str | Path) -> MemoryStore:
             sources.append(ChromaSource.open(found[Kind.CHROMA]))
         if Kind.MARKDOWN in found:
             sources.append(MarkdownSource.open(found[Kind.MARKDOWN]))
+        for match in matches:
+            sources.append(match.open())
     except StoreError:
         for source in sources:
             source.close()
@@ -245,7 +298,7 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     """A new native workspace: memory.db, vectors/ and nothing else yet."""
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()) and detect(root):
+    if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
     embedder = embedder or HashingEmbedder()
     sqlite = SqliteSource.open(root / DB_NAME, create=True)

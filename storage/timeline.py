@@ -34,9 +34,7 @@ def timeline(
         for (label, group), n in source.bin_counts(query, fmt, group_by).items():
             counts = bins.setdefault(label, {})
             counts[group] = counts.get(group, 0) + n
-    turns: dict[str, int] = {}
-    if store.sqlite is not None:
-        turns = store.sqlite.turn_bin_counts(fmt, query.since, query.until)
+    turns = store.turn_bin_counts(fmt, query.since, query.until)
     labels = sorted(set(bins) | set(turns))
     return {
         "bin": bin,

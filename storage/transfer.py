@@ -169,20 +169,23 @@ def _copy(
     flush()
     if progress:
         progress(done, total)
-    if source.sqlite is not None:
-        _copy_structure(source, target, summary)
+    _copy_structure(source, target, summary)
     target.refresh_copies()
     return summary
 
 
+def _format_of(memory: Memory) -> str:
+    return memory.source.format or memory.source.kind.value
+
+
 def _import_key(origin: str, memory: Memory) -> str:
-    return f"{memory.source.kind.value}:{origin}#{memory.id}"
+    return f"{_format_of(memory)}:{origin}#{memory.id}"
 
 
 def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vectors: bool) -> dict[str, Any]:
     metadata = dict(memory.metadata)
     metadata["import"] = {
-        "format": memory.source.kind.value,
+        "format": _format_of(memory),
         "path": origin,
         "original_id": memory.id,
         "location": memory.source.location,
@@ -206,7 +209,7 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
         metadata=metadata,
         derived_from=memory.provenance.derived_from,
         promoted_from=memory.provenance.promoted_from,
-        imported_from=f"{memory.source.kind.value}:{origin}#{memory.id}",
+        imported_from=f"{_format_of(memory)}:{origin}#{memory.id}",
         import_key=key,
         status=memory.status,
         vector_state="fresh" if vectors else "none",
@@ -214,19 +217,32 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
 
 
 def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSummary) -> None:
-    """Sessions, turns, scratchpad, entities and relations that dest lacks (by id)."""
-    src, dst = source.sqlite, target.sqlite
-    assert src is not None and dst is not None
+    """Sessions, turns, scratchpad, entities and relations that dest lacks (by id).
+
+    Sessions whose messages a format already gave as memories come without their
+    turns, so no message lands twice."""
+    dst = target.sqlite
+    assert dst is not None
     have_sessions = {s.id for s in dst.sessions()}
-    for session in src.sessions():
-        if session.id in have_sessions:
+    for owner in source.sources:
+        if not hasattr(owner, "sessions"):
             continue
-        dst.add_session(session.id, channel=session.channel, title=session.title,
-                        user_id=session.user_id, started_at=session.started_at)
-        dst.add_turns(session.id, [(t.role, t.content, t.timestamp) for t in src.turns(session.id, limit=10**9)])
-        for entry in src.scratch_entries(session.id):
-            dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
-        summary.sessions += 1
+        for session in owner.sessions():
+            if session.id in have_sessions:
+                summary.skip("session id already in the destination")
+                continue
+            dst.add_session(session.id, channel=session.channel, title=session.title,
+                            user_id=session.user_id, started_at=session.started_at)
+            if not getattr(owner, "turns_are_memories", False):
+                turns = owner.turns(session.id, limit=10**9)
+                dst.add_turns(session.id, [(t.role, t.content, t.timestamp) for t in turns])
+            for entry in owner.scratch_entries(session.id):
+                dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
+            have_sessions.add(session.id)
+            summary.sessions += 1
+    src = source.sqlite
+    if src is None:
+        return
     have_entities = {e.id for e in dst.entities()}
     for entity in src.entities():
         if entity.id not in have_entities:

@@ -17,14 +17,12 @@ HISTOGRAM_BINS = 10
 
 def scratchpad(store: MemoryStore, session_id: str | None = None) -> list[dict[str, Any]]:
     """Sessions -> keys -> values, reserved key patterns labelled, JSON values decoded."""
-    if store.sqlite is None:
-        return []
     entries: dict[str, list[dict[str, Any]]] = {}
-    for entry in store.sqlite.scratch_entries(session_id):
+    for entry in store.scratch_entries(session_id):
         item = entry.to_dict()
         item["json"] = _json_or_none(entry.value)
         entries.setdefault(entry.session_id, []).append(item)
-    sessions = store.sqlite.sessions()
+    sessions = store.sessions()
     out = []
     for session in sessions:
         if session_id and session.id != session_id:

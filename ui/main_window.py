@@ -431,7 +431,7 @@ class MainWindow(QMainWindow):
 
         def gather() -> dict[str, Any]:
             counts = store.counts()
-            sessions = store.sqlite.sessions() if store.sqlite is not None else []
+            sessions = store.sessions()
             return {"counts": counts, "sessions": sessions}
 
         start_worker(gather, on_result=self._on_sidebar_counts, on_error=self.show_error)

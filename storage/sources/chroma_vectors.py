@@ -83,6 +83,8 @@ class ChromaSource:
     """The collections of one Chroma persistent directory."""
 
     kind = Kind.CHROMA
+    format = "chroma"
+    label = "Chroma directory"
 
     def __init__(self, path: Path, *, read_only_reason: str = "", original: Path | None = None):
         chromadb, Settings = _chromadb()

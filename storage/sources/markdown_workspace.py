@@ -166,6 +166,8 @@ class MarkdownSource:
     """The markdown files of one workspace folder."""
 
     kind = Kind.MARKDOWN
+    format = "markdown"
+    label = "workspace markdown"
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)

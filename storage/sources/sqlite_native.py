@@ -92,6 +92,8 @@ class SqliteSource:
     """
 
     kind = Kind.SQLITE
+    format = "mnemoscope"
+    label = "Mnemoscope memory.db"
 
     def __init__(self, db_path: Path, engine: Engine) -> None:
         self.db_path = Path(db_path)

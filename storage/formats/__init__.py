@@ -1,0 +1,34 @@
+"""Stores other agent tools write, each one module behind the source protocol.
+
+``detect_formats(path)`` asks every format whether the path (a folder or a file)
+holds its store; each answer says how to open it and which native readings of
+the same files it replaces (a mem0 Chroma directory is read as mem0, not as a
+bare Chroma directory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..model import Kind
+
+
+@dataclass(frozen=True)
+class FormatMatch:
+    format: str
+    label: str
+    location: Path
+    open: Callable[[], Any] = field(compare=False)
+    # Native kinds at these paths are read by this format instead.
+    claims: tuple[tuple[Kind, Path], ...] = ()
+
+
+def detect_formats(path: Path) -> list[FormatMatch]:
+    from . import claude_memory, langgraph, mem0, openai_agents
+
+    found: list[FormatMatch] = []
+    for module in (mem0, langgraph, openai_agents, claude_memory):
+        found += module.detect(Path(path))
+    return found

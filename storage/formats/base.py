@@ -1,0 +1,325 @@
+"""What every foreign format shares: a snapshot of its contents, filtered here.
+
+A foreign store is read through its own files, never through the library that
+wrote it. ``FormatSource.load()`` turns the files into canonical records once per
+change token; count/page/get/search filter that snapshot. Formats that allow
+safe curation override ``read_record``/``write_record`` (the storage protocol's
+one write primitive) and say which fields they can hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
+from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
+from ..query import MemoryQuery, sort_key
+from ..sources.base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
+from ..sqlite_db import is_sqlite_file, sqlite_error
+from ..timeutil import parse_time, utcnow
+
+
+@dataclass
+class Contents:
+    """Everything a format holds, in canonical records."""
+
+    memories: list[Memory] = field(default_factory=list)
+    sessions: list[Session] = field(default_factory=list)
+    turns: dict[str, list[Turn]] = field(default_factory=dict)
+    scratch: list[ScratchEntry] = field(default_factory=list)
+    # Things a user should know: drift, dangling index rows, unreadable tables.
+    problems: list[str] = field(default_factory=list)
+
+
+class FormatSource:
+    """Base of every foreign-format source. Subclasses set the class attributes
+    and implement ``load``; writable ones implement the write primitive too."""
+
+    kind: Kind = Kind.SQLITE
+    format: str = ""
+    label: str = ""
+    id_prefix: str = ""
+    editable_fields: tuple[str, ...] = ()
+    read_only_reason: str = ""
+    # Messages kept as memories are counted there, not again as turns.
+    turns_are_memories: bool = False
+
+    def __init__(self, root: Path, files: Sequence[Path]) -> None:
+        self.root = Path(root)
+        self.files = [Path(f) for f in files]
+        self._cache: tuple[str, Contents] | None = None
+
+    # -- the snapshot ----------------------------------------------------------------
+
+    def load(self) -> Contents:
+        raise NotImplementedError
+
+    def contents(self) -> Contents:
+        token = self.change_token()
+        if self._cache is None or self._cache[0] != token:
+            self._cache = (token, self.load())
+        return self._cache[1]
+
+    def invalidate(self) -> None:
+        self._cache = None
+
+    def change_token(self) -> str:
+        parts = []
+        for path in self.watched():
+            for candidate in (path, path.with_name(path.name + "-wal")):
+                try:
+                    st = candidate.stat()
+                except OSError:
+                    continue
+                parts.append(f"{candidate.name}:{st.st_mtime_ns}:{st.st_size}")
+        return f"{self.format}:" + "/".join(parts)
+
+    def watched(self) -> list[Path]:
+        return self.files
+
+    def close(self) -> None:
+        self._cache = None
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            read_only=not self.editable_fields,
+            read_only_reason=self.read_only_reason if not self.editable_fields else "",
+            editable_fields=self.editable_fields,
+            keyword_search=True,
+            sessions=bool(self.contents().sessions),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """What `info` shows of this format beyond the counts."""
+        return {
+            "format": self.format,
+            "label": self.label,
+            "files": [str(f) for f in self.files],
+            "read_only": not self.editable_fields,
+            "read_only_reason": self.read_only_reason if not self.editable_fields else "",
+            "editable_fields": list(self.editable_fields),
+            "problems": self.problems(),
+        }
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _matching(self, query: MemoryQuery) -> list[Memory]:
+        if not query.wants_kind(self.kind):
+            return []
+        return [m for m in self.contents().memories if matches(m, query)]
+
+    def count(self, query: MemoryQuery) -> int:
+        return len(self._matching(query))
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
+        return found[offset : offset + limit]
+
+    def get(self, memory_id: str) -> Memory | None:
+        return next((m for m in self.contents().memories if m.id == memory_id), None)
+
+    def counts_by(self, column: str) -> dict[str, int]:
+        return count_by(self._matching(MemoryQuery(statuses=())), column)
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
+        return bin_by(self._matching(query), bin_format, group_by)
+
+    def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
+        words = [w.lower() for w in re.findall(r"\w+", text_query)]
+        if not words:
+            return []
+        scored = []
+        for memory in self._matching(query):
+            body = memory.content.lower()
+            score = sum(body.count(w) for w in words)
+            if score:
+                scored.append((score, memory.id, memory))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [m for _, _, m in scored[:k]]
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return [s for s in self.contents().sessions if not channels or s.channel in channels]
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        return self.contents().turns.get(session_id, [])[offset : offset + limit]
+
+    def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
+        if self.turns_are_memories:
+            return {}
+        counts: dict[str, int] = {}
+        for turns in self.contents().turns.values():
+            for turn in turns:
+                if (since and turn.timestamp < since) or (until and turn.timestamp >= until):
+                    continue
+                label = turn.timestamp.strftime(bin_format)
+                counts[label] = counts.get(label, 0) + 1
+        return counts
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        return [e for e in self.contents().scratch if session_id is None or e.session_id == session_id]
+
+    def problems(self) -> list[str]:
+        return list(self.contents().problems)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """The owning tool's own change log of one memory, where it keeps one."""
+        return []
+
+    # -- the write primitive -------------------------------------------------------------
+
+    def owns(self, record_id: str) -> bool:
+        return record_id.startswith(self.id_prefix)
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        return None
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        raise ReadOnlyError(f"{self.label} at {self.root} is read-only: {self.read_only_reason}.")
+
+    def check_expected(self, record_id: str, current: Snapshot | None, expected: Snapshot | None) -> None:
+        if not same_record(current, expected):
+            raise ConflictError(
+                f"{record_id} changed since it was read ({self.label} wrote to it); "
+                "nothing was written. Reload and try again."
+            )
+
+
+def matches(memory: Memory, query: MemoryQuery) -> bool:
+    if query.statuses and memory.status not in query.statuses:
+        return False
+    if query.channels and memory.channel not in query.channels:
+        return False
+    if query.layers and memory.layer not in query.layers:
+        return False
+    if query.since and memory.created_at < query.since:
+        return False
+    if query.until and memory.created_at >= query.until:
+        return False
+    if query.contains and query.contains.lower() not in memory.content.lower():
+        return False
+    return True
+
+
+def make_memory(
+    source: FormatSource,
+    record_id: str,
+    content: str,
+    *,
+    location: str,
+    path: str = "",
+    created: Any = None,
+    updated: Any = None,
+    layer: Layer = Layer.SEMANTIC,
+    channel: str = GLOBAL_CHANNEL,
+    tags: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+    snapshot: Snapshot | None = None,
+    status: Status = Status.ACTIVE,
+) -> Memory:
+    """A canonical memory for a foreign record; times default to each other, then now."""
+    created_at = parse_time(created) or parse_time(updated) or utcnow()
+    updated_at = parse_time(updated) or created_at
+    return Memory(
+        id=source.id_prefix + record_id,
+        source=SourceRef(source.kind, location, path=path, format=source.format),
+        layer=layer,
+        channel=channel or GLOBAL_CHANNEL,
+        content=content,
+        created_at=created_at,
+        updated_at=updated_at,
+        last_accessed=updated_at,
+        metadata=metadata or {},
+        tags=tuple(tags),
+        status=status,
+        revision=revision_of(snapshot) if snapshot is not None else "",
+    )
+
+
+# -- SQLite files written by other tools ------------------------------------------------------
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write a byte of someone else's database."""
+    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5.0)
+    con.row_factory = sqlite3.Row
+    return con
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    try:
+        con = connect_read_only(path)
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc) from None
+    try:
+        yield con
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc) from None
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken before reading (BEGIN IMMEDIATE) so the
+    conflict check and the write see the same database."""
+    try:
+        con = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc) from None
+    con.row_factory = sqlite3.Row
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        yield con
+        con.execute("COMMIT")
+    except BaseException as exc:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise sqlite_error(path, exc) from None
+        raise
+    finally:
+        con.close()
+
+
+def sqlite_tables(path: Path) -> dict[str, set[str]]:
+    """Table name -> column names of a SQLite file; {} for anything that is not one."""
+    if not is_sqlite_file(path):
+        return {}
+    try:
+        with contextlib.closing(connect_read_only(path)) as con:
+            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+            out = {}
+            for name in names:
+                try:
+                    out[name] = {r[1] for r in con.execute(f'PRAGMA table_info("{name}")')}
+                except sqlite3.Error:  # a virtual table whose module is not loaded
+                    out[name] = set()
+            return out
+    except sqlite3.Error:
+        return {}
+
+
+def require_tables(path: Path, tables: dict[str, set[str]], wanted: dict[str, set[str]], label: str) -> None:
+    for table, columns in wanted.items():
+        missing = columns - tables.get(table, set())
+        if table not in tables or missing:
+            raise UnreadableStoreError(
+                f"{path.name} looks like {label} but lacks {table}({', '.join(sorted(missing or columns))})."
+            )
+
+
+def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sqlite3")) -> list[Path]:
+    """SQLite files a path names or holds directly (not recursively)."""
+    path = Path(path)
+    if path.is_file():
+        return [path] if is_sqlite_file(path) else []
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.suffix in suffixes and p.is_file() and is_sqlite_file(p))

@@ -1,0 +1,345 @@
+"""mem0 (``mem0ai``) with its Chroma vector store and its SQLite ``history.db``.
+
+mem0 keeps each memory as a Chroma record without a document: the text is in
+metadata ``data``, with ``hash`` (md5 of the text), ``text_lemmatized``,
+``created_at``/``updated_at``, the scope keys user_id / agent_id / run_id /
+actor_id, and custom metadata flattened beside them. ``history.db`` logs every
+ADD / UPDATE / DELETE (mem0/memory/storage.py, SQLiteManager), and its
+``messages`` table keeps the last ten messages of each session scope.
+
+Curation does what mem0's own ``update`` and ``delete`` do (mem0/memory/main.py,
+_update_memory/_delete_memory): an edit rewrites data, hash, text_lemmatized and
+updated_at, replaces the embedding (or flags it stale when no embedder for the
+collection runs here) and appends an UPDATE row; a delete removes the record
+and appends a DELETE row (is_deleted = 1). mem0 has no soft delete and no
+channels to promote between, so neither is offered. ``<collection>_entities``
+collections are mem0's entity index, not memories, and are left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import sqlite3
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
+from ..sources.base import Capabilities, Snapshot
+from ..sources.chroma_vectors import CHROMA_FILE, STALE_KEY, ChromaSource, split_record_id
+from ..sqlite_db import is_sqlite_file, read_only_rows, sqlite_error
+from ..timeutil import parse_time, to_iso, utcnow
+from . import FormatMatch
+from .base import reading, sqlite_tables, writing
+
+HISTORY_FILE = "history.db"
+SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+CORE_KEYS = {"data", "hash", "text_lemmatized", "created_at", "updated_at", "attributed_to", "role", "actor_id", *SCOPE_KEYS}
+HISTORY_COLUMNS = {"id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted"}
+
+
+def is_mem0_chroma(chroma_dir: Path) -> bool:
+    """A Chroma directory whose records carry mem0's data + hash metadata."""
+    db = Path(chroma_dir) / CHROMA_FILE
+    if not is_sqlite_file(db):
+        return False
+    try:
+        rows = read_only_rows(
+            db,
+            "SELECT count(DISTINCT key) FROM embedding_metadata WHERE key IN ('data', 'hash') "
+            "AND id IN (SELECT id FROM embedding_metadata WHERE key = 'hash' LIMIT 1)",
+        )
+    except sqlite3.Error:
+        return False
+    return bool(rows) and rows[0][0] == 2
+
+
+def is_history_db(path: Path) -> bool:
+    tables = sqlite_tables(path)
+    return "history" in tables and HISTORY_COLUMNS <= tables["history"]
+
+
+def find_layout(path: Path) -> tuple[Path, Path | None] | None:
+    """(chroma dir, history.db or None) for a folder, a chroma dir or a history.db."""
+    path = Path(path)
+    if path.is_file():
+        if path.name == CHROMA_FILE:
+            path = path.parent
+        elif is_history_db(path):
+            chroma = _chroma_beside(path.parent)
+            return (chroma, path) if chroma is not None else None
+        else:
+            return None
+    if not path.is_dir():
+        return None
+    chroma = _chroma_beside(path)
+    if chroma is None:
+        return None
+    for folder in (chroma, chroma.parent, path):
+        candidate = folder / HISTORY_FILE
+        if candidate.is_file() and is_history_db(candidate):
+            return chroma, candidate
+    return chroma, None
+
+
+def _chroma_beside(folder: Path) -> Path | None:
+    if is_mem0_chroma(folder):
+        return folder
+    with contextlib.suppress(OSError):
+        for child in sorted(folder.iterdir()):
+            if child.is_dir() and is_mem0_chroma(child):
+                return child
+    return None
+
+
+def scope_channel(meta: dict[str, Any]) -> str:
+    """mem0's scope as a channel: "user:dana", "user:dana/agent:helper", ..."""
+    parts = [f"{k.split('_')[0]}:{meta[k]}" for k in SCOPE_KEYS if meta.get(k)]
+    return "/".join(parts) or GLOBAL_CHANNEL
+
+
+class Mem0Source(ChromaSource):
+    format = "mem0"
+    label = "mem0"
+
+    def __init__(self, path: Path, history: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self.history_path = history
+        self._drift: tuple[str, dict[str, str], list[str]] | None = None
+
+    @classmethod
+    def open_layout(cls, chroma_dir: Path, history: Path | None) -> Mem0Source:
+        source = cls.open(chroma_dir)
+        assert isinstance(source, Mem0Source)
+        source.history_path = history
+        return source
+
+    def _list_collections(self):
+        cols = super()._list_collections()
+        names = {c.name for c in cols}
+        return [c for c in cols if not (c.name.endswith("_entities") and c.name[: -len("_entities")] in names)]
+
+    def capabilities(self) -> Capabilities:
+        writable = not self.read_only_reason
+        return Capabilities(
+            read_only=not writable,
+            read_only_reason=self.read_only_reason,
+            editable_fields=("content",) if writable else (),
+            can_promote=False,
+            can_soft_delete=False,
+            keyword_search=True,
+            vector_search=True,
+            sessions=bool(self.history_path),
+        )
+
+    def change_token(self) -> str:
+        token = super().change_token()
+        if self.history_path is not None:
+            for p in (self.history_path, self.history_path.with_name(HISTORY_FILE + "-wal")):
+                if p.exists():
+                    st = p.stat()
+                    token += f"|{p.name}:{st.st_mtime_ns}:{st.st_size}"
+        return token
+
+    def _memory(self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None) -> Memory:
+        memory = super()._memory(name, record_id, document, meta, snap)
+        custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
+        for key in ("actor_id", "role", *SCOPE_KEYS):
+            if meta.get(key):
+                custom[key] = meta[key]
+        drift = self._drift_of(record_id)
+        if drift:
+            custom["mem0_drift"] = drift
+        return replace(
+            memory,
+            channel=scope_channel(meta),
+            source=replace(memory.source, format=self.format),
+            metadata={**custom, **({STALE_KEY: True} if meta.get(STALE_KEY) else {})},
+        )
+
+    # -- history.db --------------------------------------------------------------------
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        if self.history_path is None:
+            return []
+        _, key = split_record_id(memory_id)
+        with reading(self.history_path) as con:
+            rows = con.execute(
+                "SELECT * FROM history WHERE memory_id = ? ORDER BY created_at, DATETIME(updated_at)", (key,)
+            ).fetchall()
+        return [{k: row[k] for k in row.keys()} for row in rows]
+
+    def _latest_history(self) -> dict[str, sqlite3.Row]:
+        if self.history_path is None:
+            return {}
+        with reading(self.history_path) as con:
+            rows = con.execute(
+                "SELECT memory_id, event, new_memory, is_deleted FROM history "
+                "ORDER BY DATETIME(updated_at), rowid"
+            ).fetchall()
+        return {row["memory_id"]: row for row in rows}
+
+    def _drift_state(self) -> tuple[dict[str, str], list[str]]:
+        """Per-record drift between Chroma and history.db, and the summary lines."""
+        token = self.change_token()
+        if self._drift is not None and self._drift[0] == token:
+            return self._drift[1], self._drift[2]
+        per_record: dict[str, str] = {}
+        lines: list[str] = []
+        if self.history_path is None:
+            lines.append(
+                "no history.db beside the Chroma directory (mem0 keeps it in ~/.mem0 by default): "
+                "history and drift are not shown, and edits are not logged for mem0"
+            )
+        else:
+            latest = self._latest_history()
+            in_chroma: set[str] = set()
+            for name in self.collections():
+                for record_id, meta in self._entries(name):
+                    in_chroma.add(record_id)
+                    row = latest.get(record_id)
+                    if row is None:
+                        per_record[record_id] = "in Chroma but not in history.db"
+                    elif row["event"] == "DELETE" or row["is_deleted"]:
+                        per_record[record_id] = "history.db says deleted, but the record is still in Chroma"
+                    elif (row["new_memory"] or "") != str(meta.get("data", "")):
+                        per_record[record_id] = "text differs from the last history.db entry"
+            gone = [m for m, row in latest.items() if m not in in_chroma and row["event"] != "DELETE" and not row["is_deleted"]]
+            if gone:
+                lines.append(f"{len(gone)} memories are live in history.db but missing from Chroma: {', '.join(gone[:5])}")
+            by_kind: dict[str, int] = {}
+            for why in per_record.values():
+                by_kind[why] = by_kind.get(why, 0) + 1
+            lines += [f"{n} memories: {why}" for why, n in sorted(by_kind.items())]
+        self._drift = (token, per_record, lines)
+        return per_record, lines
+
+    def _drift_of(self, record_id: str) -> str | None:
+        return self._drift_state()[0].get(record_id)
+
+    def problems(self) -> list[str]:
+        return self._drift_state()[1]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "label": self.label,
+            "files": [str(self.root)] + ([str(self.history_path)] if self.history_path else []),
+            "read_only": bool(self.read_only_reason),
+            "read_only_reason": self.read_only_reason,
+            "editable_fields": list(self.capabilities().editable_fields),
+            "problems": self.problems(),
+        }
+
+    def sessions(self, channels=()) -> list[Session]:
+        if self.history_path is None or "messages" not in sqlite_tables(self.history_path):
+            return []
+        with reading(self.history_path) as con:
+            rows = con.execute(
+                "SELECT session_scope, count(*) AS n, min(created_at) AS first FROM messages GROUP BY session_scope"
+            ).fetchall()
+        return [
+            Session(row["session_scope"], row["session_scope"], f"mem0 messages of {row['session_scope']}",
+                    parse_time(row["first"]) or utcnow(), row["n"])
+            for row in rows
+            if not channels or row["session_scope"] in channels
+        ]
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        if self.history_path is None or "messages" not in sqlite_tables(self.history_path):
+            return []
+        with reading(self.history_path) as con:
+            rows = con.execute(
+                "SELECT role, content, created_at FROM messages WHERE session_scope = ? "
+                "ORDER BY created_at, rowid LIMIT ? OFFSET ?",
+                (session_id, limit, offset),
+            ).fetchall()
+        return [
+            Turn(session_id, offset + i, row["role"] or "", row["content"] or "", parse_time(row["created_at"]) or utcnow())
+            for i, row in enumerate(rows)
+        ]
+
+    def turn_bin_counts(self, bin_format, since, until) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for session in self.sessions():
+            for turn in self.turns(session.id, limit=10**6):
+                if (since and turn.timestamp < since) or (until and turn.timestamp >= until):
+                    continue
+                label = turn.timestamp.strftime(bin_format)
+                counts[label] = counts.get(label, 0) + 1
+        return counts
+
+    def scratch_entries(self, session_id=None):
+        return []
+
+    # -- the write primitive, as mem0 itself writes ----------------------------------------
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        if new is not None:
+            new = self._as_mem0_writes_it(expected, new)
+        old_text = _text(expected)
+        new_text = _text(new)
+        actual = super().write_record(record_id, expected, new)
+        if self.history_path is None or (old_text == new_text and expected is not None and new is not None):
+            return actual
+        event = "ADD" if expected is None else "DELETE" if new is None else "UPDATE"
+        meta = (new or expected or {}).get("metadata", {})
+        now = to_iso(utcnow())
+        try:
+            with writing(self.history_path) as con:
+                con.execute(
+                    "INSERT INTO history (id, memory_id, old_memory, new_memory, event, created_at, "
+                    "updated_at, is_deleted, actor_id, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        str(uuid.uuid4()), split_record_id(record_id)[1],
+                        old_text if expected is not None else None,
+                        new_text if new is not None else None,
+                        event, meta.get("created_at", now), now,
+                        1 if event == "DELETE" else 0, meta.get("actor_id"), meta.get("role"),
+                    ),
+                )
+        except StoreError:
+            super().write_record(record_id, actual, expected)  # put Chroma back: both or neither
+            raise
+        except sqlite3.Error as exc:
+            super().write_record(record_id, actual, expected)
+            raise sqlite_error(self.history_path, exc) from None
+        self._drift = None
+        return actual
+
+    @staticmethod
+    def _as_mem0_writes_it(expected: Snapshot | None, new: Snapshot) -> Snapshot:
+        new = copy.deepcopy(new)
+        meta = new["metadata"]
+        if new.get("document") is not None and expected is not None and expected.get("document") is None:
+            meta["data"], new["document"] = new["document"], None
+        text = str(meta.get("data", ""))
+        if text != _text(expected) or "hash" not in meta:
+            meta["hash"] = hashlib.md5(text.encode()).hexdigest()
+            # mem0 stores its spaCy lemmas here, and the text itself when spaCy is absent.
+            meta["text_lemmatized"] = text
+        return new
+
+
+def _text(snap: Snapshot | None) -> str | None:
+    if snap is None:
+        return None
+    return str(snap.get("metadata", {}).get("data", snap.get("document") or ""))
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    layout = find_layout(path)
+    if layout is None:
+        return []
+    chroma, history = layout
+    return [
+        FormatMatch(
+            "mem0", "mem0", chroma,
+            open=lambda: Mem0Source.open_layout(chroma, history),
+            claims=((Kind.CHROMA, chroma),),
+        )
+    ]
