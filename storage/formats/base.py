@@ -323,3 +323,23 @@ def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sq
     if not path.is_dir():
         return []
     return sorted(p for p in path.iterdir() if p.suffix in suffixes and p.is_file() and is_sqlite_file(p))
+
+
+def plain_row(row: sqlite3.Row) -> Snapshot:
+    """A row as a JSON-safe snapshot: BLOBs become {"$blob": hex} so the journal
+    keeps them byte for byte (and undo writes back a BLOB, not its repr)."""
+    return {k: ({"$blob": v.hex()} if isinstance(v, bytes) else v) for k, v in zip(row.keys(), tuple(row))}
+
+
+def row_values(snapshot: Snapshot) -> dict[str, Any]:
+    """The column values a plain_row snapshot stands for."""
+    return {
+        k: (bytes.fromhex(v["$blob"]) if isinstance(v, dict) and "$blob" in v else v) for k, v in snapshot.items()
+    }
+
+
+def blob_text(value: Any) -> Any:
+    """The text inside a snapshot value that may be a {"$blob": hex} BLOB."""
+    if isinstance(value, dict) and "$blob" in value:
+        return bytes.fromhex(value["$blob"]).decode("utf-8", "replace")
+    return value

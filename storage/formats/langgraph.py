@@ -1,5 +1,277 @@
+"""LangGraph's SQLite persistence: ``SqliteStore`` items and ``SqliteSaver`` threads.
+
+SqliteStore (langgraph/store/sqlite/base.py) keeps one row per item in
+``store(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)``:
+the namespace tuple dot-joined in ``prefix``, the value as JSON text. With an
+index configured, ``store_vectors(prefix, key, field_name, embedding)`` holds one
+float32 blob per indexed field (a plain table: sqlite-vec is only needed to
+search it, not to read it).
+
+SqliteSaver (langgraph/checkpoint/sqlite) keeps ``checkpoints`` (one row per
+step of a thread, serialized by JsonPlusSerializer: msgpack with extension
+types, or JSON in older versions) and pending ``writes``. Each thread is shown
+as a session: the messages of its latest checkpoint are its turns, the other
+channel values its scratchpad.
+
+Curation: store items are editable and deletable as SqliteStore's own put and
+delete leave them. Their vectors were computed by the graph's embedder, which
+does not run here, so an edit removes the item's vectors (LangGraph search then
+ranks it without a vector until the graph puts it again) and undo brings them
+back; a delete removes the vectors with the item. Checkpoints are read-only: they
+are the history a thread resumes and replays from.
+"""
+
+from __future__ import annotations
+
+import json
 from pathlib import Path
+from typing import Any
+
+from ..errors import UnsupportedError
+from ..model import Layer, ScratchEntry, Session, Turn
+from ..sources.base import Snapshot
+from ..timeutil import parse_time, utcnow
+from . import FormatMatch
+from .base import (
+    Contents,
+    FormatSource,
+    blob_text,
+    make_memory,
+    plain_row,
+    reading,
+    row_values,
+    sqlite_files,
+    sqlite_tables,
+    writing,
+)
+
+STORE_COLUMNS = {"prefix", "key", "value"}
+CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
+TEXT_FIELDS = ("content", "text", "memory", "data", "page_content", "summary")
+ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 
-def detect(path: Path) -> list:
-    return []
+class LangGraphSource(FormatSource):
+    format = "langgraph"
+    label = "LangGraph"
+    read_only_reason = "LangGraph checkpoints are the history a thread resumes from; they are shown, not edited"
+
+    def __init__(self, path: Path, tables: dict[str, set[str]]) -> None:
+        super().__init__(path.parent, [path])
+        self.path = path
+        self.has_store = STORE_COLUMNS <= tables.get("store", set())
+        self.has_vectors = "store_vectors" in tables
+        self.has_checkpoints = CHECKPOINT_COLUMNS <= tables.get("checkpoints", set())
+        self.id_prefix = f"lg:{path.name}:"
+        self.editable_fields = ("content",) if self.has_store else ()
+        self._keys: dict[str, tuple[str, str]] = {}
+
+    def load(self) -> Contents:
+        contents = Contents()
+        with reading(self.path) as con:
+            if self.has_store:
+                self._load_items(con, contents)
+            if self.has_checkpoints:
+                self._load_threads(con, contents)
+        return contents
+
+    def _load_items(self, con, contents: Contents) -> None:
+        vectors: dict[tuple[str, str], list[str]] = {}
+        if self.has_vectors:
+            for row in con.execute("SELECT prefix, key, field_name FROM store_vectors"):
+                vectors.setdefault((row["prefix"], row["key"]), []).append(row["field_name"])
+        self._keys = {}
+        for row in con.execute("SELECT * FROM store"):
+            item_id = f"{row['prefix']}/{row['key']}"
+            self._keys[self.id_prefix + item_id] = (row["prefix"], row["key"])
+            value = _json(row["value"])
+            metadata: dict[str, Any] = {"namespace": row["prefix"], "key": row["key"]}
+            if isinstance(value, dict):
+                metadata.update({k: v for k, v in value.items() if k not in TEXT_FIELDS})
+            for extra in ("expires_at", "ttl_minutes"):
+                if extra in row.keys() and row[extra] is not None:
+                    metadata[extra] = row[extra]
+            if (row["prefix"], row["key"]) in vectors:
+                metadata["indexed_fields"] = vectors[(row["prefix"], row["key"])]
+            contents.memories.append(
+                make_memory(
+                    self, item_id, item_text(value),
+                    location=f"{self.path.name}:store/{item_id}", path=self.path.name,
+                    created=row["created_at"], updated=row["updated_at"],
+                    layer=Layer.SEMANTIC, channel=row["prefix"],
+                    metadata=metadata, snapshot=self._snapshot(con, row["prefix"], row["key"]),
+                )
+            )
+
+    def _load_threads(self, con, contents: Contents) -> None:
+        rows = con.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+            "ORDER BY thread_id, checkpoint_ns, checkpoint_id"
+        ).fetchall()
+        threads: dict[tuple[str, str], list[Any]] = {}
+        for row in rows:
+            threads.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
+        for (thread, ns), steps in threads.items():
+            session_id = thread if not ns else f"{thread}/{ns}"
+            try:
+                first = decode_checkpoint(steps[0]["type"], steps[0]["checkpoint"])
+                latest = decode_checkpoint(steps[-1]["type"], steps[-1]["checkpoint"])
+            except ValueError as exc:
+                contents.problems.append(f"thread {session_id}: checkpoint not readable ({exc})")
+                continue
+            started = parse_time(first.get("ts")) or utcnow()
+            at = parse_time(latest.get("ts")) or started
+            values = latest.get("channel_values") or {}
+            messages = values.get("messages") if isinstance(values.get("messages"), list) else []
+            turns = [
+                Turn(session_id, i, ROLES.get(str(m.get("type")), str(m.get("type") or "")), message_text(m), at)
+                for i, m in enumerate(messages)
+                if isinstance(m, dict)
+            ]
+            contents.turns[session_id] = turns
+            contents.sessions.append(
+                Session(session_id, thread, f"thread {thread} ({len(steps)} checkpoints)", started, len(turns))
+            )
+            for channel, value in values.items():
+                if channel == "messages":
+                    continue
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+                contents.scratch.append(ScratchEntry(session_id, channel, text, at))
+
+    # -- the write primitive (store items only) ---------------------------------------------
+
+    def _snapshot(self, con, prefix: str, key: str) -> Snapshot | None:
+        row = con.execute("SELECT * FROM store WHERE prefix = ? AND key = ?", (prefix, key)).fetchone()
+        if row is None:
+            return None
+        snap = plain_row(row)
+        snap["vectors"] = []
+        if self.has_vectors:
+            snap["vectors"] = [
+                plain_row(r)
+                for r in con.execute(
+                    "SELECT * FROM store_vectors WHERE prefix = ? AND key = ? ORDER BY field_name", (prefix, key)
+                )
+            ]
+        return snap
+
+    def _key_of(self, record_id: str) -> tuple[str, str]:
+        self.contents()
+        if record_id not in self._keys:
+            prefix, _, key = record_id[len(self.id_prefix):].rpartition("/")
+            return prefix, key
+        return self._keys[record_id]
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        prefix, key = self._key_of(record_id)
+        with reading(self.path) as con:
+            return self._snapshot(con, prefix, key)
+
+    def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
+        value = _json(blob_text(snap["value"]))
+        text = requested["content"]
+        if isinstance(value, dict) and any(isinstance(value.get(f), str) for f in TEXT_FIELDS):
+            field = next(f for f in TEXT_FIELDS if isinstance(value.get(f), str))
+            new_value: Any = {**value, field: text}
+        else:
+            try:
+                new_value = json.loads(text)
+            except json.JSONDecodeError:
+                raise UnsupportedError(
+                    "This LangGraph item's value has no text field; give the whole value as JSON."
+                ) from None
+        if new_value == value:
+            return snap
+        return {
+            **snap,
+            # SqliteStore writes orjson bytes, so the value stays a BLOB of UTF-8 JSON.
+            "value": {"$blob": json.dumps(new_value, ensure_ascii=False).encode("utf-8").hex()},
+            "updated_at": now.replace("T", " ")[:19],
+            "vectors": [],
+        }
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        prefix, key = self._key_of(record_id)
+        with writing(self.path) as con:
+            self.check_expected(record_id, self._snapshot(con, prefix, key), expected)
+            if self.has_vectors:
+                con.execute("DELETE FROM store_vectors WHERE prefix = ? AND key = ?", (prefix, key))
+            con.execute("DELETE FROM store WHERE prefix = ? AND key = ?", (prefix, key))
+            if new is not None:
+                row = row_values({k: v for k, v in new.items() if k != "vectors"})
+                con.execute(
+                    f"INSERT INTO store ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+                )
+                for vector in map(row_values, new.get("vectors", [])):
+                    con.execute(
+                        f"INSERT INTO store_vectors ({', '.join(vector)}) VALUES ({', '.join('?' * len(vector))})",
+                        tuple(vector.values()),
+                    )
+            actual = self._snapshot(con, prefix, key)
+        self.invalidate()
+        return actual
+
+
+def item_text(value: Any) -> str:
+    if isinstance(value, dict):
+        for field in TEXT_FIELDS:
+            if isinstance(value.get(field), str):
+                return value[field]
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # content blocks
+        return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    return str(content or "")
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, json.JSONDecodeError):
+        return text
+
+
+def decode_checkpoint(kind: str | None, blob: Any) -> dict[str, Any]:
+    """A checkpoint as plain data, without LangGraph: msgpack extension types (LangChain
+    messages, pydantic models, datetimes) become dicts of their constructor arguments."""
+    if kind == "msgpack":
+        import msgpack
+
+        def ext(code: int, data: bytes) -> Any:
+            value = msgpack.unpackb(data, ext_hook=ext, raw=False, strict_map_key=False)
+            if isinstance(value, (list, tuple)) and len(value) >= 3 and isinstance(value[2], dict):
+                return {"__class__": value[1], **value[2]}
+            if isinstance(value, (list, tuple)) and len(value) >= 3:
+                return value[2]
+            return value
+
+        try:
+            out = msgpack.unpackb(blob, ext_hook=ext, raw=False, strict_map_key=False)
+        except Exception as exc:  # msgpack raises several types on bad input
+            raise ValueError(f"bad msgpack: {exc}") from None
+    elif kind in ("json", None):
+        try:
+            out = json.loads(blob)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"bad JSON: {exc}") from None
+    else:
+        raise ValueError(f"serialization {kind!r} is not one Mnemoscope reads")
+    if not isinstance(out, dict):
+        raise ValueError("not a checkpoint mapping")
+    return out
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    matches = []
+    for candidate in sqlite_files(path):
+        tables = sqlite_tables(candidate)
+        if STORE_COLUMNS <= tables.get("store", set()) or CHECKPOINT_COLUMNS <= tables.get("checkpoints", set()):
+            matches.append(
+                FormatMatch("langgraph", "LangGraph", candidate, open=lambda c=candidate, t=tables: LangGraphSource(c, t))
+            )
+    return matches

@@ -1,0 +1,157 @@
+"""LangGraph: SqliteStore items (with real sqlite-vec vectors) and SqliteSaver threads,
+written and read back by langgraph-checkpoint-sqlite itself.
+
+This machine's Python cannot load SQLite extensions, so the owner process hands
+LangGraph a pysqlite3 connection (which can) to write and search vectors;
+Mnemoscope reads the same file with the standard sqlite3 module.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from owners import require, run_owner
+from storage.curation import Curator
+from storage.store import open_store
+from storage.transfer import import_store
+from storage.views import scratchpad
+
+require("langgraph.store.sqlite")
+require("pysqlite3")
+
+SETUP = """
+import pysqlite3.dbapi2 as sqlite3
+from langgraph.store.sqlite import SqliteStore
+from storage.embedding import HashingEmbedder
+_emb = HashingEmbedder()
+def open_lg(root):
+    con = sqlite3.connect(root + "/store.sqlite", check_same_thread=False, isolation_level=None)
+    store = SqliteStore(con, index={"dims": len(_emb.embed(["x"])[0]), "embed": lambda t: _emb.embed(list(t)), "fields": ["text"]})
+    store.setup()
+    return store
+"""
+
+BUILD = SETUP + """
+import sqlite3 as std_sqlite3
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import empty_checkpoint
+from langchain_core.messages import AIMessage, HumanMessage
+store = open_lg(root)
+store.put(("memories", "dana"), "tea", {"text": "Dana likes tea", "kind": "preference"})
+store.put(("memories", "dana"), "city", {"text": "Dana lives in Lisbon"})
+store.put(("prefs",), "theme", {"mode": "dark"}, index=False)
+saver = SqliteSaver(std_sqlite3.connect(root + "/checkpoints.sqlite", check_same_thread=False))
+config = {"configurable": {"thread_id": "thread-1", "checkpoint_ns": ""}}
+for step, messages in enumerate([[HumanMessage("plan the trip")], [HumanMessage("plan the trip"), AIMessage("Lisbon in May?")]]):
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": messages, "todo": {"open": ["book flights"]}}
+    cp["channel_versions"] = {"messages": step + 1, "todo": 1}
+    config = saver.put(config, cp, {"source": "loop", "step": step}, {"messages": step + 1})
+print(json.dumps("ok"))
+"""
+
+READ = SETUP + """
+store = open_lg(root)
+item = store.get(tuple(ns), key)
+hits = store.search(("memories", "dana"), query=query, limit=5)
+vectors = store.conn.execute("SELECT count(*) FROM store_vectors WHERE key = ?", (key,)).fetchone()[0]
+print(json.dumps({"value": item.value if item else None, "hits": [[h.key, h.score] for h in hits], "vectors": vectors}))
+"""
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("langgraph") / "agent"
+    root.mkdir()
+    run_owner(BUILD, root=str(root))
+    return root
+
+
+@pytest.fixture
+def lg_root(_template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "agent"
+    shutil.copytree(_template, copy)
+    return copy
+
+
+def owner_view(root: Path, ns: list[str], key: str, query: str) -> dict:
+    return run_owner(READ, root=str(root), ns=ns, key=key, query=query)
+
+
+def test_detects_both_files_and_reads_items_and_threads(lg_root):
+    with open_store(lg_root) as store:
+        assert sorted(f["format"] for f in store.info()["formats"]) == ["langgraph", "langgraph"]
+        assert store.count() == 3
+        assert store.counts()["channels"] == {"memories.dana": 2, "prefs": 1}
+        tea = store.get("lg:store.sqlite:memories.dana/tea")
+        assert tea.content == "Dana likes tea"
+        assert tea.metadata["kind"] == "preference" and tea.metadata["indexed_fields"]
+        theme = store.get("lg:store.sqlite:prefs/theme")
+        assert theme.content == '{"mode": "dark"}'
+        [thread] = store.sessions()
+        assert thread.id == "thread-1" and thread.turn_count == 2
+        assert [(t.role, t.content) for t in store.turns("thread-1")] == [
+            ("user", "plan the trip"), ("assistant", "Lisbon in May?"),
+        ]
+        [session] = scratchpad(store)
+        assert [(e["key"], e["json"]) for e in session["entries"]] == [("todo", {"open": ["book flights"]})]
+    with open_store(lg_root / "checkpoints.sqlite") as store:
+        assert store.count() == 0 and len(store.sessions()) == 1
+
+
+def test_edit_is_read_back_by_langgraph_and_undo_restores_vectors(lg_root):
+    before = owner_view(lg_root, ["memories", "dana"], "tea", "tea")
+    assert before["vectors"] == 1 and before["hits"][0][0] == "tea"
+    with open_store(lg_root) as store:
+        Curator(store).edit("lg:store.sqlite:memories.dana/tea", content="Dana likes green tea")
+    after = owner_view(lg_root, ["memories", "dana"], "tea", "tea")
+    assert after["value"] == {"text": "Dana likes green tea", "kind": "preference"}
+    assert after["vectors"] == 0  # its stale vector is gone; LangGraph re-embeds on its next put
+    with open_store(lg_root) as store:
+        Curator(store).undo()
+    undone = owner_view(lg_root, ["memories", "dana"], "tea", "tea")
+    assert undone["value"] == {"text": "Dana likes tea", "kind": "preference"}
+    assert undone["vectors"] == 1 and undone["hits"][0] == before["hits"][0]
+
+
+def test_delete_removes_the_vectors_too_and_undo_brings_both_back(lg_root):
+    with open_store(lg_root) as store:
+        Curator(store).delete("lg:store.sqlite:memories.dana/city")
+        assert store.count() == 2
+    gone = owner_view(lg_root, ["memories", "dana"], "city", "Lisbon")
+    assert gone["value"] is None and gone["vectors"] == 0
+    assert "city" not in [h[0] for h in gone["hits"]]
+    with open_store(lg_root) as store:
+        Curator(store).undo()
+    back = owner_view(lg_root, ["memories", "dana"], "city", "Lisbon")
+    assert back["value"] == {"text": "Dana lives in Lisbon"} and back["vectors"] == 1
+
+
+def test_a_write_by_langgraph_between_read_and_edit_is_not_overwritten(lg_root):
+    from storage.errors import ConflictError
+
+    with open_store(lg_root) as store:
+        tea = store.get("lg:store.sqlite:memories.dana/tea")
+        con = sqlite3.connect(lg_root / "store.sqlite")
+        con.execute("UPDATE store SET value = '{\"text\": \"agent wrote this\"}' WHERE key = 'tea'")
+        con.commit()
+        con.close()
+        with pytest.raises(ConflictError):
+            Curator(store).edit(tea.id, content="mine", expected_revision=tea.revision)
+    assert owner_view(lg_root, ["memories", "dana"], "tea", "x")["value"] == {"text": "agent wrote this"}
+
+
+def test_import_round_trip(lg_root, tmp_path: Path):
+    dest = tmp_path / "ws"
+    first = import_store(lg_root, dest)
+    assert first.imported == 3 and first.sessions == 1
+    assert import_store(lg_root, dest).already_present == 3
+    with open_store(dest) as store:
+        contents = {m.content: m for m in store.page(limit=10)}
+        assert contents["Dana likes tea"].channel == "memories.dana"
+        assert contents["Dana likes tea"].metadata["import"]["format"] == "langgraph"
+        assert [t.content for t in store.turns("thread-1")] == ["plan the trip", "Lisbon in May?"]
