@@ -289,9 +289,17 @@ def open_store(path: str | Path) -> MemoryStore:
     journal = (
         Journal.in_database(sqlite.engine, sqlite.db_path)
         if sqlite is not None
-        else Journal.sidecar(found.get(Kind.CHROMA, root) if Kind.MARKDOWN not in found else root)
+        else Journal.sidecar(_journal_dir(root, found, matches))
     )
     return MemoryStore(root, sources, journal)
+
+
+def _journal_dir(root: Path, found: dict[Kind, Path], matches: list[Any]) -> Path:
+    if Kind.MARKDOWN in found:
+        return root
+    if Kind.CHROMA in found:
+        return found[Kind.CHROMA]
+    return next((m.journal_dir for m in matches if m.journal_dir is not None), root)
 
 
 def create_workspace(path: str | Path, embedder: Embedder | None = None) -> MemoryStore:

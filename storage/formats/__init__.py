@@ -23,6 +23,8 @@ class FormatMatch:
     open: Callable[[], Any] = field(compare=False)
     # Native kinds at these paths are read by this format instead.
     claims: tuple[tuple[Kind, Path], ...] = ()
+    # Where the undo journal goes when nothing native holds one; None: the opened folder.
+    journal_dir: Path | None = None
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
