@@ -172,7 +172,7 @@ class Curator:
         caps = self.store.source_for(memory_id).capabilities()
         self._writable(memory, caps.read_only, caps.read_only_reason)
         source = self.store.source_for(memory_id)
-        if memory.source.kind is Kind.MARKDOWN or _is_foreign(source):
+        if not caps.can_reinforce:
             raise UnsupportedError(f"{memory_id} is {source.label}, which keeps no access count to reinforce.")
         now = to_iso(utcnow())
         snap = self._read(memory_id)

@@ -32,20 +32,27 @@ class DetailPanel(SafeTextBrowser):
     def show_nothing(self) -> None:
         self.setHtml("<p style='color:gray'>Select a memory to see it whole.</p>")
 
-    def show_memory(self, memory: Memory, history: list[AuditEntry], promotion: dict[str, Any]) -> None:
-        self.setHtml(render_memory(memory, history, promotion))
+    def show_memory(
+        self,
+        memory: Memory,
+        history: list[AuditEntry],
+        promotion: dict[str, Any],
+        owner_history: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.setHtml(render_memory(memory, history, promotion, owner_history or []))
 
 
-def render_memory(memory: Memory, history: list[AuditEntry], promotion: dict[str, Any]) -> str:
+def render_memory(
+    memory: Memory, history: list[AuditEntry], promotion: dict[str, Any], owner_history: list[dict[str, Any]] = ()
+) -> str:
     esc = html.escape
     src = memory.source
-    where = esc(src.location)
     rows = [
         ("Layer", memory.layer.value),
         ("Channel", memory.channel),
         ("Status", memory.status.value),
         ("Tags", ", ".join(memory.tags) or "–"),
-        ("Source", f"{src.kind.value}: {where}"),
+        ("Source", f"{src.format or src.kind.value}: {src.location}"),
         ("Created", memory.created_at.strftime("%Y-%m-%d %H:%M")),
         ("Updated", memory.updated_at.strftime("%Y-%m-%d %H:%M")),
         ("Last access", memory.last_accessed.strftime("%Y-%m-%d %H:%M")),
@@ -61,6 +68,8 @@ def render_memory(memory: Memory, history: list[AuditEntry], promotion: dict[str
         rows.append(("Derived from", ", ".join(prov.derived_from)))
     if prov.imported_from:
         rows.append(("Imported from", prov.imported_from))
+    if src.format:  # what the owning tool keeps beside the text
+        rows += [(str(k), str(v)) for k, v in sorted(memory.metadata.items())]
     table = "".join(
         f"<tr><td style='color:#555;padding-right:12px'>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows
     )
@@ -72,10 +81,17 @@ def render_memory(memory: Memory, history: list[AuditEntry], promotion: dict[str
         f"<li>#{e.seq} {e.at:%Y-%m-%d %H:%M} <b>{esc(e.operation)}</b> ({esc(e.state)}) by {esc(e.actor)}</li>"
         for e in history
     ) or "<li style='color:gray'>no curation steps yet</li>"
+    owner = "".join(
+        f"<li>{esc(str(e.get('updated_at') or e.get('created_at') or ''))[:19]} <b>{esc(str(e.get('event')))}</b> "
+        f"{esc(str(e.get('old_memory') or ''))} → {esc(str(e.get('new_memory') or ''))}</li>"
+        for e in owner_history
+    )
+    owner_block = f"<p><b>{esc(src.format)} history</b></p><ul>{owner}</ul>" if owner else ""
     return (
         f"<h3>{esc(memory.id)}</h3>"
         f"<div>{_markdown.render(memory.content)}</div>"
         f"<table>{table}</table>"
         f"<p><b>Promotion thresholds</b>: {promo}</p>"
         f"<p><b>History</b></p><ul>{events}</ul>"
+        f"{owner_block}"
     )

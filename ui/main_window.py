@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         self.store: MemoryStore | None = None
         self.model: MemoryTableModel | None = None
         self.last_error = ""
+        self.store_notes: list[str] = []
         self.setWindowTitle("Mnemoscope")
         self.setAcceptDrops(True)
         self._change_token = ""
@@ -208,6 +209,9 @@ class MainWindow(QMainWindow):
         self.reembed_action = self._action("Re-&embed stale vectors", self.reembed_stale, None,
                                            "Recompute vectors whose memory was edited without an embedder")
         tools_menu.addAction(self.reembed_action)
+        self.notes_action = self._action("Store &notes…", self.show_store_notes, None,
+                                         "Read-only parts and problems found in the open store")
+        tools_menu.addAction(self.notes_action)
         view_menu = self.menuBar().addMenu("&View")
         for i, name in enumerate(VIEWS):
             view_menu.addAction(self._action(f"&{name.title()}", lambda n=name: self.show_view(n), f"Ctrl+{i + 1}"))
@@ -432,11 +436,20 @@ class MainWindow(QMainWindow):
         def gather() -> dict[str, Any]:
             counts = store.counts()
             sessions = store.sessions()
-            return {"counts": counts, "sessions": sessions}
+            notes = [
+                f"{s.label} is read-only: {s.capabilities().read_only_reason}"
+                for s in store.foreign
+                if s.capabilities().read_only
+            ]
+            return {"counts": counts, "sessions": sessions, "notes": notes + store.problems()}
 
         start_worker(gather, on_result=self._on_sidebar_counts, on_error=self.show_error)
 
     def _on_sidebar_counts(self, data: dict[str, Any]) -> None:
+        self.store_notes = data["notes"]
+        if self.store_notes:
+            more = f" (+{len(self.store_notes) - 1} more: Tools > Store notes)" if len(self.store_notes) > 1 else ""
+            self.statusBar().showMessage(self.store_notes[0] + more, 30_000)
         self.sidebar.clear()
         counts = data["counts"]
         everything = QTreeWidgetItem(["All memories", str(counts["statuses"].get("active", 0))])
@@ -568,7 +581,12 @@ class MainWindow(QMainWindow):
             self.show_error(exc)
             return
         history = self.store.journal.history(target=memory.id, limit=50)
-        self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory))
+        try:
+            owner_history = self.store.owner_history(memory.id)
+        except StoreError as exc:
+            self.show_error(exc)
+            owner_history = []
+        self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory), owner_history)
         self.salience.show_memory(self.store.settings.salience, memory)
 
     def _on_table_context_menu(self, pos: Any) -> None:
@@ -693,12 +711,26 @@ class MainWindow(QMainWindow):
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
         self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
-        for action in (self.promote_action, self.delete_action, self.restore_action, self.reinforce_action):
-            action.setEnabled(bool(selected))
-        self.edit_action.setEnabled(len(selected) == 1)
+        caps = [self.store.source_for(m.id).capabilities() for m in selected] if has_store else []
+        writable = bool(caps) and all(not c.read_only for c in caps)
+        self.edit_action.setEnabled(len(caps) == 1 and bool(caps[0].editable_fields))
+        self.promote_action.setEnabled(writable and all(c.can_promote for c in caps))
+        self.delete_action.setEnabled(writable)
+        self.restore_action.setEnabled(writable)
+        self.reinforce_action.setEnabled(writable and all(c.can_reinforce for c in caps))
+        reasons = sorted({c.read_only_reason for c in caps if c.read_only and c.read_only_reason})
+        for action in (self.edit_action, self.delete_action, self.restore_action):
+            action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
         self.refresh_action.setEnabled(has_store)
 
     # -- messages -------------------------------------------------------------------------------------
+
+    def show_store_notes(self) -> None:
+        text = "\n".join(f"• {note}" for note in self.store_notes) or "Nothing to note: every part of this store is writable and consistent."
+        box = QMessageBox(QMessageBox.Icon.Information, "Store notes", text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("notes_box")
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
 
     def show_error(self, exc: BaseException) -> None:
         """The one channel every error reaches the person through."""

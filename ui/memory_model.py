@@ -222,7 +222,7 @@ def _display(memory: Memory, key: str) -> str:
         first = memory.content.strip().splitlines()[0] if memory.content.strip() else ""
         return first if len(first) <= 200 else first[:199] + "…"
     if key == "kind":
-        return memory.source.kind.value
+        return memory.source.format or memory.source.kind.value
     if key in ("created_at", "last_accessed"):
         return getattr(memory, key).strftime("%Y-%m-%d")
     if key == "salience":

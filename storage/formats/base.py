@@ -92,7 +92,7 @@ class FormatSource:
             read_only_reason=self.read_only_reason if not self.editable_fields else "",
             editable_fields=self.editable_fields,
             keyword_search=True,
-            sessions=bool(self.contents().sessions),
+            sessions=bool(self._cache and self._cache[1].sessions),
         )
 
     def describe(self) -> dict[str, Any]:

@@ -155,12 +155,16 @@ class LangGraphSource(FormatSource):
             ]
         return snap
 
-    def _key_of(self, record_id: str) -> tuple[str, str]:
+    def _key_of(self, record_id: str, *snapshots: Snapshot | None) -> tuple[str, str]:
         self.contents()
-        if record_id not in self._keys:
-            prefix, _, key = record_id[len(self.id_prefix):].rpartition("/")
-            return prefix, key
-        return self._keys[record_id]
+        if record_id in self._keys:
+            return self._keys[record_id]
+        # An item a delete removed: its snapshot still names it (undo, restore).
+        for snap in snapshots:
+            if snap is not None:
+                return snap["prefix"], snap["key"]
+        prefix, _, key = record_id[len(self.id_prefix):].rpartition("/")
+        return prefix, key
 
     def read_record(self, record_id: str) -> Snapshot | None:
         prefix, key = self._key_of(record_id)
@@ -191,7 +195,7 @@ class LangGraphSource(FormatSource):
         }
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
-        prefix, key = self._key_of(record_id)
+        prefix, key = self._key_of(record_id, expected, new)
         with writing(self.path) as con:
             self.check_expected(record_id, self._snapshot(con, prefix, key), expected)
             if self.has_vectors:

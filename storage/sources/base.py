@@ -30,6 +30,8 @@ class Capabilities:
     editable_fields: tuple[str, ...] = ()
     can_promote: bool = False
     can_soft_delete: bool = False
+    # Keeps an access count that retrieval (and a pin by hand) raises.
+    can_reinforce: bool = False
     keyword_search: bool = False
     vector_search: bool = False
     sessions: bool = False
@@ -42,6 +44,7 @@ class Capabilities:
             "editable_fields": list(self.editable_fields),
             "can_promote": self.can_promote,
             "can_soft_delete": self.can_soft_delete,
+            "can_reinforce": self.can_reinforce,
             "keyword_search": self.keyword_search,
             "vector_search": self.vector_search,
             "sessions": self.sessions,

@@ -163,6 +163,7 @@ class ChromaSource:
             editable_fields=() if self.read_only_reason else EDITABLE_FIELDS,
             can_promote=not self.read_only_reason,
             can_soft_delete=not self.read_only_reason,
+            can_reinforce=not self.read_only_reason,
             keyword_search=True,
             vector_search=True,
         )

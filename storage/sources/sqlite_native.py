@@ -143,6 +143,7 @@ class SqliteSource:
             editable_fields=EDITABLE_FIELDS,
             can_promote=True,
             can_soft_delete=True,
+            can_reinforce=True,
             keyword_search=True,
             sessions=True,
             graph=True,
