@@ -1,0 +1,73 @@
+"""The read commands on a store another tool wrote, through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from formats.owners import require, run_owner
+
+BUILD = """
+import asyncio
+from agents import SQLiteSession
+async def main():
+    s = SQLiteSession("trip-1", db)
+    await s.add_items([{"role": "user", "content": "Find a quiet hotel in Porto"},
+                       {"role": "assistant", "content": "Casa do Rio has quiet rooms."}])
+asyncio.run(main())
+print(json.dumps("ok"))
+"""
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
+
+
+@pytest.fixture
+def agents_db(tmp_path: Path) -> Path:
+    require("agents")
+    db = tmp_path / "agent.db"
+    run_owner(BUILD, db=str(db))
+    return db
+
+
+def test_every_read_command_answers_on_an_agents_session(capsys, agents_db: Path):
+    db = str(agents_db)
+    info = run_json(capsys, "info", db)
+    assert info["total"] == 2 and info["formats"][0]["format"] == "openai-agents"
+    assert info["capabilities"]["openai-agents"]["editable_fields"] == ["content"]
+    listed = run_json(capsys, "ls", db)
+    assert {m["content"] for m in listed["memories"]} == {"Find a quiet hotel in Porto", "Casa do Rio has quiet rooms."}
+    first = next(m for m in listed["memories"] if m["content"].startswith("Find"))
+    shown = run_json(capsys, "show", db, first["id"])
+    assert shown["source"]["format"] == "openai-agents" and shown["metadata"]["role"] == "user"
+    found = run_json(capsys, "search", db, "quiet hotel", "--mode", "keyword")
+    assert found["hits"][0]["id"] == first["id"]
+    timeline = run_json(capsys, "timeline", db)
+    assert sum(b["memories"] for b in timeline["bins"]) == 2
+    assert sum(b["turns"] for b in timeline["bins"]) == 0  # the items are the memories, not counted twice
+    sessions = run_json(capsys, "sessions", db)
+    assert [(s["id"], s["turn_count"]) for s in sessions["sessions"]] == [("trip-1", 2)]
+    turns = run_json(capsys, "sessions", db, "--session", "trip-1")
+    assert [t["role"] for t in turns["turns"]] == ["user", "assistant"]
+    pad = run_json(capsys, "scratchpad", db)
+    assert [s["id"] for s in pad["sessions"]] == ["trip-1"]
+
+
+def test_claude_memory_directory_edit_through_the_cli(capsys, tmp_path: Path):
+    memories = tmp_path / "memories"
+    memories.mkdir()
+    (memories / "notes.md").write_text("Dana prefers tea\n")
+    run_json(capsys, "edit", str(memories), "claude:notes.md", "--content", "Dana prefers green tea")
+    assert (memories / "notes.md").read_text() == "Dana prefers green tea\n"
+    code = main(["promote", str(memories), "claude:notes.md"])
+    assert code == 1
+    assert "no project and global channels" in capsys.readouterr().err
+    run_json(capsys, "undo", str(memories))
+    assert (memories / "notes.md").read_text() == "Dana prefers tea\n"
