@@ -10,7 +10,6 @@ one write primitive) and say which fields they can hold.
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +19,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery, sort_key
-from ..sources.base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
+from ..sources.base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, revision_of, same_record
 from ..sqlite_db import is_sqlite_file, sqlite_error
 from ..timeutil import parse_time, utcnow
 
@@ -131,17 +130,7 @@ class FormatSource:
         return bin_by(self._matching(query), bin_format, group_by)
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
-        words = [w.lower() for w in re.findall(r"\w+", text_query)]
-        if not words:
-            return []
-        scored = []
-        for memory in self._matching(query):
-            body = memory.content.lower()
-            score = sum(body.count(w) for w in words)
-            if score:
-                scored.append((score, memory.id, memory))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [m for _, _, m in scored[:k]]
+        return keyword_rank(self._matching(query), text_query, k)
 
     def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
         return [s for s in self.contents().sessions if not channels or s.channel in channels]

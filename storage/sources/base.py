@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
@@ -132,3 +133,18 @@ def bin_by(memories: Iterable[Memory], bin_format: str, group_by: str) -> dict[t
         key = (memory.created_at.strftime(bin_format), _label(group))
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def keyword_rank(memories: Iterable[Memory], text_query: str, k: int) -> list[Memory]:
+    """keyword_search for stores that filter in Python: word hits, most first."""
+    words = [w.lower() for w in re.findall(r"\w+", text_query)]
+    if not words:
+        return []
+    scored = []
+    for memory in memories:
+        body = memory.content.lower()
+        score = sum(body.count(w) for w in words)
+        if score:
+            scored.append((score, memory.id, memory))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [m for _, _, m in scored[:k]]

@@ -20,7 +20,7 @@ from ..atomic_file import atomic_write_bytes
 from ..errors import ConflictError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery, sort_key
-from .base import Capabilities, Snapshot, bin_by, count_by, revision_of
+from .base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, revision_of
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,
@@ -323,17 +323,7 @@ class MarkdownSource:
         return bin_by(self._matching(query), bin_format, group_by)
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
-        words = [w.lower() for w in re.findall(r"\w+", text_query)]
-        if not words:
-            return []
-        scored = []
-        for memory in self._matching(query):
-            body = memory.content.lower()
-            score = sum(body.count(w) for w in words)
-            if score:
-                scored.append((score, memory.id, memory))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [m for _, _, m in scored[:k]]
+        return keyword_rank(self._matching(query), text_query, k)
 
     def daily_files(self) -> list[str]:
         return [rel for rel in self.files() if daily_date(rel) is not None]
