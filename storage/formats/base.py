@@ -18,8 +18,18 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
-from ..query import MemoryQuery, sort_key
-from ..sources.base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, revision_of, same_record
+from ..query import MemoryQuery
+from ..sources.base import (
+    Capabilities,
+    Snapshot,
+    bin_by,
+    count_by,
+    keyword_rank,
+    matches,
+    page_of,
+    revision_of,
+    same_record,
+)
 from ..sqlite_db import is_sqlite_file, sqlite_error
 from ..timeutil import parse_time, utcnow
 
@@ -117,8 +127,7 @@ class FormatSource:
         return len(self._matching(query))
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
-        return found[offset : offset + limit]
+        return page_of(self._matching(query), query, limit, offset)
 
     def get(self, memory_id: str) -> Memory | None:
         return next((m for m in self.contents().memories if m.id == memory_id), None)
@@ -178,21 +187,6 @@ class FormatSource:
                 "nothing was written. Reload and try again."
             )
 
-
-def matches(memory: Memory, query: MemoryQuery) -> bool:
-    if query.statuses and memory.status not in query.statuses:
-        return False
-    if query.channels and memory.channel not in query.channels:
-        return False
-    if query.layers and memory.layer not in query.layers:
-        return False
-    if query.since and memory.created_at < query.since:
-        return False
-    if query.until and memory.created_at >= query.until:
-        return False
-    if query.contains and query.contains.lower() not in memory.content.lower():
-        return False
-    return True
 
 
 def make_memory(

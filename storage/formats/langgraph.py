@@ -76,10 +76,10 @@ class LangGraphSource(FormatSource):
         return contents
 
     def _load_items(self, con, contents: Contents) -> None:
-        vectors: dict[tuple[str, str], list[str]] = {}
+        vectors: dict[tuple[str, str], list[Any]] = {}
         if self.has_vectors:
-            for row in con.execute("SELECT prefix, key, field_name FROM store_vectors"):
-                vectors.setdefault((row["prefix"], row["key"]), []).append(row["field_name"])
+            for row in con.execute("SELECT * FROM store_vectors ORDER BY prefix, key, field_name"):
+                vectors.setdefault((row["prefix"], row["key"]), []).append(row)
         self._keys = {}
         for row in con.execute("SELECT * FROM store"):
             item_id = f"{row['prefix']}/{row['key']}"
@@ -91,15 +91,16 @@ class LangGraphSource(FormatSource):
             for extra in ("expires_at", "ttl_minutes"):
                 if extra in row.keys() and row[extra] is not None:
                     metadata[extra] = row[extra]
-            if (row["prefix"], row["key"]) in vectors:
-                metadata["indexed_fields"] = vectors[(row["prefix"], row["key"])]
+            item_vectors = vectors.get((row["prefix"], row["key"]), [])
+            if item_vectors:
+                metadata["indexed_fields"] = [v["field_name"] for v in item_vectors]
             contents.memories.append(
                 make_memory(
                     self, item_id, item_text(value),
                     location=f"{self.path.name}:store/{item_id}", path=self.path.name,
                     created=row["created_at"], updated=row["updated_at"],
                     layer=Layer.SEMANTIC, channel=row["prefix"],
-                    metadata=metadata, snapshot=self._snapshot(con, row["prefix"], row["key"]),
+                    metadata=metadata, snapshot=item_snapshot(row, item_vectors),
                 )
             )
 
@@ -144,16 +145,12 @@ class LangGraphSource(FormatSource):
         row = con.execute("SELECT * FROM store WHERE prefix = ? AND key = ?", (prefix, key)).fetchone()
         if row is None:
             return None
-        snap = plain_row(row)
-        snap["vectors"] = []
+        vectors = []
         if self.has_vectors:
-            snap["vectors"] = [
-                plain_row(r)
-                for r in con.execute(
-                    "SELECT * FROM store_vectors WHERE prefix = ? AND key = ? ORDER BY field_name", (prefix, key)
-                )
-            ]
-        return snap
+            vectors = con.execute(
+                "SELECT * FROM store_vectors WHERE prefix = ? AND key = ? ORDER BY field_name", (prefix, key)
+            ).fetchall()
+        return item_snapshot(row, vectors)
 
     def _key_of(self, record_id: str, *snapshots: Snapshot | None) -> tuple[str, str]:
         self.contents()
@@ -214,6 +211,11 @@ class LangGraphSource(FormatSource):
             actual = self._snapshot(con, prefix, key)
         self.invalidate()
         return actual
+
+
+def item_snapshot(row: Any, vectors: list[Any]) -> Snapshot:
+    """An item and its vector rows: what an edit or delete changes together."""
+    return {**plain_row(row), "vectors": [plain_row(v) for v in vectors]}
 
 
 def item_text(value: Any) -> str:

@@ -145,13 +145,19 @@ class Mem0Source(ChromaSource):
                     token += f"|{p.name}:{st.st_mtime_ns}:{st.st_size}"
         return token
 
+    def _summary(self, name: str, record_id: str, meta: dict[str, Any]) -> Memory:
+        """Filtering and sorting need the scope channel, not drift: no history lookup per record."""
+        return self._as_mem0(ChromaSource._memory(self, name, record_id, "", meta, None), meta, None)
+
     def _memory(self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None) -> Memory:
         memory = super()._memory(name, record_id, document, meta, snap)
+        return self._as_mem0(memory, meta, self._drift_of(record_id))
+
+    def _as_mem0(self, memory: Memory, meta: dict[str, Any], drift: str | None) -> Memory:
         custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
         for key in ("actor_id", "role", *SCOPE_KEYS):
             if meta.get(key):
                 custom[key] = meta[key]
-        drift = self._drift_of(record_id)
         if drift:
             custom["mem0_drift"] = drift
         return replace(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 from ..model import Kind, Memory
-from ..query import MemoryQuery
+from ..query import MemoryQuery, sort_key
 
 Snapshot = dict[str, Any]
 
@@ -148,3 +148,25 @@ def keyword_rank(memories: Iterable[Memory], text_query: str, k: int) -> list[Me
             scored.append((score, memory.id, memory))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [m for _, _, m in scored[:k]]
+
+def matches(memory: Memory, query: MemoryQuery) -> bool:
+    """The query's filters, evaluated in Python for stores that cannot run them."""
+    if query.statuses and memory.status not in query.statuses:
+        return False
+    if query.channels and memory.channel not in query.channels:
+        return False
+    if query.layers and memory.layer not in query.layers:
+        return False
+    if query.since and memory.created_at < query.since:
+        return False
+    if query.until and memory.created_at >= query.until:
+        return False
+    if query.contains and query.contains.lower() not in memory.content.lower():
+        return False
+    return True
+
+
+def page_of(memories: list[Memory], query: MemoryQuery, limit: int, offset: int) -> list[Memory]:
+    """page for stores that filter in Python: sorted by the query's order, then sliced."""
+    found = sorted(memories, key=sort_key(query.order), reverse=query.descending)
+    return found[offset : offset + limit]

@@ -19,8 +19,8 @@ from markdown_it import MarkdownIt
 from ..atomic_file import atomic_write_bytes
 from ..errors import ConflictError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
-from ..query import MemoryQuery, sort_key
-from .base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, revision_of
+from ..query import MemoryQuery
+from .base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, matches, page_of, revision_of
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,
@@ -284,33 +284,15 @@ class MarkdownSource:
         )
 
     def _matching(self, query: MemoryQuery) -> list[Memory]:
-        if not query.wants_kind(self.kind) or (
-            query.statuses and Status.ACTIVE not in query.statuses
-        ):
+        if not query.wants_kind(self.kind):
             return []
-        needle = query.contains.lower() if query.contains else None
-        out = []
-        for block in self._all_blocks():
-            memory = self.memory(block)
-            if query.channels and memory.channel not in query.channels:
-                continue
-            if query.layers and memory.layer not in query.layers:
-                continue
-            if query.since and memory.created_at < query.since:
-                continue
-            if query.until and memory.created_at >= query.until:
-                continue
-            if needle and needle not in memory.content.lower():
-                continue
-            out.append(memory)
-        return out
+        return [m for m in map(self.memory, self._all_blocks()) if matches(m, query)]
 
     def count(self, query: MemoryQuery) -> int:
         return len(self._matching(query))
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
-        return found[offset : offset + limit]
+        return page_of(self._matching(query), query, limit, offset)
 
     def get(self, memory_id: str) -> Memory | None:
         block = self._block_for(memory_id)
