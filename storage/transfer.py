@@ -192,7 +192,8 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
     }
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
-    native_id = memory.source.kind.value == "sqlite" and keep_id
+    # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.
+    native_id = memory.source.kind.value == "sqlite" and not memory.source.format and keep_id
     return sqlite.memory_row(
         memory.content,
         memory_id=memory.id if native_id else None,

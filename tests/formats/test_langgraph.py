@@ -154,4 +154,6 @@ def test_import_round_trip(lg_root, tmp_path: Path):
         contents = {m.content: m for m in store.page(limit=10)}
         assert contents["Dana likes tea"].channel == "memories.dana"
         assert contents["Dana likes tea"].metadata["import"]["format"] == "langgraph"
+        assert contents["Dana likes tea"].id.startswith("m-")  # a native id; the original is kept as provenance
+        assert contents["Dana likes tea"].metadata["import"]["original_id"] == "lg:store.sqlite:memories.dana/tea"
         assert [t.content for t in store.turns("thread-1")] == ["plan the trip", "Lisbon in May?"]
