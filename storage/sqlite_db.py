@@ -26,6 +26,22 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
+def files_token(*paths: Path) -> str:
+    """Name, mtime and size of each SQLite file and its -wal companion that exists now.
+
+    A -wal file comes and goes as connections open and close, so it can vanish
+    between listing and stat: a missing file is simply not part of the token."""
+    parts = []
+    for path in paths:
+        for candidate in (path, path.with_name(path.name + "-wal")):
+            try:
+                st = candidate.stat()
+            except OSError:
+                continue
+            parts.append(f"{candidate.name}:{st.st_mtime_ns}:{st.st_size}")
+    return "/".join(parts)
+
+
 def read_only_rows(path: Path, sql: str) -> list[tuple]:
     """Rows of one query on a SQLite file opened read-only: no byte of it is written.
     Raises sqlite3.Error for the caller to word."""

@@ -30,7 +30,7 @@ from ..sources.base import (
     revision_of,
     same_record,
 )
-from ..sqlite_db import is_sqlite_file, sqlite_error
+from ..sqlite_db import files_token, is_sqlite_file, sqlite_error
 from ..timeutil import parse_time, utcnow
 
 
@@ -79,15 +79,7 @@ class FormatSource:
         self._cache = None
 
     def change_token(self) -> str:
-        parts = []
-        for path in self.watched():
-            for candidate in (path, path.with_name(path.name + "-wal")):
-                try:
-                    st = candidate.stat()
-                except OSError:
-                    continue
-                parts.append(f"{candidate.name}:{st.st_mtime_ns}:{st.st_size}")
-        return f"{self.format}:" + "/".join(parts)
+        return f"{self.format}:" + files_token(*self.watched())
 
     def watched(self) -> list[Path]:
         return self.files

@@ -46,7 +46,10 @@ class ClaudeMemorySource(FormatSource):
     def change_token(self) -> str:
         parts = []
         for path in self._paths():
-            st = path.stat()
+            try:
+                st = path.stat()
+            except OSError:
+                continue
             parts.append(f"{path.relative_to(self.root)}:{st.st_mtime_ns}:{st.st_size}")
         return "claude:" + "/".join(parts)
 

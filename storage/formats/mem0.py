@@ -31,7 +31,7 @@ from ..errors import StoreError
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..sources.base import Capabilities, Snapshot
 from ..sources.chroma_vectors import CHROMA_FILE, STALE_KEY, ChromaSource, split_record_id
-from ..sqlite_db import is_sqlite_file, read_only_rows, sqlite_error
+from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from . import FormatMatch
 from .base import reading, sqlite_tables, writing
@@ -139,10 +139,7 @@ class Mem0Source(ChromaSource):
     def change_token(self) -> str:
         token = super().change_token()
         if self.history_path is not None:
-            for p in (self.history_path, self.history_path.with_name(HISTORY_FILE + "-wal")):
-                if p.exists():
-                    st = p.stat()
-                    token += f"|{p.name}:{st.st_mtime_ns}:{st.st_size}"
+            token += "|" + files_token(self.history_path)
         return token
 
     def _summary(self, name: str, record_id: str, meta: dict[str, Any]) -> Memory:

@@ -20,7 +20,7 @@ from ..embedding import Embedder, embedder_by_name
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, sort_key
-from ..sqlite_db import is_sqlite_file, read_only_rows
+from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
 from ..timeutil import parse_time, utcnow
 from .base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
 from .sqlite_native import parse_layer, parse_status
@@ -169,13 +169,7 @@ class ChromaSource:
         )
 
     def change_token(self) -> str:
-        parts = []
-        for suffix in ("", "-wal"):
-            p = self.path / (CHROMA_FILE + suffix)
-            if p.exists():
-                st = p.stat()
-                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-        return "chroma:" + "/".join(parts)
+        return "chroma:" + files_token(self.path / CHROMA_FILE)
 
     # -- collections and embedders --------------------------------------------------
 

@@ -248,7 +248,10 @@ class MarkdownSource:
     def change_token(self) -> str:
         parts = []
         for rel in self.files():
-            st = (self.root / rel).stat()
+            try:
+                st = (self.root / rel).stat()
+            except OSError:
+                continue
             parts.append(f"{rel}:{st.st_mtime_ns}:{st.st_size}")
         return "markdown:" + hashlib.sha1("|".join(parts).encode("utf-8")).hexdigest()[:16]
 

@@ -31,7 +31,7 @@ from ..model import (
     Turn,
 )
 from ..query import MemoryQuery, Order
-from ..sqlite_db import friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
+from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from .base import Capabilities, Snapshot, revision_of, same_record
 
@@ -150,13 +150,7 @@ class SqliteSource:
         )
 
     def change_token(self) -> str:
-        parts = []
-        for suffix in ("", "-wal"):
-            p = Path(str(self.db_path) + suffix)
-            if p.exists():
-                st = p.stat()
-                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-        return "sqlite:" + "/".join(parts)
+        return "sqlite:" + files_token(Path(self.db_path))
 
     # -- reading memories ----------------------------------------------------
 
