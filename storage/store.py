@@ -171,7 +171,9 @@ class MemoryStore:
         return "|".join(s.change_token() for s in self.sources)
 
     def counts(self) -> dict[str, Any]:
-        per_kind = {s.kind.value: s.count(MemoryQuery(statuses=())) for s in self.sources}
+        per_kind: dict[str, int] = {}
+        for s in self.sources:
+            per_kind[s.kind.value] = per_kind.get(s.kind.value, 0) + s.count(MemoryQuery(statuses=()))
         channels: dict[str, int] = {}
         layers: dict[str, int] = {}
         statuses: dict[str, int] = {}

@@ -196,6 +196,8 @@ def make_memory(
     metadata: dict[str, Any] | None = None,
     snapshot: Snapshot | None = None,
     status: Status = Status.ACTIVE,
+    accessed: Any = None,
+    access_count: int = 0,
 ) -> Memory:
     """A canonical memory for a foreign record; times default to each other, then now."""
     created_at = parse_time(created) or parse_time(updated) or utcnow()
@@ -208,7 +210,8 @@ def make_memory(
         content=content,
         created_at=created_at,
         updated_at=updated_at,
-        last_accessed=updated_at,
+        last_accessed=parse_time(accessed) or updated_at,
+        access_count=access_count,
         metadata=metadata or {},
         tags=tuple(tags),
         status=status,
