@@ -61,11 +61,15 @@ def rrf(ranked_lists: dict[str, Sequence[Memory]], k: int = RRF_K) -> list[Hit]:
 
 
 def keyword_lists(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> dict[str, list[Memory]]:
-    return {
-        s.kind.value: s.keyword_search(text, query, k)
-        for s in store.sources
-        if query.wants_kind(s.kind)
-    }
+    # One ranked list per source, named for it: two SQLite files of one store are two lists.
+    lists: dict[str, list[Memory]] = {}
+    for s in store.sources:
+        if query.wants_kind(s.kind):
+            name = getattr(s, "label", "") or s.kind.value
+            while name in lists:
+                name += "'"
+            lists[name] = s.keyword_search(text, query, k)
+    return lists
 
 
 def _canonical(store: MemoryStore, memory: Memory) -> Memory:

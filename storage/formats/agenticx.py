@@ -24,9 +24,8 @@ chunks of files that are gone are shown so their text is not lost.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from ..sources.base import Snapshot
 from ..sources.markdown_workspace import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, index_drift, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSION_TABLES = {
@@ -45,7 +44,8 @@ SESSION_TABLES = {
 }
 INDEX_TABLES = {
     "files": {"path", "hash", "mtime", "size"},
-    "chunks": {"id", "path", "text", "start_line", "end_line"},
+    # created_at, not OpenClaw's hash/updated_at: the two indexes look alike otherwise.
+    "chunks": {"id", "path", "text", "start_line", "end_line", "created_at"},
 }
 
 
@@ -62,13 +62,6 @@ def decode_scratchpad_value(raw: str) -> Any:
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _epoch(value: Any) -> datetime | None:
-    if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 1e11 else value
-        return datetime.fromtimestamp(seconds, timezone.utc)
-    return parse_time(value)
 
 
 class AgenticxSessionSource(FormatSource):
@@ -112,7 +105,7 @@ class AgenticxSessionSource(FormatSource):
             contents.scratch.append(ScratchEntry(row["session_id"], "todos", str(row["data"]), at))
         for row in messages:
             turns = contents.turns.setdefault(row["session_id"], [])
-            at = _epoch(row["timestamp"]) or parse_time(row["indexed_at"]) or utcnow()
+            at = parse_time(row["timestamp"]) or parse_time(row["indexed_at"]) or utcnow()
             turns.append(Turn(row["session_id"], len(turns), row["role"], row["content"], at))
         starts: dict[str, datetime] = {}
         for session_id, at in (
@@ -197,7 +190,12 @@ class AgenticxIndexSource(FormatSource):
                 for fts, table in (("chunks_fts", "chunks"), ("turns_fts", "turns"))
                 if f"{fts}_docsize" in self.tables and table in self.tables
             }
-        self._index_problems(files, chunks, contents)
+        problems, orphans = index_drift(
+            {row["path"]: row["hash"] for row in files}, chunks, lambda p: Path(p), self.path.name
+        )
+        contents.problems += problems
+        for chunk in orphans:
+            self._orphan(chunk, contents)
         for fts, count in dangling_fts.items():
             if count:
                 contents.problems.append(f"{fts} has {count} entr{'y' if count == 1 else 'ies'} whose row no longer exists")
@@ -213,31 +211,6 @@ class AgenticxIndexSource(FormatSource):
                 )
             )
         return contents
-
-    def _index_problems(self, files: list[Any], chunks: list[Any], contents: Contents) -> None:
-        by_path: dict[str, list[Any]] = {}
-        for chunk in chunks:
-            by_path.setdefault(chunk["path"], []).append(chunk)
-        indexed = {row["path"]: row for row in files}
-        for path in sorted(set(by_path) | set(indexed)):
-            file = Path(path)
-            rows = by_path.get(path, [])
-            if not file.is_file():
-                contents.problems.append(
-                    f"{path} no longer exists; the index still holds {len(rows)} chunk(s) of it (shown as memories)"
-                )
-                for chunk in rows:
-                    self._orphan(chunk, contents)
-                continue
-            if path not in indexed:
-                contents.problems.append(f"{len(rows)} chunk(s) of {path} have no row in files")
-                continue
-            text = file.read_text(encoding="utf-8", errors="replace")
-            if hashlib.sha256(text.encode("utf-8")).hexdigest() == indexed[path]["hash"]:
-                continue
-            missing = [c for c in rows if c["text"] not in text]
-            detail = f"; {len(missing)} chunk(s) hold text no longer in the file" if missing else ""
-            contents.problems.append(f"{path} changed since AgenticX indexed it{detail}")
 
     def _orphan(self, chunk: Any, contents: Contents) -> None:
         at = parse_time(chunk["created_at"]) if "created_at" in chunk.keys() else None

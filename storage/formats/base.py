@@ -10,11 +10,12 @@ one write primitive) and say which fields they can hold.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
@@ -291,6 +292,70 @@ def require_tables(path: Path, tables: dict[str, set[str]], wanted: dict[str, se
             raise UnreadableStoreError(
                 f"{path.name} looks like {label} but lacks {table}({', '.join(sorted(missing or columns))})."
             )
+
+
+def index_drift(
+    hashes: dict[str, str], chunks: Sequence[Any], resolve: Callable[[str], Path | None], index_name: str
+) -> tuple[list[str], list[Any]]:
+    """Where a search index of markdown no longer matches the files it indexed.
+
+    ``hashes`` maps each indexed path to the sha256 of the text indexed, ``chunks``
+    are rows with ``path`` and ``text``; ``resolve`` finds an indexed path on disk
+    (None: it cannot be looked for from here). Returns the problems and the chunks
+    whose file is gone or cannot be found: their text lives nowhere else.
+    """
+    by_path: dict[str, list[Any]] = {}
+    for chunk in chunks:
+        by_path.setdefault(chunk["path"], []).append(chunk)
+    problems: list[str] = []
+    orphans: list[Any] = []
+    unresolved = 0
+    for path in sorted(set(by_path) | set(hashes)):
+        rows = by_path.get(path, [])
+        file = resolve(path)
+        if file is None:
+            unresolved += 1
+            orphans += rows
+            continue
+        if not file.is_file():
+            problems.append(f"{path} no longer exists; {index_name} still holds {len(rows)} chunk(s) of it (shown as memories)")
+            orphans += rows
+            continue
+        if path not in hashes:
+            problems.append(f"{len(rows)} chunk(s) of {path} have no file row in {index_name}")
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() == hashes[path]:
+            continue
+        missing = [c for c in rows if c["text"] not in text]
+        detail = f"; {len(missing)} chunk(s) hold text no longer in the file" if missing else ""
+        problems.append(f"{path} changed since it was indexed in {index_name}{detail}")
+    if unresolved:
+        problems.append(f"{unresolved} indexed file(s) cannot be looked for from here (workspace not found); their chunks are shown as memories")
+    return problems, orphans
+
+
+def vec0_tables(path: Path) -> dict[str, int]:
+    """sqlite-vec ``vec0`` tables and how many vectors each holds, counted from the
+    plain shadow table ``<name>_rowids`` (the vectors need the extension to read)."""
+    found: dict[str, int] = {}
+    with reading(path) as con:
+        for (name,) in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0%'"
+        ).fetchall():
+            try:
+                (found[name],) = con.execute(f'SELECT count(*) FROM "{name}_rowids"').fetchone()
+            except sqlite3.Error:
+                found[name] = -1
+    return found
+
+
+def vec0_note(path: Path, table: str, count: int) -> str:
+    how_many = f"its {count} vector(s)" if count >= 0 else "its vectors"
+    return (
+        f"{path.name}: {table} is a sqlite-vec (vec0) table; {how_many} were not read (that needs the sqlite-vec "
+        "extension); text, keyword search and everything else were read"
+    )
 
 
 def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sqlite3")) -> list[Path]:

@@ -191,7 +191,7 @@ def test_index_rows_that_point_at_missing_text_are_reported(home: Path):
     with open_store(home) as store:
         problems = store.problems()
     gone = [p for p in problems if "2026-11-18.md no longer exists" in p]
-    changed = [p for p in problems if "2026-11-19.md changed since AgenticX indexed it" in p]
+    changed = [p for p in problems if "2026-11-19.md changed since it was indexed in main.sqlite" in p]
     assert len(gone) == 1 and "1 chunk(s)" in gone[0]
     assert len(changed) == 1 and "1 chunk(s) hold text no longer in the file" in changed[0]
     assert any("chunks_fts has 1 entry whose row no longer exists" in p for p in problems)

@@ -1,0 +1,300 @@
+"""OpenClaw: the workspace markdown, each agent's memory index and its sessions.
+
+OpenClaw's memory is the workspace markdown (``~/.openclaw/workspace``: AGENTS.md,
+SOUL.md, USER.md, MEMORY.md, HEARTBEAT.md, memory/YYYY-MM-DD.md), read and
+edited as workspace markdown. Per agent it keeps a search index of those files
+and of session transcripts, in two layouts it has shipped:
+
+- older: ``memory/<agentId>.sqlite`` (src/memory/memory-schema.ts: ``files``,
+  ``chunks``, FTS5 ``chunks_fts``, sqlite-vec ``chunks_vec``) and transcripts as
+  JSONL in ``agents/<agentId>/sessions/`` (``sessions.json`` names them);
+- newer (2026.9.2+): ``agents/<agentId>/agent/openclaw-agent.sqlite`` with
+  ``memory_index_sources``/``memory_index_chunks`` (+ FTS and vec0 tables) and
+  the transcripts as ``transcript_events`` (one JSONL record per row, ordered by
+  ``seq``) of ``session_windows``.
+
+Both are read-only here: OpenClaw rebuilds the index from the markdown, and the
+transcripts are the record of what was said. Index rows whose file is gone, or
+whose file changed since, are reported; chunks no file holds any more are shown
+as memories of the agent's channel so their text is not lost. vec0 tables need
+the sqlite-vec extension, which is not loaded: they are counted, not read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..model import Layer, Session, Turn
+from ..sources.markdown_workspace import MarkdownSource
+from ..timeutil import parse_time, utcnow
+from . import FormatMatch
+from .base import Contents, FormatSource, index_drift, make_memory, reading, sqlite_tables, vec0_note, vec0_tables
+
+AGENT_DB = "openclaw-agent.sqlite"
+CHUNK_COLUMNS = {"id", "path", "source", "start_line", "end_line", "hash", "text", "updated_at"}
+LAYOUTS = {
+    # layout: (files table, chunks table)
+    "legacy": ("files", "chunks"),
+    "agent-db": ("memory_index_sources", "memory_index_chunks"),
+}
+
+
+class OpenClawAgentSource(FormatSource):
+    format = "openclaw"
+    label = "OpenClaw agent"
+    read_only_reason = (
+        "OpenClaw rebuilds its memory index from the workspace markdown (edit those files) "
+        "and its transcripts are the record of what was said"
+    )
+
+    def __init__(
+        self, agent: str, index: Path | None, layout: str, transcripts: Path | None, workspace: Path | None
+    ) -> None:
+        files = [f for f in (index,) if f is not None]
+        if transcripts is not None and transcripts.is_dir():
+            files += sorted(transcripts.glob("*.jsonl")) + [p for p in (transcripts / "sessions.json",) if p.is_file()]
+        elif transcripts is not None and transcripts not in files:
+            files.append(transcripts)
+        super().__init__((index or transcripts or Path(".")).parent, files)
+        self.agent = agent
+        self.index = index
+        self.layout = layout
+        self.transcripts = transcripts
+        self.workspace = workspace
+        self.label = f"OpenClaw agent {agent}"
+        self.id_prefix = f"openclaw:{agent}:"
+
+    def watched(self) -> list[Path]:
+        if self.transcripts is not None and self.transcripts.is_dir():
+            return [self.index] * (self.index is not None) + sorted(self.transcripts.glob("*.jsonl"))
+        return self.files
+
+    def load(self) -> Contents:
+        contents = Contents()
+        if self.index is not None:
+            self._load_index(contents)
+        if self.transcripts is not None and self.transcripts.is_dir():
+            self._load_jsonl(contents)
+        elif self.transcripts is not None:
+            self._load_events(contents)
+        return contents
+
+    # -- the memory index ---------------------------------------------------------------
+
+    def _load_index(self, contents: Contents) -> None:
+        files_table, chunks_table = LAYOUTS[self.layout]
+        with reading(self.index) as con:
+            files = con.execute(f'SELECT path, source, hash FROM "{files_table}"').fetchall()
+            chunks = con.execute(f'SELECT * FROM "{chunks_table}" ORDER BY path, start_line').fetchall()
+        memory_files = {row["path"]: row["hash"] for row in files if row["source"] == "memory"}
+        memory_chunks = [c for c in chunks if c["source"] == "memory"]
+        problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
+        contents.problems += problems
+        for chunk in orphans:
+            gone = self.workspace is not None
+            contents.memories.append(
+                make_memory(
+                    self, chunk["id"], chunk["text"],
+                    location=f"{chunk['path']}:{chunk['start_line']}-{chunk['end_line']}" + (" (file gone)" if gone else ""),
+                    path=self.index.name, created=chunk["updated_at"], layer=_layer_of(chunk["path"]),
+                    channel=self.agent,
+                    metadata={"indexed_path": chunk["path"], "agent": self.agent, "dangling": gone},
+                    snapshot={k: chunk[k] for k in ("id", "path", "hash", "text")},
+                )
+            )
+        for table, count in vec0_tables(self.index).items():
+            contents.problems.append(vec0_note(self.index, table, count))
+
+    def _resolve(self, indexed: str) -> Path | None:
+        path = Path(indexed)
+        if path.is_absolute():
+            return path
+        return self.workspace / path if self.workspace is not None else None
+
+    # -- transcripts ----------------------------------------------------------------------
+
+    def _load_jsonl(self, contents: Contents) -> None:
+        titles = _session_titles(self.transcripts / "sessions.json")
+        for file in sorted(self.transcripts.glob("*.jsonl")):
+            records, bad = [], 0
+            for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    bad += 1
+            if bad:
+                contents.problems.append(f"{file.name}: {bad} line(s) are not JSON; left out")
+            self._add_session(contents, file.stem, records, titles)
+
+    def _load_events(self, contents: Contents) -> None:
+        tables = sqlite_tables(self.transcripts)
+        with reading(self.transcripts) as con:
+            windows = (
+                {r["session_id"]: r for r in con.execute("SELECT * FROM session_windows")}
+                if "session_windows" in tables else {}
+            )
+            events = con.execute("SELECT session_id, seq, event_json FROM transcript_events ORDER BY session_id, seq").fetchall()
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        bad = 0
+        for row in events:
+            try:
+                by_session.setdefault(row["session_id"], []).append(json.loads(row["event_json"]))
+            except json.JSONDecodeError:
+                bad += 1
+        if bad:
+            contents.problems.append(f"{self.transcripts.name}: {bad} transcript event(s) are not JSON; left out")
+        titles = {sid: (w["session_key"], w["created_at"]) for sid, w in windows.items()}
+        for session_id in sorted(set(by_session) | set(windows)):
+            self._add_session(contents, session_id, by_session.get(session_id, []), titles)
+
+    def _add_session(self, contents: Contents, session_id: str, records: list[Any], titles: dict[str, Any]) -> None:
+        header = next((r for r in records if isinstance(r, dict) and r.get("type") == "session"), {})
+        session_id = str(header.get("id") or session_id)
+        title, started = titles.get(session_id, (None, None))
+        turns: list[Turn] = []
+        for record in records:
+            turn = _turn(session_id, len(turns), record)
+            if turn is not None:
+                turns.append(turn)
+        started = parse_time(started) or parse_time(header.get("timestamp")) or (turns[0].timestamp if turns else utcnow())
+        contents.turns[session_id] = turns
+        contents.sessions.append(
+            Session(session_id, self.agent, title or f"{self.agent} session {session_id}", started, len(turns))
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "agent": self.agent,
+            "layout": self.layout,
+            "workspace": str(self.workspace) if self.workspace else None,
+        }
+
+
+def _turn(session_id: str, index: int, record: Any) -> Turn | None:
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    at = parse_time(record.get("timestamp"))
+    if kind == "compaction" and record.get("summary"):
+        return Turn(session_id, index, "summary", str(record["summary"]), at or utcnow())
+    if kind != "message" or not isinstance(record.get("message"), dict):
+        return None
+    message = record["message"]
+    at = at or parse_time(message.get("timestamp")) or utcnow()
+    return Turn(session_id, index, str(message.get("role") or "message"), message_text(message.get("content")), at)
+
+
+def message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for part in content or []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            out.append(str(part.get("text", "")))
+        elif part.get("type") == "toolCall":
+            out.append(f"{part.get('name', '?')}({json.dumps(part.get('arguments') or {}, ensure_ascii=False)})")
+        elif part.get("type") == "image":
+            out.append("(image)")
+    return "\n".join(t for t in out if t)
+
+
+def _session_titles(path: Path) -> dict[str, tuple[str, Any]]:
+    """sessions.json: session key -> entry; the entry names its sessionId."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    titles = {}
+    for key, entry in (data.items() if isinstance(data, dict) else []):
+        if isinstance(entry, dict) and entry.get("sessionId"):
+            titles[str(entry["sessionId"])] = (str(entry.get("displayName") or key), None)
+    return titles
+
+
+def _layer_of(indexed: str) -> Layer:
+    return Layer.EPISODIC if indexed.startswith("memory/") else Layer.SEMANTIC
+
+
+def index_layout(tables: dict[str, set[str]]) -> str | None:
+    for layout, (files_table, chunks_table) in LAYOUTS.items():
+        if files_table in tables and CHUNK_COLUMNS <= tables.get(chunks_table, set()):
+            return layout
+    return None
+
+
+def _workspace(state: Path) -> Path | None:
+    """The workspace the state dir's config names, else ``<state>/workspace``."""
+    try:
+        config = json.loads((state / "openclaw.json").read_text(encoding="utf-8"))
+        configured = config["agents"]["defaults"]["workspace"]
+    except (OSError, ValueError, KeyError, TypeError):
+        configured = None
+    workspace = Path(configured).expanduser() if configured else state / "workspace"
+    return workspace if workspace.is_dir() else None
+
+
+def _agents(state: Path) -> dict[str, dict[str, Any]]:
+    """Per agent id: its index file and layout, and where its transcripts are."""
+    agents: dict[str, dict[str, Any]] = {}
+    memory_dir = state / "memory"
+    for db in sorted(memory_dir.glob("*.sqlite")) if memory_dir.is_dir() else []:
+        layout = index_layout(sqlite_tables(db))
+        if layout is not None:
+            agents.setdefault(db.stem, {}).update(index=db, layout=layout)
+    agents_dir = state / "agents"
+    for folder in sorted(agents_dir.iterdir()) if agents_dir.is_dir() else []:
+        agent_db = folder / "agent" / AGENT_DB
+        tables = sqlite_tables(agent_db) if agent_db.is_file() else {}
+        if tables:
+            layout = index_layout(tables)
+            entry = agents.setdefault(folder.name, {})
+            if layout is not None:
+                entry.update(index=agent_db, layout=layout)
+            if "transcript_events" in tables:
+                entry["transcripts"] = agent_db
+        sessions = folder / "sessions"
+        if "transcripts" not in agents.get(folder.name, {}) and sessions.is_dir() and any(sessions.glob("*.jsonl")):
+            agents.setdefault(folder.name, {})["transcripts"] = sessions
+    return agents
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    path = Path(path)
+    if path.is_file():
+        tables = sqlite_tables(path)
+        layout = index_layout(tables)
+        if layout is None and "transcript_events" not in tables:
+            return []
+        agent = path.parent.parent.name if path.name == AGENT_DB else path.stem
+        transcripts = path if "transcript_events" in tables else None
+        return [_match(agent, path if layout else None, layout or "none", transcripts, None, path)]
+    if not path.is_dir():
+        return []
+    agents = _agents(path)
+    workspace = _workspace(path)
+    matches = [
+        _match(agent, found.get("index"), found.get("layout", "none"), found.get("transcripts"), workspace,
+               found.get("index") or found.get("transcripts"))
+        for agent, found in agents.items()
+    ]
+    if matches and workspace is not None and MarkdownSource.detect(workspace):
+        matches.append(FormatMatch(
+            "markdown", "OpenClaw workspace markdown", workspace,
+            open=lambda w=workspace: MarkdownSource.open(w), journal_dir=path,
+        ))
+    return matches
+
+
+def _match(agent: str, index: Path | None, layout: str, transcripts: Path | None, workspace: Path | None,
+           location: Path) -> FormatMatch:
+    return FormatMatch(
+        "openclaw", f"OpenClaw agent {agent}", location,
+        open=lambda: OpenClawAgentSource(agent, index, layout, transcripts, workspace),
+    )
