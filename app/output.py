@@ -33,7 +33,8 @@ def info(data: dict[str, Any]) -> str:
     for fmt in data.get("formats", []):
         out.append(f"  {fmt['label']}: {', '.join(fmt['files'])}")
         if not fmt["read_only"]:
-            out.append(f"    curation: {', '.join(fmt['editable_fields'])} editable; delete removes the record (undoable)")
+            editable = f"{', '.join(fmt['editable_fields'])} editable" if fmt["editable_fields"] else "nothing editable"
+            out.append(f"    curation: {editable}; delete removes the record (undoable)")
         for problem in fmt["problems"]:
             out.append(f"    problem: {problem}")
     if data.get("sessions"):

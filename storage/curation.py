@@ -98,6 +98,9 @@ class Curator:
         caps = self.store.source_for(memory_id).capabilities()
         self._writable(memory, caps.read_only, caps.read_only_reason)
         refused = [f for f in requested if f not in caps.editable_fields]
+        if refused and not caps.editable_fields:
+            reason = getattr(self.store.source_for(memory_id), "read_only_reason", "")
+            raise UnsupportedError(f"{memory_id} can be deleted but not edited" + (f": {reason}." if reason else "."))
         if refused:
             raise UnsupportedError(
                 f"{memory_id} is a {memory.source.kind.value} memory: "

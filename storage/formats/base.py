@@ -56,6 +56,9 @@ class FormatSource:
     label: str = ""
     id_prefix: str = ""
     editable_fields: tuple[str, ...] = ()
+    # Records can be deleted even where no field can be edited.
+    deletable: bool = False
+    # Why nothing (or, with deletable, no field) can be written.
     read_only_reason: str = ""
     # Messages kept as memories are counted there, not again as turns.
     turns_are_memories: bool = False
@@ -85,13 +88,16 @@ class FormatSource:
     def watched(self) -> list[Path]:
         return self.files
 
+    def _writable(self) -> bool:
+        return bool(self.editable_fields) or self.deletable
+
     def close(self) -> None:
         self._cache = None
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            read_only=not self.editable_fields,
-            read_only_reason=self.read_only_reason if not self.editable_fields else "",
+            read_only=not self._writable(),
+            read_only_reason=self.read_only_reason if not self._writable() else "",
             editable_fields=self.editable_fields,
             keyword_search=True,
             sessions=bool(self._cache and self._cache[1].sessions),
@@ -103,9 +109,10 @@ class FormatSource:
             "format": self.format,
             "label": self.label,
             "files": [str(f) for f in self.files],
-            "read_only": not self.editable_fields,
-            "read_only_reason": self.read_only_reason if not self.editable_fields else "",
+            "read_only": not self._writable(),
+            "read_only_reason": self.read_only_reason if not self._writable() else "",
             "editable_fields": list(self.editable_fields),
+            "deletable": self._writable(),
             "problems": self.problems(),
         }
 

@@ -423,7 +423,11 @@ class ChromaSource:
     # -- the write primitive ------------------------------------------------------------
 
     def owns(self, record_id: str) -> bool:
-        return record_id.startswith("vec:")
+        # Two Chroma directories in one store (CrewAI's short-term and entity
+        # memory) each own the ids of their own collections.
+        if not record_id.startswith("vec:"):
+            return False
+        return not self._collections or record_id[4:].partition(":")[0] in self._collections
 
     def read_record(self, record_id: str) -> Snapshot | None:
         parsed = split_record_id(record_id)

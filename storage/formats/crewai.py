@@ -1,0 +1,199 @@
+"""CrewAI's storage folder (``db_storage_path()``: the platform data dir of the project).
+
+Older CrewAI (0.x) keeps long-term memory in SQLite
+(``long_term_memory_storage.db``, table ``long_term_memories``: task_description,
+metadata JSON with agent/quality/suggestions, datetime as epoch text, score) and
+short-term and entity memory as Chroma persistent directories
+(``short_term/<agent roles>/``, ``entities/<agent roles>/``). CrewAI 1.x keeps one
+unified memory in a LanceDB table ``memories`` under ``memory/`` (crewai 1.15
+lancedb_storage.py: id, content, scope, categories_str, metadata_str, importance,
+created_at, last_accessed, source, private, vector).
+
+Long-term rows can be deleted (CrewAI looks them up by exact task description,
+so editing one would orphan it). The Chroma directories open as any Chroma
+directory does. LanceDB needs the optional ``lancedb`` package (the ``crewai``
+extra); without it the table is named as unread, never guessed at. LanceDB
+memories are read-only: an edit would need the crew's embedder for a new vector.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..model import GLOBAL_CHANNEL, Layer
+from ..sources.base import Snapshot
+from ..sources.chroma_vectors import ChromaSource
+from ..timeutil import parse_time
+from . import FormatMatch
+from .base import Contents, FormatSource, make_memory, plain_row, reading, row_values, sqlite_tables, writing
+
+LTM_FILE = "long_term_memory_storage.db"
+LTM_COLUMNS = {"id", "task_description", "metadata", "datetime", "score"}
+RAG_TYPES = {"short_term": "short-term memory", "entities": "entity memory"}
+LANCE_TABLE = "memories"
+
+
+class CrewLongTermSource(FormatSource):
+    format = "crewai"
+    label = "CrewAI long-term memory"
+    deletable = True
+    read_only_reason = "CrewAI finds long-term memories by their exact task description, so an edit would orphan it"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path.parent, [path])
+        self.path = path
+        self.id_prefix = f"crewai-ltm:{path.name}:"
+
+    def load(self) -> Contents:
+        contents = Contents()
+        with reading(self.path) as con:
+            rows = con.execute("SELECT * FROM long_term_memories ORDER BY id").fetchall()
+        for row in rows:
+            meta = _json_object(row["metadata"])
+            text = row["task_description"] or ""
+            if meta.get("suggestions"):
+                text += "\nSuggestions: " + "; ".join(str(s) for s in meta["suggestions"])
+            contents.memories.append(
+                make_memory(
+                    self, str(row["id"]), text, location=f"{self.path.name}:long_term_memories/{row['id']}",
+                    path=self.path.name, created=_epoch_text(row["datetime"]), layer=Layer.PROCEDURAL,
+                    channel=str(meta.get("agent") or GLOBAL_CHANNEL),
+                    metadata={"task_description": row["task_description"], "score": row["score"],
+                              **{k: v for k, v in meta.items() if k != "agent"}},
+                    snapshot=plain_row(row),
+                )
+            )
+        return contents
+
+    def _row_id(self, record_id: str) -> int:
+        return int(record_id[len(self.id_prefix):])
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        with reading(self.path) as con:
+            row = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (self._row_id(record_id),)).fetchone()
+        return plain_row(row) if row is not None else None
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        row_id = self._row_id(record_id)
+        with writing(self.path) as con:
+            current = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (row_id,)).fetchone()
+            self.check_expected(record_id, plain_row(current) if current is not None else None, expected)
+            if new is None:
+                con.execute("DELETE FROM long_term_memories WHERE id = ?", (row_id,))
+            elif current is None:
+                values = row_values(new)
+                con.execute(
+                    f"INSERT INTO long_term_memories ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                    tuple(values.values()),
+                )
+            else:
+                return super().write_record(record_id, expected, new)
+            after = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (row_id,)).fetchone()
+        self.invalidate()
+        return plain_row(after) if after is not None else None
+
+
+class CrewLanceSource(FormatSource):
+    format = "crewai-lancedb"
+    label = "CrewAI unified memory (LanceDB)"
+    read_only_reason = "an edit needs the crew's embedder for a new vector; Mnemoscope reads LanceDB only"
+
+    def __init__(self, folder: Path) -> None:
+        table_dir = folder / f"{LANCE_TABLE}.lance"
+        super().__init__(folder, [table_dir])
+        self.folder = folder
+        self.id_prefix = "crewai:"
+
+    def watched(self) -> list[Path]:
+        versions = self.folder / f"{LANCE_TABLE}.lance" / "_versions"
+        return sorted(versions.iterdir()) if versions.is_dir() else []
+
+    def load(self) -> Contents:
+        contents = Contents()
+        try:
+            import lancedb
+        except ImportError:
+            contents.problems.append(
+                f"{self.folder / (LANCE_TABLE + '.lance')} is a LanceDB table and the lancedb package is not installed; "
+                "its memories were not read. Install it with: pip install 'mnemoscope[crewai]'"
+            )
+            return contents
+        try:
+            table = lancedb.connect(str(self.folder)).open_table(LANCE_TABLE)
+            columns = [f.name for f in table.schema if f.name != "vector"]
+            rows = table.to_arrow().select(columns).to_pylist()
+        except Exception as exc:  # lancedb raises its own and pyarrow's errors
+            contents.problems.append(f"the LanceDB table {LANCE_TABLE} could not be read: {exc}")
+            return contents
+        for row in rows:
+            scope = str(row.get("scope") or "/").strip("/")
+            categories = _json_list(row.get("categories_str"))
+            memory = make_memory(
+                self, str(row["id"]), str(row.get("content") or ""), location=f"{LANCE_TABLE}.lance/{row['id']}",
+                path=f"{LANCE_TABLE}.lance", created=row.get("created_at"), accessed=row.get("last_accessed"),
+                layer=Layer.SEMANTIC, channel=scope or GLOBAL_CHANNEL, tags=categories,
+                metadata={"scope": row.get("scope"), "importance": row.get("importance"),
+                          "source": row.get("source") or None, "private": bool(row.get("private")),
+                          **_json_object(row.get("metadata_str"))},
+                snapshot={k: v for k, v in row.items()},
+            )
+            contents.memories.append(memory)
+        return contents
+
+
+def _epoch_text(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return parse_time(value)
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _json_list(text: Any) -> list[str]:
+    try:
+        value = json.loads(text) if text else []
+    except (TypeError, json.JSONDecodeError):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _rag_source(path: Path, kind: str) -> ChromaSource:
+    source = ChromaSource.open(path)
+    source.label = f"CrewAI {RAG_TYPES[kind]} ({path.name})"
+    return source
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    path = Path(path)
+    if path.is_file():
+        if LTM_COLUMNS <= sqlite_tables(path).get("long_term_memories", set()):
+            return [FormatMatch("crewai", CrewLongTermSource.label, path, open=lambda: CrewLongTermSource(path))]
+        return []
+    if not path.is_dir():
+        return []
+    matches = []
+    ltm = path / LTM_FILE
+    if ltm.is_file() and LTM_COLUMNS <= sqlite_tables(ltm).get("long_term_memories", set()):
+        matches.append(FormatMatch("crewai", CrewLongTermSource.label, ltm, open=lambda: CrewLongTermSource(ltm)))
+    for kind in RAG_TYPES:
+        for folder in sorted((path / kind).iterdir()) if (path / kind).is_dir() else []:
+            if ChromaSource.detect(folder):
+                matches.append(FormatMatch(
+                    "chroma", f"CrewAI {RAG_TYPES[kind]}", folder, open=lambda f=folder, k=kind: _rag_source(f, k),
+                ))
+    for folder in (path / "memory", path):
+        if (folder / f"{LANCE_TABLE}.lance").is_dir():
+            matches.append(FormatMatch(
+                "crewai-lancedb", CrewLanceSource.label, folder, open=lambda f=folder: CrewLanceSource(f),
+            ))
+            break
+    return matches

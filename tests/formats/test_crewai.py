@@ -1,0 +1,165 @@
+"""CrewAI storage folders: older long-term SQLite + Chroma short-term/entity
+directories, and the 1.x LanceDB ``memories`` table.
+
+CrewAI itself cannot be installed beside the rest of the test extra (crewai 1.15
+pins openai<3, openai-agents needs openai>=3). So the stores are written the way
+CrewAI writes them, with the libraries it writes them through: the long-term
+table with the DDL and INSERT of crewai 0.x LTMSQLiteStorage, the RAG memories
+with chromadb (``collection.add`` as RAGStorage does, explicit embeddings), the
+unified memory with lancedb and the row shape of crewai 1.15
+``LanceDBStorage._record_to_row``. Reads back use CrewAI's own queries.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import chromadb
+import pytest
+from chromadb.config import Settings
+
+from storage.curation import Curator
+from storage.embedding import HashingEmbedder
+from storage.errors import ReadOnlyError, UnsupportedError
+from storage.search import search
+from storage.store import open_store
+from storage.transfer import import_store
+
+LTM_DDL = """CREATE TABLE IF NOT EXISTS long_term_memories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, task_description TEXT, metadata TEXT, datetime TEXT, score REAL)"""
+TASKS = [
+    ("Research train routes from Porto to Lisbon",
+     {"agent": "Researcher", "expected_output": "a list of routes", "quality": 8, "suggestions": ["cite timetables"]},
+     "1763539200.5", 8.0),
+    ("Write the trip summary", {"agent": "Writer", "expected_output": "one page", "quality": 6, "suggestions": []},
+     "1763625600.25", 6.0),
+]
+
+
+def ltm_load(db: Path, task: str) -> list[tuple]:
+    """crewai 0.x LTMSQLiteStorage.load."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT metadata, datetime, score FROM long_term_memories WHERE task_description = ? "
+                       "ORDER BY datetime DESC, score ASC LIMIT 3", (task,)).fetchall()
+    con.close()
+    return rows
+
+
+def _rag(folder: Path, name: str, docs: list[tuple[str, dict]]) -> None:
+    client = chromadb.PersistentClient(path=str(folder), settings=Settings(anonymized_telemetry=False))
+    col = client.get_or_create_collection(name, embedding_function=None)
+    texts = [d for d, _ in docs]
+    col.add(ids=[f"{name}-{i}" for i in range(len(docs))], documents=texts, metadatas=[m for _, m in docs],
+            embeddings=HashingEmbedder(32).embed(texts))
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    root = tmp_path / "trip_crew"
+    root.mkdir()
+    con = sqlite3.connect(root / "long_term_memory_storage.db")
+    con.execute(LTM_DDL)
+    con.executemany("INSERT INTO long_term_memories (task_description, metadata, datetime, score) VALUES (?, ?, ?, ?)",
+                    [(t, json.dumps(m), d, s) for t, m, d, s in TASKS])
+    con.commit()
+    con.close()
+    _rag(root / "short_term" / "Researcher_Writer", "short_term",
+         [("The 9:00 train is fastest", {"agent": "Researcher"})])
+    _rag(root / "entities" / "Researcher_Writer", "entities",
+         [("Ana(Person): the traveller", {"relationships": "books trips", "entity_type": "Person"})])
+    return root
+
+
+def test_long_term_and_rag_memories_open_together(storage: Path):
+    with open_store(storage) as store:
+        contents = {m.content: m for m in store.page(limit=50)}
+        routes = contents["Research train routes from Porto to Lisbon\nSuggestions: cite timetables"]
+        assert routes.channel == "Researcher" and routes.metadata["quality"] == 8
+        assert routes.created_at.timestamp() == pytest.approx(1763539200.5)
+        assert "The 9:00 train is fastest" in contents and "Ana(Person): the traveller" in contents
+        labels = {s.label for s in store.sources}
+        assert {"CrewAI short-term memory (Researcher_Writer)", "CrewAI entity memory (Researcher_Writer)"} <= labels
+
+
+def test_a_long_term_memory_is_deleted_not_edited(storage: Path):
+    db = storage / "long_term_memory_storage.db"
+    with open_store(storage) as store:
+        summary = next(m for m in store.page(limit=50) if m.content.startswith("Write the trip summary"))
+        with pytest.raises(UnsupportedError, match="exact task description"):
+            Curator(store).edit(summary.id, content="Write a shorter summary")
+        Curator(store).delete(summary.id)
+    assert ltm_load(db, "Write the trip summary") == []
+    with open_store(storage) as store:
+        Curator(store).undo()
+    [(meta, when, score)] = ltm_load(db, "Write the trip summary")
+    assert json.loads(meta)["agent"] == "Writer" and when == "1763625600.25" and score == 6.0
+
+
+def test_memories_in_each_chroma_directory_are_curated_in_their_own(storage: Path):
+    with open_store(storage) as store:
+        entity = next(m for m in store.page(limit=50) if m.content.startswith("Ana(Person)"))
+        Curator(store).edit(entity.id, content="Ana(Person): the traveller, prefers trains")
+    client = chromadb.PersistentClient(path=str(storage / "entities" / "Researcher_Writer"),
+                                       settings=Settings(anonymized_telemetry=False))
+    assert client.get_collection("entities", embedding_function=None).get(ids=["entities-0"])["documents"] == [
+        "Ana(Person): the traveller, prefers trains"]
+
+
+def test_import_round_trip(storage: Path, tmp_path: Path):
+    dest = tmp_path / "ws"
+    assert import_store(storage, dest).imported == 4
+    assert import_store(storage, dest).imported == 0
+    with open_store(dest) as store:
+        routes = next(m for m in store.page(limit=50) if m.content.startswith("Research train routes"))
+        assert routes.metadata["import"]["format"] == "crewai" and routes.channel == "Researcher"
+
+
+# -- CrewAI 1.x: LanceDB ------------------------------------------------------------------------
+
+
+def _lance(folder: Path) -> None:
+    lancedb = pytest.importorskip("lancedb")
+    db = lancedb.connect(str(folder))
+    rows = [
+        {"id": "m1", "content": "Ana prefers window seats", "scope": "/crew/travel", "categories_str": '["preferences"]',
+         "metadata_str": '{"confidence": 0.9}', "importance": 0.8, "created_at": "2026-11-19T10:00:00",
+         "last_accessed": "2026-11-20T10:00:00", "source": "Researcher", "private": False, "vector": [0.1, 0.2, 0.3]},
+        {"id": "m2", "content": "The team meets on Mondays", "scope": "/", "categories_str": "[]",
+         "metadata_str": "{}", "importance": 0.5, "created_at": "2026-11-18T09:00:00",
+         "last_accessed": "2026-11-18T09:00:00", "source": "", "private": False, "vector": [0.3, 0.2, 0.1]},
+    ]
+    db.create_table("memories", rows)
+
+
+def test_lancedb_memories_are_read_and_read_only(tmp_path: Path):
+    root = tmp_path / "crew1x"
+    (root / "memory").mkdir(parents=True)
+    _lance(root / "memory")
+    with open_store(root) as store:
+        memories = {m.content: m for m in store.page(limit=10)}
+        seats = memories["Ana prefers window seats"]
+        assert seats.channel == "crew/travel" and seats.tags == ("preferences",)
+        assert seats.metadata["importance"] == 0.8 and seats.metadata["confidence"] == 0.9
+        assert memories["The team meets on Mondays"].channel == "_global"
+        assert [h.memory.content for h in search(store, "Mondays", mode="keyword").hits] == ["The team meets on Mondays"]
+        with pytest.raises(ReadOnlyError, match="embedder"):
+            Curator(store).delete(seats.id)
+    import lancedb
+
+    assert lancedb.connect(str(root / "memory")).open_table("memories").count_rows() == 2
+    dest = tmp_path / "ws"
+    assert import_store(root, dest).imported == 2
+    assert import_store(root, dest).imported == 0
+
+
+def test_without_lancedb_the_table_is_named_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "crew1x"
+    (root / "memory").mkdir(parents=True)
+    _lance(root / "memory")
+    monkeypatch.setitem(__import__("sys").modules, "lancedb", None)  # as if the package were not installed
+    with open_store(root) as store:
+        assert store.count() == 0
+        [problem] = store.problems()
+    assert "lancedb package is not installed" in problem and "mnemoscope[crewai]" in problem
