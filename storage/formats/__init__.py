@@ -28,9 +28,9 @@ class FormatMatch:
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
-    from . import agenticx, claude_memory, crewai, google_adk, langgraph, mem0, openai_agents, openclaw
+    from . import agenticx, claude_memory, crewai, google_adk, langgraph, letta, mem0, openai_agents, openclaw
 
     found: list[FormatMatch] = []
-    for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, claude_memory):
+    for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory):
         found += module.detect(Path(path))
     return found

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..model import GLOBAL_CHANNEL, Kind, Layer, ScratchEntry, Session, Turn
+from ..model import GLOBAL_CHANNEL, Layer, ScratchEntry, Session, Turn
 from ..sources.base import Snapshot
 from ..sources.markdown_workspace import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, index_drift, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, index_drift, json_object, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSION_TABLES = {
@@ -86,7 +86,7 @@ class AgenticxSessionSource(FormatSource):
                 if "session_messages" in self.tables else []
             )
         for row in summaries:
-            meta = _json_object(row["metadata"]) if "metadata" in row.keys() else {}
+            meta = json_object(row["metadata"]) if "metadata" in row.keys() else {}
             contents.memories.append(
                 make_memory(
                     self, row["id"], row["summary"], location=f"{self.path.name}:session_summaries/{row['id']}",
@@ -230,14 +230,6 @@ def _dangling_fts_rows(con: Any, fts: str, table: str) -> int:
     return con.execute(
         f'SELECT count(*) FROM "{fts}_docsize" WHERE id NOT IN (SELECT rowid FROM "{table}")'
     ).fetchone()[0]
-
-
-def _json_object(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except (TypeError, json.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _has(tables: dict[str, set[str]], wanted: dict[str, set[str]]) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -386,6 +387,15 @@ def row_values(snapshot: Snapshot) -> dict[str, Any]:
     return {
         k: (bytes.fromhex(v["$blob"]) if isinstance(v, dict) and "$blob" in v else v) for k, v in snapshot.items()
     }
+
+
+def json_object(text: Any) -> dict[str, Any]:
+    """A JSON object column's value; anything else (bad JSON, a list, NULL) is {}."""
+    try:
+        value = json.loads(text) if text else {}
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def blob_text(value: Any) -> Any:

@@ -27,7 +27,7 @@ from ..sources.base import Snapshot
 from ..sources.chroma_vectors import ChromaSource
 from ..timeutil import parse_time
 from . import FormatMatch
-from .base import Contents, FormatSource, make_memory, plain_row, reading, row_values, sqlite_tables, writing
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, row_values, sqlite_tables, writing
 
 LTM_FILE = "long_term_memory_storage.db"
 LTM_COLUMNS = {"id", "task_description", "metadata", "datetime", "score"}
@@ -51,7 +51,7 @@ class CrewLongTermSource(FormatSource):
         with reading(self.path) as con:
             rows = con.execute("SELECT * FROM long_term_memories ORDER BY id").fetchall()
         for row in rows:
-            meta = _json_object(row["metadata"])
+            meta = json_object(row["metadata"])
             text = row["task_description"] or ""
             if meta.get("suggestions"):
                 text += "\nSuggestions: " + "; ".join(str(s) for s in meta["suggestions"])
@@ -136,7 +136,7 @@ class CrewLanceSource(FormatSource):
                 layer=Layer.SEMANTIC, channel=scope or GLOBAL_CHANNEL, tags=categories,
                 metadata={"scope": row.get("scope"), "importance": row.get("importance"),
                           "source": row.get("source") or None, "private": bool(row.get("private")),
-                          **_json_object(row.get("metadata_str"))},
+                          **json_object(row.get("metadata_str"))},
                 snapshot={k: v for k, v in row.items()},
             )
             contents.memories.append(memory)
@@ -148,14 +148,6 @@ def _epoch_text(value: Any) -> Any:
         return float(value)
     except (TypeError, ValueError):
         return parse_time(value)
-
-
-def _json_object(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except (TypeError, json.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _json_list(text: Any) -> list[str]:

@@ -26,7 +26,7 @@ from ..model import Layer, ScratchEntry, Session, Turn
 from ..sources.base import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
 
 SESSION_COLUMNS = {"app_name", "user_id", "id", "state", "create_time", "update_time"}
 EVENT_KEYS = {"id", "app_name", "user_id", "session_id"}
@@ -91,7 +91,7 @@ class AdkSource(FormatSource):
                 user = user_states[(row["app_name"], row["user_id"])]
                 scopes.append(("user:", user["state"], parse_time(user["update_time"]) or updated))
             for prefix, state, at in scopes:
-                for key, value in _json(state).items():
+                for key, value in json_object(state).items():
                     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
                     contents.scratch.append(ScratchEntry(row["id"], prefix + key, text, at))
         if not self.v1:
@@ -100,10 +100,10 @@ class AdkSource(FormatSource):
 
     def _event(self, row: Any) -> dict[str, Any]:
         if self.v1:
-            return _json(row["event_data"])
+            return json_object(row["event_data"])
         event = {"author": row["author"] if "author" in row.keys() else ""}
         if "content" in row.keys():
-            event["content"] = _json(row["content"])
+            event["content"] = json_object(row["content"])
         return event
 
     # -- the write primitive (V1 only) -------------------------------------------------------
@@ -129,7 +129,7 @@ class AdkSource(FormatSource):
             return self._row(con, self._key_of(record_id))
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
-        event = _json(snap["event_data"])
+        event = json_object(snap["event_data"])
         parts = (event.get("content") or {}).get("parts") or []
         texts = [p for p in parts if isinstance(p, dict) and "text" in p]
         if not texts:
@@ -182,14 +182,6 @@ def event_text(event: dict[str, Any]) -> str:
         return "\n".join(out)
     delta = (event.get("actions") or {}).get("state_delta")
     return f"(state change: {json.dumps(delta, ensure_ascii=False)})" if delta else "(event without text)"
-
-
-def _json(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except (TypeError, json.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def detect(path: Path) -> list[FormatMatch]:

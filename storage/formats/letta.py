@@ -1,0 +1,148 @@
+"""Letta's SQLite database (``~/.letta/sqlite.db``; letta/orm).
+
+Core memory is the ``block`` table (label, value, limit, description), tied to
+agents by ``blocks_agents``; archival memory is passages (``archival_passages``,
+``agent_passages`` in older releases; tied to an agent directly or through
+``archives_agents``); each agent's conversation is ``messages`` (``text`` in
+older releases, a ``content`` list of parts in newer). Rows Letta soft-deleted
+(``is_deleted``) are left out, as Letta leaves them out.
+
+Read-only: Letta compiles an agent's core memory into its system message and
+keeps archival passages' embeddings beside them, so a change made behind its
+back is not one the agent sees; make it through Letta (its API or letta-client).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
+from ..timeutil import parse_time, utcnow
+from . import FormatMatch
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+
+PASSAGE_TABLES = ("archival_passages", "agent_passages", "passages")
+
+
+class LettaSource(FormatSource):
+    format = "letta"
+    label = "Letta agents"
+    read_only_reason = (
+        "Letta compiles core memory into each agent's system message and embeds archival passages; "
+        "change them through Letta so the agent sees the change"
+    )
+
+    def __init__(self, path: Path, tables: dict[str, set[str]]) -> None:
+        super().__init__(path.parent, [path])
+        self.path = path
+        self.tables = tables
+        self.id_prefix = f"letta:{path.name}:"
+
+    def _live(self, table: str) -> str:
+        return " WHERE is_deleted = 0" if "is_deleted" in self.tables.get(table, set()) else ""
+
+    def load(self) -> Contents:
+        contents = Contents()
+        with reading(self.path) as con:
+            names = {r["id"]: r["name"] for r in con.execute("SELECT id, name FROM agents")} if "agents" in self.tables else {}
+            block_agents: dict[str, list[str]] = {}
+            if "blocks_agents" in self.tables:
+                for r in con.execute("SELECT agent_id, block_id FROM blocks_agents"):
+                    block_agents.setdefault(r["block_id"], []).append(names.get(r["agent_id"], r["agent_id"]))
+            archive_agents: dict[str, str] = {}
+            if "archives_agents" in self.tables:
+                for r in con.execute("SELECT agent_id, archive_id FROM archives_agents"):
+                    archive_agents[r["archive_id"]] = names.get(r["agent_id"], r["agent_id"])
+            blocks = con.execute(f"SELECT * FROM block{self._live('block')}").fetchall() if "block" in self.tables else []
+            passages = {
+                t: con.execute(f'SELECT * FROM "{t}"{self._live(t)}').fetchall()
+                for t in PASSAGE_TABLES if "text" in self.tables.get(t, set())
+            }
+            order = "sequence_id" if "sequence_id" in self.tables.get("messages", set()) else "created_at"
+            messages = (
+                con.execute(f"SELECT * FROM messages{self._live('messages')} ORDER BY agent_id, {order}").fetchall()
+                if "agent_id" in self.tables.get("messages", set()) else []
+            )
+        for row in blocks:
+            agents = block_agents.get(row["id"], [])
+            keys = row.keys()
+            contents.memories.append(
+                make_memory(
+                    self, f"block/{row['id']}", row["value"] or "", location=f"{self.path.name}:block/{row['label']}",
+                    path=self.path.name, created=row["created_at"] if "created_at" in keys else None,
+                    updated=row["updated_at"] if "updated_at" in keys else None, layer=Layer.CORE,
+                    channel=agents[0] if len(agents) == 1 else GLOBAL_CHANNEL,
+                    metadata={"label": row["label"], "agents": agents,
+                              **{k: row[k] for k in ("limit", "description") if k in keys}},
+                    snapshot=plain_row(row),
+                )
+            )
+        for table, rows in passages.items():
+            for row in rows:
+                keys = row.keys()
+                agent = names.get(row["agent_id"], row["agent_id"]) if "agent_id" in keys and row["agent_id"] else None
+                agent = agent or (archive_agents.get(row["archive_id"]) if "archive_id" in keys else None)
+                contents.memories.append(
+                    make_memory(
+                        self, f"{table}/{row['id']}", row["text"] or "", location=f"{self.path.name}:{table}/{row['id']}",
+                        path=self.path.name, created=row["created_at"] if "created_at" in keys else None,
+                        layer=Layer.SEMANTIC, channel=agent or GLOBAL_CHANNEL,
+                        tags=_tags(row["tags"]) if "tags" in keys else (),
+                        metadata=json_object(row["metadata_"]) if "metadata_" in keys else {},
+                        snapshot={k: v for k, v in plain_row(row).items() if k != "embedding"},
+                    )
+                )
+        for row in messages:
+            turns = contents.turns.setdefault(row["agent_id"], [])
+            at = parse_time(row["created_at"]) or utcnow()
+            turns.append(Turn(row["agent_id"], len(turns), row["role"], message_text(row), at))
+        for agent_id, turns in contents.turns.items():
+            name = names.get(agent_id, agent_id)
+            contents.sessions.append(Session(agent_id, name, f"{name} conversation", turns[0].timestamp, len(turns)))
+        return contents
+
+
+def message_text(row: Any) -> str:
+    keys = row.keys()
+    if "content" in keys and row["content"]:
+        try:
+            parts = json.loads(row["content"])
+        except (TypeError, json.JSONDecodeError):
+            parts = None
+        if isinstance(parts, list):
+            texts = [str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("text")]
+            if texts:
+                return "\n".join(texts)
+    if "text" in keys and row["text"]:
+        return str(row["text"])
+    if "tool_calls" in keys and row["tool_calls"]:
+        return str(row["tool_calls"])
+    return ""
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    try:
+        tags = json.loads(value) if value else []
+    except (TypeError, json.JSONDecodeError):
+        return ()
+    return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
+
+
+def is_letta(tables: dict[str, set[str]]) -> bool:
+    has_blocks = {"id", "label", "value"} <= tables.get("block", set())
+    has_passages = any("text" in tables.get(t, set()) for t in PASSAGE_TABLES)
+    return has_blocks and (has_passages or "agents" in tables)
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    path = Path(path)
+    candidates = sqlite_files(path) + (sqlite_files(path / ".letta") if path.is_dir() else [])
+    matches = []
+    for candidate in candidates:
+        tables = sqlite_tables(candidate)
+        if is_letta(tables):
+            matches.append(FormatMatch("letta", LettaSource.label, candidate,
+                                       open=lambda c=candidate, t=tables: LettaSource(c, t)))
+    return matches
