@@ -119,8 +119,7 @@ def _index_db(db: Path, workspace: Path) -> None:
     con.close()
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
+def build_agenticx_home(tmp_path: Path) -> Path:
     home = tmp_path / ".agenticx"
     workspace = home / "workspace"
     (workspace / "memory").mkdir(parents=True)
@@ -134,6 +133,11 @@ def home(tmp_path: Path) -> Path:
     (workspace / "memory" / "2026-11-18.md").unlink()
     (workspace / "memory" / "2026-11-19.md").write_text("Booked Hotel Infante in Porto.\n", encoding="utf-8")
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return build_agenticx_home(tmp_path)
 
 
 def load_scratchpad(db: Path, session_id: str) -> dict:

@@ -55,8 +55,7 @@ def _rag(folder: Path, name: str, docs: list[tuple[str, dict]]) -> None:
             embeddings=HashingEmbedder(32).embed(texts))
 
 
-@pytest.fixture
-def storage(tmp_path: Path) -> Path:
+def build_crewai_storage(tmp_path: Path) -> Path:
     root = tmp_path / "trip_crew"
     root.mkdir()
     con = sqlite3.connect(root / "long_term_memory_storage.db")
@@ -70,6 +69,11 @@ def storage(tmp_path: Path) -> Path:
     _rag(root / "entities" / "Researcher_Writer", "entities",
          [("Ana(Person): the traveller", {"relationships": "books trips", "entity_type": "Person"})])
     return root
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    return build_crewai_storage(tmp_path)
 
 
 def test_long_term_and_rag_memories_open_together(storage: Path):

@@ -58,8 +58,7 @@ def _common_rows(con) -> None:
     con.executemany("INSERT INTO blocks_agents VALUES ('agent-1', ?, ?)", [("block-h", "human"), ("block-p", "persona")])
 
 
-@pytest.fixture
-def newer(tmp_path: Path) -> Path:
+def build_letta_home(tmp_path: Path) -> Path:
     db = tmp_path / ".letta" / "sqlite.db"
     db.parent.mkdir()
     con = sqlite3.connect(db)
@@ -80,6 +79,11 @@ def newer(tmp_path: Path) -> Path:
     con.commit()
     con.close()
     return tmp_path
+
+
+@pytest.fixture
+def newer(tmp_path: Path) -> Path:
+    return build_letta_home(tmp_path)
 
 
 @pytest.fixture

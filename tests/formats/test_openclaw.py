@@ -120,8 +120,7 @@ def _agent_db(db: Path, workspace: Path) -> None:
     con.close()
 
 
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
+def build_openclaw_state(tmp_path: Path) -> Path:
     state = tmp_path / ".openclaw"
     workspace = state / "workspace"
     (workspace / "memory").mkdir(parents=True)
@@ -139,6 +138,11 @@ def state(tmp_path: Path) -> Path:
     (workspace / "memory" / "2026-11-18.md").unlink()
     (workspace / "MEMORY.md").write_text("# Memory\n\nAna prefers night trains.\n", encoding="utf-8")
     return state
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return build_openclaw_state(tmp_path)
 
 
 def test_opens_workspace_both_index_layouts_and_both_transcript_layouts(state: Path):

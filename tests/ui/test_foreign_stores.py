@@ -72,3 +72,44 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     qtbot.waitUntil(lambda: win.model.rowCount() == 3)
     assert run_owner(READ, db=str(agents_db)) == ITEMS
     win.close_store()
+
+
+def _builders():
+    from formats.test_agenticx import build_agenticx_home
+    from formats.test_crewai import build_crewai_storage
+    from formats.test_letta import build_letta_home
+    from formats.test_openclaw import build_openclaw_state
+
+    # builder, memories shown, formats in the kind column, a read-only memory and why, a session title
+    return {
+        "agenticx": (build_agenticx_home, 7, {"markdown", "agenticx", "agenticx-index"}, "user: what hotel?",
+                     "contentless", "session s1"),
+        "openclaw": (build_openclaw_state, 7, {"markdown", "openclaw"}, "Looked at flights", "rebuilds its memory index",
+                     "Trains"),
+        "crewai": (build_crewai_storage, 4, {"crewai", "chroma"}, None, None, None),
+        "letta": (build_letta_home, 3, {"letta"}, "Name: Ana.", "through Letta", "travel-agent conversation"),
+    }
+
+
+@pytest.mark.parametrize("name", ["agenticx", "openclaw", "crewai", "letta"])
+def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
+    build, count, formats, read_only, reason, session = _builders()[name]
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(build(tmp_path))
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == count
+                    and all(win.model.memory_at(r) is not None for r in range(count)), timeout=10_000)
+    assert {win.model.index(r, 3).data() for r in range(count)} == formats
+    qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0)
+    if session:
+        groups = [win.sidebar.topLevelItem(i) for i in range(win.sidebar.topLevelItemCount())]
+        titles = [g.child(j).text(0) for g in groups if g.text(0) == "Sessions" for j in range(g.childCount())]
+        assert session in titles
+    if read_only:
+        _select(qtbot, win, next(win.model.memory_at(r).content for r in range(count)
+                                 if win.model.memory_at(r).content.startswith(read_only)))
+        assert not win.edit_action.isEnabled() and not win.delete_action.isEnabled()
+        assert reason in win.delete_action.toolTip()
+    win.close_store()
