@@ -71,3 +71,38 @@ def test_claude_memory_directory_edit_through_the_cli(capsys, tmp_path: Path):
     assert "no project and global channels" in capsys.readouterr().err
     run_json(capsys, "undo", str(memories))
     assert (memories / "notes.md").read_text() == "Dana prefers tea\n"
+
+
+def _tool_stores():
+    from formats.test_agenticx import build_agenticx_home
+    from formats.test_crewai import build_crewai_storage
+    from formats.test_letta import build_letta_home
+    from formats.test_openclaw import build_openclaw_state
+
+    # builder, memories, a keyword and the memory it finds, a session with scratchpad keys
+    return {
+        "agenticx": (build_agenticx_home, 7, "tax", "Reviewed the tax forms", "s1"),
+        "openclaw": (build_openclaw_state, 7, "Madrid", "Looked at flights to Madrid.", None),
+        "crewai": (build_crewai_storage, 4, "fastest", "The 9:00 train is fastest", None),
+        "letta": (build_letta_home, 3, "careful", "I am a careful travel agent.", None),
+    }
+
+
+@pytest.mark.parametrize("name", ["agenticx", "openclaw", "crewai", "letta"])
+def test_read_commands_on_each_tool_store(capsys, tmp_path: Path, name: str):
+    build, total, word, hit, scratch_session = _tool_stores()[name]
+    path = str(build(tmp_path))
+    info = run_json(capsys, "info", path)
+    assert info["total"] == total and info["formats"]
+    listed = run_json(capsys, "ls", path, "--limit", "50")
+    assert len(listed["memories"]) == total
+    found = run_json(capsys, "search", path, word, "--mode", "keyword")
+    assert found["hits"][0]["content"] == hit
+    shown = run_json(capsys, "show", path, found["hits"][0]["id"])
+    assert shown["content"] == hit and shown["id"] == found["hits"][0]["id"]
+    timeline = run_json(capsys, "timeline", path)
+    assert sum(b["memories"] for b in timeline["bins"]) == total
+    pad = run_json(capsys, "scratchpad", path)
+    if scratch_session:
+        session = next(s for s in pad["sessions"] if s["id"] == scratch_session)
+        assert session["entries"]
