@@ -178,6 +178,11 @@ class AgenticxIndexSource(FormatSource):
         self.path = path
         self.tables = tables
         self.id_prefix = f"agx-index:{path.name}:"
+        self._indexed: list[Path] = []
+
+    def watched(self) -> list[Path]:
+        # The drift found in the index changes when the indexed markdown does.
+        return self.files + self._indexed
 
     def load(self) -> Contents:
         contents = Contents()
@@ -190,9 +195,9 @@ class AgenticxIndexSource(FormatSource):
                 for fts, table in (("chunks_fts", "chunks"), ("turns_fts", "turns"))
                 if f"{fts}_docsize" in self.tables and table in self.tables
             }
-        problems, orphans = index_drift(
-            {row["path"]: row["hash"] for row in files}, chunks, lambda p: Path(p), self.path.name
-        )
+        hashes = {row["path"]: row["hash"] for row in files}
+        problems, orphans = index_drift(hashes, chunks, Path, self.path.name)
+        self._indexed = [Path(p) for p in sorted(hashes)]
         contents.problems += problems
         for chunk in orphans:
             self._orphan(chunk, contents)

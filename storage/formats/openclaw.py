@@ -52,12 +52,8 @@ class OpenClawAgentSource(FormatSource):
     def __init__(
         self, agent: str, index: Path | None, layout: str, transcripts: Path | None, workspace: Path | None
     ) -> None:
-        files = [f for f in (index,) if f is not None]
-        if transcripts is not None and transcripts.is_dir():
-            files += sorted(transcripts.glob("*.jsonl")) + [p for p in (transcripts / "sessions.json",) if p.is_file()]
-        elif transcripts is not None and transcripts not in files:
-            files.append(transcripts)
-        super().__init__((index or transcripts or Path(".")).parent, files)
+        located = [p for p in (index, transcripts) if p is not None]
+        super().__init__(located[0].parent, list(dict.fromkeys(located)))
         self.agent = agent
         self.index = index
         self.layout = layout
@@ -65,11 +61,15 @@ class OpenClawAgentSource(FormatSource):
         self.workspace = workspace
         self.label = f"OpenClaw agent {agent}"
         self.id_prefix = f"openclaw:{agent}:"
+        self._indexed: list[Path] = []
 
     def watched(self) -> list[Path]:
-        if self.transcripts is not None and self.transcripts.is_dir():
-            return [self.index] * (self.index is not None) + sorted(self.transcripts.glob("*.jsonl"))
-        return self.files
+        """The index, and each transcript file (a JSONL folder's files, or the agent database)."""
+        watched = []
+        for path in self.files:
+            watched += sorted(path.glob("*.jsonl")) + [path / "sessions.json"] if path.is_dir() else [path]
+        # The drift found in the index changes when the indexed markdown does.
+        return watched + self._indexed
 
     def load(self) -> Contents:
         contents = Contents()
@@ -91,6 +91,7 @@ class OpenClawAgentSource(FormatSource):
         memory_files = {row["path"]: row["hash"] for row in files if row["source"] == "memory"}
         memory_chunks = [c for c in chunks if c["source"] == "memory"]
         problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
+        self._indexed = [f for f in map(self._resolve, sorted(memory_files)) if f is not None]
         contents.problems += problems
         for chunk in orphans:
             gone = self.workspace is not None

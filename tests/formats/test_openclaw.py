@@ -226,3 +226,11 @@ def test_keyword_search_and_import(state: Path, tmp_path: Path):
         madrid = next(m for m in store.page(limit=50) if m.content == "Looked at flights to Madrid.")
         assert madrid.metadata["import"]["format"] == "openclaw" and madrid.channel == "main"
         assert [t.content for t in store.turns("sess-1")][0] == "Book me a train to Lisbon"
+
+
+def test_restoring_a_deleted_file_clears_its_drift(state: Path):
+    with open_store(state) as store:
+        assert any("2026-11-18.md no longer exists" in p for p in store.problems())
+        (state / "workspace" / "memory" / "2026-11-18.md").write_text("Looked at flights to Madrid.\n", encoding="utf-8")
+        assert not any("2026-11-18.md" in p for p in store.problems())
+        assert not [m for m in store.page(limit=100) if m.source.format == "openclaw"]
