@@ -35,7 +35,7 @@ from ..sources.base import Snapshot
 from ..sources.markdown_workspace import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, index_drift, json_object, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, index_drift, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSION_TABLES = {
@@ -131,29 +131,14 @@ class AgenticxSessionSource(FormatSource):
         return {**snap, "summary": requested["content"]}
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
-        row_id = self._row_id(record_id)
-        with writing(self.path) as con:
-            current = con.execute("SELECT * FROM session_summaries WHERE id = ?", (row_id,)).fetchone()
-            self.check_expected(record_id, plain_row(current) if current is not None else None, expected)
-            if new is None:
-                self._refuse_last_summary(con, current)
-                con.execute("DELETE FROM session_summaries WHERE id = ?", (row_id,))
-            elif current is None:
-                values = row_values(new)
-                con.execute(
-                    f"INSERT INTO session_summaries ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                    tuple(values.values()),
-                )
-            else:
-                con.execute("UPDATE session_summaries SET summary = ? WHERE id = ?", (new["summary"], row_id))
-            after = con.execute("SELECT * FROM session_summaries WHERE id = ?", (row_id,)).fetchone()
-        self.invalidate()
-        return plain_row(after) if after is not None else None
-
+        return self.write_row(
+            self.path, "session_summaries", {"id": self._row_id(record_id)}, record_id, expected, new,
+            updates=("summary",), before=self._refuse_last_summary,
+        )
 
     @staticmethod
-    def _refuse_last_summary(con: Any, current: Any) -> None:
-        if current is None:
+    def _refuse_last_summary(con: Any, current: Any, new: Snapshot | None) -> None:
+        if current is None or new is not None:
             return
         (others,) = con.execute(
             "SELECT count(*) FROM session_summaries WHERE session_id = ? AND id != ?", (current["session_id"], current["id"])

@@ -188,6 +188,53 @@ class FormatSource:
                 "nothing was written. Reload and try again."
             )
 
+    def write_row(
+        self,
+        path: Path,
+        table: str,
+        key: dict[str, Any],
+        record_id: str,
+        expected: Snapshot | None,
+        new: Snapshot | None,
+        *,
+        updates: Sequence[str] = (),
+        before: Callable[[sqlite3.Connection, sqlite3.Row | None, Snapshot | None], None] | None = None,
+    ) -> Snapshot | None:
+        """The write primitive for a format whose record is one SQLite row.
+
+        In one write transaction: the row as it is now must be the row Mnemoscope
+        last read (else ConflictError, nothing written); then new=None deletes it,
+        a missing row is inserted whole (undo of a delete, same key and values),
+        and an existing row gets the ``updates`` columns of new (none: read-only
+        fields). ``before(con, current, new)`` may refuse a write the owner would
+        not survive. Returns the row after the write."""
+        where = " AND ".join(f'"{column}" = ?' for column in key)
+        select = f'SELECT * FROM "{table}" WHERE {where}'
+        with writing(path) as con:
+            current = con.execute(select, tuple(key.values())).fetchone()
+            self.check_expected(record_id, plain_row(current) if current is not None else None, expected)
+            if before is not None:
+                before(con, current, new)
+            if new is None:
+                con.execute(f'DELETE FROM "{table}" WHERE {where}', tuple(key.values()))
+            elif current is None:
+                values = row_values(new)
+                columns = ", ".join(f'"{c}"' for c in values)
+                con.execute(
+                    f'INSERT INTO "{table}" ({columns}) VALUES ({", ".join("?" * len(values))})', tuple(values.values())
+                )
+            elif updates:
+                assignments = ", ".join(f'"{c}" = ?' for c in updates)
+                con.execute(
+                    f'UPDATE "{table}" SET {assignments} WHERE {where}',
+                    tuple(row_values(new)[c] for c in updates) + tuple(key.values()),
+                )
+            else:
+                raise ReadOnlyError(f"{self.label}: {self.read_only_reason}.")
+            after = con.execute(select, tuple(key.values())).fetchone()
+        self.invalidate()
+        return plain_row(after) if after is not None else None
+
 
 
 def make_memory(

@@ -27,7 +27,7 @@ from ..sources.base import Snapshot
 from ..sources.chroma_vectors import ChromaSource
 from ..timeutil import parse_time
 from . import FormatMatch
-from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, row_values, sqlite_tables, writing
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables
 
 LTM_FILE = "long_term_memory_storage.db"
 LTM_COLUMNS = {"id", "task_description", "metadata", "datetime", "score"}
@@ -76,23 +76,8 @@ class CrewLongTermSource(FormatSource):
         return plain_row(row) if row is not None else None
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
-        row_id = self._row_id(record_id)
-        with writing(self.path) as con:
-            current = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (row_id,)).fetchone()
-            self.check_expected(record_id, plain_row(current) if current is not None else None, expected)
-            if new is None:
-                con.execute("DELETE FROM long_term_memories WHERE id = ?", (row_id,))
-            elif current is None:
-                values = row_values(new)
-                con.execute(
-                    f"INSERT INTO long_term_memories ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                    tuple(values.values()),
-                )
-            else:
-                return super().write_record(record_id, expected, new)
-            after = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (row_id,)).fetchone()
-        self.invalidate()
-        return plain_row(after) if after is not None else None
+        # No updates: a long-term row is deleted or put back whole, never edited.
+        return self.write_row(self.path, "long_term_memories", {"id": self._row_id(record_id)}, record_id, expected, new)
 
 
 class CrewLanceSource(FormatSource):

@@ -26,7 +26,7 @@ from ..model import Layer, ScratchEntry, Session, Turn
 from ..sources.base import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
 
 SESSION_COLUMNS = {"app_name", "user_id", "id", "state", "create_time", "update_time"}
 EVENT_KEYS = {"id", "app_name", "user_id", "session_id"}
@@ -142,26 +142,9 @@ class AdkSource(FormatSource):
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if not self.v1:
             return super().write_record(record_id, expected, new)
-        key = self._key_of(record_id, expected, new)
-        with writing(self.path) as con:
-            current = self._row(con, key)
-            self.check_expected(record_id, current, expected)
-            if new is None:
-                con.execute("DELETE FROM events WHERE id = ? AND app_name = ? AND user_id = ? AND session_id = ?", key)
-            elif current is None:
-                values = row_values(new)
-                con.execute(
-                    f"INSERT INTO events ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                    tuple(values.values()),
-                )
-            else:
-                con.execute(
-                    "UPDATE events SET event_data = ? WHERE id = ? AND app_name = ? AND user_id = ? AND session_id = ?",
-                    (new["event_data"], *key),
-                )
-            after = self._row(con, key)
-        self.invalidate()
-        return after
+        event_id, app, user, session = self._key_of(record_id, expected, new)
+        key = {"id": event_id, "app_name": app, "user_id": user, "session_id": session}
+        return self.write_row(self.path, "events", key, record_id, expected, new, updates=("event_data",))
 
 
 def event_text(event: dict[str, Any]) -> str:

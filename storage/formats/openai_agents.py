@@ -24,7 +24,7 @@ from ..model import Layer, Session, Turn
 from ..sources.base import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, make_memory, plain_row, reading, row_values, sqlite_files, sqlite_tables, writing
+from .base import Contents, FormatSource, make_memory, plain_row, reading, sqlite_files, sqlite_tables
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
 MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
@@ -126,27 +126,15 @@ class AgentsSessionSource(FormatSource):
         return {**snap, "message_data": json.dumps(item, ensure_ascii=False)}
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
-        row_id = self._row_id(record_id)
-        table = self.messages_table
-        with writing(self.path) as con:
-            current = con.execute(f'SELECT * FROM "{table}" WHERE id = ?', (row_id,)).fetchone()
-            self.check_expected(record_id, plain_row(current) if current is not None else None, expected)
-            if new is None:
-                con.execute(f'DELETE FROM "{table}" WHERE id = ?', (row_id,))
-            elif current is None:
-                values = row_values(new)
-                con.execute(
-                    f'INSERT OR IGNORE INTO "{self.sessions_table}" (session_id) VALUES (?)', (values["session_id"],)
-                )
-                con.execute(
-                    f'INSERT INTO "{table}" ({", ".join(values)}) VALUES ({", ".join("?" * len(values))})',
-                    tuple(values.values()),
-                )
-            else:
-                con.execute(f'UPDATE "{table}" SET message_data = ? WHERE id = ?', (new["message_data"], row_id))
-            after = con.execute(f'SELECT * FROM "{table}" WHERE id = ?', (row_id,)).fetchone()
-        self.invalidate()
-        return plain_row(after) if after is not None else None
+        return self.write_row(
+            self.path, self.messages_table, {"id": self._row_id(record_id)}, record_id, expected, new,
+            updates=("message_data",), before=self._session_row,
+        )
+
+    def _session_row(self, con: Any, current: Any, new: Snapshot | None) -> None:
+        """An item put back by undo needs its session's row, as add_items makes it."""
+        if current is None and new is not None:
+            con.execute(f'INSERT OR IGNORE INTO "{self.sessions_table}" (session_id) VALUES (?)', (new["session_id"],))
 
 
 def _item(data: Any) -> dict[str, Any]:
