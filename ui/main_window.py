@@ -54,7 +54,7 @@ from .memory_model import COLUMNS, MemoryTableModel
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
 from .timeline_view import TimelineView
-from .workers import start_worker
+from .workers import Worker, start_worker
 
 MAX_RECENT = 8
 WATCH_INTERVAL_MS = 2_000
@@ -268,7 +268,7 @@ class MainWindow(QMainWindow):
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
 
-        def run() -> Any:
+        def run(worker: Worker) -> Any:
             # Signals emitted here are queued to the UI thread.
             return work(lambda done, total: worker.signals.yielded.emit((done, total)), lambda: worker.cancelled)
 
@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
             if on_error is not None:
                 on_error(exc)
 
-        worker = start_worker(run, on_result=finished, on_error=failed, on_progress=progress)
+        worker = start_worker(run, on_result=finished, on_error=failed, on_progress=progress, with_worker=True)
         dialog.canceled.connect(worker.cancel)
         dialog.open()
         return dialog

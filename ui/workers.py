@@ -81,10 +81,17 @@ def start_worker(
     on_error: Callable[[BaseException], None] | None = None,
     on_progress: Callable[[Any], None] | None = None,
     pool: QThreadPool | None = None,
+    with_worker: bool = False,
     **kwargs: Any,
 ) -> Worker:
-    """Run func(*args, **kwargs) on the pool; callbacks run on the UI thread."""
+    """Run func(*args, **kwargs) on the pool; callbacks run on the UI thread.
+
+    with_worker: func is called as func(worker, *args, **kwargs), so it can report
+    progress and see a cancel from its first line (the pool may start it before
+    start_worker returns)."""
     worker = Worker(func, *args, **kwargs)
+    if with_worker:
+        worker._args = (worker, *args)
     _running.add(worker)
     worker.signals.finished.connect(lambda: _running.discard(worker))
     if on_result is not None:
