@@ -14,8 +14,7 @@ from storage.store import open_store
 from storage.transfer import import_store
 
 
-@pytest.fixture
-def memories(tmp_path: Path) -> Path:
+def build_claude_memories(tmp_path: Path) -> Path:
     root = tmp_path / "app" / "memories"
     (root / "projects").mkdir(parents=True)
     (root / "user_preferences.md").write_text("# Preferences\n- Dana prefers tea\n- Metric units\n")
@@ -24,6 +23,11 @@ def memories(tmp_path: Path) -> Path:
     (root / ".hidden").write_text("editor state")
     (root / "blob.bin").write_bytes(b"\x00\x01")
     return root
+
+
+@pytest.fixture
+def memories(tmp_path: Path) -> Path:
+    return build_claude_memories(tmp_path)
 
 
 def test_opens_the_directory_or_its_parent(memories: Path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from owners import require, run_owner
+from formats.owners import require, run_owner
 from storage.curation import Curator
 from storage.store import open_store
 from storage.transfer import import_store

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from owners import require, run_owner
+from formats.owners import require, run_owner
 from storage.curation import Curator
 from storage.errors import UnsupportedError
 from storage.search import search

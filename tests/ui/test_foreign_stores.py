@@ -74,8 +74,25 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     win.close_store()
 
 
+def _owner_built(module: str, **paths: str):
+    """A builder that has the owning library write its store, as the format's own tests do."""
+
+    def build(tmp_path: Path) -> Path:
+        import importlib
+
+        build_code = importlib.import_module(f"formats.test_{module}").BUILD
+        target = tmp_path / ("sessions.db" if module == "google_adk" else "store")
+        if module != "google_adk":
+            target.mkdir()
+        run_owner(build_code, **{k: str(target / v) if v else str(target) for k, v in paths.items()})
+        return target
+
+    return build
+
+
 def _builders():
     from formats.test_agenticx import build_agenticx_home
+    from formats.test_claude_memory import build_claude_memories
     from formats.test_crewai import build_crewai_storage
     from formats.test_letta import build_letta_home
     from formats.test_openclaw import build_openclaw_state
@@ -88,10 +105,16 @@ def _builders():
                      "Trains"),
         "crewai": (build_crewai_storage, 4, {"crewai", "chroma"}, None, None, None),
         "letta": (build_letta_home, 3, {"letta"}, "Name: Ana.", "through Letta", "travel-agent conversation"),
+        "mem0": (_owner_built("mem0", root="", mem0_dir=".mem0"), 3, {"mem0"}, None, None, None),
+        "langgraph": (_owner_built("langgraph", root=""), 3, {"langgraph"}, None, None, None),
+        "google_adk": (_owner_built("google_adk", db=""), 2, {"google-adk"}, None, None, None),
+        "claude": (build_claude_memories, 3, {"claude-memory"}, None, None, None),
     }
 
 
-@pytest.mark.parametrize("name", ["agenticx", "openclaw", "crewai", "letta"])
+@pytest.mark.parametrize(
+    "name", ["agenticx", "openclaw", "crewai", "letta", "mem0", "langgraph", "google_adk", "claude"]
+)
 def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
     build, count, formats, read_only, reason, session = _builders()[name]
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
