@@ -390,18 +390,17 @@ def index_drift(
     return problems, orphans
 
 
-def vec0_tables(path: Path) -> dict[str, int]:
+def vec0_tables(con: sqlite3.Connection) -> dict[str, int]:
     """sqlite-vec ``vec0`` tables and how many vectors each holds, counted from the
     plain shadow table ``<name>_rowids`` (the vectors need the extension to read)."""
     found: dict[str, int] = {}
-    with reading(path) as con:
-        for (name,) in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0%'"
-        ).fetchall():
-            try:
-                (found[name],) = con.execute(f'SELECT count(*) FROM "{name}_rowids"').fetchone()
-            except sqlite3.Error:
-                found[name] = -1
+    for (name,) in con.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0%'"
+    ).fetchall():
+        try:
+            (found[name],) = con.execute(f'SELECT count(*) FROM "{name}_rowids"').fetchone()
+        except sqlite3.Error:
+            found[name] = -1
     return found
 
 

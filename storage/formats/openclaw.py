@@ -88,6 +88,7 @@ class OpenClawAgentSource(FormatSource):
         with reading(self.index) as con:
             files = con.execute(f'SELECT path, source, hash FROM "{files_table}"').fetchall()
             chunks = con.execute(f'SELECT * FROM "{chunks_table}" ORDER BY path, start_line').fetchall()
+            vectors = vec0_tables(con)
         memory_files = {row["path"]: row["hash"] for row in files if row["source"] == "memory"}
         memory_chunks = [c for c in chunks if c["source"] == "memory"]
         problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
@@ -105,7 +106,7 @@ class OpenClawAgentSource(FormatSource):
                     snapshot={k: chunk[k] for k in ("id", "path", "hash", "text")},
                 )
             )
-        for table, count in vec0_tables(self.index).items():
+        for table, count in vectors.items():
             contents.problems.append(vec0_note(self.index, table, count))
 
     def _resolve(self, indexed: str) -> Path | None:

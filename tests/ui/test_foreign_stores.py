@@ -74,18 +74,19 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     win.close_store()
 
 
-def _owner_built(module: str, **paths: str):
-    """A builder that has the owning library write its store, as the format's own tests do."""
+def _owner_built(module: str, target: str = "store", **paths: str):
+    """A builder that has the owning library write its store, as the format's own tests do.
+    A target without a suffix is a folder; paths name files in it ("" is the target itself)."""
 
     def build(tmp_path: Path) -> Path:
         import importlib
 
         build_code = importlib.import_module(f"formats.test_{module}").BUILD
-        target = tmp_path / ("sessions.db" if module == "google_adk" else "store")
-        if module != "google_adk":
-            target.mkdir()
-        run_owner(build_code, **{k: str(target / v) if v else str(target) for k, v in paths.items()})
-        return target
+        where = tmp_path / target
+        if not where.suffix:
+            where.mkdir()
+        run_owner(build_code, **{k: str(where / v) if v else str(where) for k, v in paths.items()})
+        return where
 
     return build
 
@@ -107,7 +108,7 @@ def _builders():
         "letta": (build_letta_home, 3, {"letta"}, "Name: Ana.", "through Letta", "travel-agent conversation"),
         "mem0": (_owner_built("mem0", root="", mem0_dir=".mem0"), 3, {"mem0"}, None, None, None),
         "langgraph": (_owner_built("langgraph", root=""), 3, {"langgraph"}, None, None, None),
-        "google_adk": (_owner_built("google_adk", db=""), 2, {"google-adk"}, None, None, None),
+        "google_adk": (_owner_built("google_adk", "sessions.db", db=""), 2, {"google-adk"}, None, None, None),
         "claude": (build_claude_memories, 3, {"claude-memory"}, None, None, None),
     }
 
