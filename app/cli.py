@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
-from storage.timeutil import parse_time, utcnow
+from mnemoscope.storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
+from mnemoscope.storage.timeutil import parse_time, utcnow
 
 from . import output
 
@@ -218,7 +218,7 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> i
 
 @command("demo")
 def cmd_demo(args: argparse.Namespace) -> int:
-    from storage.demo import write_demo
+    from mnemoscope.storage.demo import write_demo
 
     target: Path = args.dir
     if target.exists() and not target.is_dir():
@@ -283,7 +283,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _copies(store: Any, memory: Any) -> list[dict[str, Any]]:
-    from storage.sources.chroma_vectors import NATIVE_COLLECTION, record_id_for
+    from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
 
     copies = []
     if memory.source.kind is Kind.SQLITE:
@@ -303,7 +303,7 @@ def _copies(store: Any, memory: Any) -> list[dict[str, Any]]:
 
 @command("search")
 def cmd_search(args: argparse.Namespace) -> int:
-    from storage.search import search, similar
+    from mnemoscope.storage.views.search import search, similar
 
     query = MemoryQuery(channels=tuple(args.channel))
     with open_store(args.path) as store:
@@ -321,7 +321,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 @command("timeline")
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from storage.timeline import bin_bounds, events, timeline
+    from mnemoscope.storage.views.timeline import bin_bounds, events, timeline
 
     query = MemoryQuery(statuses=(), since=args.since, until=args.until)
     with open_store(args.path) as store:
@@ -340,7 +340,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 @command("graph")
 def cmd_graph(args: argparse.Namespace) -> int:
-    from storage.graph import graph_view, to_json, write_graphml
+    from mnemoscope.storage.views.graph import graph_view, to_json, write_graphml
 
     with open_store(args.path) as store:
         graph, info = graph_view(
@@ -354,7 +354,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 @command("scratchpad")
 def cmd_scratchpad(args: argparse.Namespace) -> int:
-    from storage.views import scratchpad
+    from mnemoscope.storage.views.overview import scratchpad
 
     with open_store(args.path) as store:
         sessions = scratchpad(store, args.session)
@@ -379,7 +379,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 @command("salience")
 def cmd_salience(args: argparse.Namespace) -> int:
-    from storage.views import salience_of, salience_overview
+    from mnemoscope.storage.views.overview import salience_of, salience_overview
 
     with open_store(args.path) as store:
         if args.id:
@@ -470,8 +470,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 @command("export")
 def cmd_export(args: argparse.Namespace) -> int:
-    from storage.atomic_file import atomic_write_bytes
-    from storage.transfer import check_export_target, export_jsonl, export_markdown
+    from mnemoscope.storage.atomic_file import atomic_write_bytes
+    from mnemoscope.storage.transfer import check_export_target, export_jsonl, export_markdown
 
     check_export_target(args.out)
     with open_store(args.path) as store:
@@ -484,7 +484,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 @command("import")
 def cmd_import(args: argparse.Namespace) -> int:
-    from storage.transfer import import_store
+    from mnemoscope.storage.transfer import import_store
 
     def progress(done: int, total: int) -> None:
         width = 30

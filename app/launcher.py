@@ -10,7 +10,7 @@ from typing import Sequence
 
 from platformdirs import user_data_dir
 
-from storage import open_store
+from mnemoscope.storage import open_store
 
 from . import output
 
@@ -28,7 +28,7 @@ def demo_path() -> Path:
     """The demo workspace, written on first use."""
     path = data_dir() / "demo-workspace"
     if not (path / "memory.db").exists():
-        from storage.demo import write_demo
+        from mnemoscope.storage.demo import write_demo
 
         print(f"mnemoscope: writing the demo workspace to {path}", file=sys.stderr)
         write_demo(path).close()
@@ -64,7 +64,7 @@ def launch(argv: Sequence[str]) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        from ui.main_window import run_app
+        from mnemoscope.ui.main_window import run_app
     except ImportError as exc:
         print(output.info(_info(path)))
         print(f"mnemoscope: the desktop app needs PySide6 ({exc}); showing the store instead.", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Mnemoscope's storage layer: Qt-free, embeddable headless.
 
-    from storage import open_store, Curator
+    from mnemoscope.storage import open_store, Curator
     with open_store("~/agent-workspace") as store:
         for memory in store.page(MemoryQuery(channels=("_global",)), limit=20):
             print(memory.id, memory.content)

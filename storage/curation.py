@@ -24,8 +24,8 @@ from .errors import (
 )
 from .journal import DONE, LOG, UNDONE, Change
 from .model import GLOBAL_CHANNEL, AuditEntry, Kind, Layer, Memory, RelationType, Status
-from .sources.base import Snapshot
-from .sources.chroma_vectors import (
+from .source import Snapshot
+from .native.vectors import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
     STALE_KEY,
@@ -33,8 +33,8 @@ from .sources.chroma_vectors import (
     record_id_for,
     split_record_id,
 )
-from .sources.markdown_workspace import MEMORY_FILE, Block, bullet_text, daily_date, render_block
-from .sources.sqlite_native import RELATION_PREFIX, new_id
+from .native.markdown import MEMORY_FILE, Block, bullet_text, daily_date, render_block
+from .native.memory_db import RELATION_PREFIX, new_id
 from .store import MemoryStore
 from .timeutil import to_iso, utcnow
 

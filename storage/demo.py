@@ -16,7 +16,7 @@ from typing import Callable
 
 from .embedding import HashingEmbedder
 from .model import Entity, Layer, Relation, RelationType
-from .sources.chroma_vectors import NATIVE_COLLECTION, memory_metadata
+from .native.vectors import NATIVE_COLLECTION, memory_metadata
 from .store import MemoryStore, create_workspace, open_store
 from .timeutil import utcnow
 

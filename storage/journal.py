@@ -16,7 +16,7 @@ from typing import Any, Callable
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import Engine
 
-from . import native_schema as schema
+from .native import schema
 from .model import AuditEntry
 from .sqlite_db import friendly_errors, sqlite_engine
 from .timeutil import parse_time, to_iso, utcnow

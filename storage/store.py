@@ -14,10 +14,10 @@ from .formats import detect_formats
 from .model import Kind, Memory, ScratchEntry, Session, Turn
 from .query import MemoryQuery, sort_key
 from .salience import PromotionThresholds, SalienceModel
-from .sources.base import Source
-from .sources.chroma_vectors import CHROMA_FILE, ChromaSource
-from .sources.markdown_workspace import MarkdownSource
-from .sources.sqlite_native import DB_NAME, SqliteSource
+from .source import Source
+from .native.vectors import CHROMA_FILE, ChromaSource
+from .native.markdown import MarkdownSource
+from .native.memory_db import DB_NAME, SqliteSource
 from .sqlite_db import is_sqlite_file
 
 VECTORS_DIR = "vectors"

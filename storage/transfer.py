@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, TextIO
 from .errors import StoreError, UnsupportedError
 from .model import Memory
 from .query import MemoryQuery, Order
-from .sources.chroma_vectors import NATIVE_COLLECTION, memory_metadata
+from .native.vectors import NATIVE_COLLECTION, memory_metadata
 from .store import MemoryStore, create_workspace, detect, open_store
 
 PAGE = 1000

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.demo import write_demo
+from mnemoscope.storage.demo import write_demo
 
 DEMO_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from storage import AuditEntry, Memory
+from mnemoscope.storage import AuditEntry, Memory
 
 # HTML in memories is shown as text, never interpreted; nothing remote is ever loaded.
 _markdown = MarkdownIt("commonmark", {"html": False})

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import Layer, Memory
+from mnemoscope.storage import Layer, Memory
 
 
 class EditDialog(QDialog):

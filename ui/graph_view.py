@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import MemoryStore, NotFoundError
-from storage.graph import graph_view
+from mnemoscope.storage import MemoryStore, NotFoundError
+from mnemoscope.storage.views.graph import graph_view
 
 from .detail_panel import SafeTextBrowser
 from .workers import start_worker

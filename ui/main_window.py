@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import (
+from mnemoscope.storage import (
     ConflictError,
     Curator,
     Kind,
@@ -44,8 +44,8 @@ from storage import (
     StoreError,
     open_store,
 )
-from storage.search import search
-from storage.transfer import import_store
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.transfer import import_store
 
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from storage import Memory, MemoryQuery, MemoryStore, Order, Status
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
 
 from .workers import start_worker
 

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import Memory, MemoryStore
-from storage.timeutil import parse_time
-from storage.salience import SalienceModel
-from storage.views import salience_overview, salience_report
+from mnemoscope.storage import Memory, MemoryStore
+from mnemoscope.storage.timeutil import parse_time
+from mnemoscope.storage.salience import SalienceModel
+from mnemoscope.storage.views.overview import salience_overview, salience_report
 
 from .workers import start_worker
 

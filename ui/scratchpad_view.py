@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QHeaderView, QTreeView, QVBoxLayout, QWidget
 
-from storage import MemoryStore
-from storage.views import scratchpad
+from mnemoscope.storage import MemoryStore
+from mnemoscope.storage.views.overview import scratchpad
 
 from .workers import start_worker
 

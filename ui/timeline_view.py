@@ -9,8 +9,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from storage import MemoryQuery, MemoryStore
-from storage.timeline import bin_bounds, timeline
+from mnemoscope.storage import MemoryQuery, MemoryStore
+from mnemoscope.storage.views.timeline import bin_bounds, timeline
 
 from .workers import start_worker
 

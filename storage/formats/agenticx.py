@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, ScratchEntry, Session, Turn
-from ..sources.base import Snapshot
-from ..sources.markdown_workspace import MarkdownSource
+from ..source import Snapshot
+from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
 from .base import Contents, FormatSource, index_drift, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables

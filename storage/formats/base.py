@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
-from ..sources.base import (
+from ..source import (
     Capabilities,
     Snapshot,
     bin_by,

@@ -18,7 +18,7 @@ from typing import Any
 from ..atomic_file import atomic_write_bytes
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer
-from ..sources.base import Snapshot
+from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
 

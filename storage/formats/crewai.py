@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model import GLOBAL_CHANNEL, Layer
-from ..sources.base import Snapshot
-from ..sources.chroma_vectors import ChromaSource
+from ..source import Snapshot
+from ..native.vectors import ChromaSource
 from ..timeutil import parse_time
 from . import FormatMatch
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables

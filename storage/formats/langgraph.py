@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UnsupportedError
 from ..model import Layer, ScratchEntry, Session, Turn
-from ..sources.base import Snapshot
+from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
 from .base import (

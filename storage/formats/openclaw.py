@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Layer, Session, Turn
-from ..sources.markdown_workspace import MarkdownSource
+from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
 from .base import Contents, FormatSource, index_drift, make_memory, reading, sqlite_tables, vec0_note, vec0_tables

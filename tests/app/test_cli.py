@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import state_of
 
-from app.cli import main
+from mnemoscope.app.cli import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -277,8 +277,8 @@ def test_launching_without_a_store_opens_the_demo(tmp_path: Path) -> None:
 
 
 def test_a_cancelled_import_resumes_without_duplicates(tmp_path: Path) -> None:
-    from storage.sources.sqlite_native import SqliteSource
-    from storage.transfer import ImportCancelled, import_store
+    from mnemoscope.storage.native.memory_db import SqliteSource
+    from mnemoscope.storage.transfer import ImportCancelled, import_store
 
     src = tmp_path / "big"
     source = SqliteSource.open(src / "memory.db", create=True)

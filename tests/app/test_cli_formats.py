@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from formats.owners import require, run_owner
+from mnemoscope.app.cli import main
+from helpers.owners import require, run_owner
 
 BUILD = """
 import asyncio

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from storage import MemoryQuery, Order, open_store
-from storage.sources.sqlite_native import SqliteSource
+from mnemoscope.storage import MemoryQuery, Order, open_store
+from mnemoscope.storage.native.memory_db import SqliteSource
 
 pytestmark = pytest.mark.bench
 N = 100_000

@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("PySide6")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from storage import MemoryQuery, open_store  # noqa: E402
-from storage.sources.sqlite_native import SqliteSource  # noqa: E402
-from ui.memory_model import MemoryTableModel  # noqa: E402
+from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
+from mnemoscope.storage.native.memory_db import SqliteSource  # noqa: E402
+from mnemoscope.ui.memory_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench
 N = 300_000

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import sql_rows, state_of
 
-from storage import (
+from mnemoscope.storage import (
     ConflictError,
     Curator,
     MemoryQuery,
@@ -19,7 +19,7 @@ from storage import (
     UnsupportedError,
     open_store,
 )
-from storage.sources.chroma_vectors import NATIVE_COLLECTION, STALE_KEY, record_id_for
+from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, STALE_KEY, record_id_for
 
 
 def _mirrored_memory(root: Path) -> str:
@@ -78,7 +78,7 @@ def test_edit_reaches_sql_vector_and_markdown_copies(demo_path: Path) -> None:
 
 
 def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -> None:
-    from storage.store import StoreSettings
+    from mnemoscope.storage.store import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -190,7 +190,7 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) ->
 
 
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
-    from storage.store import StoreSettings
+    from mnemoscope.storage.store import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -227,7 +227,7 @@ def test_new_step_after_undo_drops_redo(demo_path: Path) -> None:
 def test_reinforce_raises_effective_salience_now(demo_path: Path) -> None:
     from datetime import timedelta
 
-    from storage.timeutil import utcnow
+    from mnemoscope.storage.timeutil import utcnow
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -241,7 +241,7 @@ def test_reinforce_raises_effective_salience_now(demo_path: Path) -> None:
 
 
 def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -> None:
-    from storage.store import StoreSettings
+    from mnemoscope.storage.store import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -258,7 +258,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
         assert store.get(memory_id).metadata["vector_state"] == "fresh"
         vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert STALE_KEY not in vector["metadata"]
-        from storage.embedding import HashingEmbedder
+        from mnemoscope.storage.embedding import HashingEmbedder
 
         expected = HashingEmbedder().embed(["edited while offline"])[0]
         assert [round(x, 4) for x in vector["embedding"]] == [round(x, 4) for x in expected]

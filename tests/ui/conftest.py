@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import QThreadPool  # noqa: E402
 
-from ui.workers import running_workers  # noqa: E402
+from mnemoscope.ui.workers import running_workers  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

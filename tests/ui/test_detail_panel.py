@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from storage import Kind, Layer, Memory
-from storage.model import SourceRef
-from ui.detail_panel import DetailPanel, render_memory
+from mnemoscope.storage import Kind, Layer, Memory
+from mnemoscope.storage.model import SourceRef
+from mnemoscope.ui.detail_panel import DetailPanel, render_memory
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PROMOTION = {"met": {}, "values": {}, "thresholds": {}}

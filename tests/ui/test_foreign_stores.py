@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from formats.owners import require, run_owner
-from ui.main_window import MainWindow
+from helpers.owners import require, run_owner
+from mnemoscope.ui.main_window import MainWindow
 
 ITEMS = [
     {"role": "user", "content": "Book a table for two in Lisbon"},

@@ -14,9 +14,9 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
 
-from storage import Kind, MemoryQuery, Status
-from ui.edit_dialog import EditDialog
-from ui.main_window import MainWindow
+from mnemoscope.storage import Kind, MemoryQuery, Status
+from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.main_window import MainWindow
 
 
 @pytest.fixture
@@ -267,7 +267,7 @@ def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: M
 
 
 def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> None:
-    from storage.graph import graph_view
+    from mnemoscope.storage.views.graph import graph_view
 
     qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
     graph = window.graph
@@ -341,7 +341,7 @@ def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, 
     with qtbot.waitSignal(window.import_finished, timeout=60_000) as finished:
         window.import_into(markdown_only, dest)
     summary = finished.args[0]
-    from storage import open_store
+    from mnemoscope.storage import open_store
 
     with open_store(markdown_only) as source:
         assert summary.imported == source.count()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from storage import Kind, MemoryQuery, Order, open_store
-from ui.memory_model import PLACEHOLDER, MemoryTableModel
+from mnemoscope.storage import Kind, MemoryQuery, Order, open_store
+from mnemoscope.ui.memory_model import PLACEHOLDER, MemoryTableModel
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from storage import Layer, MemoryQuery, Order, Status, UnreadableStoreError, open_store
-from storage.native_schema import SCHEMA_VERSION
-from storage.sources.sqlite_native import SqliteSource
+from mnemoscope.storage import Layer, MemoryQuery, Order, Status, UnreadableStoreError, open_store
+from mnemoscope.storage.native.schema import SCHEMA_VERSION
+from mnemoscope.storage.native.memory_db import SqliteSource
 
 
 def test_new_database_is_versioned_and_in_wal_mode(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_filters_and_orders_are_evaluated_by_sqlite(tmp_path: Path) -> None:
 
 
 def test_keyword_search_follows_edits(demo_path: Path) -> None:
-    from storage import Curator
+    from mnemoscope.storage import Curator
 
     with open_store(demo_path) as store:
         target = store.sqlite.page(MemoryQuery(contains="Whiskerino"), 1)[0]
@@ -81,7 +81,7 @@ def test_keyword_search_follows_edits(demo_path: Path) -> None:
 
 
 def test_a_locked_database_gives_a_readable_message(demo_path: Path) -> None:
-    from storage import Curator, StoreError
+    from mnemoscope.storage import Curator, StoreError
 
     con = sqlite3.connect(demo_path / "memory.db", timeout=0)
     con.execute("BEGIN EXCLUSIVE")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
-from ..model import Kind, Memory
-from ..query import MemoryQuery, sort_key
+from .model import Kind, Memory
+from .query import MemoryQuery, sort_key
 
 Snapshot = dict[str, Any]
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.curation import Curator
-from storage.errors import ReadOnlyError, UnsupportedError
-from storage.model import ScratchEntry
-from storage.search import search
-from storage.store import open_store
-from storage.transfer import import_store
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import ReadOnlyError, UnsupportedError
+from mnemoscope.storage.model import ScratchEntry
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 SESSION_DDL = """
 CREATE TABLE IF NOT EXISTS todos (session_id TEXT NOT NULL, data TEXT NOT NULL, updated_at TEXT NOT NULL,

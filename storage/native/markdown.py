@@ -20,7 +20,7 @@ from ..atomic_file import atomic_write_bytes
 from ..errors import ConflictError, UnreadableStoreError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery
-from .base import Capabilities, Snapshot, bin_by, count_by, keyword_rank, matches, page_of, revision_of
+from ..source import Capabilities, Snapshot, bin_by, count_by, keyword_rank, matches, page_of, revision_of
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,

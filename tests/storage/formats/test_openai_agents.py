@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from formats.owners import require, run_owner
-from storage.curation import Curator
-from storage.errors import UnsupportedError
-from storage.search import search
-from storage.store import open_store
-from storage.transfer import import_store
+from helpers.owners import require, run_owner
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import UnsupportedError
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 require("agents")
 

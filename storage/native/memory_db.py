@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
-from .. import native_schema as schema
+from . import schema
 from ..errors import ConflictError, NotFoundError, UnreadableStoreError
 from ..model import (
     EDITABLE_FIELDS,
@@ -33,7 +33,7 @@ from ..model import (
 from ..query import MemoryQuery, Order
 from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
-from .base import Capabilities, Snapshot, revision_of, same_record
+from ..source import Capabilities, Snapshot, revision_of, same_record
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"

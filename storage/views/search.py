@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .errors import NotFoundError, UnsupportedError
-from .model import Kind, Memory
-from .query import MemoryQuery
-from .sources.chroma_vectors import NATIVE_COLLECTION, record_id_for, split_record_id
-from .store import MemoryStore
+from ..errors import NotFoundError, UnsupportedError
+from ..model import Kind, Memory
+from ..query import MemoryQuery
+from ..native.vectors import NATIVE_COLLECTION, record_id_for, split_record_id
+from ..store import MemoryStore
 
 RRF_K = 60
 MODES = ("keyword", "vector", "hybrid")

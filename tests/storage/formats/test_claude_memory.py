@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.curation import Curator
-from storage.store import open_store
-from storage.transfer import import_store
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 
 def build_claude_memories(tmp_path: Path) -> Path:

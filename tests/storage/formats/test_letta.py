@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.curation import Curator
-from storage.errors import ReadOnlyError
-from storage.model import Layer
-from storage.search import search
-from storage.store import open_store
-from storage.transfer import import_store
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import ReadOnlyError
+from mnemoscope.storage.model import Layer
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 COMMON = """
 CREATE TABLE agents (id VARCHAR PRIMARY KEY, name VARCHAR, system VARCHAR, created_at DATETIME, is_deleted BOOLEAN DEFAULT 0);

@@ -22,8 +22,8 @@ from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Proven
 from ..query import MemoryQuery, sort_key
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
 from ..timeutil import parse_time, utcnow
-from .base import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
-from .sqlite_native import parse_layer, parse_status
+from ..source import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
+from .memory_db import parse_layer, parse_status
 
 CHROMA_FILE = "chroma.sqlite3"
 NATIVE_COLLECTION = "memories"

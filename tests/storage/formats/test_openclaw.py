@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.curation import Curator
-from storage.errors import ReadOnlyError
-from storage.model import Kind
-from storage.search import search
-from storage.store import open_store
-from storage.transfer import import_store
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import ReadOnlyError
+from mnemoscope.storage.model import Kind
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 LEGACY_DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

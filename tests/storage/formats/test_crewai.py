@@ -20,12 +20,12 @@ import chromadb
 import pytest
 from chromadb.config import Settings
 
-from storage.curation import Curator
-from storage.embedding import HashingEmbedder
-from storage.errors import ReadOnlyError, UnsupportedError
-from storage.search import search
-from storage.store import open_store
-from storage.transfer import import_store
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.errors import ReadOnlyError, UnsupportedError
+from mnemoscope.storage.views.search import search
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
 
 LTM_DDL = """CREATE TABLE IF NOT EXISTS long_term_memories (
     id INTEGER PRIMARY KEY AUTOINCREMENT, task_description TEXT, metadata TEXT, datetime TEXT, score REAL)"""

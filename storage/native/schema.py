@@ -201,7 +201,7 @@ def read_version(conn: Connection) -> int:
 
 def migrate(conn: Connection) -> int:
     """Bring the database to SCHEMA_VERSION; return the version it had before."""
-    from .errors import UnreadableStoreError
+    from ..errors import UnreadableStoreError
 
     found = read_version(conn)
     if found > SCHEMA_VERSION:

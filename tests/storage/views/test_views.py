@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from storage import Kind, Layer, Memory, MemoryQuery, open_store
-from storage.graph import graph_view
-from storage.model import SourceRef, classify_scratch_key
-from storage.salience import PromotionThresholds, SalienceModel
-from storage.search import rrf
-from storage.timeline import bin_bounds, timeline
+from mnemoscope.storage import Kind, Layer, Memory, MemoryQuery, open_store
+from mnemoscope.storage.views.graph import graph_view
+from mnemoscope.storage.model import SourceRef, classify_scratch_key
+from mnemoscope.storage.salience import PromotionThresholds, SalienceModel
+from mnemoscope.storage.views.search import rrf
+from mnemoscope.storage.views.timeline import bin_bounds, timeline
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

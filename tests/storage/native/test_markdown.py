@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import Curator, Kind, Layer, UnreadableStoreError, open_store
-from storage.sources.markdown_workspace import MarkdownSource, parse_blocks, render_block
+from mnemoscope.storage import Curator, Kind, Layer, UnreadableStoreError, open_store
+from mnemoscope.storage.native.markdown import MarkdownSource, parse_blocks, render_block
 
 MEMORY = """# Memory
 

@@ -8,9 +8,9 @@ import chromadb
 import pytest
 from chromadb.config import Settings
 
-from storage import Curator, Kind, MemoryQuery, Order, open_store
-from storage.embedding import HashingEmbedder
-from storage.search import search, similar
+from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, open_store
+from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.views.search import search, similar
 
 
 def _foreign_collection(path: Path) -> None:

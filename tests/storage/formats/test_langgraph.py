@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from formats.owners import require, run_owner
-from storage.curation import Curator
-from storage.store import open_store
-from storage.transfer import import_store
-from storage.views import scratchpad
+from helpers.owners import require, run_owner
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
+from mnemoscope.storage.views.overview import scratchpad
 
 require("langgraph.store.sqlite")
 require("pysqlite3")
@@ -26,7 +26,7 @@ require("pysqlite3")
 SETUP = """
 import pysqlite3.dbapi2 as sqlite3
 from langgraph.store.sqlite import SqliteStore
-from storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedding import HashingEmbedder
 _emb = HashingEmbedder()
 def open_lg(root):
     con = sqlite3.connect(root + "/store.sqlite", check_same_thread=False, isolation_level=None)
@@ -132,7 +132,7 @@ def test_delete_removes_the_vectors_too_and_undo_brings_both_back(lg_root):
 
 
 def test_a_write_by_langgraph_between_read_and_edit_is_not_overwritten(lg_root):
-    from storage.errors import ConflictError
+    from mnemoscope.storage.errors import ConflictError
 
     with open_store(lg_root) as store:
         tea = store.get("lg:store.sqlite:memories.dana/tea")

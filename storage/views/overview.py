@@ -6,11 +6,11 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from .model import Memory, Status
-from .query import MemoryQuery
-from .salience import SalienceModel
-from .store import MemoryStore
-from .timeutil import as_utc, utcnow
+from ..model import Memory, Status
+from ..query import MemoryQuery
+from ..salience import SalienceModel
+from ..store import MemoryStore
+from ..timeutil import as_utc, utcnow
 
 HISTOGRAM_BINS = 10
 

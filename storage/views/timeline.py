@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .errors import UnsupportedError
-from .model import Memory
-from .query import MemoryQuery, Order
-from .store import MemoryStore
+from ..errors import UnsupportedError
+from ..model import Memory
+from ..query import MemoryQuery, Order
+from ..store import MemoryStore
 
 BIN_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-W%W", "month": "%Y-%m"}
 GROUPS = ("kind", "layer", "channel")

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 import networkx as nx
 from networkx.readwrite import json_graph
 
-from .errors import NotFoundError, UnsupportedError
-from .store import MemoryStore
+from ..errors import NotFoundError, UnsupportedError
+from ..store import MemoryStore
 
 
 def entity_graph(

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from formats.owners import require, run_owner
-from storage.curation import Curator
-from storage.store import open_store
-from storage.transfer import import_store
-from storage.views import scratchpad
+from helpers.owners import require, run_owner
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.transfer import import_store
+from mnemoscope.storage.views.overview import scratchpad
 
 require("google.adk.sessions")
 require("aiosqlite")

@@ -1,0 +1,1 @@
+"""The native workspace agents embed: memory.db, vectors/ and workspace markdown."""

@@ -1,1 +1,0 @@
-"""One module per store kind, each behind the protocol in ``base``."""
