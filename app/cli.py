@@ -119,9 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?")
     p.add_argument("--at", type=_date, help="evaluate at this date instead of now")
 
-    p = add("edit", "edit a memory's content, tags, layer, channel or salience (every copy)")
+    p = add("edit", "edit memories' content, tags, layer, channel or salience (every copy; several ids: one step)")
     p.add_argument("path", type=Path)
-    p.add_argument("id")
+    p.add_argument("id", nargs="*")
+    _selection_args(p)
     p.add_argument("--content")
     p.add_argument("--tag", action="append", help="repeat for several; replaces the tags")
     p.add_argument("--layer", choices=[x.value for x in Layer])
@@ -129,27 +130,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--salience", type=float)
     p.add_argument("--expect-revision", help="refuse if the memory's revision is no longer this")
 
-    p = add("promote", "promote a project memory to _global (daily-log bullet -> MEMORY.md)")
+    p = add("promote", "promote project memories to _global (daily-log bullet -> MEMORY.md); several: one step")
     p.add_argument("path", type=Path)
-    p.add_argument("id")
+    p.add_argument("id", nargs="*")
+    _selection_args(p)
     p.add_argument("--to", default="_global")
     p.add_argument("--reason", default="")
 
-    p = add("rm", "delete a memory (soft, restorable); --purge removes it for good")
+    p = add("rm", "delete memories (soft, restorable; several ids or a filter: one undoable step); --purge removes them for good")
     p.add_argument("path", type=Path)
-    p.add_argument("id")
+    p.add_argument("id", nargs="*")
+    _selection_args(p)
     p.add_argument("--purge", action="store_true")
 
-    p = add("reinforce", "count one more access now (pin a memory against decay)")
+    p = add("reinforce", "count one more access now (pin memories against decay)")
     p.add_argument("path", type=Path)
-    p.add_argument("id")
+    p.add_argument("id", nargs="*")
+    _selection_args(p)
 
     p = add("reembed", "recompute every vector marked stale with the store's embedder (one undoable step)")
     p.add_argument("path", type=Path)
 
-    p = add("restore", "restore a deleted or archived memory")
+    p = add("restore", "restore deleted or archived memories")
     p.add_argument("path", type=Path)
-    p.add_argument("id")
+    p.add_argument("id", nargs="*")
+    _selection_args(p)
 
     p = add("undo", "undo the last curation step")
     p.add_argument("path", type=Path)
@@ -272,33 +277,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
         memory = store.get(args.id)
         data = memory.to_dict()
-        data["copies"] = _copies(store, memory)
+        data["copies"] = store.copies(memory.id)
         data["salience_now"] = round(store.settings.salience.effective(memory, utcnow()), 6)
         data["promotion"] = store.settings.promotion.check(memory)
-        if store.sqlite is not None:
-            data["relations"] = [r.to_dict() for r in store.sqlite.relations(touching=memory.id)]
+        data["relations"] = [r.to_dict() for r in store.relations(touching=memory.id)]
         data["history"] = [e.to_dict() for e in store.journal.history(target=memory.id)]
         data["owner_history"] = store.owner_history(memory.id)
         return _emit(args, data, output.memory_detail)
-
-
-def _copies(store: Any, memory: Any) -> list[dict[str, Any]]:
-    from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
-
-    copies = []
-    if memory.source.kind is Kind.SQLITE:
-        if store.chroma is not None and NATIVE_COLLECTION in store.chroma.collections():
-            rid = record_id_for(NATIVE_COLLECTION, memory.id)
-            if store.chroma.read_record(rid) is not None:
-                copies.append({"kind": "chroma", "record": rid, "state": memory.metadata.get("vector_state")})
-        md_file = memory.metadata.get("md_file")
-        if md_file and store.markdown is not None:
-            block = store.markdown.find_copy(md_file, memory.content)
-            if block is not None:
-                copies.append({"kind": "markdown", "record": block.record_id, "lines": [block.line, block.end]})
-            else:
-                copies.append({"kind": "markdown", "record": None, "file": md_file, "state": "missing"})
-    return copies
 
 
 @command("search")
@@ -398,11 +383,40 @@ def _outcome(args: argparse.Namespace, outcome: Any) -> int:
     return _emit(args, data, output.outcome)
 
 
+def _selection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--match-channel", action="append", default=[], help="instead of ids: every memory in this channel")
+    p.add_argument("--match-layer", action="append", default=[], choices=[x.value for x in Layer])
+    p.add_argument("--match-contains", help="instead of ids: every memory whose text contains this")
+    p.add_argument("--match-status", action="append", default=[], choices=[x.value for x in Status],
+                   help="with --match-*: these statuses (default active; deleted for restore)")
+
+
+def _selected(args: argparse.Namespace, store: Any, default_status: Status = Status.ACTIVE) -> list[str]:
+    """The ids named, or every memory the --match-* filter selects (never both)."""
+    filtered = bool(args.match_channel or args.match_layer or args.match_contains)
+    if args.id and filtered:
+        raise UsageError("Give memory ids or --match-* filters, not both.")
+    if not filtered:
+        if not args.id:
+            raise UsageError("Give one or more memory ids, or --match-channel/--match-layer/--match-contains.")
+        return list(args.id)
+    query = MemoryQuery(
+        channels=tuple(args.match_channel),
+        layers=tuple(Layer(x) for x in args.match_layer),
+        statuses=tuple(Status(x) for x in args.match_status) or (default_status,),
+        contains=args.match_contains,
+    )
+    ids = [m.id for m in store.page(query, limit=store.count(query))]
+    if not ids:
+        raise NotFoundError("No memory matches those filters; nothing was changed.")
+    return ids
+
+
 @command("edit")
 def cmd_edit(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
         outcome = Curator(store).edit(
-            args.id,
+            _selected(args, store),
             content=args.content,
             tags=args.tag,
             layer=args.layer,
@@ -416,19 +430,19 @@ def cmd_edit(args: argparse.Namespace) -> int:
 @command("promote")
 def cmd_promote(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, Curator(store).promote(args.id, to=args.to, reason=args.reason))
+        return _outcome(args, Curator(store).promote(_selected(args, store), to=args.to, reason=args.reason))
 
 
 @command("rm")
 def cmd_rm(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, Curator(store).delete(args.id, purge=args.purge))
+        return _outcome(args, Curator(store).delete(_selected(args, store), purge=args.purge))
 
 
 @command("reinforce")
 def cmd_reinforce(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, Curator(store).reinforce(args.id))
+        return _outcome(args, Curator(store).reinforce(_selected(args, store)))
 
 
 @command("reembed")
@@ -443,7 +457,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 @command("restore")
 def cmd_restore(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
-        return _outcome(args, Curator(store).restore(args.id))
+        return _outcome(args, Curator(store).restore(_selected(args, store, Status.DELETED)))
 
 
 @command("undo")

@@ -1,10 +1,12 @@
-"""Curation: edit, promote, delete, purge, restore, undo, redo.
+"""Curation: edit, promote, delete, purge, restore, reinforce, re-embed, undo, redo.
 
-Every operation is planned as a list of record changes (before -> after
-snapshots) covering every copy of the memory (memory.db row, vector record,
-markdown lines), applied in order, and journaled. If one write fails the ones
-already applied are reverted, so a memory changes everywhere or nowhere.
-Undo applies the same changes backwards; redo forwards again.
+Every step is validate -> plan -> apply -> journal. The source holding each
+memory plans the record changes (before -> after snapshots) over every copy it
+keeps (source.plan); the Curator validates the request against the source's
+capabilities, applies the changes of all the memories selected all-or-nothing
+(a failed write reverts those already written), writes one journal entry, and
+tells the store's listeners. Undo applies the same changes backwards; redo
+forwards again. Nothing here asks what kind of store a memory lives in.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .errors import (
     ConflictError,
@@ -22,21 +24,27 @@ from .errors import (
     StoreError,
     UnsupportedError,
 )
-from .journal import DONE, LOG, UNDONE, Change
-from .model import GLOBAL_CHANNEL, AuditEntry, Kind, Layer, Memory, RelationType, Status
-from .source import Snapshot
-from .native.vectors import (
-    MIRROR_KEY,
-    NATIVE_COLLECTION,
-    STALE_KEY,
-    memory_metadata,
-    record_id_for,
-    split_record_id,
+from .journal import DONE, LOG, UNDONE
+from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, Status
+from .source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    REEMBED,
+    REINFORCE,
+    RESTORE,
+    Capabilities,
+    Change,
+    Plan,
+    PlanContext,
 )
-from .native.markdown import MEMORY_FILE, Block, bullet_text, daily_date, render_block
-from .native.memory_db import RELATION_PREFIX, new_id
-from .store import MemoryStore
+from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
+
+Ids = str | Sequence[str]
+# One revision (one id), or each selected id's revision as it was read.
+Revisions = str | Mapping[str, str] | None
 
 
 @dataclass
@@ -59,7 +67,18 @@ class Outcome:
         }
 
 
+@dataclass
+class _Planned:
+    id: str
+    channel: str | None
+    plan: Plan
+    details: dict[str, Any]
+
+
 class Curator:
+    """Curation of one open store. Every operation takes one id or several: several are
+    planned together and applied as one step, one journal entry, one undo."""
+
     def __init__(self, store: MemoryStore, actor: str = "user") -> None:
         self.store = store
         self.actor = actor
@@ -68,14 +87,14 @@ class Curator:
 
     def edit(
         self,
-        memory_id: str,
+        memory_ids: Ids,
         *,
         content: str | None = None,
         tags: Sequence[str] | None = None,
         layer: Layer | str | None = None,
         channel: str | None = None,
         salience: float | None = None,
-        expected_revision: str | None = None,
+        expected_revision: Revisions = None,
     ) -> Outcome:
         requested = {
             k: v
@@ -94,179 +113,125 @@ class Curator:
             raise UnsupportedError("Salience must be between 0 and 1.")
         if "content" in requested and not str(requested["content"]).strip():
             raise UnsupportedError("Content cannot be empty; delete the memory instead.")
-        memory = self._current(memory_id, expected_revision)
-        caps = self.store.source_for(memory_id).capabilities()
-        self._writable(memory, caps.read_only, caps.read_only_reason)
-        refused = [f for f in requested if f not in caps.editable_fields]
-        if refused and not caps.editable_fields:
-            reason = getattr(self.store.source_for(memory_id), "read_only_reason", "")
-            raise UnsupportedError(f"{memory_id} can be deleted but not edited" + (f": {reason}." if reason else "."))
-        if refused:
-            raise UnsupportedError(
-                f"{memory_id} is a {memory.source.kind.value} memory: "
-                f"{', '.join(refused)} cannot be stored there (editable: {', '.join(caps.editable_fields)})."
-            )
-        changes = self._plan_edit(memory, requested)
-        if not changes:
-            raise NothingToDoError(f"{memory_id} already has those values; nothing changed.")
-        before = {f: _plain(getattr(memory, f)) for f in requested}
-        after = {f: _plain(v) for f, v in requested.items()}
-        return self._run(
-            "edit", [memory_id], changes, memory.channel,
-            {"fields": sorted(requested), "from": before, "to": after},
-            ids=[memory_id],
-        )
+
+        def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
+            refused = [f for f in requested if f not in caps.editable_fields]
+            if refused and not caps.editable_fields:
+                reason = caps.read_only_reason or getattr(self.store.source_for(memory.id), "read_only_reason", "")
+                raise UnsupportedError(f"{memory.id} can be deleted but not edited" + (f": {reason}." if reason else "."))
+            if refused:
+                raise UnsupportedError(
+                    f"{memory.id} is a {memory.source.kind.value} memory: "
+                    f"{', '.join(refused)} cannot be stored there (editable: {', '.join(caps.editable_fields)})."
+                )
+            before = {f: _plain(getattr(memory, f)) for f in requested}
+            return {"fields": sorted(requested), "from": before, "to": {f: _plain(v) for f, v in requested.items()}}
+
+        planned = self._plan_each(EDIT, memory_ids, requested, expected_revision, check)
+        if not any(p.plan.changes for p in planned):
+            names = ", ".join(p.id for p in planned)
+            raise NothingToDoError(f"{names} already {'has' if len(planned) == 1 else 'have'} those values; nothing changed.")
+        return self._run(EDIT, [p for p in planned if p.plan.changes])
 
     def promote(
-        self, memory_id: str, *, to: str = GLOBAL_CHANNEL, reason: str = "", expected_revision: str | None = None
+        self, memory_ids: Ids, *, to: str = GLOBAL_CHANNEL, reason: str = "", expected_revision: Revisions = None
     ) -> Outcome:
-        memory = self._current(memory_id, expected_revision)
-        source = self.store.source_for(memory_id)
-        caps = source.capabilities()
-        self._writable(memory, caps.read_only, caps.read_only_reason)
-        if not caps.can_promote:
-            raise UnsupportedError(
-                f"{memory_id} is a {source.label} memory; {source.label} has no project and global "
-                "channels to promote between (import it into a workspace to promote it there)."
-            )
-        if memory.status is not Status.ACTIVE:
-            raise UnsupportedError(f"{memory_id} is {memory.status.value}; restore it before promoting.")
-        check = self.store.settings.promotion.check(memory)
-        details = {"from_channel": memory.channel, "to_channel": to, "reason": reason, **check}
-        if memory.source.kind is Kind.MARKDOWN:
-            changes, new_id_ = self._plan_markdown_promote(memory)
-        else:
-            if memory.channel == to:
-                raise NothingToDoError(f"{memory_id} is already in channel {to}.")
-            changes, new_id_ = self._plan_record_promote(memory, to, reason)
-        notes = []
-        if not check["all_met"]:
-            unmet = [k for k, ok in check["met"].items() if not ok]
-            notes.append(
-                "Promoted by hand below the automatic thresholds ("
-                + ", ".join(f"{k} {check['values'][k]} < {check['thresholds'][k]}" for k in unmet)
-                + ")."
-            )
-        details["promoted_to"] = new_id_
-        outcome = self._run("promote", [memory_id, new_id_], changes, to, details, ids=[new_id_])
-        outcome.notes.extend(notes)
-        return outcome
+        def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
+            if not caps.can_promote:
+                label = self.store.source_for(memory.id).label
+                raise UnsupportedError(
+                    f"{memory.id} is a {label} memory; {label} has no project and global "
+                    "channels to promote between (import it into a workspace to promote it there)."
+                )
+            if memory.status is not Status.ACTIVE:
+                raise UnsupportedError(f"{memory.id} is {memory.status.value}; restore it before promoting.")
+            check = self.store.settings.promotion.check(memory)
+            return {"from_channel": memory.channel, "to_channel": to, "reason": reason, **check}
 
-    def delete(self, memory_id: str, *, purge: bool = False, expected_revision: str | None = None) -> Outcome:
-        memory = self._current(memory_id, expected_revision)
-        source = self.store.source_for(memory_id)
-        caps = source.capabilities()
-        self._writable(memory, caps.read_only, caps.read_only_reason)
-        if not purge and memory.status is Status.DELETED:
-            raise NothingToDoError(f"{memory_id} is already deleted (use --purge to remove it for good).")
-        if _is_foreign(source):
-            # The owner keeps no deleted state: the record goes, the journal keeps it for undo/restore.
-            changes = [Change(memory_id, self._read(memory_id), None)]
-            outcome = self._run("delete", [memory_id], changes, memory.channel, {"content": memory.content}, ids=[memory_id])
-            outcome.notes.append(f"{source.label} has no soft delete: the record was removed; undo or restore brings it back.")
-            return outcome
-        changes = self._plan_delete(memory, purge)
-        op = "purge" if purge else "delete"
-        return self._run(op, [memory_id], changes, memory.channel, {"content": memory.content}, ids=[memory_id])
+        planned = self._plan_each(PROMOTE, memory_ids, {"to": to, "reason": reason}, expected_revision, check)
+        for p in planned:
+            p.details["promoted_to"] = p.plan.new_id
+            if not p.details["all_met"]:
+                unmet = [k for k, ok in p.details["met"].items() if not ok]
+                p.plan.notes.append(
+                    "Promoted by hand below the automatic thresholds ("
+                    + ", ".join(f"{k} {p.details['values'][k]} < {p.details['thresholds'][k]}" for k in unmet)
+                    + ")."
+                )
+        return self._run(PROMOTE, planned, channel=to)
 
-    def reinforce(self, memory_id: str, *, expected_revision: str | None = None) -> Outcome:
+    def delete(self, memory_ids: Ids, *, purge: bool = False, expected_revision: Revisions = None) -> Outcome:
+        def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
+            if not purge and memory.status is Status.DELETED:
+                raise NothingToDoError(f"{memory.id} is already deleted (use --purge to remove it for good).")
+            return {"content": memory.content}
+
+        operation = PURGE if purge else DELETE
+        return self._run(operation, self._plan_each(operation, memory_ids, {}, expected_revision, check))
+
+    def reinforce(self, memory_ids: Ids, *, expected_revision: Revisions = None) -> Outcome:
         """One more access, last accessed now: what retrieval does, done by hand (pin)."""
-        memory = self._current(memory_id, expected_revision)
-        caps = self.store.source_for(memory_id).capabilities()
-        self._writable(memory, caps.read_only, caps.read_only_reason)
-        source = self.store.source_for(memory_id)
-        if not caps.can_reinforce:
-            raise UnsupportedError(f"{memory_id} is {source.label}, which keeps no access count to reinforce.")
-        now = to_iso(utcnow())
-        snap = self._read(memory_id)
-        assert snap is not None
-        if memory.source.kind is Kind.CHROMA:
-            new = copy.deepcopy(snap)
-            new["metadata"].update({"access_count": memory.access_count + 1, "last_accessed": now})
-            changes = [Change(memory_id, snap, new)]
-        else:
-            new_row = {**snap, "access_count": snap["access_count"] + 1, "last_accessed": now}
-            changes = [Change(memory_id, snap, new_row)]
-            vector = self._vector_copy(memory_id)
-            if vector is not None:
-                rid, vsnap = vector
-                new_vector = copy.deepcopy(vsnap)
-                new_vector["metadata"].update({"access_count": new_row["access_count"], "last_accessed": now})
-                changes.append(Change(rid, vsnap, new_vector))
-        details = {"access_count": [memory.access_count, memory.access_count + 1]}
-        return self._run("reinforce", [memory_id], changes, memory.channel, details, ids=[memory_id])
+
+        def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
+            if not caps.can_reinforce:
+                label = self.store.source_for(memory.id).label
+                raise UnsupportedError(f"{memory.id} is {label}, which keeps no access count to reinforce.")
+            return {"access_count": [memory.access_count, memory.access_count + 1]}
+
+        return self._run(REINFORCE, self._plan_each(REINFORCE, memory_ids, {}, expected_revision, check))
+
+    def restore(self, memory_ids: Ids) -> Outcome:
+        """Back to active: a soft-deleted memory's status, and the records its delete removed."""
+        context = self._context()
+        planned = []
+        for memory_id in dict.fromkeys(_as_list(memory_ids)):
+            memory = self.store.find(memory_id)
+            plan = Plan()
+            if memory is not None and memory.status is not Status.ACTIVE:
+                source = self.store.source_for(memory.id)
+                self._writable(memory, source.capabilities(memory.id))
+                plan = source.plan(RESTORE, memory, {}, context)
+            elif memory is not None and not self._removed_by_delete(memory_id):
+                raise NothingToDoError(f"{memory_id} is active; nothing to restore.")
+            removed = self._removed_by_delete(memory_id)
+            plan.changes += removed
+            if not plan.changes:
+                entry = self.store.journal.last_with(("delete", "restore"), memory_id)
+                if entry is not None and entry.operation == "restore":
+                    raise NothingToDoError(f"{memory_id} was already restored (journal entry {entry.seq}).")
+                raise NotFoundError(f"No deleted memory {memory_id} to restore.")
+            plan.new_id = memory.id if memory is not None else memory_id
+            planned.append(_Planned(plan.new_id, memory.channel if memory is not None else None, plan, {}))
+        return self._run(RESTORE, planned)
 
     def reembed(
         self, *, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
     ) -> Outcome:
         """Recompute every vector marked stale with the store's embedder: one undoable step."""
         embedder = self.store.embedder()
-        if embedder is None or self.store.chroma is None:
+        if embedder is None:
             raise UnsupportedError("No embedder runs offline for this store's vectors; nothing can be re-embedded.")
-        targets = self.store.sqlite.stale_vector_ids() if self.store.sqlite is not None else []
-        targets += self.store.chroma.stale_record_ids()
+        targets = list(dict.fromkeys(self.store.stale_ids()))
         if not targets:
             raise NothingToDoError("No vector is marked stale.")
-        changes: list[Change] = []
+        context = self._context()
+        planned: list[_Planned] = []
         for start in range(0, len(targets), 64):
             if cancelled is not None and cancelled():
                 raise NothingToDoError("Re-embedding cancelled; nothing was changed.")
-            batch = targets[start : start + 64]
-            planned = [self._plan_reembed(memory_id) for memory_id in batch]
-            vectors = embedder.embed([text for _, text in planned])
-            for (plan, _text), vector in zip(planned, vectors):
-                for change in plan:
+            batch = [self.store.get(memory_id) for memory_id in targets[start : start + 64]]
+            plans = [self.store.source_for(m.id).plan(REEMBED, m, {}, context) for m in batch]
+            vectors = embedder.embed([plan.embed_text or "" for plan in plans])
+            for memory, plan, vector in zip(batch, plans, vectors):
+                for change in plan.changes:
                     if change.after is not None and "embedding" in change.after:
                         change.after["embedding"] = vector
-                changes.extend(plan)
+                planned.append(_Planned(memory.id, memory.channel, plan, {}))
             if progress is not None:
                 progress(min(start + 64, len(targets)), len(targets))
-        details = {"count": len(targets), "embedder": embedder.name}
-        return self._run("reembed", targets, changes, None, details, ids=targets)
-
-    def _plan_reembed(self, memory_id: str) -> tuple[list[Change], str]:
-        if memory_id.startswith("vec:"):
-            snap = self._read(memory_id)
-            assert snap is not None
-            new = copy.deepcopy(snap)
-            new["metadata"].pop(STALE_KEY, None)
-            text = snap["document"] or str(snap["metadata"].get("data", ""))
-            return [Change(memory_id, snap, new)], text
-        row = self._read(memory_id)
-        assert row is not None
-        changes = [Change(memory_id, row, {**row, "vector_state": "fresh"})]
-        vector = self._vector_copy(memory_id)
-        if vector is not None:
-            rid, vsnap = vector
-            new_vector = copy.deepcopy(vsnap)
-            new_vector["document"] = row["content"]
-            new_vector["metadata"].pop(STALE_KEY, None)
-            changes.append(Change(rid, vsnap, new_vector))
-        return changes, row["content"]
-
-    def restore(self, memory_id: str) -> Outcome:
-        source = self.store.source_for(memory_id)
-        # A markdown id names a line, which after a delete holds the next memory.
-        memory = None if source.kind is Kind.MARKDOWN else source.get(memory_id)
-        if memory is not None and memory.status is not Status.ACTIVE:
-            changes = self._plan_status(memory, Status.ACTIVE)
-            changes += self._reinsert_removed_copies(memory_id)
-            return self._run("restore", [memory_id], changes, memory.channel, {}, ids=[memory_id])
-        # A markdown memory (or copy) that a delete removed from its file.
-        entry = self.store.journal.last_with(("delete", "restore"), memory_id)
-        if memory is None and entry is not None and entry.operation == "restore":
-            raise NothingToDoError(f"{memory_id} was already restored (journal entry {entry.seq}).")
-        if memory is None and entry is not None and self._reinsert_removed_copies(memory_id):
-            changes = self._reinsert_removed_copies(memory_id)
-            ids = [
-                f"md:{c.after['path']}:{c.after['line']}" if c.record.startswith("md:") else c.record
-                for c in changes
-                if c.after
-            ]
-            return self._run("restore", [memory_id, *ids], changes, None, {"from_delete": entry.seq}, ids=ids)
-        if memory is not None:
-            raise NothingToDoError(f"{memory_id} is active; nothing to restore.")
-        raise NotFoundError(f"No deleted memory {memory_id} to restore.")
+        outcome = self._run(REEMBED, planned, channel=None)
+        outcome.details.update({"count": len(targets), "embedder": embedder.name})
+        return outcome
 
     def undo(self) -> Outcome:
         entry = self.store.journal.next_to_undo()
@@ -291,10 +256,46 @@ class Curator:
         log = self.store.journal.record(
             verb, list(entry.targets), [], channel=entry.channel, details=details, actor=self.actor, state=LOG
         )
-        self.store.refresh_copies()
+        self._changed(list(entry.targets), changes)
         return Outcome(verb, log.seq, list(entry.targets), details=details)
 
     # -- planning -------------------------------------------------------------------------
+
+    def _context(self) -> PlanContext:
+        return PlanContext(now=to_iso(utcnow()), embed=self._embed, settings=self.store.settings)
+
+    def _embed(self, text: str) -> list[float] | None:
+        embedder = self.store.embedder()
+        return embedder.embed([text])[0] if embedder is not None else None
+
+    def _plan_each(
+        self,
+        operation: str,
+        memory_ids: Ids,
+        fields: dict[str, Any],
+        expected_revision: Revisions,
+        check: Callable[[Memory, Capabilities], dict[str, Any]],
+    ) -> list[_Planned]:
+        """Validate and plan every memory against the store as it is now; nothing is written."""
+        ids = _as_list(memory_ids)
+        if not ids:
+            raise NothingToDoError("No memory selected.")
+        context = self._context()
+        planned: dict[str, _Planned] = {}
+        for memory_id in ids:
+            if isinstance(expected_revision, Mapping):
+                revision = expected_revision.get(memory_id)
+            else:
+                revision = expected_revision if len(ids) == 1 else None
+            memory = self._current(memory_id, revision)
+            if memory.id in planned:
+                continue  # a copy's id and its memory's id name one memory
+            source = self.store.source_for(memory.id)
+            caps = source.capabilities(memory.id)
+            self._writable(memory, caps)
+            details = check(memory, caps)
+            planned[memory.id] = _Planned(memory.id, memory.channel, source.plan(operation, memory, fields, context), details)
+        return list(planned.values())
 
     def _current(self, memory_id: str, expected_revision: str | None) -> Memory:
         memory = self.store.get(memory_id)
@@ -306,265 +307,27 @@ class Curator:
         return memory
 
     @staticmethod
-    def _writable(memory: Memory, read_only: bool, reason: str) -> None:
-        if read_only:
-            raise ReadOnlyError(f"{memory.id} cannot be changed: {reason}.")
+    def _writable(memory: Memory, caps: Capabilities) -> None:
+        if caps.read_only:
+            raise ReadOnlyError(f"{memory.id} cannot be changed: {caps.read_only_reason}.")
 
-    def _read(self, record_id: str) -> Snapshot | None:
-        return self.store.source_for(record_id).read_record(record_id)
-
-    def _vector_copy(self, memory_id: str) -> tuple[str, Snapshot] | None:
-        chroma = self.store.chroma
-        if chroma is None or NATIVE_COLLECTION not in chroma.collections():
-            return None
-        rid = record_id_for(NATIVE_COLLECTION, memory_id)
-        snap = chroma.read_record(rid)
-        return (rid, snap) if snap is not None else None
-
-    def _markdown_copy(self, row: Snapshot) -> Block | None:
-        md = self.store.markdown
-        if md is None or not row.get("md_file"):
-            return None
-        return md.find_copy(row["md_file"], row["content"])
-
-    def _embed(self, text: str) -> list[float] | None:
-        embedder = self.store.embedder()
-        return embedder.embed([text])[0] if embedder is not None else None
-
-    def _plan_edit(self, memory: Memory, requested: dict[str, Any]) -> list[Change]:
-        now = to_iso(utcnow())
-        kind = memory.source.kind
-        source = self.store.source_for(memory.id)
-        if hasattr(source, "edit_snapshot"):  # a foreign format that edits its own records
-            snap = self._read(memory.id)
-            assert snap is not None
-            new = source.edit_snapshot(snap, requested, now)
-            return [] if new == snap else [Change(memory.id, snap, new)]
-        if kind is Kind.MARKDOWN:
-            snap = self._read(memory.id)
-            assert snap is not None
-            new_text = render_block(snap["text"], requested["content"])
-            if new_text == snap["text"]:
-                return []
-            return [Change(memory.id, snap, {**snap, "text": new_text})]
-        if kind is Kind.CHROMA:
-            snap = self._read(memory.id)
-            assert snap is not None
-            new = self._edited_vector(snap, requested, now)
-            return [] if new == snap else [Change(memory.id, snap, new)]
-        row = self._read(memory.id)
-        assert row is not None
-        new_row = dict(row)
-        for name, value in requested.items():
-            if name == "tags":
-                new_row["tags"] = json.dumps(list(value), ensure_ascii=False)
-            elif name == "layer":
-                new_row["layer"] = Layer(value).value
-            else:
-                new_row[name] = value
-        if all(new_row[k] == row[k] for k in row):
+    def _removed_by_delete(self, memory_id: str) -> list[Change]:
+        """The records the last delete of memory_id removed outright and that are still gone
+        (a markdown block, a record of a store with no soft delete, a copy)."""
+        entry = self.store.journal.last_with(("delete", "restore"), memory_id)
+        if entry is None or entry.operation != "delete":
             return []
-        new_row["updated_at"] = now
-        changes = []
-        vector = self._vector_copy(memory.id)
-        if vector is not None:
-            rid, vsnap = vector
-            new_vector = self._mirror_snapshot(vsnap, new_row, content_changed="content" in requested)
-            new_row["vector_state"] = "stale" if new_vector["metadata"].get(STALE_KEY) else "fresh"
-            changes.append(Change(rid, vsnap, new_vector))
-        block = self._markdown_copy(row)
-        if block is not None and "content" in requested:
-            changes.append(
-                Change(block.record_id, block.snapshot(), {**block.snapshot(), "text": render_block(block.text, new_row["content"])})
-            )
-        return [Change(memory.id, row, new_row), *changes]
-
-    def _mirror_snapshot(self, vsnap: Snapshot, row: Snapshot, content_changed: bool) -> Snapshot:
-        new = copy.deepcopy(vsnap)
-        new["document"] = row["content"]
-        stale = bool(vsnap["metadata"].get(STALE_KEY))
-        new["metadata"] = memory_metadata(row)
-        if content_changed:
-            vector = self._embed(row["content"])
-            if vector is None:
-                stale = True
-            else:
-                new["embedding"], stale = vector, False
-        if stale:
-            new["metadata"][STALE_KEY] = True
-        return new
-
-    def _edited_vector(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
-        new = copy.deepcopy(snap)
-        meta = new["metadata"]
-        for name, value in requested.items():
-            if name == "content":
-                if snap["document"] is None and "data" in meta:
-                    meta["data"] = value  # mem0 keeps its text in metadata
-                else:
-                    new["document"] = value
-                vector = self._embed(value)
-                if vector is None:
-                    meta[STALE_KEY] = True
-                else:
-                    new["embedding"] = vector
-                    meta.pop(STALE_KEY, None)
-            elif name == "tags":
-                meta["tags"] = json.dumps(list(value), ensure_ascii=False)
-            elif name == "layer":
-                meta["layer"] = Layer(value).value
-            else:
-                meta[name] = value
-        if new != snap:
-            meta["updated_at"] = now
-        return new
-
-    def _plan_status(self, memory: Memory, status: Status) -> list[Change]:
-        now = to_iso(utcnow())
-        if memory.source.kind is Kind.CHROMA:
-            snap = self._read(memory.id)
-            assert snap is not None
-            new = copy.deepcopy(snap)
-            new["metadata"]["status"] = status.value
-            new["metadata"]["updated_at"] = now
-            return [Change(memory.id, snap, new)]
-        row = self._read(memory.id)
-        assert row is not None
-        new_row = {**row, "status": status.value, "updated_at": now}
-        changes = [Change(memory.id, row, new_row)]
-        vector = self._vector_copy(memory.id)
-        if vector is not None:
-            rid, vsnap = vector
-            new_vector = copy.deepcopy(vsnap)
-            new_vector["metadata"]["status"] = status.value
-            new_vector["metadata"]["updated_at"] = now
-            changes.append(Change(rid, vsnap, new_vector))
-        return changes
-
-    def _plan_delete(self, memory: Memory, purge: bool) -> list[Change]:
-        if memory.source.kind is Kind.MARKDOWN:
-            snap = self._read(memory.id)
-            return [Change(memory.id, snap, None)]
-        if not purge:
-            changes = self._plan_status(memory, Status.DELETED)
-        elif memory.source.kind is Kind.CHROMA:
-            return [Change(memory.id, self._read(memory.id), None)]
-        else:
-            changes = [Change(memory.id, self._read(memory.id), None)]
-            vector = self._vector_copy(memory.id)
-            if vector is not None:
-                changes.append(Change(vector[0], vector[1], None))
-            sqlite = self.store.sqlite
-            assert sqlite is not None
-            for relation in sqlite.relations(touching=memory.id):
-                rid = RELATION_PREFIX + relation.id
-                changes.append(Change(rid, sqlite.read_record(rid), None))
-        if memory.source.kind is Kind.SQLITE:
-            row = self._read(memory.id)
-            block = self._markdown_copy(row) if row else None
-            if block is not None:
-                changes.append(Change(block.record_id, block.snapshot(), None))
-        return changes
-
-    def _reinsert_removed_copies(self, memory_id: str) -> list[Change]:
-        entry = self.store.journal.last_with(("delete",), memory_id)
-        if entry is None:
-            return []
-        return [
+        return [  # backwards, as undo would: lines go back above the ones removed after them
             Change(c.record, None, c.before)
-            for c in self.store.journal.changes(entry.seq)
-            if (c.record.startswith("md:") or _is_foreign(self.store.source_for(c.record)))
-            and c.after is None
-            and c.before is not None
+            for c in reversed(self.store.journal.changes(entry.seq))
+            if c.after is None and c.before is not None and not self._exists(c.record)
         ]
 
-    def _plan_markdown_promote(self, memory: Memory) -> tuple[list[Change], str]:
-        md = self.store.markdown
-        assert md is not None
-        if memory.source.path == MEMORY_FILE:
-            raise NothingToDoError(f"{memory.id} is already curated in {MEMORY_FILE}.")
-        if daily_date(memory.source.path) is None and memory.channel == GLOBAL_CHANNEL:
-            raise UnsupportedError(
-                f"{memory.id} is in {memory.source.path}; only daily-log entries "
-                "(memory/YYYY-MM-DD.md) or project sections are promoted to MEMORY.md."
-            )
-        snap = self._read(memory.id)
-        assert snap is not None
-        line = md.append_bullet_position(MEMORY_FILE)
-        inserted = {"path": MEMORY_FILE, "line": line, "text": bullet_text(memory.content)}
-        new_id_ = f"md:{MEMORY_FILE}:{line}"
-        return [Change(memory.id, snap, None), Change(new_id_, None, inserted)], new_id_
-
-    def _plan_record_promote(self, memory: Memory, to: str, reason: str) -> tuple[list[Change], str]:
-        now = to_iso(utcnow())
-        if memory.source.kind is Kind.CHROMA:
-            name, _ = split_record_id(memory.id)
-            snap = self._read(memory.id)
-            assert snap is not None
-            promoted_id = record_id_for(name, new_id("p"))
-            new_snap = copy.deepcopy(snap)
-            new_snap["id"] = split_record_id(promoted_id)[1]
-            new_snap["metadata"].update(
-                {"channel": to, "promoted_from": memory.id, "created_at": now, "updated_at": now}
-            )
-            archived = copy.deepcopy(snap)
-            archived["metadata"].update({"status": Status.ARCHIVED.value, "updated_at": now})
-            return [Change(promoted_id, None, new_snap), Change(memory.id, snap, archived)], promoted_id
-        row = self._read(memory.id)
-        assert row is not None
-        promoted_id = new_id()
-        new_row = {
-            **row,
-            "id": promoted_id,
-            "channel": to,
-            "promoted_from": memory.id,
-            "created_at": now,
-            "updated_at": now,
-            "import_key": None,
-            "metadata": json.dumps({**json.loads(row["metadata"] or "{}"), **({"promotion_reason": reason} if reason else {})}, sort_keys=True),
-        }
-        changes: list[Change] = []
-        block = self._markdown_copy(row)
-        if block is not None and daily_date(block.path) is not None:
-            md = self.store.markdown
-            assert md is not None
-            line = md.append_bullet_position(MEMORY_FILE)
-            changes.append(Change(block.record_id, block.snapshot(), None))
-            changes.append(
-                Change(f"md:{MEMORY_FILE}:{line}", None, {"path": MEMORY_FILE, "line": line, "text": bullet_text(row["content"])})
-            )
-            new_row["md_file"] = MEMORY_FILE
-        elif block is None:
-            new_row["md_file"] = None
-        relation_id = new_id("r")
-        relation = {
-            "id": relation_id,
-            "source_id": promoted_id,
-            "target_id": memory.id,
-            "type": RelationType.PROMOTED_FROM.value,
-            "channel": to,
-            "weight": 1.0,
-            "created_at": now,
-        }
-        archived_row = {**row, "status": Status.ARCHIVED.value, "updated_at": now, "md_file": None if changes else row["md_file"]}
-        changes = [
-            Change(promoted_id, None, new_row),
-            Change(RELATION_PREFIX + relation_id, None, relation),
-            Change(memory.id, row, archived_row),
-            *changes,
-        ]
-        vector = self._vector_copy(memory.id)
-        if vector is not None:
-            rid, vsnap = vector
-            promoted_vector = copy.deepcopy(vsnap)
-            promoted_vector["id"] = promoted_id
-            promoted_vector["metadata"] = {**memory_metadata(new_row), MIRROR_KEY: True}
-            archived_vector = copy.deepcopy(vsnap)
-            archived_vector["metadata"]["status"] = Status.ARCHIVED.value
-            archived_vector["metadata"]["updated_at"] = now
-            changes.append(Change(record_id_for(NATIVE_COLLECTION, promoted_id), None, promoted_vector))
-            changes.append(Change(rid, vsnap, archived_vector))
-        return changes, promoted_id
+    def _exists(self, record_id: str) -> bool:
+        try:
+            return self.store.source_for(record_id).read_record(record_id) is not None
+        except NotFoundError:
+            return False
 
     # -- applying ----------------------------------------------------------------------------
 
@@ -592,37 +355,47 @@ class Curator:
             except Exception:  # best effort; the journal still records nothing for this step
                 continue
 
-    def _run(
-        self,
-        operation: str,
-        targets: list[str],
-        changes: list[Change],
-        channel: str | None,
-        details: dict[str, Any],
-        ids: list[str],
-    ) -> Outcome:
+    def _run(self, operation: str, planned: list[_Planned], channel: str | None = "") -> Outcome:
+        """Apply every plan as one step and journal it as one entry."""
+        changes = _merged([c for p in planned for c in p.plan.changes])
+        if not changes:
+            raise NothingToDoError("Nothing to change.")
+        ids = [p.plan.new_id or p.id for p in planned]
+        targets = list(dict.fromkeys([i for p in planned for i in (p.id, p.plan.new_id) if i]))
+        if channel == "":
+            channels = {p.channel for p in planned}
+            channel = channels.pop() if len(channels) == 1 else None
+        details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
         applied = self._apply(changes)
-        entry = self.store.journal.record(
-            operation, targets, applied, channel=channel, details=details, actor=self.actor
-        )
+        entry = self.store.journal.record(operation, targets, applied, channel=channel, details=details, actor=self.actor)
+        self._changed(targets, applied)
+        return Outcome(operation, entry.seq, ids, notes=list(dict.fromkeys(n for p in planned for n in p.plan.notes)), details=details)
+
+    def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()
-        final_ids = [_current_id(i, applied) for i in ids]
-        return Outcome(operation, entry.seq, final_ids, details=details)
+        ids = tuple(dict.fromkeys([*targets, *(c.record for c in changes)]))
+        self.store.notify(StoreEvent(ids, journal=True))
 
 
-def _is_foreign(source: Any) -> bool:
-    """A store another tool owns, curated only the way that tool writes it."""
-    return getattr(source, "format", "") not in ("mnemoscope", "chroma", "markdown")
+def _merged(changes: list[Change]) -> list[Change]:
+    """The changes of several plans as one list: a record two plans change the same way is
+    written once; two different changes to one record cannot be one step."""
+    seen: dict[str, Change] = {}
+    out = []
+    for change in changes:
+        earlier = seen.get(change.record)
+        if earlier is None:
+            seen[change.record] = change
+            out.append(change)
+        elif earlier.before != change.before or earlier.after != change.after:
+            raise UnsupportedError(
+                f"Two of the selected memories change {change.record} differently; curate them one at a time."
+            )
+    return out
 
 
-def _current_id(memory_id: str, applied: list[Change]) -> str:
-    """A markdown memory's id follows its first line, which a write may move."""
-    if not memory_id.startswith("md:"):
-        return memory_id
-    for change in applied:
-        if change.record == memory_id and change.after and "path" in change.after:
-            return f"md:{change.after['path']}:{change.after['line']}"
-    return memory_id
+def _as_list(ids: Ids) -> list[str]:
+    return [ids] if isinstance(ids, str) else list(ids)
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,6 @@ from typing import Callable
 
 from .embedding import HashingEmbedder
 from .model import Entity, Layer, Relation, RelationType
-from .native.vectors import NATIVE_COLLECTION, memory_metadata
 from .store import MemoryStore, create_workspace, open_store
 from .timeutil import utcnow
 
@@ -185,8 +184,7 @@ def write_demo(path: Path, *, now: datetime | None = None, seed: int = 7, progre
     rng = random.Random(seed)
     root = Path(path)
     store = create_workspace(root, HashingEmbedder())
-    sqlite = store.sqlite
-    assert sqlite is not None and store.chroma is not None
+    sqlite = store  # the agent's API: what an embedding agent calls
 
     say("markdown files")
     for rel, text in ROOT_FILES.items():
@@ -282,17 +280,8 @@ def write_demo(path: Path, *, now: datetime | None = None, seed: int = 7, progre
                 conversations=1, tags=["decision"], md_file=rel, vector_state="fresh",
             )
         )
-    sqlite.insert_memory_rows(rows)
-
     say("vectors")
-    embedder = HashingEmbedder()
-    store.chroma.add_records(
-        NATIVE_COLLECTION,
-        [r["id"] for r in rows],
-        [r["content"] for r in rows],
-        [memory_metadata(r) for r in rows],
-        embedder.embed([r["content"] for r in rows]),
-    )
+    store.add_memories(rows)
 
     say("entities and relations")
     for eid, name, etype, channel in ENTITIES:

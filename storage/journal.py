@@ -9,7 +9,6 @@ snapshots it changed, so undo and redo work across separate processes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from .native import schema
 from .model import AuditEntry
+from .source import Change
 from .sqlite_db import friendly_errors, sqlite_engine
 from .timeutil import parse_time, to_iso, utcnow
 
@@ -25,22 +25,6 @@ SIDECAR_DIR = ".mnemoscope"
 SIDECAR_DB = "journal.db"
 
 DONE, UNDONE, DROPPED, LOG = "done", "undone", "dropped", "log"
-
-
-@dataclass
-class Change:
-    """One record written by a curation step: before and after snapshots."""
-
-    record: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "before": self.before, "after": self.after}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Change:
-        return cls(data["record"], data.get("before"), data.get("after"))
 
 
 class Journal:

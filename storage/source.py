@@ -7,6 +7,10 @@ Writes go through one primitive, ``write_record(record_id, expected, new)``:
 ConflictError when the current record is not ``expected``. Curation, undo and
 redo are all sequences of that primitive, so undo is the same call with the
 two snapshots swapped.
+
+What a curation step writes is the source's answer to one planning call,
+``plan(operation, memory, fields, context)``: the record changes over every copy
+the source keeps of that memory. The Curator never asks what kind a source is.
 """
 
 from __future__ import annotations
@@ -14,14 +18,57 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from .model import Kind, Memory
 from .query import MemoryQuery, sort_key
 
 Snapshot = dict[str, Any]
+
+# What plan() is asked to do.
+EDIT, PROMOTE, DELETE, PURGE, RESTORE, REINFORCE, REEMBED = (
+    "edit", "promote", "delete", "purge", "restore", "reinforce", "reembed"
+)
+
+
+@dataclass
+class Change:
+    """One record written by a curation step: before and after snapshots."""
+
+    record: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"record": self.record, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Change:
+        return cls(data["record"], data.get("before"), data.get("after"))
+
+
+@dataclass
+class Plan:
+    """A source's answer to plan(): the changes over every copy, in the order to write them."""
+
+    changes: list[Change] = field(default_factory=list)
+    # The memory's id once the step is done (a promoted copy, an edited markdown block).
+    new_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+    # For REEMBED: the text whose vector goes into every change that carries "embedding".
+    embed_text: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What a plan may need beyond the memory: the time of the step and the store's embedder."""
+
+    now: str
+    embed: Callable[[str], list[float] | None]
+    # The store's promotion target for markdown (MEMORY.md) and its thresholds are settings.
+    settings: Any = None
 
 
 @dataclass(frozen=True)
@@ -35,8 +82,14 @@ class Capabilities:
     can_reinforce: bool = False
     keyword_search: bool = False
     vector_search: bool = False
+    # Optional parts of the protocol a source offers, announced here rather than probed:
+    # sessions/turns/turn_bin_counts, scratch_entries, history (the owner's own log),
+    # entities/relations/memories_about, stale_ids (vectors to re-embed).
     sessions: bool = False
+    scratchpad: bool = False
+    history: bool = False
     graph: bool = False
+    reembed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,7 +102,10 @@ class Capabilities:
             "keyword_search": self.keyword_search,
             "vector_search": self.vector_search,
             "sessions": self.sessions,
+            "scratchpad": self.scratchpad,
+            "history": self.history,
             "graph": self.graph,
+            "reembed": self.reembed,
         }
 
 
@@ -58,7 +114,9 @@ class Source(Protocol):
     kind: Kind
     root: Path
 
-    def capabilities(self) -> Capabilities: ...
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        """What the source can do; with record_id, what it can do to that record."""
+        ...
 
     def count(self, query: MemoryQuery) -> int: ...
 
@@ -76,13 +134,21 @@ class Source(Protocol):
 
     def change_token(self) -> str: ...
 
-    def counts_by(self, column: str) -> dict[str, int]: ...
+    def counts_by(self, column: str, query: MemoryQuery = ...) -> dict[str, int]:
+        """How many memories the query matches, per value of column (channel, layer, status,
+        or kind: the kind of store each one lives in). Copies of one memory count once."""
+        ...
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
         """Counts of memories per (time bin, group value); bin_format is a strftime format."""
         ...
 
     def keyword_search(self, text: str, query: MemoryQuery, k: int) -> list[Memory]: ...
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        """The record changes that carry out operation on memory (fields: what EDIT sets,
+        PROMOTE's "to" and "reason"). Raises UnsupportedError for what the source cannot do."""
+        ...
 
     def close(self) -> None: ...
 
@@ -120,7 +186,7 @@ def count_by(memories: Iterable[Memory], column: str) -> dict[str, int]:
     """counts_by for stores that filter in Python (markdown files, Chroma metadata)."""
     counts: dict[str, int] = {}
     for memory in memories:
-        key = _label(getattr(memory, column))
+        key = memory.source.kind.value if column == "kind" else _label(getattr(memory, column))
         counts[key] = counts.get(key, 0) + 1
     return counts
 
@@ -170,3 +236,24 @@ def page_of(memories: list[Memory], query: MemoryQuery, limit: int, offset: int)
     """page for stores that filter in Python: sorted by the query's order, then sliced."""
     found = sorted(memories, key=sort_key(query.order), reverse=query.descending)
     return found[offset : offset + limit]
+
+
+def merged_page(sources: Iterable[Any], query: MemoryQuery, limit: int, offset: int) -> list[Memory]:
+    """One page over several sources: each pages up to offset + limit, merged in the query's order."""
+    import heapq
+    import itertools
+
+    wanted = list(sources)
+    if len(wanted) == 1:
+        return wanted[0].page(query, limit, offset)
+    pages = [s.page(query, offset + limit, 0) for s in wanted]
+    merged = heapq.merge(*pages, key=sort_key(query.order), reverse=query.descending)
+    return list(itertools.islice(merged, offset, offset + limit))
+
+
+def summed(dicts: Iterable[dict[Any, int]]) -> dict[Any, int]:
+    total: dict[Any, int] = {}
+    for d in dicts:
+        for key, n in d.items():
+            total[key] = total.get(key, 0) + n
+    return total

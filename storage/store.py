@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Sequence
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
-from .errors import NotFoundError, StoreError, UnreadableStoreError
-from .journal import Journal
+from .errors import NotFoundError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
-from .model import Kind, Memory, ScratchEntry, Session, Turn
-from .query import MemoryQuery, sort_key
+from .journal import Journal
+from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
+from .native.workspace import NativeWorkspace
+from .query import MemoryQuery
 from .salience import PromotionThresholds, SalienceModel
-from .source import Source
+from .source import Capabilities, Source, merged_page, summed
 from .native.vectors import CHROMA_FILE, ChromaSource
 from .native.markdown import MarkdownSource
 from .native.memory_db import DB_NAME, SqliteSource
@@ -47,32 +47,40 @@ class StoreSettings:
         )
 
 
+@dataclass(frozen=True)
+class StoreEvent:
+    """What changed in a store: the ids a step touched (empty with everything=True when
+    another process wrote and the store cannot say what), and whether the journal moved
+    (so Undo and Redo name another step)."""
+
+    ids: tuple[str, ...] = ()
+    journal: bool = False
+    everything: bool = False
+
+
+Listener = Callable[[StoreEvent], None]
+
+
 class MemoryStore:
-    """Every source found at one path, read and curated as one store."""
+    """Every source found at one path, read and curated as one store.
+
+    Sources are the native workspace (memory.db, vectors/, markdown: one source
+    that owns the copies of a memory) and one source per other tool's store.
+    Listeners added with subscribe() hear of every change made through this
+    object, and of other processes' writes when poll() sees them.
+    """
 
     def __init__(self, root: Path, sources: list[Source], journal: Journal) -> None:
         self.root = Path(root)
         self.sources = sources
         self.journal = journal
-        self.sqlite: SqliteSource | None = _first(sources, SqliteSource)
-        self.chroma: ChromaSource | None = _first(sources, ChromaSource)
-        self.markdown: MarkdownSource | None = _first(sources, MarkdownSource)
+        self.workspace: NativeWorkspace | None = _first(sources, NativeWorkspace)
         self.settings = StoreSettings.from_dict(journal.read_setting(SETTINGS_KEY))
-        if self.chroma is not None and self.settings.embedder:
-            self.chroma.embedder_override = embedder_by_name(self.settings.embedder)
-        self._hide_copies()
-
-    def _hide_copies(self) -> None:
-        """Vector and markdown copies of memory.db memories are not listed twice."""
-        if self.sqlite is None:
-            return
-        if self.chroma is not None:
-            self.chroma.hide_mirrors()
-        if self.markdown is not None:
-            self.markdown.set_mirrors(set(self.sqlite.memories_with_markdown_copies()))
-
-    def refresh_copies(self) -> None:
-        self._hide_copies()
+        vectors = self.workspace.vectors if self.workspace is not None else None
+        if vectors is not None and self.settings.embedder:
+            vectors.embedder_override = embedder_by_name(self.settings.embedder)
+        self._listeners: list[Listener] = []
+        self._token = ""
 
     def close(self) -> None:
         for source in self.sources:
@@ -85,6 +93,34 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- change events ---------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call listener on every change; returns the call that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def notify(self, event: StoreEvent) -> None:
+        self._token = self.change_token()
+        for listener in list(self._listeners):
+            listener(event)
+
+    def poll(self) -> bool:
+        """Whether another process changed the store since the last look; tells listeners."""
+        token = self.change_token()
+        if not self._token:
+            self._token = token
+            return False
+        if token == self._token:
+            return False
+        self.refresh_copies()
+        self.notify(StoreEvent(journal=True, everything=True))
+        return True
+
+    def refresh_copies(self) -> None:
+        if self.workspace is not None:
+            self.workspace.refresh_copies()
+
     # -- settings ---------------------------------------------------------------------
 
     def save_settings(self, settings: StoreSettings) -> None:
@@ -95,48 +131,59 @@ class MemoryStore:
         """The embedder for new vectors and text queries, if one runs offline here."""
         if self.settings.embedder:
             return embedder_by_name(self.settings.embedder)
-        if self.chroma is not None:
-            for name in self.chroma.collections():
-                found = self.chroma.embedder_for(name)
+        for vectors in self.vector_sources():
+            for name in vectors.collections():
+                found = vectors.embedder_for(name)
                 if found is not None:
                     return found
         return None
+
+    def vector_sources(self) -> list[Any]:
+        """The Chroma directories of the store (the workspace's, a crew's, mem0's)."""
+        found = []
+        for s in self.sources:
+            if s is self.workspace:
+                if self.workspace.vectors is not None:
+                    found.append(self.workspace.vectors)
+            elif s.capabilities().vector_search:
+                found.append(s)
+        return found
 
     # -- reading -----------------------------------------------------------------------
 
     @property
     def kinds(self) -> list[Kind]:
-        return [s.kind for s in self.sources]
+        """The kinds of store found, native parts first."""
+        kinds = self.workspace.kinds if self.workspace is not None else []
+        return kinds + [s.kind for s in self.sources if s is not self.workspace]
 
     @property
     def foreign(self) -> list[Source]:
         """Sources in formats other tools own (mem0, LangGraph, ...)."""
         return [s for s in self.sources if getattr(s, "format", "") not in NATIVE_FORMATS]
 
+    def _with(self, capability: str) -> list[Any]:
+        return [s for s in self.sources if getattr(s.capabilities(), capability)]
+
     def sessions(self, channels: tuple[str, ...] = ()) -> list[Session]:
-        return [x for s in self.sources if hasattr(s, "sessions") for x in s.sessions(channels)]
+        return [x for s in self._with("sessions") for x in s.sessions(channels)]
 
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
-        for source in self.sources:
-            if hasattr(source, "sessions") and any(x.id == session_id for x in source.sessions()):
-                return source.turns(session_id, limit=limit, offset=offset)
+        for source in self._with("sessions"):
+            if any(x.id == session_id for x in source.sessions()):
+                return list(source.turns(session_id, limit=limit, offset=offset))
         return []
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
-        return [e for s in self.sources if hasattr(s, "scratch_entries") for e in s.scratch_entries(session_id)]
+        return [e for s in self._with("scratchpad") for e in s.scratch_entries(session_id)]
 
     def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for source in self.sources:
-            if hasattr(source, "turn_bin_counts"):
-                for label, n in source.turn_bin_counts(bin_format, since, until).items():
-                    counts[label] = counts.get(label, 0) + n
-        return counts
+        return summed(s.turn_bin_counts(bin_format, since, until) for s in self._with("sessions"))
 
     def owner_history(self, memory_id: str) -> list[dict[str, Any]]:
         """The owning tool's own log of a memory (mem0's history.db), where it keeps one."""
         source = self.source_for(memory_id)
-        return source.history(memory_id) if hasattr(source, "history") else []
+        return list(source.history(memory_id)) if source.capabilities().history else []
 
     def problems(self) -> list[str]:
         """What a user should know about foreign stores: drift, dangling rows, unread tables."""
@@ -148,40 +195,42 @@ class MemoryStore:
                 return source
         raise NotFoundError(f"No memory {record_id} in {self.root} (no store holds that kind).")
 
+    def capabilities(self, memory_id: str) -> Capabilities:
+        """What can be done to one memory, by the source that holds it."""
+        return self.source_for(memory_id).capabilities(memory_id)
+
     def count(self, query: MemoryQuery = MemoryQuery()) -> int:
-        return sum(s.count(query) for s in self.sources if query.wants_kind(s.kind))
+        return sum(s.count(query) for s in self.sources)
 
     def page(self, query: MemoryQuery = MemoryQuery(), limit: int = 50, offset: int = 0) -> list[Memory]:
-        wanted = [s for s in self.sources if query.wants_kind(s.kind)]
-        if len(wanted) == 1:
-            return wanted[0].page(query, limit, offset)
-        pages = [s.page(query, offset + limit, 0) for s in wanted]
-        key = sort_key(query.order)
-        merged = heapq.merge(*pages, key=key, reverse=query.descending)
-        return list(_islice(merged, offset, offset + limit))
+        return merged_page(self.sources, query, limit, offset)
 
     def get(self, memory_id: str) -> Memory:
-        source = self.source_for(memory_id)
-        memory = source.get(memory_id)
+        memory = self.find(memory_id)
         if memory is None:
             raise NotFoundError(f"No memory {memory_id} in {self.root}.")
         return memory
 
+    def find(self, memory_id: str) -> Memory | None:
+        """The memory, or None; a copy's id (a mirror vector, a markdown copy) finds its memory."""
+        try:
+            source = self.source_for(memory_id)
+        except NotFoundError:
+            return None
+        return source.get(memory_id)
+
+    def copies(self, memory_id: str) -> list[dict[str, Any]]:
+        """Where a memory is also kept (vector, markdown), and whether each copy is current."""
+        return self.workspace.copies(memory_id) if self.workspace is not None else []
+
     def change_token(self) -> str:
         return "|".join(s.change_token() for s in self.sources)
 
-    def counts(self) -> dict[str, Any]:
-        per_kind: dict[str, int] = {}
-        for s in self.sources:
-            per_kind[s.kind.value] = per_kind.get(s.kind.value, 0) + s.count(MemoryQuery(statuses=()))
-        channels: dict[str, int] = {}
-        layers: dict[str, int] = {}
-        statuses: dict[str, int] = {}
-        for s in self.sources:
-            for target, column in ((channels, "channel"), (layers, "layer"), (statuses, "status")):
-                for key, n in s.counts_by(column).items():
-                    target[key] = target.get(key, 0) + n
-        return {"kinds": per_kind, "channels": channels, "layers": layers, "statuses": statuses}
+    def counts(self, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, Any]:
+        """How many memories the query matches (all statuses by default), per kind, channel,
+        layer and status; every axis counts the same memories, copies once."""
+        axes = {axis: summed(s.counts_by(column, query) for s in self.sources) for axis, column in COUNT_AXES}
+        return {**axes, "total": sum(axes["kinds"].values())}
 
     def info(self) -> dict[str, Any]:
         counts = self.counts()
@@ -189,25 +238,112 @@ class MemoryStore:
             "path": str(self.root),
             "kinds": [k.value for k in self.kinds],
             "counts": counts,
-            "total": sum(counts["kinds"].values()),
+            "total": counts["total"],
+            "counted": "memories of every status (active, archived, deleted); copies of one memory once",
             "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self.sources},
             "settings": self.settings.to_dict(),
             "journal": {"location": str(self.journal.label), "entries": self.journal.count()},
         }
-        if self.sqlite is not None:
-            out["schema_version"] = self.sqlite.schema_version
-            out["tables"] = self.sqlite.table_counts()
-        if self.chroma is not None:
-            out["collections"] = [
-                {"name": n, "count": self.chroma.collection(n).count(), **self.chroma.embedding_function_info(n)}
-                for n in self.chroma.collections()
-            ]
-        if self.markdown is not None:
-            out["markdown_files"] = self.markdown.files()
+        if self.workspace is not None:
+            out.update(self.workspace.describe())
         if self.foreign:
             out["formats"] = [s.describe() for s in self.foreign]
             out["sessions"] = len(self.sessions())
         return out
+
+    # -- graph ------------------------------------------------------------------------------
+
+    def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
+        return [e for s in self._with("graph") for e in s.entities(channels)]
+
+    def relations(
+        self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
+    ) -> list[Relation]:
+        return [r for s in self._with("graph") for r in s.relations(types, channels, touching)]
+
+    def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
+        return [m for s in self._with("graph") for m in s.memories_about(entity_id, limit)][:limit]
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def embedding_of(self, memory_id: str) -> list[float] | None:
+        """The stored vector of a memory (its own record, or its vector copy)."""
+        records = [memory_id, *(c["record"] for c in self.copies(memory_id) if c["kind"] == "chroma")]
+        for vectors in self.vector_sources():
+            for record in records:
+                if vectors.owns(record):
+                    found = vectors.embedding_of(record)
+                    if found is not None:
+                        return list(found)
+        return None
+
+    def stale_ids(self) -> list[str]:
+        """Memories whose vector is marked stale, in every source that can re-embed."""
+        return [i for s in self._with("reembed") for i in s.stale_ids()]
+
+    # -- what an agent writes (headless; each call tells listeners) ---------------------------
+
+    @property
+    def has_memory_db(self) -> bool:
+        """Whether agents can write here: a native workspace with its memory.db."""
+        return self.workspace is not None and self.workspace.db is not None
+
+    def _native(self) -> NativeWorkspace:
+        if self.workspace is None or self.workspace.db is None:
+            raise UnsupportedError(f"{self.root} has no memory.db; agents write to a native workspace.")
+        return self.workspace
+
+    def add_memory(self, content: str, **fields: Any) -> str:
+        """Add one memory (fields as for memory_row: layer, channel, tags, salience, ...), with
+        its vector when the workspace keeps vectors and an embedder runs. Returns its id."""
+        memory_id = self._native().add_memory(content, embedder=self.embedder(), **fields)
+        self.notify(StoreEvent((memory_id,)))
+        return memory_id
+
+    def add_memories(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Bulk add of memory_row() rows (import, demo), with their vectors."""
+        self._native().add_memory_rows(rows, self.embedder())
+        self.notify(StoreEvent(tuple(r["id"] for r in rows)))
+
+    @staticmethod
+    def memory_row(content: str, **fields: Any) -> dict[str, Any]:
+        return SqliteSource.memory_row(content, **fields)
+
+    def add_session(self, session_id: str, **fields: Any) -> None:
+        self._db().add_session(session_id, **fields)
+        self.notify(StoreEvent())
+
+    def add_turns(self, session_id: str, turns: Any) -> None:
+        self._db().add_turns(session_id, turns)
+        self.notify(StoreEvent())
+
+    def set_scratch(self, session_id: str, key: str, value: Any, updated_at: Any = None) -> None:
+        self._db().set_scratch(session_id, key, value, updated_at)
+        self.notify(StoreEvent())
+
+    def add_entity(self, entity: Entity) -> None:
+        self._db().add_entity(entity)
+        self.notify(StoreEvent())
+
+    def add_relation(self, relation: Relation) -> None:
+        self._db().add_relation(relation)
+        self.notify(StoreEvent())
+
+    def touch(self, memory_id: str, at: Any = None) -> None:
+        """Reinforce on retrieval: one more access, last accessed now (not journaled)."""
+        self._db().touch(memory_id, at)
+        self.notify(StoreEvent((memory_id,)))
+
+    def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
+        return self._db().existing_values(column, keys)
+
+    def _db(self) -> SqliteSource:
+        db = self._native().db
+        assert db is not None
+        return db
+
+
+COUNT_AXES = (("kinds", "kind"), ("channels", "channel"), ("layers", "layer"), ("statuses", "status"))
 
 
 NATIVE_FORMATS = ("mnemoscope", "chroma", "markdown")
@@ -220,14 +356,6 @@ def _source_key(source: Source) -> str:
 
 def _first(sources: list[Source], cls: type) -> Any:
     return next((s for s in sources if isinstance(s, cls)), None)
-
-
-def _islice(iterator: Iterator[Memory], start: int, stop: int) -> Iterator[Memory]:
-    for i, item in enumerate(iterator):
-        if i >= stop:
-            return
-        if i >= start:
-            yield item
 
 
 def detect(path: Path) -> dict[Kind, Path]:
@@ -273,27 +401,34 @@ def open_store(path: str | Path) -> MemoryStore:
             "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...)."
         )
     root = path if path.is_dir() else path.parent
-    sources: list[Source] = []
+    opened: list[Any] = []
     try:
-        if Kind.SQLITE in found:
-            sources.append(SqliteSource.open(found[Kind.SQLITE]))
-        if Kind.CHROMA in found:
-            sources.append(ChromaSource.open(found[Kind.CHROMA]))
-        if Kind.MARKDOWN in found:
-            sources.append(MarkdownSource.open(found[Kind.MARKDOWN]))
+        db = _opened(opened, SqliteSource.open, found.get(Kind.SQLITE))
+        vectors = _opened(opened, ChromaSource.open, found.get(Kind.CHROMA))
+        markdown = _opened(opened, MarkdownSource.open, found.get(Kind.MARKDOWN))
         for match in matches:
-            sources.append(match.open())
+            opened.append(match.open())
     except StoreError:
-        for source in sources:
+        for source in opened:
             source.close()
         raise
-    sqlite = _first(sources, SqliteSource)
+    sources: list[Source] = [s for s in opened if s not in (db, vectors, markdown)]
+    if db or vectors or markdown:
+        sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
     journal = (
-        Journal.in_database(sqlite.engine, sqlite.db_path)
-        if sqlite is not None
+        Journal.in_database(db.engine, db.db_path)
+        if db is not None
         else Journal.sidecar(_journal_dir(root, found, matches))
     )
     return MemoryStore(root, sources, journal)
+
+
+def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | None) -> Any:
+    if path is None:
+        return None
+    part = open_part(path)
+    opened.append(part)
+    return part
 
 
 def _journal_dir(root: Path, found: dict[Kind, Path], matches: list[Any]) -> Path:
@@ -311,8 +446,8 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
     embedder = embedder or HashingEmbedder()
-    sqlite = SqliteSource.open(root / DB_NAME, create=True)
-    chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = MemoryStore(root, [sqlite, chroma], Journal.in_database(sqlite.engine, sqlite.db_path))
+    db = SqliteSource.open(root / DB_NAME, create=True)
+    vectors = ChromaSource.create(root / VECTORS_DIR, embedder)
+    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(db.engine, db.db_path))
     store.save_settings(StoreSettings(embedder=embedder.name))
     return store

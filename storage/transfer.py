@@ -10,7 +10,6 @@ from typing import Any, Callable, Iterator, TextIO
 from .errors import StoreError, UnsupportedError
 from .model import Memory
 from .query import MemoryQuery, Order
-from .native.vectors import NATIVE_COLLECTION, memory_metadata
 from .store import MemoryStore, create_workspace, detect, open_store
 
 PAGE = 1000
@@ -108,7 +107,7 @@ def import_store(
 def _open_destination(dest: Path) -> MemoryStore:
     if dest.exists() and detect(dest):
         target = open_store(dest)
-        if target.sqlite is None:
+        if not target.has_memory_db:
             target.close()
             raise UnsupportedError(f"{dest} has no memory.db; import needs a native workspace (or a new folder).")
         return target
@@ -118,12 +117,11 @@ def _open_destination(dest: Path) -> MemoryStore:
 def _copy(
     source: MemoryStore, target: MemoryStore, progress: Progress | None, cancelled: Callable[[], bool]
 ) -> ImportSummary:
-    sqlite = target.sqlite
-    assert sqlite is not None
+    sqlite = target
     summary = ImportSummary()
     total = source.count(ALL_STATUSES)
     origin = str(source.root)
-    embedder = target.embedder() if target.chroma is not None else None
+    vectors = bool(target.vector_sources()) and target.embedder() is not None
     done = 0
     batch: list[Memory] = []
 
@@ -139,17 +137,9 @@ def _copy(
             if not memory.content.strip():
                 summary.skip("empty content")
                 continue
-            rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken, vectors=embedder is not None))
-        sqlite.insert_memory_rows(rows)
-        if rows and embedder is not None:
-            assert target.chroma is not None
-            target.chroma.add_records(
-                NATIVE_COLLECTION,
-                [r["id"] for r in rows],
-                [r["content"] for r in rows],
-                [memory_metadata(r) for r in rows],
-                embedder.embed([r["content"] for r in rows]),
-            )
+            rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken, vectors=vectors))
+        if rows:
+            target.add_memories(rows)
         summary.imported += len(rows)
         batch.clear()
 
@@ -222,11 +212,10 @@ def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSum
 
     Sessions whose messages a format already gave as memories come without their
     turns, so no message lands twice."""
-    dst = target.sqlite
-    assert dst is not None
+    dst = target
     have_sessions = {s.id for s in dst.sessions()}
     for owner in source.sources:
-        if not hasattr(owner, "sessions"):
+        if not owner.capabilities().sessions:
             continue
         for session in owner.sessions():
             if session.id in have_sessions:
@@ -241,9 +230,7 @@ def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSum
                 dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
             have_sessions.add(session.id)
             summary.sessions += 1
-    src = source.sqlite
-    if src is None:
-        return
+    src = source
     have_entities = {e.id for e in dst.entities()}
     for entity in src.entities():
         if entity.id not in have_entities:

@@ -112,14 +112,14 @@ class GraphView(QWidget):
             widget.blockSignals(True)
             widget.clear()
         self.center_box.addItem("(whole graph)", None)
-        if store.sqlite is not None:
-            relations = store.sqlite.relations()
+        relations = store.relations()
+        if relations or store.entities():
             degree: dict[str, int] = {}
             for r in relations:
                 degree[r.source_id] = degree.get(r.source_id, 0) + 1
                 degree[r.target_id] = degree.get(r.target_id, 0) + 1
             # Best connected first: the default center shows the most.
-            entities = sorted(store.sqlite.entities(), key=lambda e: (-degree.get(e.id, 0), e.name))
+            entities = sorted(store.entities(), key=lambda e: (-degree.get(e.id, 0), e.name))
             for entity in entities:
                 self.center_box.addItem(f"{entity.name} ({entity.type})", entity.id)
             self.type_box.addItems([ALL, *sorted({r.type for r in relations})])
@@ -216,12 +216,12 @@ class GraphView(QWidget):
 
     def _on_scene_selection_changed(self) -> None:
         selected = [i for i in self.scene.selectedItems() if isinstance(i, QGraphicsEllipseItem)]
-        if len(selected) != 1 or self._store is None or self._store.sqlite is None:
+        if len(selected) != 1 or self._store is None:
             return
         entity_id = selected[0].data(0)
-        entity = next(e for e in self._store.sqlite.entities() if e.id == entity_id)
-        facts = self._store.sqlite.memories_about(entity_id)
-        relations = self._store.sqlite.relations(touching=entity_id)
+        entity = next(e for e in self._store.entities() if e.id == entity_id)
+        facts = self._store.memories_about(entity_id)
+        relations = self._store.relations(touching=entity_id)
         items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
         links = "".join(f"<li>{html.escape(r.source_id)} —{html.escape(r.type)}→ {html.escape(r.target_id)}</li>" for r in relations)
         self.facts.setHtml(

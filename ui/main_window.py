@@ -601,7 +601,7 @@ class MainWindow(QMainWindow):
         if len(selected) != 1 or self.store is None:
             return
         memory = selected[0]
-        editable = self.store.source_for(memory.id).capabilities().editable_fields
+        editable = self.store.capabilities(memory.id).editable_fields
         dialog = EditDialog(memory, editable, self)
         dialog.setObjectName("edit_dialog")
         dialog.accepted.connect(lambda: self._apply_edit(memory, dialog.changes()))
@@ -655,9 +655,15 @@ class MainWindow(QMainWindow):
         box.open()
         self.conflict_shown.emit(box)
 
+    def _selection(self) -> tuple[list[str], dict[str, str]]:
+        """The selected memories' ids and the revisions they were read at."""
+        selected = self.selected_memories()
+        return [m.id for m in selected], {m.id: m.revision for m in selected}
+
     def promote_selected(self) -> None:
-        for memory in self.selected_memories():
-            self._curate("promote", memory.id, expected_revision=memory.revision)
+        ids, revisions = self._selection()
+        if ids:
+            self._curate("promote", ids, expected_revision=revisions)
 
     def delete_selected(self) -> None:
         selected = self.selected_memories()
@@ -667,16 +673,18 @@ class MainWindow(QMainWindow):
             answer = QMessageBox.question(self, "Delete memories", f"Delete {len(selected)} memories? You can undo this.")
             if answer != QMessageBox.StandardButton.Yes:
                 return
-        for memory in selected:
-            self._curate("delete", memory.id, expected_revision=memory.revision)
+        ids, revisions = self._selection()
+        self._curate("delete", ids, expected_revision=revisions)
 
     def reinforce_selected(self) -> None:
-        for memory in self.selected_memories():
-            self._curate("reinforce", memory.id, expected_revision=memory.revision)
+        ids, revisions = self._selection()
+        if ids:
+            self._curate("reinforce", ids, expected_revision=revisions)
 
     def restore_selected(self) -> None:
-        for memory in self.selected_memories():
-            self._curate("restore", memory.id)
+        ids, _ = self._selection()
+        if ids:
+            self._curate("restore", ids)
 
     def _curate(self, operation: str, *args: Any, **kwargs: Any) -> None:
         """Run one curation step through the store's journal, then show its effect."""
@@ -711,7 +719,7 @@ class MainWindow(QMainWindow):
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
         self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
-        caps = [self.store.source_for(m.id).capabilities() for m in selected] if has_store else []
+        caps = [self.store.capabilities(m.id) for m in selected] if has_store else []
         writable = bool(caps) and all(not c.read_only for c in caps)
         self.edit_action.setEnabled(len(caps) == 1 and bool(caps[0].editable_fields))
         self.promote_action.setEnabled(writable and all(c.can_promote for c in caps))

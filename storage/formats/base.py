@@ -18,10 +18,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError
+from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError, UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (
+    DELETE,
+    EDIT,
+    PURGE,
+    Change,
+    Plan,
+    PlanContext,
     Capabilities,
     Snapshot,
     bin_by,
@@ -95,13 +101,14 @@ class FormatSource:
     def close(self) -> None:
         self._cache = None
 
-    def capabilities(self) -> Capabilities:
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
             read_only=not self._writable(),
             read_only_reason=self.read_only_reason if not self._writable() else "",
             editable_fields=self.editable_fields,
             keyword_search=True,
-            sessions=bool(self._cache and self._cache[1].sessions),
+            sessions=True,
+            scratchpad=True,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -133,8 +140,8 @@ class FormatSource:
     def get(self, memory_id: str) -> Memory | None:
         return next((m for m in self.contents().memories if m.id == memory_id), None)
 
-    def counts_by(self, column: str) -> dict[str, int]:
-        return count_by(self._matching(MemoryQuery(statuses=())), column)
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        return count_by(self._matching(query), column)
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
         return bin_by(self._matching(query), bin_format, group_by)
@@ -177,6 +184,23 @@ class FormatSource:
 
     def read_record(self, record_id: str) -> Snapshot | None:
         return None
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        """Edits as the owner writes them (edit_snapshot); deletes remove the record, since
+        the owner keeps no deleted state (the journal keeps it for undo and restore)."""
+        snap = self.read_record(memory.id)
+        if operation == EDIT:
+            new = self.edit_snapshot(snap, fields, context.now)
+            return Plan([] if new == snap else [Change(memory.id, snap, new)])
+        if operation in (DELETE, PURGE):
+            return Plan(
+                [Change(memory.id, snap, None)],
+                notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
+            )
+        raise UnsupportedError(f"{memory.id}: {self.label} cannot {operation} a memory.")
+
+    def edit_snapshot(self, snap: Snapshot | None, requested: dict[str, Any], now: str) -> Snapshot:
+        raise UnsupportedError(f"{self.label} memories cannot be edited" + (f": {self.read_only_reason}." if self.read_only_reason else "."))
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         raise ReadOnlyError(f"{self.label} at {self.root} is read-only: {self.read_only_reason}.")

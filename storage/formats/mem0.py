@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
-from ..source import Capabilities, Snapshot
+from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, split_record_id
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
@@ -123,7 +123,7 @@ class Mem0Source(ChromaSource):
         names = {c.name for c in cols}
         return [c for c in cols if not (c.name.endswith("_entities") and c.name[: -len("_entities")] in names)]
 
-    def capabilities(self) -> Capabilities:
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
         writable = not self.read_only_reason
         return Capabilities(
             read_only=not writable,
@@ -134,6 +134,9 @@ class Mem0Source(ChromaSource):
             keyword_search=True,
             vector_search=True,
             sessions=bool(self.history_path),
+            scratchpad=bool(self.history_path),
+            history=True,
+            reembed=writable,
         )
 
     def change_token(self) -> str:
@@ -280,6 +283,14 @@ class Mem0Source(ChromaSource):
         return []
 
     # -- the write primitive, as mem0 itself writes ----------------------------------------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        if operation in (DELETE, PURGE):
+            return Plan(
+                [Change(memory.id, self.read_record(memory.id), None)],
+                notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
+            )
+        return super().plan(operation, memory, fields, context)
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if new is not None:

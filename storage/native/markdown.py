@@ -3,24 +3,48 @@
 Each top-level bullet, paragraph or quote is one memory, located by file and
 line range (markdown-it-py token maps). Writes splice only those lines and
 replace the file atomically; every other byte stays as it was.
+
+A block's id names its file and its text, not its line: ``md:<file>:<key>``,
+where key is a digest of the block's content (white space folded) and, for the
+second and later blocks with the same content in one file, ``~2``, ``~3``...
+Lines added or removed elsewhere (by hand, by an agent, by another delete) move
+a block without changing its id, and no other block can take over the id of a
+deleted one unless it says exactly the same thing. An edit gives the block the
+id of its new text; the journal entry names both.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from markdown_it import MarkdownIt
 
 from ..atomic_file import atomic_write_bytes
-from ..errors import ConflictError, UnreadableStoreError
+from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery
-from ..source import Capabilities, Snapshot, bin_by, count_by, keyword_rank, matches, page_of, revision_of
+from ..source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    Capabilities,
+    Change,
+    Plan,
+    PlanContext,
+    Snapshot,
+    bin_by,
+    count_by,
+    keyword_rank,
+    matches,
+    page_of,
+    revision_of,
+)
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,
@@ -37,6 +61,8 @@ CHANNEL_HEADING = re.compile(r"^(?:project|channel)\s*[:=]\s*(\S+)", re.IGNORECA
 HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")
 LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])(?:\s+\[[ xX]\])?\s+)")
 MEMORY_FILE = "MEMORY.md"
+# Files up to this size are compared by content, not only by stat, before a cached parse is reused.
+_REHASH_BELOW = 1 << 20
 
 _parser = MarkdownIt("commonmark")
 
@@ -51,10 +77,15 @@ class Block:
     text: str  # the exact lines, line endings included
     content: str  # the text a person reads: list marker and indentation removed
     heading: str
+    occurrence: int = 1  # 2 for the second block of this file with the same content, ...
+
+    @property
+    def key(self) -> str:
+        return content_key(self.content, self.occurrence)
 
     @property
     def record_id(self) -> str:
-        return f"md:{self.path}:{self.line}"
+        return record_id_for(self.path, self.content, self.occurrence)
 
     def snapshot(self) -> Snapshot:
         return {"path": self.path, "line": self.line, "text": self.text}
@@ -91,7 +122,7 @@ def decode_markdown(data: bytes, rel_path: str) -> str:
 
 
 def parse_blocks(text: str, rel_path: str) -> list[Block]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     tokens = _parser.parse(text)
     blocks: list[Block] = []
     heading = ""
@@ -105,7 +136,27 @@ def parse_blocks(text: str, rel_path: str) -> list[Block]:
         elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
             blocks.append(_block(lines, tok.map, rel_path, heading, list_item=True))
         i += 1
-    return [b for b in blocks if b.content.strip()]
+    return _numbered([b for b in blocks if b.content.strip()])
+
+
+def _numbered(blocks: list[Block]) -> list[Block]:
+    """Blocks with their occurrence among blocks of the same content, in file order."""
+    seen: dict[str, int] = {}
+    out = []
+    for block in blocks:
+        digest = content_key(block.content)
+        seen[digest] = seen.get(digest, 0) + 1
+        out.append(replace(block, occurrence=seen[digest]) if seen[digest] > 1 else block)
+    return out
+
+
+def content_key(content: str, occurrence: int = 1) -> str:
+    digest = hashlib.sha1(" ".join(content.split()).encode("utf-8")).hexdigest()[:12]
+    return digest if occurrence <= 1 else f"{digest}~{occurrence}"
+
+
+def record_id_for(rel_path: str, content: str, occurrence: int = 1) -> str:
+    return f"md:{rel_path}:{content_key(content, occurrence)}"
 
 
 def _block(lines: list[str], span: list[int], rel_path: str, heading: str, list_item: bool) -> Block:
@@ -140,7 +191,7 @@ def block_content(raw_lines: list[str], list_item: bool) -> str:
 
 def render_block(old_text: str, new_content: str) -> str:
     """The lines for new_content, shaped like old_text (marker, indent, line ending)."""
-    first = old_text.splitlines()[0] if old_text else ""
+    first = split_lines(old_text)[0].rstrip("\r\n") if old_text else ""
     newline = "\r\n" if "\r\n" in old_text else "\n"
     ending = newline if old_text.endswith("\n") or not old_text else ""
     content_lines = new_content.strip("\n").split("\n")
@@ -171,7 +222,7 @@ class MarkdownSource:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._cache: dict[str, tuple[tuple[int, int], list[Block]]] = {}
+        self._cache: dict[str, tuple[tuple[int, ...], list[Block]]] = {}
         self._mirrors: set[tuple[str, str]] = set()
         for rel in self.files():  # fail on open, not later, for an unreadable file
             self.blocks(rel)
@@ -198,7 +249,7 @@ class MarkdownSource:
     def close(self) -> None:
         self._cache.clear()
 
-    def capabilities(self) -> Capabilities:
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
             editable_fields=("content",),
             can_promote=True,
@@ -230,11 +281,16 @@ class MarkdownSource:
         except FileNotFoundError:
             self._cache.pop(rel, None)
             return []
-        key = (st.st_mtime_ns, st.st_size)
+        key: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
         cached = self._cache.get(rel)
+        data = None
+        if st.st_size <= _REHASH_BELOW:
+            # Timestamps are coarse (a few ms): an agent's same-size rewrite can keep them.
+            data = path.read_bytes()
+            key = (*key, hash(data))
         if cached and cached[0] == key:
             return cached[1]
-        text = decode_markdown(path.read_bytes(), rel)
+        text = decode_markdown(path.read_bytes() if data is None else data, rel)
         blocks = parse_blocks(text, rel)
         self._cache[rel] = (key, blocks)
         return blocks
@@ -298,11 +354,11 @@ class MarkdownSource:
         return page_of(self._matching(query), query, limit, offset)
 
     def get(self, memory_id: str) -> Memory | None:
-        block = self._block_for(memory_id)
+        block = self.block_for(memory_id)
         return self.memory(block) if block else None
 
-    def counts_by(self, column: str) -> dict[str, int]:
-        return count_by(self._matching(MemoryQuery()), column)
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        return count_by(self._matching(query), column)
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
         return bin_by(self._matching(query), bin_format, group_by)
@@ -318,18 +374,17 @@ class MarkdownSource:
     def owns(self, record_id: str) -> bool:
         return record_id.startswith("md:")
 
-    def _block_for(self, record_id: str) -> Block | None:
+    def block_for(self, record_id: str) -> Block | None:
         parsed = parse_record_id(record_id)
         if parsed is None:
             return None
-        rel, line = parsed
-        for block in self.blocks(rel):
-            if block.line == line:
-                return block
-        return None
+        rel, key = parsed
+        if rel not in self.files():
+            return None
+        return next((b for b in self.blocks(rel) if b.key == key), None)
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        block = self._block_for(record_id)
+        block = self.block_for(record_id)
         return block.snapshot() if block else None
 
     def find_copy(self, rel: str, content: str) -> Block | None:
@@ -345,30 +400,94 @@ class MarkdownSource:
         target = expected or new
         assert target is not None
         rel = target["path"]
-        path = self.root / rel
+        path = self._inside(rel)
         original = path.read_bytes() if path.exists() else b""
-        lines = decode_markdown(original, rel).splitlines(keepends=True)
+        text = decode_markdown(original, rel)
+        lines = split_lines(text)
+        blocks = parse_blocks(text, rel)
         if expected is not None:
-            start = _locate(lines, expected["text"], int(expected["line"]))
-            if start is None:
+            block = _find(blocks, expected, record_id)
+            if block is None:
                 raise ConflictError(
                     f"{rel} changed since it was read: the lines of {record_id} are no longer "
                     "there; nothing was written. Reload and try again."
                 )
-            count = len(expected["text"].splitlines(keepends=True))
-            replacement = new["text"].splitlines(keepends=True) if new else []
-            lines[start : start + count] = replacement
-            result = {"path": rel, "line": start + 1, "text": new["text"]} if new else None
+            replacement = split_lines(new["text"]) if new else []
+            lines[block.line - 1 : block.end] = replacement
+            # Where the lines were when written, so that undo puts them back there.
+            expected["line"] = block.line
+            result = {"path": rel, "line": block.line, "text": new["text"]} if new else None
         else:
             assert new is not None
-            at = min(max(int(new["line"]) - 1, 0), len(lines))
-            if at > 0 and not lines[at - 1].endswith("\n"):
-                lines[at - 1] += "\n"
-            lines[at:at] = new["text"].splitlines(keepends=True)
+            at = _insertion_point(blocks, int(new["line"]) - 1, len(lines))
+            if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
+                lines[at - 1] += "\r\n" if "\r\n" in text else "\n"
+            lines[at:at] = split_lines(new["text"])
             result = {"path": rel, "line": at + 1, "text": new["text"]}
         atomic_write_bytes(path, "".join(lines).encode("utf-8"))
         self._cache.pop(rel, None)
         return result
+
+    # -- planning ------------------------------------------------------------------------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        snap = self.read_record(memory.id)
+        if snap is None:
+            raise NotFoundError(f"No memory {memory.id} in {self.root}.")
+        if operation == EDIT:
+            return self.plan_edit(memory.id, snap, fields["content"])
+        if operation in (DELETE, PURGE):
+            return Plan([Change(memory.id, snap, None)])
+        if operation == PROMOTE:
+            return self.plan_promote(memory, snap)
+        raise UnsupportedError(f"{memory.id} is a markdown block, which keeps no access count, status or vector.")
+
+    def plan_edit(self, record_id: str, snap: Snapshot, content: str) -> Plan:
+        """New lines for a block, shaped like the old ones; refuses to make two blocks of one
+        file say the same thing (their ids would be told apart by order only)."""
+        new_text = render_block(snap["text"], content)
+        if new_text == snap["text"]:
+            return Plan()
+        rel = snap["path"]
+        twin = self.find_same(rel, content)
+        if twin is not None and twin.record_id != record_id:
+            raise UnsupportedError(
+                f"{rel} already says that at line {twin.line} ({twin.record_id}); delete this one instead."
+            )
+        return Plan([Change(record_id, snap, {**snap, "text": new_text})], new_id=record_id_for(rel, content))
+
+    def plan_promote(self, memory: Memory, snap: Snapshot) -> Plan:
+        """A daily-log entry (or a project section's) moves into MEMORY.md."""
+        if memory.source.path == MEMORY_FILE:
+            raise NothingToDoError(f"{memory.id} is already curated in {MEMORY_FILE}.")
+        if daily_date(memory.source.path) is None and memory.channel == GLOBAL_CHANNEL:
+            raise UnsupportedError(
+                f"{memory.id} is in {memory.source.path}; only daily-log entries "
+                "(memory/YYYY-MM-DD.md) or project sections are promoted to MEMORY.md."
+            )
+        return self.plan_move_to_memory_file(memory.id, snap, memory.content)
+
+    def plan_move_to_memory_file(self, record_id: str, snap: Snapshot, content: str) -> Plan:
+        removal = Change(record_id, snap, None)
+        already = self.find_same(MEMORY_FILE, content)
+        if already is not None:
+            return Plan([removal], new_id=already.record_id, notes=[f"{MEMORY_FILE} already held it; the entry was removed."])
+        line = self.append_bullet_position(MEMORY_FILE)
+        inserted = {"path": MEMORY_FILE, "line": line, "text": bullet_text(content)}
+        new_id = record_id_for(MEMORY_FILE, content)
+        return Plan([removal, Change(new_id, None, inserted)], new_id=new_id)
+
+    def find_same(self, rel: str, content: str) -> Block | None:
+        """The first block of rel whose content is content (white space folded)."""
+        key = content_key(content)
+        return next((b for b in self.blocks(rel) if b.key == key), None) if (self.root / rel).is_file() else None
+
+    def _inside(self, rel: str) -> Path:
+        """rel as a path inside the workspace; anything that would leave it is refused."""
+        path = (self.root / rel).resolve()
+        if rel.startswith("/") or ".." in rel.split("/") or not path.is_relative_to(self.root.resolve()):
+            raise UnsupportedError(f"{rel!r} is not a file inside {self.root}; nothing was written.")
+        return path
 
     def append_bullet_position(self, rel: str) -> int:
         """The 1-based line where a bullet appended to rel would start."""
@@ -376,29 +495,49 @@ class MarkdownSource:
         if not path.exists():
             return 1
         text = decode_markdown(path.read_bytes(), rel)
-        return len(text.splitlines()) + 1
+        return len(split_lines(text)) + 1
 
 
-def parse_record_id(record_id: str) -> tuple[str, int] | None:
+def parse_record_id(record_id: str) -> tuple[str, str] | None:
+    """(file, key) of an ``md:<file>:<key>`` id; None for anything else."""
     if not record_id.startswith("md:"):
         return None
-    rel, _, line = record_id[3:].rpartition(":")
-    if not rel or not line.isdigit():
+    rel, _, key = record_id[3:].rpartition(":")
+    if not rel or not re.fullmatch(r"[0-9a-f]{12}(~[0-9]+)?", key):
         return None
-    return rel, int(line)
+    return rel, key
 
 
-def _locate(lines: list[str], text: str, line: int) -> int | None:
-    """0-based index where the exact block text starts: at line if it is still
-    there, else its single occurrence elsewhere; None when absent or ambiguous."""
-    block = text.splitlines(keepends=True)
-    n = len(block)
-    if not block:
-        return None
-    if lines[line - 1 : line - 1 + n] == block:
-        return line - 1
-    hits = [i for i in range(len(lines) - n + 1) if lines[i : i + n] == block]
-    return hits[0] if len(hits) == 1 else None
+def _find(blocks: list[Block], expected: Snapshot, record_id: str) -> Block | None:
+    """The block whose lines are exactly the expected text: when the text repeats, the one
+    the id names, else the one nearest the line it was read at."""
+    same = [b for b in blocks if b.text == expected["text"]]
+    if len(same) <= 1:
+        return same[0] if same else None
+    named = [b for b in same if b.record_id == record_id]
+    if named:
+        return named[0]
+    line = int(expected.get("line") or 0)
+    return min(same, key=lambda b: abs(b.line - line))
+
+
+def _insertion_point(blocks: list[Block], at: int, line_count: int) -> int:
+    """0-based line to insert at: at, moved past any block it would split."""
+    at = min(max(at, 0), line_count)
+    for block in blocks:
+        if block.line - 1 < at < block.end:
+            return block.end
+    return at
+
+
+_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, broken where the markdown parser breaks them
+    (LF, CRLF, lone CR) and nowhere else: U+2028, form feed and NEL stay inside a line."""
+    parts = _LINE_BREAK.split(text)
+    return parts[:-1] if parts and parts[-1] == "" else parts
 
 
 def _normalize(content: str) -> str:

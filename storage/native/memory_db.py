@@ -15,7 +15,7 @@ from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, u
 from sqlalchemy.engine import Connection, Engine
 
 from . import schema
-from ..errors import ConflictError, NotFoundError, UnreadableStoreError
+from ..errors import ConflictError, NothingToDoError, NotFoundError, UnreadableStoreError, UnsupportedError
 from ..model import (
     EDITABLE_FIELDS,
     Entity,
@@ -24,6 +24,7 @@ from ..model import (
     Memory,
     Provenance,
     Relation,
+    RelationType,
     ScratchEntry,
     Session,
     SourceRef,
@@ -33,7 +34,22 @@ from ..model import (
 from ..query import MemoryQuery, Order
 from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
-from ..source import Capabilities, Snapshot, revision_of, same_record
+from ..source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    REEMBED,
+    REINFORCE,
+    RESTORE,
+    Capabilities,
+    Change,
+    Plan,
+    PlanContext,
+    Snapshot,
+    revision_of,
+    same_record,
+)
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
@@ -138,7 +154,7 @@ class SqliteSource:
     def close(self) -> None:
         self.engine.dispose()
 
-    def capabilities(self) -> Capabilities:
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
             editable_fields=EDITABLE_FIELDS,
             can_promote=True,
@@ -146,7 +162,9 @@ class SqliteSource:
             can_reinforce=True,
             keyword_search=True,
             sessions=True,
+            scratchpad=True,
             graph=True,
+            reembed=True,
         )
 
     def change_token(self) -> str:
@@ -240,9 +258,13 @@ class SqliteSource:
             revision=revision_of(row),
         )
 
-    def counts_by(self, column: str) -> dict[str, int]:
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        if not query.wants_kind(self.kind):
+            return {}
+        if column == "kind":
+            return {self.kind.value: self.count(query)}
         col = schema.memories.c[column]
-        stmt = select(col, func.count()).group_by(col)
+        stmt = select(col, func.count()).where(*self._where(query)).group_by(col)
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return {str(k): int(v) for k, v in conn.execute(stmt)}
 
@@ -303,6 +325,17 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return [(str(f), str(c)) for f, c in conn.execute(stmt)]
 
+    def memory_with_markdown_copy(self, md_file: str, content: str) -> str | None:
+        """The memory whose markdown copy is this block of md_file, if one is."""
+        m = schema.memories.c
+        wanted = " ".join(content.split()).casefold()
+        stmt = select(m.id, m.content).where(m.md_file == md_file)
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            for memory_id, text in conn.execute(stmt):
+                if " ".join(str(text).split()).casefold() == wanted:
+                    return str(memory_id)
+        return None
+
     # -- the write primitive ---------------------------------------------------
 
     def owns(self, record_id: str) -> bool:
@@ -336,6 +369,72 @@ class SqliteSource:
             else:
                 conn.execute(update(table).where(table.c.id == key).values(**new))
             return _read_row(conn, table, key)
+
+    # -- planning (rows only; the workspace adds their vector and markdown copies) ----------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        row = self.read_record(memory.id)
+        if row is None:
+            raise NotFoundError(f"No memory {memory.id} in {self.db_path}.")
+        if operation == EDIT:
+            new_row = dict(row)
+            for name, value in fields.items():
+                if name == "tags":
+                    new_row["tags"] = json.dumps(list(value), ensure_ascii=False)
+                elif name == "layer":
+                    new_row["layer"] = Layer(value).value
+                else:
+                    new_row[name] = value
+            if new_row == row:
+                return Plan()
+            return Plan([Change(memory.id, row, {**new_row, "updated_at": context.now})])
+        if operation in (DELETE, RESTORE):
+            status = Status.DELETED if operation == DELETE else Status.ACTIVE
+            return Plan([Change(memory.id, row, {**row, "status": status.value, "updated_at": context.now})])
+        if operation == PURGE:
+            changes = [Change(memory.id, row, None)]
+            for relation in self.relations(touching=memory.id):
+                rid = RELATION_PREFIX + relation.id
+                changes.append(Change(rid, self.read_record(rid), None))
+            return Plan(changes)
+        if operation == REINFORCE:
+            new_row = {**row, "access_count": row["access_count"] + 1, "last_accessed": context.now}
+            return Plan([Change(memory.id, row, new_row)])
+        if operation == REEMBED:
+            return Plan([Change(memory.id, row, {**row, "vector_state": "fresh"})], embed_text=row["content"])
+        if operation == PROMOTE:
+            return self._plan_promote(memory, row, fields["to"], fields.get("reason", ""), context.now)
+        raise UnsupportedError(f"{memory.id}: {operation} is not something a memory.db row can do.")
+
+    def _plan_promote(self, memory: Memory, row: Snapshot, to: str, reason: str, now: str) -> Plan:
+        """A linked copy in channel ``to`` (PROMOTED_FROM), the original archived."""
+        if memory.channel == to:
+            raise NothingToDoError(f"{memory.id} is already in channel {to}.")
+        promoted_id = new_id()
+        metadata = {**_json_dict(row["metadata"]), **({"promotion_reason": reason} if reason else {})}
+        promoted = {
+            **row,
+            "id": promoted_id,
+            "channel": to,
+            "promoted_from": memory.id,
+            "created_at": now,
+            "updated_at": now,
+            "import_key": None,
+            "metadata": json.dumps(metadata, sort_keys=True),
+        }
+        relation_id = new_id("r")
+        relation = relation_row(
+            Relation(relation_id, promoted_id, memory.id, RelationType.PROMOTED_FROM.value, to, 1.0, parse_time(now))
+        )
+        archived = {**row, "status": Status.ARCHIVED.value, "updated_at": now}
+        return Plan(
+            [
+                Change(promoted_id, None, promoted),
+                Change(RELATION_PREFIX + relation_id, None, relation),
+                Change(memory.id, row, archived),
+            ],
+            new_id=promoted_id,
+        )
 
     # -- the agent's API -------------------------------------------------------
 

@@ -8,8 +8,10 @@ for the requested page.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
+import uuid
 import shutil
 import sqlite3
 import tempfile
@@ -17,12 +19,37 @@ from pathlib import Path
 from typing import Any
 
 from ..embedding import Embedder, embedder_by_name
-from ..errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError
+from ..errors import (
+    ConflictError,
+    NothingToDoError,
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    UnreadableStoreError,
+    UnsupportedError,
+)
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, sort_key
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
 from ..timeutil import parse_time, utcnow
-from ..source import Capabilities, Snapshot, bin_by, count_by, revision_of, same_record
+from ..source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    REEMBED,
+    REINFORCE,
+    RESTORE,
+    Capabilities,
+    Change,
+    Plan,
+    PlanContext,
+    Snapshot,
+    bin_by,
+    count_by,
+    revision_of,
+    same_record,
+)
 from .memory_db import parse_layer, parse_status
 
 CHROMA_FILE = "chroma.sqlite3"
@@ -156,7 +183,7 @@ class ChromaSource:
         self._mirrors_hidden = True
         self._index.clear()
 
-    def capabilities(self) -> Capabilities:
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
             read_only=bool(self.read_only_reason),
             read_only_reason=self.read_only_reason,
@@ -166,6 +193,7 @@ class ChromaSource:
             can_reinforce=not self.read_only_reason,
             keyword_search=True,
             vector_search=True,
+            reembed=not self.read_only_reason,
         )
 
     def change_token(self) -> str:
@@ -339,8 +367,8 @@ class ChromaSource:
     def _label(self) -> str:
         return self.root.name or str(self.root)
 
-    def counts_by(self, column: str) -> dict[str, int]:
-        return count_by(self._matching(MemoryQuery(statuses=())), column)
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        return count_by(self._matching(query), column)
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
         return bin_by(self._matching(query), bin_format, group_by)
@@ -416,6 +444,9 @@ class ChromaSource:
             if meta.get(STALE_KEY)
         ]
 
+    def stale_ids(self) -> list[str]:
+        return self.stale_record_ids()
+
     def embedding_of(self, memory_id: str) -> list[float] | None:
         snap = self.read_record(memory_id)
         return snap["embedding"] if snap else None
@@ -479,6 +510,42 @@ class ChromaSource:
             )
         self._index.pop(name, None)
         return self.read_record(record_id)
+
+    # -- planning ---------------------------------------------------------------------------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        """Changes to a vector record that is a memory of its own (not a copy of a memory.db row)."""
+        snap = self.read_record(memory.id)
+        if snap is None:
+            raise NotFoundError(f"No memory {memory.id} in {self.root}.")
+        if operation == EDIT:
+            new = edited_record(snap, fields, context)
+            return Plan([] if new == snap else [Change(memory.id, snap, new)])
+        if operation == PURGE:
+            return Plan([Change(memory.id, snap, None)])
+        if operation in (DELETE, RESTORE):
+            status = Status.DELETED if operation == DELETE else Status.ACTIVE
+            return Plan([Change(memory.id, snap, with_metadata(snap, status=status.value, updated_at=context.now))])
+        if operation == REINFORCE:
+            new = with_metadata(snap, access_count=memory.access_count + 1, last_accessed=context.now)
+            return Plan([Change(memory.id, snap, new)])
+        if operation == REEMBED:
+            new = copy.deepcopy(snap)
+            new["metadata"].pop(STALE_KEY, None)
+            return Plan([Change(memory.id, snap, new)], embed_text=record_text(snap))
+        if operation == PROMOTE:
+            to = fields["to"]
+            if memory.channel == to:
+                raise NothingToDoError(f"{memory.id} is already in channel {to}.")
+            name, _ = split_record_id(memory.id)
+            promoted_id = record_id_for(name, f"p-{uuid.uuid4().hex[:12]}")
+            promoted = with_metadata(
+                snap, channel=to, promoted_from=memory.id, created_at=context.now, updated_at=context.now
+            )
+            promoted["id"] = split_record_id(promoted_id)[1]
+            archived = with_metadata(snap, status=Status.ARCHIVED.value, updated_at=context.now)
+            return Plan([Change(promoted_id, None, promoted), Change(memory.id, snap, archived)], new_id=promoted_id)
+        raise UnsupportedError(f"{memory.id}: {operation} is not something a Chroma record can do.")
 
     def add_records(
         self,
@@ -549,3 +616,44 @@ def memory_metadata(memory: dict[str, Any]) -> dict[str, Any]:
         MIRROR_KEY: True,
         **({"promoted_from": memory["promoted_from"]} if memory.get("promoted_from") else {}),
     }
+
+
+def with_metadata(snap: Snapshot, **values: Any) -> Snapshot:
+    new = copy.deepcopy(snap)
+    new["metadata"].update(values)
+    return new
+
+
+def record_text(snap: Snapshot) -> str:
+    """A record's text: its document, or the metadata key a tool keeps it in (mem0: data)."""
+    if snap.get("document") is not None:
+        return str(snap["document"])
+    return next((str(snap["metadata"][k]) for k in TEXT_KEYS if k in snap["metadata"]), "")
+
+
+def edited_record(snap: Snapshot, requested: dict[str, Any], context: PlanContext) -> Snapshot:
+    """A record with the requested fields set; new text is re-embedded, or flagged stale."""
+    new = copy.deepcopy(snap)
+    meta = new["metadata"]
+    for name, value in requested.items():
+        if name == "content":
+            text_key = next((k for k in TEXT_KEYS if k in meta), None) if snap["document"] is None else None
+            if text_key is not None:
+                meta[text_key] = value  # the text lives where the record's writer put it
+            else:
+                new["document"] = value
+            vector = context.embed(value)
+            if vector is None:
+                meta[STALE_KEY] = True
+            else:
+                new["embedding"] = vector
+                meta.pop(STALE_KEY, None)
+        elif name == "tags":
+            meta["tags"] = json.dumps(list(value), ensure_ascii=False)
+        elif name == "layer":
+            meta["layer"] = Layer(value).value
+        else:
+            meta[name] = value
+    if new != snap:
+        meta["updated_at"] = context.now
+    return new

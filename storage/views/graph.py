@@ -20,9 +20,7 @@ def entity_graph(
 ) -> nx.MultiDiGraph:
     """Every entity as a node, every relation between two entities as an edge."""
     graph = nx.MultiDiGraph()
-    if store.sqlite is None:
-        return graph
-    for entity in store.sqlite.entities(channels):
+    for entity in store.entities(channels):
         graph.add_node(
             entity.id,
             name=entity.name,
@@ -31,7 +29,7 @@ def entity_graph(
             salience=entity.salience,
             description=entity.description,
         )
-    for relation in store.sqlite.relations(types=relation_types, channels=channels):
+    for relation in store.relations(types=relation_types, channels=channels):
         if relation.source_id in graph and relation.target_id in graph:
             graph.add_edge(
                 relation.source_id,
@@ -46,9 +44,9 @@ def entity_graph(
 
 def resolve_entity(store: MemoryStore, ref: str) -> str:
     """An entity id from an id or a (case-insensitive) name."""
-    if store.sqlite is None:
+    entities = store.entities()
+    if not entities:
         raise UnsupportedError("This store has no entities (the entity graph needs memory.db).")
-    entities = store.sqlite.entities()
     for entity in entities:
         if entity.id == ref:
             return entity.id

@@ -71,13 +71,14 @@ def salience_overview(
     at = as_utc(at) if at else utcnow()
     histogram = [0] * HISTOGRAM_BINS
     candidates = []
-    if store.sqlite is not None:
-        sql_hist = store.sqlite.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
+    sources: list[Any] = list(store.sources)
+    db = store.workspace.db if store.workspace is not None else None
+    if db is not None:  # computed in SQL; the workspace's other parts below, in Python
+        sql_hist = db.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
         histogram = [a + b for a, b in zip(histogram, sql_hist)]
-        candidates += store.sqlite.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
-    for source in store.sources:
-        if source is store.sqlite:
-            continue
+        candidates += db.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
+        sources = [p for p in store.workspace.parts if p is not db] + [s for s in sources if s is not store.workspace]
+    for source in sources:
         query = MemoryQuery(statuses=(Status.ACTIVE,))
         total = source.count(query)
         for memory in source.page(query, limit=total):

@@ -13,7 +13,6 @@ from typing import Any, Sequence
 from ..errors import NotFoundError, UnsupportedError
 from ..model import Kind, Memory
 from ..query import MemoryQuery
-from ..native.vectors import NATIVE_COLLECTION, record_id_for, split_record_id
 from ..store import MemoryStore
 
 RRF_K = 60
@@ -64,35 +63,32 @@ def keyword_lists(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> 
     # One ranked list per source, named for it: two SQLite files of one store are two lists.
     lists: dict[str, list[Memory]] = {}
     for s in store.sources:
-        if query.wants_kind(s.kind):
-            name = getattr(s, "label", "") or s.kind.value
+        per_part = s.keyword_lists(text, query, k) if s is store.workspace else {s.label: s.keyword_search(text, query, k)}
+        for name, ranked in per_part.items():
+            name = name or s.kind.value
             while name in lists:
                 name += "'"
-            lists[name] = s.keyword_search(text, query, k)
+            lists[name] = ranked
     return lists
 
 
 def _canonical(store: MemoryStore, memory: Memory) -> Memory:
     """A vector copy of a memory.db memory stands for that memory."""
-    if memory.source.kind is Kind.CHROMA and store.sqlite is not None:
-        name, key = split_record_id(memory.id)
-        if name == NATIVE_COLLECTION:
-            found = store.sqlite.get(key)
-            if found is not None:
-                return found
-    return memory
+    return store.find(memory.id) or memory if memory.source.kind is Kind.CHROMA else memory
 
 
 def vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
 ) -> tuple[list[Memory], list[str]]:
     notices: list[str] = []
-    if store.chroma is None:
+    vector_sources = store.vector_sources()
+    if not vector_sources:
         return [], ["This store has no vector collection; vector search is not available."]
     if embedding is None:
-        missing = [n for n in store.chroma.collections() if store.chroma.embedder_for(n) is None]
-        if len(missing) == len(store.chroma.collections()):
-            infos = [store.chroma.embedding_function_info(n) for n in missing]
+        collections = [(v, n) for v in vector_sources for n in v.collections()]
+        missing = [(v, n) for v, n in collections if v.embedder_for(n) is None]
+        if len(missing) == len(collections):
+            infos = [v.embedding_function_info(n) for v, n in missing]
             recorded = sorted({str(i["recorded_embedding_function"]) for i in infos})
             notices.append(
                 "No embedder runs offline for these collections (recorded: "
@@ -103,7 +99,10 @@ def vector_list(
     vector_query = MemoryQuery(
         channels=query.channels, layers=query.layers, statuses=query.statuses, order=query.order
     )
-    found = store.chroma.vector_search(embedding, text, vector_query, k * 2)
+    found = sorted(
+        (hit for v in vector_sources for hit in v.vector_search(embedding, text, vector_query, k * 2)),
+        key=lambda hit: hit[1],
+    )
     out: list[Memory] = []
     seen: set[str] = set()
     for memory, _distance in found:
@@ -144,11 +143,10 @@ def search(
 
 def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQuery = MemoryQuery()) -> SearchResult:
     """Memories whose stored vectors are nearest to this memory's vector (no embedder needed)."""
-    if store.chroma is None:
+    if not store.vector_sources():
         raise UnsupportedError("This store has no vector collection; 'similar to' needs one.")
     memory = store.get(memory_id)
-    record = memory_id if memory.source.kind is Kind.CHROMA else record_id_for(NATIVE_COLLECTION, memory_id)
-    embedding = store.chroma.embedding_of(record) if store.chroma.owns(record) else None
+    embedding = store.embedding_of(memory.id)
     if embedding is None:
         raise NotFoundError(f"{memory_id} has no stored vector to compare with.")
     vectors, notices = vector_list(store, None, query, k + 1, embedding=embedding)

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.store_state import state_of
+from helpers.markdown_ids import md_id
+from helpers.store_state import sql_rows, state_of
 
 from mnemoscope.app.cli import main
 
@@ -240,7 +241,7 @@ def test_bad_input_gets_one_line_and_nothing_is_written(capsys, tmp_path: Path, 
 def test_refusals_exit_1(capsys, demo_path: Path) -> None:
     code, _, err = run(capsys, "show", demo_path, "m-doesnotexist")
     assert code == 1 and "No memory m-doesnotexist" in err
-    code, _, err = run(capsys, "edit", demo_path, "md:USER.md:3", "--salience", "0.3")
+    code, _, err = run(capsys, "edit", demo_path, md_id(demo_path, "USER.md", 3), "--salience", "0.3")
     assert code == 1 and "cannot be stored there" in err
 
 
@@ -288,3 +289,19 @@ def test_a_cancelled_import_resumes_without_duplicates(tmp_path: Path) -> None:
         import_store(src, tmp_path / "dest", cancelled=lambda: True)
     summary = import_store(src, tmp_path / "dest")
     assert summary.already_present == 500 and summary.imported == 700
+
+
+def test_rm_of_several_ids_or_a_filter_is_one_undoable_step(capsys, demo_path: Path) -> None:
+    ids = [md_id(demo_path, "USER.md", 3), *[r[0] for r in sql_rows(demo_path, "SELECT id FROM memories ORDER BY id LIMIT 2")]]
+    before = state_of(demo_path)
+    done = run_json(capsys, "rm", demo_path, *ids)
+    assert done["ids"] == ids
+    history = run_json(capsys, "history", demo_path)
+    assert [e["operation"] for e in history["entries"]][:1] == ["delete"]
+    run_json(capsys, "undo", demo_path)
+    assert state_of(demo_path) == before
+    code, _, err = run(capsys, "rm", demo_path, ids[0], "--match-channel", "webshop")
+    assert code == 2 and "not both" in err
+    matched = run_json(capsys, "rm", demo_path, "--match-channel", "webshop")
+    assert len(matched["ids"]) > 1
+    assert run_json(capsys, "ls", demo_path, "--channel", "webshop")["total"] == 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import sql_rows, state_of
 
+from helpers.markdown_ids import md_id
 from mnemoscope.storage import (
     ConflictError,
     Curator,
@@ -48,7 +49,7 @@ OPERATIONS = {
 @pytest.mark.parametrize("name", sorted(OPERATIONS))
 def test_every_operation_is_undone_exactly_and_redone(demo_path: Path, name: str) -> None:
     with open_store(demo_path) as store:
-        daily = store.page(MemoryQuery(kinds=(store.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        daily = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
         ids = {"mirrored": _mirrored_memory(demo_path), "promotable": _promotable(demo_path), "daily": daily.id}
         before = state_of(demo_path)
         curator = Curator(store)
@@ -67,10 +68,10 @@ def test_edit_reaches_sql_vector_and_markdown_copies(demo_path: Path) -> None:
     memory_id = _mirrored_memory(demo_path)
     md_file = sql_rows(demo_path, "SELECT md_file FROM memories WHERE id = ?", memory_id)[0][0]
     with open_store(demo_path) as store:
-        old_vector = store.chroma.embedding_of(record_id_for(NATIVE_COLLECTION, memory_id))
+        old_vector = store.workspace.vectors.embedding_of(record_id_for(NATIVE_COLLECTION, memory_id))
         Curator(store).edit(memory_id, content="a brand new sentence about caching")
         assert store.get(memory_id).content == "a brand new sentence about caching"
-        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["document"] == "a brand new sentence about caching"
         assert vector["embedding"] != old_vector  # re-embedded by the store's embedder
         assert STALE_KEY not in vector["metadata"]
@@ -83,12 +84,12 @@ def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
         store.save_settings(StoreSettings(embedder="some-remote-model"))
-        store.chroma.embedder_override = None
-        store.chroma._collections[NATIVE_COLLECTION].modify(metadata={"mnemoscope:embedder": "remote-model"})
+        store.workspace.vectors.embedder_override = None
+        store.workspace.vectors._collections[NATIVE_COLLECTION].modify(metadata={"mnemoscope:embedder": "remote-model"})
     with open_store(demo_path) as store:
         assert store.embedder() is None
         Curator(store).edit(memory_id, content="changed without an embedder")
-        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["metadata"][STALE_KEY] is True
         assert store.get(memory_id).metadata["vector_state"] == "stale"
 
@@ -100,7 +101,7 @@ def test_promote_links_new_global_memory_and_snapshots_thresholds(demo_path: Pat
         new = store.get(outcome.ids[0])
         assert new.channel == "_global" and new.provenance.promoted_from == memory_id
         assert store.get(memory_id).status is Status.ARCHIVED
-        relation = store.sqlite.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
+        relation = store.workspace.db.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
         assert (relation.source_id, relation.target_id) == (new.id, memory_id)
         entry = store.journal.history(limit=1)[0]
         assert entry.operation == "promote"
@@ -110,7 +111,7 @@ def test_promote_links_new_global_memory_and_snapshots_thresholds(demo_path: Pat
 
 def test_promoting_a_daily_bullet_moves_it_into_memory_md(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        daily = store.page(MemoryQuery(kinds=(store.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        daily = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
         daily_file = demo_path / daily.source.path
         outcome = Curator(store).promote(daily.id)
         assert outcome.ids[0].startswith("md:MEMORY.md:")
@@ -140,12 +141,14 @@ def test_markdown_delete_and_restore_put_the_lines_back(markdown_only: Path) -> 
     original = target.read_bytes()
     with open_store(markdown_only) as store:
         curator = Curator(store)
-        curator.delete("md:learnings/errors.md:3")
+        memory_id = md_id(store, "learnings/errors.md", 3)
+        curator.delete(memory_id)
         assert b"cargo publish failed" not in target.read_bytes()
-        curator.restore("md:learnings/errors.md:3")
+        curator.restore(memory_id)
         assert target.read_bytes() == original
+        assert store.get(memory_id).source.line_start == 3  # the same id, back at its line
         with pytest.raises(NothingToDoError):
-            curator.restore("md:learnings/errors.md:3")
+            curator.restore(memory_id)
     # The journal of a markdown-only workspace lives in a sidecar, not in a memory.db.
     assert (markdown_only / ".mnemoscope" / "journal.db").exists()
     assert not (markdown_only / "memory.db").exists()
@@ -207,7 +210,7 @@ def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> Non
 def test_markdown_memories_refuse_fields_markdown_cannot_hold(markdown_only: Path) -> None:
     with open_store(markdown_only) as store:
         with pytest.raises(UnsupportedError, match="cannot be stored there"):
-            Curator(store).edit("md:USER.md:3", salience=0.9)
+            Curator(store).edit(md_id(store, "USER.md", 3), salience=0.9)
 
 
 def test_new_step_after_undo_drops_redo(demo_path: Path) -> None:
@@ -247,7 +250,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
     with open_store(demo_path) as store:
         settings = store.settings
         store.save_settings(StoreSettings(embedder="remote-model-not-here"))
-        store.chroma.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
+        store.workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
     with open_store(demo_path) as store:
         Curator(store).edit(memory_id, content="edited while offline")
         assert store.get(memory_id).metadata["vector_state"] == "stale"
@@ -256,7 +259,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
         outcome = Curator(store).reembed()
         assert outcome.ids == [memory_id]
         assert store.get(memory_id).metadata["vector_state"] == "fresh"
-        vector = store.chroma.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert STALE_KEY not in vector["metadata"]
         from mnemoscope.storage.embedding import HashingEmbedder
 
@@ -266,3 +269,71 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
             Curator(store).reembed()
         Curator(store).undo()
         assert state_of(demo_path) == stale
+
+
+def _mixed_selection(store, root: Path) -> list[str]:
+    """Three bullets of one daily log, two memory.db memories and a vector record of its own."""
+    embedder = store.embedder()
+    text = "a standalone vector fact about invoices"
+    meta = {"channel": "webshop", "layer": "semantic", "status": "active", "created_at": "2026-10-01T00:00:00+00:00"}
+    store.workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
+    markdown = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,)), limit=500)
+    by_file: dict[str, list[str]] = {}
+    for memory in markdown:
+        if memory.source.path.startswith("memory/"):
+            by_file.setdefault(memory.source.path, []).append(memory.id)
+    daily = next(ids for ids in by_file.values() if len(ids) >= 3)[:3]
+    return [*daily, _mirrored_memory(root), _promotable(root), record_id_for(NATIVE_COLLECTION, "solo-1")]
+
+
+def test_a_mixed_selection_is_deleted_undone_and_restored_as_one_step(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        ids = _mixed_selection(store, demo_path)
+        before = state_of(demo_path)
+        entries = store.journal.count()
+        events = []
+        store.subscribe(events.append)
+        curator = Curator(store)
+        outcome = curator.delete(ids)
+        assert store.journal.count() == entries + 1 and outcome.ids == ids
+        assert events and events[-1].journal and set(ids) <= set(events[-1].ids)
+        for memory_id in ids[:3]:
+            assert store.find(memory_id) is None  # markdown has no soft delete: the lines went
+        for memory_id in ids[3:]:
+            assert store.get(memory_id).status is Status.DELETED
+        curator.undo()
+        assert state_of(demo_path) == before
+        curator.redo()
+        restored = curator.restore(ids)
+        assert restored.ids == ids and store.journal.history(limit=1)[0].operation == "restore"
+        assert all(store.get(i).status is Status.ACTIVE for i in ids)
+        assert state_of(demo_path)["files"] == before["files"]  # every bullet back, byte for byte
+
+
+def test_a_mixed_selection_is_promoted_as_one_step(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        ids = _mixed_selection(store, demo_path)
+        before = state_of(demo_path)
+        curator = Curator(store)
+        outcome = curator.promote(ids)
+        assert len(outcome.ids) == len(ids)
+        memory_md = (demo_path / "MEMORY.md").read_text()
+        for new_id in outcome.ids:
+            promoted = store.get(new_id)
+            assert promoted.channel == "_global" or promoted.source.path == "MEMORY.md"
+        for memory_id in ids[:3]:
+            assert store.find(memory_id) is None  # moved out of the daily log ...
+        assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3  # ... into MEMORY.md
+        assert memory_md.count("\n- ") >= 3
+        curator.undo()
+        assert state_of(demo_path) == before
+
+
+def test_deleting_a_vector_copy_deletes_the_memory_it_copies(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        memory_id = _mirrored_memory(demo_path)
+        outcome = Curator(store).delete(record_id_for(NATIVE_COLLECTION, memory_id))
+        assert outcome.ids == [memory_id]
+        assert store.get(memory_id).status is Status.DELETED
+        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        assert vector["metadata"]["status"] == "deleted"

@@ -80,7 +80,7 @@ def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: sum(b["memories"] for b in window.timeline.chart.data["bins"]) == total.args[0])
     assert window.graph.channel_box.currentText() == "webshop"
     qtbot.waitUntil(lambda: bool(window.graph.nodes))
-    session = window.store.sqlite.sessions()[0]
+    session = window.store.workspace.db.sessions()[0]
     group = next(window.sidebar.topLevelItem(i) for i in range(window.sidebar.topLevelItemCount())
                  if window.sidebar.topLevelItem(i).text(0) == "Sessions")
     group.setExpanded(True)
@@ -212,7 +212,7 @@ def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
 def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.scratchpad
-    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() == len(window.store.sqlite.sessions()))
+    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() == len(window.store.workspace.db.sessions()))
     model = window.scratchpad.model
     first = model.item(0, 0)
     groups = {first.child(g, 0).text() for g in range(first.rowCount())}
@@ -254,7 +254,7 @@ def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: M
     qtbot.waitUntil(lambda: bool(window.timeline.chart.data["bins"]))
     bins = window.timeline.chart.data["bins"]
     assert sum(b["memories"] for b in bins) == window.store.count(MemoryQuery(statuses=()))
-    assert sum(b["turns"] for b in bins) == window.store.sqlite.table_counts()["turns"]
+    assert sum(b["turns"] for b in bins) == window.store.workspace.db.table_counts()["turns"]
     with qtbot.waitSignal(window.timeline.loaded):
         window.timeline.group_box.setCurrentText("channel")
     assert {g for b in window.timeline.chart.data["bins"] for g in b["counts"]} == {"_global", "rust-cli", "webshop"}

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.markdown_ids import md_id
 from mnemoscope.storage import Curator, Kind, Layer, UnreadableStoreError, open_store
 from mnemoscope.storage.native.markdown import MarkdownSource, parse_blocks, render_block
 
@@ -46,13 +47,13 @@ def test_workspace_memories_carry_layer_channel_date_and_tags(tmp_path: Path) ->
     (tmp_path / "SOUL.md").write_text("Be kind.\n")
     with open_store(tmp_path) as store:
         assert store.kinds == [Kind.MARKDOWN]
-        first = store.get("md:MEMORY.md:8")
+        first = store.get(md_id(store, "MEMORY.md", 8))
         assert (first.layer, first.channel, first.tags) == (Layer.SEMANTIC, "rust-cli", ("rust",))
         assert first.source.line_start == 8 and first.source.path == "MEMORY.md"
-        daily = store.get("md:memory/2026-03-14.md:3")
+        daily = store.get(md_id(store, "memory/2026-03-14.md", 3))
         assert daily.layer is Layer.EPISODIC
         assert daily.created_at.date().isoformat() == "2026-03-14"
-        assert store.get("md:SOUL.md:1").layer is Layer.CORE
+        assert store.get(md_id(store, "SOUL.md", 1)).layer is Layer.CORE
 
 
 def test_non_utf8_file_is_refused_with_one_message(tmp_path: Path) -> None:
@@ -66,7 +67,7 @@ def test_edit_splices_only_that_memorys_lines(tmp_path: Path) -> None:
     text = MEMORY.replace("\n", "\r\n")  # CRLF files keep CRLF
     (tmp_path / "MEMORY.md").write_bytes(text.encode())
     with open_store(tmp_path) as store:
-        Curator(store).edit("md:MEMORY.md:9", content="second fact, edited\nover two lines")
+        Curator(store).edit(md_id(store, "MEMORY.md", 9), content="second fact, edited\nover two lines")
     after = (tmp_path / "MEMORY.md").read_bytes().decode()
     expected = text.replace("- second fact\r\n  continues here\r\n", "- second fact, edited\r\n  over two lines\r\n")
     assert after == expected
@@ -132,5 +133,5 @@ def test_agent_memory_folders_and_learnings_are_read(tmp_path: Path) -> None:
     (tmp_path / "learnings" / "corrections.md").write_text("- say colour\n")
     with open_store(tmp_path) as store:
         by_id = {m.id: m for m in store.page(limit=10)}
-    assert by_id["md:.agentix/memories/preferences.md:3"].content == "likes tea"
-    assert by_id["md:learnings/corrections.md:1"].layer is Layer.PROCEDURAL
+        assert by_id[md_id(store, ".agentix/memories/preferences.md", 3)].content == "likes tea"
+        assert by_id[md_id(store, "learnings/corrections.md", 1)].layer is Layer.PROCEDURAL

@@ -52,12 +52,12 @@ def test_sql_effective_salience_matches_the_python_model(demo_path: Path) -> Non
     with open_store(demo_path) as store:
         model = store.settings.salience
         at = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
-        lowest = store.sqlite.lowest_salience(model.decay_rate, model.access_boost, at, 50)
+        lowest = store.workspace.db.lowest_salience(model.decay_rate, model.access_boost, at, 50)
         values = [model.effective(m, at) for m in lowest]
         assert values == sorted(values)
-        hist = store.sqlite.salience_histogram(model.decay_rate, model.access_boost, at, 10)
+        hist = store.workspace.db.salience_histogram(model.decay_rate, model.access_boost, at, 10)
         expected = [0] * 10
-        for m in store.sqlite.page(MemoryQuery(), 10_000):
+        for m in store.workspace.db.page(MemoryQuery(), 10_000):
             expected[min(int(model.effective(m, at) * 10), 9)] += 1
         assert hist == expected
 
@@ -140,5 +140,5 @@ def test_change_token_moves_when_an_agent_writes_any_kind(demo_path: Path) -> No
         con.close()
         after_sql = store.change_token()
         assert after_sql != after_md
-        store.chroma.collection("memories").update(ids=[store.sqlite.page(MemoryQuery(), 1)[0].id], metadatas=[{"x": 1}])
+        store.workspace.vectors.collection("memories").update(ids=[store.workspace.db.page(MemoryQuery(), 1)[0].id], metadatas=[{"x": 1}])
         assert store.change_token() != after_sql

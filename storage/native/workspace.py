@@ -1,0 +1,368 @@
+"""The native workspace as one source: memory.db, vectors/ and workspace markdown.
+
+A memory agents write through Mnemoscope can live in up to three copies: its
+memory.db row (the memory itself), a vector record in the ``memories``
+collection (a *mirror*, flagged ``mnemoscope_mirror``) and a markdown block in
+the file named by the row's ``md_file``. This module owns that relation: it
+lists each memory once (copies hidden), answers a copy's id with the memory it
+copies, and plans every change so that it reaches every copy. Vector records
+and markdown blocks that copy nothing are memories of their own, planned by
+their part.
+
+Ids: ``m-…`` rows, ``vec:<collection>:<id>`` vector records,
+``md:<file>:<key>`` markdown blocks (see markdown.py: keyed by content, so
+stable when lines move).
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..embedding import Embedder
+from ..errors import NotFoundError
+from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
+from ..query import MemoryQuery
+from ..source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    REEMBED,
+    REINFORCE,
+    RESTORE,
+    Capabilities,
+    Change,
+    Plan,
+    PlanContext,
+    Snapshot,
+    merged_page,
+    summed,
+)
+from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date
+from .memory_db import SqliteSource
+from .vectors import (
+    MIRROR_KEY,
+    NATIVE_COLLECTION,
+    STALE_KEY,
+    ChromaSource,
+    memory_metadata,
+    record_id_for,
+    with_metadata,
+)
+
+
+class NativeWorkspace:
+    """memory.db, a Chroma directory and workspace markdown, any of them absent."""
+
+    format = "mnemoscope"
+    label = "Mnemoscope workspace"
+
+    def __init__(
+        self,
+        root: Path,
+        db: SqliteSource | None = None,
+        vectors: ChromaSource | None = None,
+        markdown: MarkdownSource | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.db = db
+        self.vectors = vectors
+        self.markdown = markdown
+        self.parts: list[Any] = [p for p in (db, vectors, markdown) if p is not None]
+        self.kind = self.parts[0].kind
+        self.refresh_copies()
+
+    @property
+    def kinds(self) -> list[Kind]:
+        return [p.kind for p in self.parts]
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+    def refresh_copies(self) -> None:
+        """Vector and markdown copies of memory.db memories are not listed twice."""
+        if self.db is None:
+            return
+        if self.vectors is not None:
+            self.vectors.hide_mirrors()
+        if self.markdown is not None:
+            self.markdown.set_mirrors(set(self.db.memories_with_markdown_copies()))
+
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        if record_id is not None:
+            return self.part_for(self.canonical_id(record_id)).capabilities()
+        caps = [p.capabilities() for p in self.parts]
+        return Capabilities(
+            read_only=all(c.read_only for c in caps),
+            read_only_reason="; ".join(c.read_only_reason for c in caps if c.read_only_reason),
+            editable_fields=tuple(dict.fromkeys(f for c in caps for f in c.editable_fields)),
+            can_promote=any(c.can_promote for c in caps),
+            can_soft_delete=any(c.can_soft_delete for c in caps),
+            can_reinforce=any(c.can_reinforce for c in caps),
+            keyword_search=any(c.keyword_search for c in caps),
+            vector_search=any(c.vector_search for c in caps),
+            sessions=self.db is not None,
+            scratchpad=self.db is not None,
+            graph=self.db is not None,
+            reembed=any(c.reembed for c in caps),
+        )
+
+    def change_token(self) -> str:
+        return "|".join(p.change_token() for p in self.parts)
+
+    def describe(self) -> dict[str, Any]:
+        """What `info` shows of the workspace beyond the counts."""
+        out: dict[str, Any] = {}
+        if self.db is not None:
+            out["schema_version"] = self.db.schema_version
+            out["tables"] = self.db.table_counts()
+        if self.vectors is not None:
+            out["collections"] = [
+                {"name": n, "count": self.vectors.collection(n).count(), **self.vectors.embedding_function_info(n)}
+                for n in self.vectors.collections()
+            ]
+        if self.markdown is not None:
+            out["markdown_files"] = self.markdown.files()
+        return out
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def count(self, query: MemoryQuery) -> int:
+        return sum(p.count(query) for p in self.parts)
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        return merged_page(self.parts, query, limit, offset)
+
+    def get(self, memory_id: str) -> Memory | None:
+        memory_id = self.canonical_id(memory_id)
+        return self.part_for(memory_id).get(memory_id) if self.owns(memory_id) else None
+
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        return summed(p.counts_by(column, query) for p in self.parts)
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        return summed(p.bin_counts(query, bin_format, group_by) for p in self.parts)
+
+    def keyword_lists(self, text: str, query: MemoryQuery, k: int) -> dict[str, list[Memory]]:
+        """One ranked list per part: FTS5 ranks are not comparable with term counts."""
+        return {p.label: p.keyword_search(text, query, k) for p in self.parts}
+
+    def keyword_search(self, text: str, query: MemoryQuery, k: int) -> list[Memory]:
+        return [m for ranked in self.keyword_lists(text, query, k).values() for m in ranked][:k]
+
+    # -- ids and copies --------------------------------------------------------------------
+
+    def owns(self, record_id: str) -> bool:
+        return any(p.owns(record_id) for p in self.parts)
+
+    def part_for(self, record_id: str) -> Any:
+        for part in self.parts:
+            if part.owns(record_id):
+                return part
+        raise NotFoundError(f"No memory {record_id} in {self.root} (no store holds that kind).")
+
+    def canonical_id(self, record_id: str) -> str:
+        """The memory a copy belongs to: a mirror vector or markdown block names its memory.db row."""
+        if self.db is None or not record_id.startswith(("vec:", "md:")):
+            return record_id
+        if self.vectors is not None and record_id.startswith(f"vec:{NATIVE_COLLECTION}:"):
+            snap = self.vectors.read_record(record_id) if self.vectors.owns(record_id) else None
+            if snap is not None and snap["metadata"].get(MIRROR_KEY) and self.db.read_record(snap["id"]):
+                return str(snap["id"])
+        if self.markdown is not None and record_id.startswith("md:"):
+            block = self.markdown.block_for(record_id)
+            if block is not None:
+                owner = self.db.memory_with_markdown_copy(block.path, block.content)
+                if owner is not None:
+                    return owner
+        return record_id
+
+    def copies(self, memory_id: str) -> list[dict[str, Any]]:
+        """Where a memory.db memory is also kept, and whether each copy is current."""
+        row = self.db.read_record(memory_id) if self.db is not None and self.db.owns(memory_id) else None
+        if row is None:
+            return []
+        out: list[dict[str, Any]] = []
+        vector = self._vector_copy(memory_id)
+        if vector is not None:
+            out.append({"kind": "chroma", "record": vector[0], "state": row["vector_state"]})
+        if row.get("md_file"):
+            block = self._markdown_copy(row)
+            if block is not None:
+                out.append({"kind": "markdown", "record": block.record_id, "lines": [block.line, block.end]})
+            else:
+                out.append({"kind": "markdown", "record": None, "file": row["md_file"], "state": "missing"})
+        return out
+
+    def _vector_copy(self, memory_id: str) -> tuple[str, Snapshot] | None:
+        if self.vectors is None or NATIVE_COLLECTION not in self.vectors.collections():
+            return None
+        rid = record_id_for(NATIVE_COLLECTION, memory_id)
+        snap = self.vectors.read_record(rid)
+        return (rid, snap) if snap is not None else None
+
+    def _markdown_copy(self, row: Snapshot) -> Block | None:
+        if self.markdown is None or not row.get("md_file"):
+            return None
+        return self.markdown.find_copy(row["md_file"], row["content"])
+
+    # -- the write primitive ------------------------------------------------------------------
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        return self.part_for(record_id).read_record(record_id)
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        return self.part_for(record_id).write_record(record_id, expected, new)
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        part = self.part_for(memory.id)
+        plan = part.plan(operation, memory, fields, context)
+        if part is not self.db or not plan.changes:
+            return plan
+        row = next(c.before for c in plan.changes if c.record == memory.id)
+        assert row is not None
+        vector = self._vector_copy(memory.id)
+        block = self._markdown_copy(row)
+        own = plan.changes[-1] if operation == PROMOTE else plan.changes[0]  # this memory's row change
+        if operation == EDIT:
+            plan.changes += self._edit_copies(own.after, vector, block, "content" in fields, context)
+        elif operation in (DELETE, RESTORE, REINFORCE):
+            if vector is not None:
+                changes = {k: own.after[k] for k in ("status", "updated_at", "access_count", "last_accessed")}
+                plan.changes.append(Change(vector[0], vector[1], with_metadata(vector[1], **changes)))
+            if operation == DELETE and block is not None:
+                plan.changes.append(Change(block.record_id, block.snapshot(), None))
+        elif operation == PURGE:
+            if vector is not None:
+                plan.changes.append(Change(vector[0], vector[1], None))
+            if block is not None:
+                plan.changes.append(Change(block.record_id, block.snapshot(), None))
+        elif operation == REEMBED and vector is not None:
+            new_vector = copy.deepcopy(vector[1])
+            new_vector["document"] = row["content"]
+            new_vector["metadata"].pop(STALE_KEY, None)
+            plan.changes.append(Change(vector[0], vector[1], new_vector))
+        elif operation == PROMOTE:
+            plan.changes += self._promote_copies(plan, row, vector, block)
+        return plan
+
+    def _edit_copies(
+        self,
+        new_row: Snapshot,
+        vector: tuple[str, Snapshot] | None,
+        block: Block | None,
+        content_changed: bool,
+        context: PlanContext,
+    ) -> list[Change]:
+        changes = []
+        if vector is not None:
+            rid, vsnap = vector
+            new_vector = copy.deepcopy(vsnap)
+            new_vector["document"] = new_row["content"]
+            stale = bool(vsnap["metadata"].get(STALE_KEY))
+            new_vector["metadata"] = memory_metadata(new_row)
+            if content_changed:
+                embedding = context.embed(new_row["content"])
+                if embedding is None:
+                    stale = True
+                else:
+                    new_vector["embedding"], stale = embedding, False
+            if stale:
+                new_vector["metadata"][STALE_KEY] = True
+            new_row["vector_state"] = "stale" if stale else "fresh"
+            changes.append(Change(rid, vsnap, new_vector))
+        if block is not None and content_changed:
+            assert self.markdown is not None
+            changes += self.markdown.plan_edit(block.record_id, block.snapshot(), new_row["content"]).changes
+        return changes
+
+    def _promote_copies(
+        self, plan: Plan, row: Snapshot, vector: tuple[str, Snapshot] | None, block: Block | None
+    ) -> list[Change]:
+        promoted, archived = plan.changes[0].after, plan.changes[-1].after
+        assert promoted is not None and archived is not None
+        changes = []
+        if block is not None and daily_date(block.path) is not None:
+            assert self.markdown is not None
+            changes += self.markdown.plan_move_to_memory_file(block.record_id, block.snapshot(), row["content"]).changes
+            promoted["md_file"], archived["md_file"] = MEMORY_FILE, None
+        elif block is None:
+            promoted["md_file"] = None
+        if vector is not None:
+            rid, vsnap = vector
+            promoted_vector = copy.deepcopy(vsnap)
+            promoted_vector["id"] = promoted["id"]
+            promoted_vector["metadata"] = {**memory_metadata(promoted), MIRROR_KEY: True}
+            archived_vector = with_metadata(vsnap, status=Status.ARCHIVED.value, updated_at=archived["updated_at"])
+            changes.append(Change(record_id_for(NATIVE_COLLECTION, promoted["id"]), None, promoted_vector))
+            changes.append(Change(rid, vsnap, archived_vector))
+        return changes
+
+    def stale_ids(self) -> list[str]:
+        """Memories whose vector no longer matches their text."""
+        ids = self.db.stale_vector_ids() if self.db is not None else []
+        return ids + (self.vectors.stale_record_ids() if self.vectors is not None else [])
+
+    # -- what agents write (not audited: the agent is the owner) --------------------------------
+
+    def add_memory(self, content: str, *, embedder: Embedder | None = None, **fields: Any) -> str:
+        """One memory.db row, and its vector copy when the workspace keeps vectors and an
+        embedder runs here (else the row says it has none)."""
+        if self.db is None:
+            raise NotFoundError(f"{self.root} has no memory.db to add memories to.")
+        mirror = self.vectors is not None and embedder is not None
+        row = self.db.memory_row(content, **{**fields, "vector_state": "fresh" if mirror else "none"})
+        self.db.insert_memory_rows([row])
+        if mirror:
+            assert self.vectors is not None and embedder is not None
+            self.vectors.add_records(
+                NATIVE_COLLECTION, [row["id"]], [content], [memory_metadata(row)], embedder.embed([content])
+            )
+        return str(row["id"])
+
+    def add_memory_rows(self, rows: Sequence[dict[str, Any]], embedder: Embedder | None) -> None:
+        """Bulk insert of memory_row() rows (import, demo), with their vector copies."""
+        if self.db is None:
+            raise NotFoundError(f"{self.root} has no memory.db to add memories to.")
+        self.db.insert_memory_rows(rows)
+        if rows and self.vectors is not None and embedder is not None:
+            self.vectors.add_records(
+                NATIVE_COLLECTION,
+                [r["id"] for r in rows],
+                [r["content"] for r in rows],
+                [memory_metadata(r) for r in rows],
+                embedder.embed([r["content"] for r in rows]),
+            )
+        self.refresh_copies()
+
+    # -- sessions, scratchpad, graph ------------------------------------------------------------
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return self.db.sessions(channels) if self.db is not None else []
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        return self.db.turns(session_id, limit, offset) if self.db is not None else []
+
+    def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
+        return self.db.turn_bin_counts(bin_format, since, until) if self.db is not None else {}
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        return self.db.scratch_entries(session_id) if self.db is not None else []
+
+    def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
+        return self.db.entities(channels) if self.db is not None else []
+
+    def relations(
+        self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
+    ) -> list[Relation]:
+        return self.db.relations(types, channels, touching) if self.db is not None else []
+
+    def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
+        return self.db.memories_about(entity_id, limit) if self.db is not None else []
+
