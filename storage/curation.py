@@ -11,10 +11,9 @@ forwards again. Nothing here asks what kind of store a memory lives in.
 
 from __future__ import annotations
 
-import copy
-import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .errors import (
     ConflictError,
@@ -109,7 +108,7 @@ class Curator:
         }
         if not requested:
             raise UnsupportedError("Nothing to edit: give --content, --tag, --layer, --channel or --salience.")
-        if "salience" in requested and not 0.0 <= float(requested["salience"]) <= 1.0:
+        if salience is not None and not 0.0 <= float(salience) <= 1.0:
             raise UnsupportedError("Salience must be between 0 and 1.")
         if "content" in requested and not str(requested["content"]).strip():
             raise UnsupportedError("Content cannot be empty; delete the memory instead.")
@@ -222,7 +221,7 @@ class Curator:
             batch = [self.store.get(memory_id) for memory_id in targets[start : start + 64]]
             plans = [self.store.source_for(m.id).plan(REEMBED, m, {}, context) for m in batch]
             vectors = embedder.embed([plan.embed_text or "" for plan in plans])
-            for memory, plan, vector in zip(batch, plans, vectors):
+            for memory, plan, vector in zip(batch, plans, vectors, strict=False):
                 for change in plan.changes:
                     if change.after is not None and "embedding" in change.after:
                         change.after["embedding"] = vector

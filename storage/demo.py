@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 from .embedding import HashingEmbedder
 from .model import Entity, Layer, Relation, RelationType

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

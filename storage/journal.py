@@ -9,14 +9,15 @@ snapshots it changed, so undo and redo work across separate processes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import Engine
 
-from .native import schema
 from .model import AuditEntry
+from .native import schema
 from .source import Change
 from .sqlite_db import friendly_errors, sqlite_engine
 from .timeutil import parse_time, to_iso, utcnow
@@ -106,7 +107,7 @@ class Journal:
         with friendly_errors(self.label), engine.begin() as conn:
             if state == DONE:
                 conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
-            seq = conn.execute(
+            inserted = conn.execute(
                 insert(schema.audit).values(
                     at=to_iso(utcnow()),
                     operation=operation,
@@ -117,7 +118,9 @@ class Journal:
                     details=json.dumps(details or {}, default=str),
                     changes=json.dumps([c.to_json() for c in changes], default=str),
                 )
-            ).inserted_primary_key[0]
+            ).inserted_primary_key
+            assert inserted is not None
+            seq = inserted[0]
             for target in targets:
                 conn.execute(insert(schema.audit_targets).values(seq=seq, target=target))
         entry = self.entry(int(seq))

@@ -9,7 +9,7 @@ for memories not accessed in 30 days. All four are per-store settings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 

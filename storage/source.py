@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from .model import Kind, Memory
+from .model import Kind, Memory, ScratchEntry, Session, Turn
 from .query import MemoryQuery, sort_key
 
 Snapshot = dict[str, Any]
@@ -113,6 +114,16 @@ class Capabilities:
 class Source(Protocol):
     kind: Kind
     root: Path
+    format: str  # "mnemoscope" for the native workspace, else the tool ("mem0", "chroma", ...)
+    label: str  # what a person calls it
+
+    def describe(self) -> dict[str, Any]:
+        """What `info` shows of the source beyond the counts."""
+        ...
+
+    def problems(self) -> list[str]:
+        """What a user should know: drift, dangling rows, unread tables."""
+        ...
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         """What the source can do; with record_id, what it can do to that record."""
@@ -151,6 +162,22 @@ class Source(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class SessionSource(Protocol):
+    """Sessions and their turns (Capabilities.sessions), and their scratchpads (.scratchpad)."""
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]: ...
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]: ...
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]: ...
+
+
+class HistorySource(Protocol):
+    """The owning tool's own log of each memory (Capabilities.history)."""
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]: ...
 
 
 def revision_of(snapshot: Snapshot | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, cast
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
 from .errors import NotFoundError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
 from .journal import Journal
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
+from .native.markdown import MarkdownSource
+from .native.memory_db import DB_NAME, SqliteSource
+from .native.vectors import CHROMA_FILE, ChromaSource
 from .native.workspace import NativeWorkspace
 from .query import MemoryQuery
 from .salience import PromotionThresholds, SalienceModel
-from .source import Capabilities, Source, merged_page, summed
-from .native.vectors import CHROMA_FILE, ChromaSource
-from .native.markdown import MarkdownSource
-from .native.memory_db import DB_NAME, SqliteSource
+from .source import Capabilities, HistorySource, Source, merged_page, summed
 from .sqlite_db import is_sqlite_file
 
 VECTORS_DIR = "vectors"
@@ -140,7 +141,7 @@ class MemoryStore:
 
     def vector_sources(self) -> list[Any]:
         """The Chroma directories of the store (the workspace's, a crew's, mem0's)."""
-        found = []
+        found: list[Any] = []
         for s in self.sources:
             if s is self.workspace:
                 if self.workspace.vectors is not None:
@@ -183,7 +184,7 @@ class MemoryStore:
     def owner_history(self, memory_id: str) -> list[dict[str, Any]]:
         """The owning tool's own log of a memory (mem0's history.db), where it keeps one."""
         source = self.source_for(memory_id)
-        return list(source.history(memory_id)) if source.capabilities().history else []
+        return list(cast(HistorySource, source).history(memory_id)) if source.capabilities().history else []
 
     def problems(self) -> list[str]:
         """What a user should know about foreign stores: drift, dangling rows, unread tables."""

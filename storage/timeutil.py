@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+from typing import overload
 
 
 def utcnow() -> datetime:
@@ -15,6 +16,10 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+@overload
+def parse_time(value: object, default: datetime) -> datetime: ...
+@overload
+def parse_time(value: object, default: None = None) -> datetime | None: ...
 def parse_time(value: object, default: datetime | None = None) -> datetime | None:
     """Parse ISO strings, epoch seconds, dates or datetimes; None when empty."""
     if value is None or value == "":

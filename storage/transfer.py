@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, TextIO, cast
 
 from .errors import StoreError, UnsupportedError
 from .model import Memory
 from .query import MemoryQuery, Order
+from .source import SessionSource
 from .store import MemoryStore, create_workspace, detect, open_store
 
 PAGE = 1000
@@ -130,7 +132,7 @@ def _copy(
         present = sqlite.existing_values("import_key", keys)
         taken = sqlite.existing_values("id", [m.id for m in batch])
         rows = []
-        for memory, key in zip(batch, keys):
+        for memory, key in zip(batch, keys, strict=False):
             if key in present:
                 summary.already_present += 1
                 continue
@@ -214,9 +216,10 @@ def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSum
     turns, so no message lands twice."""
     dst = target
     have_sessions = {s.id for s in dst.sessions()}
-    for owner in source.sources:
-        if not owner.capabilities().sessions:
+    for source_ in source.sources:
+        if not source_.capabilities().sessions:
             continue
+        owner = cast(SessionSource, source_)
         for session in owner.sessions():
             if session.id in have_sessions:
                 summary.skip("session id already in the destination")

@@ -26,16 +26,27 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, ScratchEntry, Session, Turn
-from ..source import Snapshot
 from ..native.markdown import MarkdownSource
+from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, index_drift, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+from .base import (
+    Contents,
+    FormatSource,
+    index_drift,
+    json_object,
+    make_memory,
+    plain_row,
+    reading,
+    sqlite_files,
+    sqlite_tables,
+)
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSION_TABLES = {
@@ -235,18 +246,18 @@ def detect(path: Path) -> list[FormatMatch]:
         if _has(tables, SESSION_TABLES):
             matches.append(FormatMatch(
                 "agenticx", AgenticxSessionSource.label, candidate,
-                open=lambda c=candidate, t=tables: AgenticxSessionSource(c, t),
+                open=partial(AgenticxSessionSource, candidate, tables),
             ))
         elif _has(tables, INDEX_TABLES) and "chunks_fts" in tables:
             matches.append(FormatMatch(
                 "agenticx-index", AgenticxIndexSource.label, candidate,
-                open=lambda c=candidate, t=tables: AgenticxIndexSource(c, t),
+                open=partial(AgenticxIndexSource, candidate, tables),
             ))
     workspace = path / "workspace"
     if matches and path.is_dir() and MarkdownSource.detect(workspace):
         # ~/.agenticx: the workspace beside memory/ is part of the same store.
         matches.append(FormatMatch(
             "markdown", "AgenticX workspace markdown", workspace,
-            open=lambda w=workspace: MarkdownSource.open(w), journal_dir=path,
+            open=partial(MarkdownSource.open, workspace), journal_dir=path,
         ))
     return matches

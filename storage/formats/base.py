@@ -13,22 +13,23 @@ import contextlib
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
-from ..errors import ConflictError, ReadOnlyError, UnreadableStoreError, UnsupportedError
+from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (
     DELETE,
     EDIT,
     PURGE,
+    Capabilities,
     Change,
     Plan,
     PlanContext,
-    Capabilities,
     Snapshot,
     bin_by,
     count_by,
@@ -189,6 +190,8 @@ class FormatSource:
         """Edits as the owner writes them (edit_snapshot); deletes remove the record, since
         the owner keeps no deleted state (the journal keeps it for undo and restore)."""
         snap = self.read_record(memory.id)
+        if snap is None:
+            raise NotFoundError(f"No memory {memory.id} in {self.label} at {self.root}.")
         if operation == EDIT:
             new = self.edit_snapshot(snap, fields, context.now)
             return Plan([] if new == snap else [Change(memory.id, snap, new)])
@@ -199,7 +202,7 @@ class FormatSource:
             )
         raise UnsupportedError(f"{memory.id}: {self.label} cannot {operation} a memory.")
 
-    def edit_snapshot(self, snap: Snapshot | None, requested: dict[str, Any], now: str) -> Snapshot:
+    def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
         raise UnsupportedError(f"{self.label} memories cannot be edited" + (f": {self.read_only_reason}." if self.read_only_reason else "."))
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
@@ -449,7 +452,7 @@ def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sq
 def plain_row(row: sqlite3.Row) -> Snapshot:
     """A row as a JSON-safe snapshot: BLOBs become {"$blob": hex} so the journal
     keeps them byte for byte (and undo writes back a BLOB, not its repr)."""
-    return {k: ({"$blob": v.hex()} if isinstance(v, bytes) else v) for k, v in zip(row.keys(), tuple(row))}
+    return {k: ({"$blob": v.hex()} if isinstance(v, bytes) else v) for k, v in zip(row.keys(), tuple(row), strict=False)}
 
 
 def row_values(snapshot: Snapshot) -> dict[str, Any]:

@@ -12,6 +12,7 @@ back.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -125,5 +126,5 @@ def detect(path: Path) -> list[FormatMatch]:
             if any(_is_memory_file(p, directory) for p in directory.rglob("*")):
                 # The model lists this directory; the journal stays out of its sight.
                 return [FormatMatch("claude-memory", "Claude memory directory", directory,
-                                    open=lambda d=directory: ClaudeMemorySource(d), journal_dir=directory.parent)]
+                                    open=partial(ClaudeMemorySource, directory), journal_dir=directory.parent)]
     return []

@@ -19,12 +19,13 @@ memories are read-only: an edit would need the crew's embedder for a new vector.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..model import GLOBAL_CHANNEL, Layer
-from ..source import Snapshot
 from ..native.vectors import ChromaSource
+from ..source import Snapshot
 from ..timeutil import parse_time
 from . import FormatMatch
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables
@@ -165,12 +166,12 @@ def detect(path: Path) -> list[FormatMatch]:
         for folder in sorted((path / kind).iterdir()) if (path / kind).is_dir() else []:
             if ChromaSource.detect(folder):
                 matches.append(FormatMatch(
-                    "chroma", f"CrewAI {RAG_TYPES[kind]}", folder, open=lambda f=folder, k=kind: _rag_source(f, k),
+                    "chroma", f"CrewAI {RAG_TYPES[kind]}", folder, open=partial(_rag_source, folder, kind),
                 ))
     for folder in (path / "memory", path):
         if (folder / f"{LANCE_TABLE}.lance").is_dir():
             matches.append(FormatMatch(
-                "crewai-lancedb", CrewLanceSource.label, folder, open=lambda f=folder: CrewLanceSource(f),
+                "crewai-lancedb", CrewLanceSource.label, folder, open=partial(CrewLanceSource, folder),
             ))
             break
     return matches

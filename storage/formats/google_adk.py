@@ -18,6 +18,7 @@ it does when ADK itself rewinds nothing. V0 databases are read-only.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,6 @@ def detect(path: Path) -> list[FormatMatch]:
             and "user_states" in tables
         ):
             matches.append(
-                FormatMatch("google-adk", "Google ADK sessions", candidate, open=lambda c=candidate, t=tables: AdkSource(c, t))
+                FormatMatch("google-adk", "Google ADK sessions", candidate, open=partial(AdkSource, candidate, tables))
             )
     return matches

@@ -24,6 +24,7 @@ are the history a thread resumes and replays from.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ class LangGraphSource(FormatSource):
             started = parse_time(first.get("ts")) or utcnow()
             at = parse_time(latest.get("ts")) or started
             values = latest.get("channel_values") or {}
-            messages = values.get("messages") if isinstance(values.get("messages"), list) else []
+            messages: list[Any] = values["messages"] if isinstance(values.get("messages"), list) else []
             turns = [
                 Turn(session_id, i, ROLES.get(str(m.get("type")), str(m.get("type") or "")), message_text(m), at)
                 for i, m in enumerate(messages)
@@ -278,6 +279,6 @@ def detect(path: Path) -> list[FormatMatch]:
         tables = sqlite_tables(candidate)
         if STORE_COLUMNS <= tables.get("store", set()) or CHECKPOINT_COLUMNS <= tables.get("checkpoints", set()):
             matches.append(
-                FormatMatch("langgraph", "LangGraph", candidate, open=lambda c=candidate, t=tables: LangGraphSource(c, t))
+                FormatMatch("langgraph", "LangGraph", candidate, open=partial(LangGraphSource, candidate, tables))
             )
     return matches

@@ -15,6 +15,7 @@ back is not one the agent sees; make it through Letta (its API or letta-client).
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,5 +145,5 @@ def detect(path: Path) -> list[FormatMatch]:
         tables = sqlite_tables(candidate)
         if is_letta(tables):
             matches.append(FormatMatch("letta", LettaSource.label, candidate,
-                                       open=lambda c=candidate, t=tables: LettaSource(c, t)))
+                                       open=partial(LettaSource, candidate, tables)))
     return matches

@@ -29,8 +29,8 @@ from typing import Any
 
 from ..errors import StoreError
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
-from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, split_record_id
+from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from . import FormatMatch

@@ -16,6 +16,7 @@ model's own record of what happened.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ def detect(path: Path) -> list[FormatMatch]:
             matches.append(
                 FormatMatch(
                     "openai-agents", "OpenAI Agents SDK session", candidate,
-                    open=lambda c=candidate, s=sessions, m=messages: AgentsSessionSource(c, s, m),
+                    open=partial(AgentsSessionSource, candidate, sessions, messages),
                 )
             )
     return matches

@@ -23,6 +23,7 @@ the sqlite-vec extension, which is not loaded: they are counted, not read.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class OpenClawAgentSource(FormatSource):
     # -- the memory index ---------------------------------------------------------------
 
     def _load_index(self, contents: Contents) -> None:
+        assert self.index is not None
         files_table, chunks_table = LAYOUTS[self.layout]
         with reading(self.index) as con:
             files = con.execute(f'SELECT path, source, hash FROM "{files_table}"').fetchall()
@@ -118,6 +120,7 @@ class OpenClawAgentSource(FormatSource):
     # -- transcripts ----------------------------------------------------------------------
 
     def _load_jsonl(self, contents: Contents) -> None:
+        assert self.transcripts is not None
         titles = _session_titles(self.transcripts / "sessions.json")
         for file in sorted(self.transcripts.glob("*.jsonl")):
             records, bad = [], 0
@@ -133,6 +136,7 @@ class OpenClawAgentSource(FormatSource):
             self._add_session(contents, file.stem, records, titles)
 
     def _load_events(self, contents: Contents) -> None:
+        assert self.transcripts is not None
         tables = sqlite_tables(self.transcripts)
         with reading(self.transcripts) as con:
             windows = (
@@ -283,13 +287,13 @@ def detect(path: Path) -> list[FormatMatch]:
     workspace = _workspace(path)
     matches = [
         _match(agent, found.get("index"), found.get("layout", "none"), found.get("transcripts"), workspace,
-               found.get("index") or found.get("transcripts"))
+               found.get("index") or found.get("transcripts") or path)
         for agent, found in agents.items()
     ]
     if matches and workspace is not None and MarkdownSource.detect(workspace):
         matches.append(FormatMatch(
             "markdown", "OpenClaw workspace markdown", workspace,
-            open=lambda w=workspace: MarkdownSource.open(w), journal_dir=path,
+            open=partial(MarkdownSource.open, workspace), journal_dir=path,
         ))
     return matches
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -300,6 +301,12 @@ class MarkdownSource:
             for block in self.blocks(rel):
                 if (block.path, _normalize(block.content)) not in self._mirrors:
                     yield block
+
+    def problems(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        return {"format": self.format, "label": self.label, "path": str(self.root)}
 
     def change_token(self) -> str:
         parts = []

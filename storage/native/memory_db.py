@@ -7,15 +7,15 @@ import json
 import re
 import sqlite3
 import uuid
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
-from . import schema
-from ..errors import ConflictError, NothingToDoError, NotFoundError, UnreadableStoreError, UnsupportedError
+from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
 from ..model import (
     EDITABLE_FIELDS,
     Entity,
@@ -32,8 +32,6 @@ from ..model import (
     Turn,
 )
 from ..query import MemoryQuery, Order
-from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
-from ..timeutil import parse_time, to_iso, utcnow
 from ..source import (
     DELETE,
     EDIT,
@@ -50,6 +48,9 @@ from ..source import (
     revision_of,
     same_record,
 )
+from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
+from ..timeutil import parse_time, to_iso, utcnow
+from . import schema
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
@@ -166,6 +167,12 @@ class SqliteSource:
             graph=True,
             reembed=True,
         )
+
+    def problems(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        return {"format": self.format, "label": self.label, "path": str(self.root)}
 
     def change_token(self) -> str:
         return "sqlite:" + files_token(Path(self.db_path))

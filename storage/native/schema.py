@@ -10,7 +10,7 @@ refused, never downgraded.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy import (
     Column,

@@ -11,18 +11,18 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import uuid
 import shutil
 import sqlite3
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
 from ..embedding import Embedder, embedder_by_name
 from ..errors import (
     ConflictError,
-    NothingToDoError,
     NotFoundError,
+    NothingToDoError,
     ReadOnlyError,
     StoreError,
     UnreadableStoreError,
@@ -30,8 +30,6 @@ from ..errors import (
 )
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, sort_key
-from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
-from ..timeutil import parse_time, utcnow
 from ..source import (
     DELETE,
     EDIT,
@@ -50,6 +48,8 @@ from ..source import (
     revision_of,
     same_record,
 )
+from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
+from ..timeutil import parse_time, utcnow
 from .memory_db import parse_layer, parse_status
 
 CHROMA_FILE = "chroma.sqlite3"
@@ -196,6 +196,12 @@ class ChromaSource:
             reembed=not self.read_only_reason,
         )
 
+    def problems(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        return {"format": self.format, "label": self.label, "path": str(self.root)}
+
     def change_token(self) -> str:
         return "chroma:" + files_token(self.path / CHROMA_FILE)
 
@@ -249,7 +255,7 @@ class ChromaSource:
             batch = col.get(include=["metadatas"], where=where, limit=_BATCH, offset=offset)
             ids = batch["ids"]
             metas = batch["metadatas"] or [None] * len(ids)
-            entries += [(i, m or {}) for i, m in zip(ids, metas)]
+            entries += [(i, m or {}) for i, m in zip(ids, metas, strict=False)]
             if len(ids) < _BATCH:
                 break
             offset += _BATCH
@@ -294,7 +300,7 @@ class ChromaSource:
         offset = 0
         while True:
             batch = col.get(include=["documents", "metadatas"], limit=_BATCH, offset=offset)
-            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"]):
+            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"], strict=False):
                 texts = [doc or ""] + [str((meta or {}).get(k, "")) for k in TEXT_KEYS]
                 if any(needle in t.lower() for t in texts):
                     ids.add(record_id)
@@ -317,7 +323,7 @@ class ChromaSource:
         full: dict[str, Memory] = {}
         for name, ids in by_collection.items():
             batch = self.collection(name).get(ids=ids, include=["documents", "metadatas"])
-            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"]):
+            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"], strict=False):
                 m = self._memory(name, record_id, doc, meta or {}, None)
                 full[m.id] = m
         return [full[m.id] for m in memories if m.id in full]
@@ -335,13 +341,14 @@ class ChromaSource:
         text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
         created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or now
         updated = parse_time(meta.get("updated_at"), created)
-        tags = meta.get("tags") or ()
-        if isinstance(tags, str):
+        raw_tags = meta.get("tags") or ()
+        tags = raw_tags
+        if isinstance(raw_tags, str):
             try:
-                loaded = json.loads(tags)
-                tags = loaded if isinstance(loaded, list) else [tags]
+                loaded = json.loads(raw_tags)
+                tags = loaded if isinstance(loaded, list) else [raw_tags]
             except json.JSONDecodeError:
-                tags = [t.strip() for t in tags.split(",") if t.strip()]
+                tags = [t.strip() for t in raw_tags.split(",") if t.strip()]
         layer_value = meta.get("layer") or meta.get("category") or meta.get("memory_type")
         extra = {k: v for k, v in meta.items() if k not in _MAPPED_KEYS}
         return Memory(
@@ -354,8 +361,8 @@ class ChromaSource:
             updated_at=updated or created,
             last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
             access_count=int(meta.get("access_count") or 0),
-            salience=float(meta.get("salience") if meta.get("salience") is not None else 0.5),
-            confidence=float(meta.get("confidence") if meta.get("confidence") is not None else 1.0),
+            salience=_number(meta.get("salience"), 0.5),
+            confidence=_number(meta.get("confidence"), 1.0),
             conversations=int(meta.get("conversations") or 0),
             tags=tuple(str(t) for t in tags),
             metadata=extra,
@@ -417,7 +424,7 @@ class ChromaSource:
             except Exception as exc:  # dimension mismatch and the like
                 raise StoreError(f"Vector search in collection {name!r} failed: {exc}") from None
             for record_id, doc, meta, dist in zip(
-                res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0]
+                res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=False
             ):
                 results.append((self._memory(name, record_id, doc, meta or {}, None), float(dist)))
         results.sort(key=lambda t: t[1])
@@ -657,3 +664,10 @@ def edited_record(snap: Snapshot, requested: dict[str, Any], context: PlanContex
     if new != snap:
         meta["updated_at"] = context.now
     return new
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        return float(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default

@@ -17,9 +17,10 @@ stable when lines move).
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..embedding import Embedder
 from ..errors import NotFoundError
@@ -113,6 +114,9 @@ class NativeWorkspace:
 
     def change_token(self) -> str:
         return "|".join(p.change_token() for p in self.parts)
+
+    def problems(self) -> list[str]:
+        return [p for part in self.parts for p in part.problems()]
 
     def describe(self) -> dict[str, Any]:
         """What `info` shows of the workspace beyond the counts."""

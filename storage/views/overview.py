@@ -73,9 +73,9 @@ def salience_overview(
     candidates = []
     sources: list[Any] = list(store.sources)
     db = store.workspace.db if store.workspace is not None else None
-    if db is not None:  # computed in SQL; the workspace's other parts below, in Python
+    if store.workspace is not None and db is not None:  # computed in SQL; the workspace's other parts below, in Python
         sql_hist = db.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
-        histogram = [a + b for a, b in zip(histogram, sql_hist)]
+        histogram = [a + b for a, b in zip(histogram, sql_hist, strict=False)]
         candidates += db.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
         sources = [p for p in store.workspace.parts if p is not db] + [s for s in sources if s is not store.workspace]
     for source in sources:

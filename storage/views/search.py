@@ -7,8 +7,9 @@ none does, vector and hybrid searches fall back to keyword search and say so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import NotFoundError, UnsupportedError
 from ..model import Kind, Memory
@@ -45,7 +46,7 @@ class SearchResult:
         }
 
 
-def rrf(ranked_lists: dict[str, Sequence[Memory]], k: int = RRF_K) -> list[Hit]:
+def rrf(ranked_lists: Mapping[str, Sequence[Memory]], k: int = RRF_K) -> list[Hit]:
     """Fuse ranked lists: score(d) = sum over lists of 1 / (k + rank)."""
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
