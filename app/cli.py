@@ -167,10 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id", help="only steps touching this memory")
     p.add_argument("--limit", type=int, default=50)
 
-    p = add("export", "write every memory to OUT as JSONL or markdown")
+    p = add("export", "write memories to OUT as JSONL (every status) or markdown (active ones)")
     p.add_argument("path", type=Path)
     p.add_argument("out", type=Path)
     p.add_argument("--format", required=True, choices=["jsonl", "markdown"])
+    p.add_argument("--status", action="append", default=[], choices=["all", *[s.value for s in Status]],
+                   help="which statuses to write (default: all for jsonl, active for markdown)")
 
     p = add("import", "import any store this tool opens into a native workspace DEST")
     p.add_argument("src", type=Path)
@@ -491,9 +493,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_store(args.path) as store:
         buffer = io.StringIO()
         writer = export_jsonl if args.format == "jsonl" else export_markdown
-        n = writer(store, buffer)
+        statuses = _statuses(args.status or (["all"] if args.format == "jsonl" else ["active"]))
+        n = writer(store, buffer, MemoryQuery(statuses=statuses, order=Order.CREATED))
         atomic_write_bytes(args.out, buffer.getvalue().encode("utf-8"))
-        return _emit(args, {"exported": n, "format": args.format, "out": str(args.out)}, output.exported)
+        counted = [s.value for s in statuses] or ["all"]
+        data = {"exported": n, "format": args.format, "out": str(args.out), "statuses": counted}
+        return _emit(args, data, output.exported)
 
 
 @command("import")

@@ -18,7 +18,7 @@ def _table(rows: list[list[str]], headers: list[str]) -> str:
 
 def info(data: dict[str, Any]) -> str:
     counts = data["counts"]
-    out = [f"{data['path']}", f"  kinds: {', '.join(data['kinds'])}", f"  memories: {data['total']}"]
+    out = [f"{data['path']}", f"  kinds: {', '.join(data['kinds'])}", f"  memories: {data['total']} ({data.get('counted', 'every status')})"]
     for title, key in (("per kind", "kinds"), ("per channel", "channels"), ("per layer", "layers"), ("per status", "statuses")):
         parts = ", ".join(f"{k} {v}" for k, v in sorted(counts[key].items()))
         out.append(f"  {title}: {parts}")
@@ -27,7 +27,10 @@ def info(data: dict[str, Any]) -> str:
         out.append("  tables: " + ", ".join(f"{k} {v}" for k, v in data["tables"].items()))
     for col in data.get("collections", []):
         embedder = col["embedder"] or "none that runs offline here"
-        out.append(f"  chroma collection {col['name']}: {col['count']} records; embedder: {embedder}")
+        out.append(
+            f"  chroma collection {col['name']}: {col['count']} records (vector copies of memory.db memories "
+            f"included; each memory is counted once above); embedder: {embedder}"
+        )
     if data.get("markdown_files"):
         out.append(f"  markdown files: {len(data['markdown_files'])}")
     for fmt in data.get("formats", []):
@@ -211,7 +214,7 @@ def history(data: dict[str, Any]) -> str:
 
 
 def exported(data: dict[str, Any]) -> str:
-    return f"exported {data['exported']} memories as {data['format']} to {data['out']}"
+    return f"exported {data['exported']} memories ({', '.join(data['statuses'])}) as {data['format']} to {data['out']}"
 
 
 def imported(data: dict[str, Any]) -> str:

@@ -106,3 +106,38 @@ def test_read_commands_on_each_tool_store(capsys, tmp_path: Path, name: str):
     if scratch_session:
         session = next(s for s in pad["sessions"] if s["id"] == scratch_session)
         assert session["entries"]
+
+
+def _assert_counts_agree(capsys, path: str) -> None:
+    """info, ls and both exports count the same memories, and each says what it counts."""
+    info = run_json(capsys, "info", path)
+    total, counts = info["total"], info["counts"]
+    assert "every status" in info["counted"]
+    for axis in ("kinds", "channels", "layers", "statuses"):
+        assert sum(counts[axis].values()) == total, (axis, counts[axis])
+    assert run_json(capsys, "ls", path, "--status", "all", "--limit", "0")["total"] == total
+    active = counts["statuses"].get("active", 0)
+    assert run_json(capsys, "ls", path, "--limit", "0")["total"] == active
+    for channel, n in counts["channels"].items():
+        assert run_json(capsys, "ls", path, "--status", "all", "--channel", channel, "--limit", "0")["total"] == n
+    out = Path(path).parent / "export.jsonl" if Path(path).is_file() else Path(path).parent / f"{Path(path).name}.jsonl"
+    jsonl = run_json(capsys, "export", path, str(out), "--format", "jsonl")
+    assert jsonl["exported"] == total == len(out.read_text().splitlines()) and jsonl["statuses"] == ["all"]
+    markdown = run_json(capsys, "export", path, str(out.with_suffix(".md")), "--format", "markdown")
+    assert markdown["exported"] == active and markdown["statuses"] == ["active"]
+
+
+@pytest.mark.parametrize("name", ["agenticx", "openclaw", "crewai", "letta"])
+def test_counts_agree_on_each_tool_store(capsys, tmp_path: Path, name: str):
+    _assert_counts_agree(capsys, str(_tool_stores()[name][0](tmp_path)))
+
+
+def test_counts_agree_on_an_agents_session(capsys, agents_db: Path):
+    _assert_counts_agree(capsys, str(agents_db))
+
+
+def test_counts_agree_on_the_demo_workspace_after_curation(capsys, demo_path: Path):
+    ids = [m["id"] for m in run_json(capsys, "ls", str(demo_path), "--limit", "3")["memories"]]
+    run_json(capsys, "rm", str(demo_path), *ids)  # some deleted, some archived by a promote
+    run_json(capsys, "promote", str(demo_path), run_json(capsys, "ls", str(demo_path), "--channel", "webshop", "--limit", "1")["memories"][0]["id"])
+    _assert_counts_agree(capsys, str(demo_path))
