@@ -23,13 +23,15 @@ import copy
 import hashlib
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
-from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, split_record_id
+from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, RecordReading, split_record_id
+from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
@@ -102,26 +104,56 @@ def scope_channel(meta: dict[str, Any]) -> str:
     return "/".join(parts) or GLOBAL_CHANNEL
 
 
-class Mem0Source(ChromaSource):
+class Mem0Reading(RecordReading):
+    """mem0's records: scope as the channel, its keys as metadata, drift from history.db."""
+
+    def __init__(self, drift_of: Callable[[str], str | None]) -> None:
+        self.drift_of = drift_of
+
+    def collections(self, names: list[str]) -> list[str]:
+        # mem0's graph memory keeps "<collection>_entities" beside the memories: not memories.
+        return [n for n in names if not (n.endswith("_entities") and n[: -len("_entities")] in names)]
+
+    def memory(self, memory: Memory, meta: dict[str, Any], *, full: bool) -> Memory:
+        custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
+        for key in ("actor_id", "role", *SCOPE_KEYS):
+            if meta.get(key):
+                custom[key] = meta[key]
+        # Filtering and sorting need the scope channel, not drift: no history lookup per record.
+        drift = self.drift_of(split_record_id(memory.id)[1]) if full else None
+        if drift:
+            custom["mem0_drift"] = drift
+        return replace(
+            memory,
+            channel=scope_channel(meta),
+            source=replace(memory.source, format=Mem0Source.format),
+            metadata={**custom, **({STALE_KEY: True} if meta.get(STALE_KEY) else {})},
+        )
+
+
+class Mem0Source:
+    """A mem0 store: the Chroma directory it holds (read through mem0's reading) and history.db."""
+
+    kind = Kind.CHROMA
     format = "mem0"
     label = "mem0"
 
-    def __init__(self, path: Path, history: Path | None = None, **kwargs: Any) -> None:
-        super().__init__(path, **kwargs)
+    def __init__(self, vectors: ChromaSource, history: Path | None) -> None:
+        self.vectors = vectors
+        self.root = vectors.root
+        self.read_only_reason = vectors.read_only_reason
         self.history_path = history
         self._drift: tuple[str, dict[str, str], list[str]] | None = None
 
     @classmethod
     def open_layout(cls, chroma_dir: Path, history: Path | None) -> Mem0Source:
-        source = cls.open(chroma_dir)
-        assert isinstance(source, Mem0Source)
-        source.history_path = history
-        return source
+        holder: list[Mem0Source] = []
+        vectors = ChromaSource.open(chroma_dir, reading=Mem0Reading(lambda key: holder[0]._drift_of(key)))
+        holder.append(cls(vectors, history))
+        return holder[0]
 
-    def _list_collections(self):
-        cols = super()._list_collections()
-        names = {c.name for c in cols}
-        return [c for c in cols if not (c.name.endswith("_entities") and c.name[: -len("_entities")] in names)]
+    def close(self) -> None:
+        self.vectors.close()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         writable = not self.read_only_reason
@@ -140,32 +172,56 @@ class Mem0Source(ChromaSource):
         )
 
     def change_token(self) -> str:
-        token = super().change_token()
+        token = self.vectors.change_token()
         if self.history_path is not None:
             token += "|" + files_token(self.history_path)
         return token
 
-    def _summary(self, name: str, record_id: str, meta: dict[str, Any]) -> Memory:
-        """Filtering and sorting need the scope channel, not drift: no history lookup per record."""
-        return self._as_mem0(ChromaSource._memory(self, name, record_id, "", meta, None), meta, None)
+    # -- reading: the Chroma records, as mem0 means them -----------------------------------
 
-    def _memory(self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None) -> Memory:
-        memory = super()._memory(name, record_id, document, meta, snap)
-        return self._as_mem0(memory, meta, self._drift_of(record_id))
+    def count(self, query: MemoryQuery) -> int:
+        return self.vectors.count(query)
 
-    def _as_mem0(self, memory: Memory, meta: dict[str, Any], drift: str | None) -> Memory:
-        custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
-        for key in ("actor_id", "role", *SCOPE_KEYS):
-            if meta.get(key):
-                custom[key] = meta[key]
-        if drift:
-            custom["mem0_drift"] = drift
-        return replace(
-            memory,
-            channel=scope_channel(meta),
-            source=replace(memory.source, format=self.format),
-            metadata={**custom, **({STALE_KEY: True} if meta.get(STALE_KEY) else {})},
-        )
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        return self.vectors.page(query, limit, offset)
+
+    def get(self, memory_id: str) -> Memory | None:
+        return self.vectors.get(memory_id)
+
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        return self.vectors.counts_by(column, query)
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        return self.vectors.bin_counts(query, bin_format, group_by)
+
+    def keyword_search(self, text: str, query: MemoryQuery, k: int) -> list[Memory]:
+        return self.vectors.keyword_search(text, query, k)
+
+    def owns(self, record_id: str) -> bool:
+        return self.vectors.owns(record_id)
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        return self.vectors.read_record(record_id)
+
+    def stale_ids(self) -> list[str]:
+        return self.vectors.stale_ids()
+
+    # -- vectors (for search) ------------------------------------------------------------------
+
+    def collections(self) -> list[str]:
+        return self.vectors.collections()
+
+    def embedder_for(self, name: str) -> Any:
+        return self.vectors.embedder_for(name)
+
+    def embedding_function_info(self, name: str) -> dict[str, Any]:
+        return self.vectors.embedding_function_info(name)
+
+    def vector_search(self, embedding: Any, text: str | None, query: MemoryQuery, k: int) -> list[tuple[Memory, float]]:
+        return self.vectors.vector_search(embedding, text, query, k)
+
+    def embedding_of(self, memory_id: str) -> list[float] | None:
+        return self.vectors.embedding_of(memory_id)
 
     # -- history.db --------------------------------------------------------------------
 
@@ -205,7 +261,7 @@ class Mem0Source(ChromaSource):
             latest = self._latest_history()
             in_chroma: set[str] = set()
             for name in self.collections():
-                for record_id, meta in self._entries(name):
+                for record_id, meta in self.vectors.metadata_index(name):
                     in_chroma.add(record_id)
                     row = latest.get(record_id)
                     if row is None:
@@ -290,14 +346,14 @@ class Mem0Source(ChromaSource):
                 [Change(memory.id, self.read_record(memory.id), None)],
                 notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
             )
-        return super().plan(operation, memory, fields, context)
+        return self.vectors.plan(operation, memory, fields, context)
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if new is not None:
             new = self._as_mem0_writes_it(expected, new)
         old_text = _text(expected)
         new_text = _text(new)
-        actual = super().write_record(record_id, expected, new)
+        actual = self.vectors.write_record(record_id, expected, new)
         if self.history_path is None or (old_text == new_text and expected is not None and new is not None):
             return actual
         event = "ADD" if expected is None else "DELETE" if new is None else "UPDATE"
@@ -317,10 +373,10 @@ class Mem0Source(ChromaSource):
                     ),
                 )
         except StoreError:
-            super().write_record(record_id, actual, expected)  # put Chroma back: both or neither
+            self.vectors.write_record(record_id, actual, expected)  # put Chroma back: both or neither
             raise
         except sqlite3.Error as exc:
-            super().write_record(record_id, actual, expected)
+            self.vectors.write_record(record_id, actual, expected)
             raise sqlite_error(self.history_path, exc) from None
         self._drift = None
         return actual

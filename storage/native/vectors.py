@@ -106,6 +106,19 @@ def check_chroma_dir(path: Path) -> str:
     return "older" if older else "current"
 
 
+class RecordReading:
+    """How records become memories: a tool that keeps its own store in Chroma (mem0) passes
+    its own reading to the ChromaSource it holds, instead of subclassing it."""
+
+    def collections(self, names: list[str]) -> list[str]:
+        """The collections that hold memories."""
+        return names
+
+    def memory(self, memory: Memory, meta: dict[str, Any], *, full: bool) -> Memory:
+        """The memory as the tool means it; full=False when only filtering and sorting need it."""
+        return memory
+
+
 class ChromaSource:
     """The collections of one Chroma persistent directory."""
 
@@ -113,11 +126,19 @@ class ChromaSource:
     format = "chroma"
     label = "Chroma directory"
 
-    def __init__(self, path: Path, *, read_only_reason: str = "", original: Path | None = None):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        read_only_reason: str = "",
+        original: Path | None = None,
+        reading: RecordReading | None = None,
+    ):
         chromadb, Settings = _chromadb()
         self.path = Path(path)
         self.root = Path(original or path)
         self.read_only_reason = read_only_reason
+        self.reading = reading or RecordReading()
         try:
             self.client = chromadb.PersistentClient(
                 path=str(self.path),
@@ -132,19 +153,16 @@ class ChromaSource:
         self._mirrors_hidden = False
         self.embedder_override: Embedder | None = None
 
-    def _list_collections(self):
-        out = []
-        for item in self.client.list_collections():
-            name = item if isinstance(item, str) else item.name
-            out.append(self.client.get_collection(name, embedding_function=None))
-        return out
+    def _list_collections(self) -> list[Any]:
+        names = [item if isinstance(item, str) else item.name for item in self.client.list_collections()]
+        return [self.client.get_collection(name, embedding_function=None) for name in self.reading.collections(names)]
 
     @staticmethod
     def detect(path: Path) -> float:
         return 1.0 if (Path(path) / CHROMA_FILE).is_file() else 0.0
 
     @classmethod
-    def open(cls, path: Path) -> ChromaSource:
+    def open(cls, path: Path, reading: RecordReading | None = None) -> ChromaSource:
         path = Path(path)
         if check_chroma_dir(path) == "older":
             copy = Path(tempfile.mkdtemp(prefix="mnemoscope-chroma-"))
@@ -156,8 +174,9 @@ class ChromaSource:
                     "written by an older Chroma; opening it in place would migrate it, "
                     "so Mnemoscope reads a copy"
                 ),
+                reading=reading,
             )
-        return cls(path)
+        return cls(path, reading=reading)
 
     @classmethod
     def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
@@ -262,9 +281,18 @@ class ChromaSource:
         self._index[name] = (token, entries)
         return entries
 
+    def metadata_index(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        """(record id, metadata) of every record of a collection, cached until the directory changes."""
+        return self._entries(name)
+
     def _summary(self, name: str, record_id: str, meta: dict[str, Any]) -> Memory:
         """A Memory from metadata alone (content filled in later for pages)."""
-        return self._memory(name, record_id, "", meta, None)
+        return self.reading.memory(self._record_memory(name, record_id, "", meta), meta, full=False)
+
+    def _memory(
+        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None
+    ) -> Memory:
+        return self.reading.memory(self._record_memory(name, record_id, document, meta, snap), meta, full=True)
 
     def _matching(self, query: MemoryQuery) -> list[Memory]:
         if not query.wants_kind(self.kind):
@@ -334,8 +362,8 @@ class ChromaSource:
             return None
         return self._memory(snap["collection"], snap["id"], snap["document"], snap["metadata"], snap)
 
-    def _memory(
-        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None
+    def _record_memory(
+        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None = None
     ) -> Memory:
         now = utcnow()
         text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
