@@ -23,7 +23,7 @@ from .errors import (
     StoreError,
     UnsupportedError,
 )
-from .journal import DONE, LOG, UNDONE
+from .journal import DONE, FAILED, LOG, UNDONE
 from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, Status
 from .source import (
     DELETE,
@@ -237,26 +237,36 @@ class Curator:
         if entry is None:
             raise NothingToDoError("Nothing to undo.")
         changes = self.store.journal.changes(entry.seq)
-        applied = self._apply([Change(c.record, c.after, c.before) for c in reversed(changes)])
-        # Keep the snapshots as they now are on disk (markdown lines may have moved).
-        reverted = [Change(a.record, a.after, a.before) for a in reversed(applied)]
-        return self._log_replay("undo", entry, UNDONE, reverted)
+        return self._replay("undo", entry, [Change(c.record, c.after, c.before) for c in reversed(changes)])
 
     def redo(self) -> Outcome:
         entry = self.store.journal.next_to_redo()
         if entry is None:
             raise NothingToDoError("Nothing to redo.")
-        applied = self._apply(self.store.journal.changes(entry.seq))
-        return self._log_replay("redo", entry, DONE, applied)
+        return self._replay("redo", entry, self.store.journal.changes(entry.seq))
 
-    def _log_replay(self, verb: str, entry: AuditEntry, state: str, changes: list[Change]) -> Outcome:
-        self.store.journal.set_state(entry.seq, state, changes)
+    def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
+        """Undo or redo a step: its own intent first, like any step, then the changes."""
         details = {"step": entry.seq, "operation": entry.operation}
-        log = self.store.journal.record(
-            verb, list(entry.targets), [], channel=entry.channel, details=details, actor=self.actor, state=LOG
-        )
-        self._changed(list(entry.targets), changes)
-        return Outcome(verb, log.seq, list(entry.targets), details=details)
+        journal = self.store.journal
+        seq = journal.begin(verb, list(entry.targets), changes, channel=entry.channel, details=details, actor=self.actor)
+        applied = self._apply_or_fail(seq, changes)
+        if verb == "undo":
+            # Keep the snapshots as they now are on disk (markdown lines may have moved).
+            kept, state = [Change(a.record, a.after, a.before) for a in reversed(applied)], UNDONE
+        else:
+            kept, state = applied, DONE
+        journal.finish(seq, [], state=LOG, replayed=(entry.seq, state, kept))
+        self._changed(list(entry.targets), applied)
+        return Outcome(verb, seq, list(entry.targets), details=details)
+
+    def _apply_or_fail(self, seq: int, changes: list[Change]) -> list[Change]:
+        try:
+            return self._apply(changes)
+        except Exception as exc:
+            if not getattr(exc, "unreverted", None):  # all put back: the intent stays in the log as failed
+                self.store.journal.set_state(seq, FAILED)
+            raise
 
     # -- planning -------------------------------------------------------------------------
 
@@ -338,21 +348,29 @@ class Curator:
                 source = self.store.source_for(change.record)
                 actual = source.write_record(change.record, change.before, change.after)
                 applied.append(Change(change.record, change.before, actual))
-        except StoreError:
-            self._revert(applied)
-            raise
-        except Exception as exc:  # an OS or library error mid-way: still all-or-nothing
-            self._revert(applied)
-            raise StoreError(f"Writing {change.record} failed ({exc}); every copy was left as it was.") from exc
+        except Exception as exc:  # a conflict, or an OS or library error mid-way: all-or-nothing
+            stuck = self._revert(applied)
+            error = exc if isinstance(exc, StoreError) else StoreError(
+                f"Writing {change.record} failed ({exc}); every copy was left as it was."
+            )
+            if stuck:
+                error = StoreError(
+                    f"{error} Putting back {', '.join(stuck)} failed as well; the step stays in the journal "
+                    "as unfinished and is undone the next time the store is opened."
+                )
+            error.unreverted = stuck  # type: ignore[attr-defined]
+            raise error from (exc if error is not exc else None)
         return applied
 
-    def _revert(self, applied: list[Change]) -> None:
+    def _revert(self, applied: list[Change]) -> list[str]:
+        """Put back what a failed step wrote; returns the records that could not be."""
+        stuck = []
         for change in reversed(applied):
-            source = self.store.source_for(change.record)
             try:
-                source.write_record(change.record, change.after, change.before)
-            except Exception:  # best effort; the journal still records nothing for this step
-                continue
+                self.store.source_for(change.record).write_record(change.record, change.after, change.before)
+            except Exception:  # recovery on the next open finishes it: the intent is in the journal
+                stuck.append(change.record)
+        return stuck
 
     def _run(self, operation: str, planned: list[_Planned], channel: str | None = "") -> Outcome:
         """Apply every plan as one step and journal it as one entry."""
@@ -365,10 +383,13 @@ class Curator:
             channels = {p.channel for p in planned}
             channel = channels.pop() if len(channels) == 1 else None
         details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
-        applied = self._apply(changes)
-        entry = self.store.journal.record(operation, targets, applied, channel=channel, details=details, actor=self.actor)
+        journal = self.store.journal
+        seq = journal.begin(operation, targets, changes, channel=channel, details=details, actor=self.actor)
+        applied = self._apply_or_fail(seq, changes)
+        journal.finish(seq, applied)
         self._changed(targets, applied)
-        return Outcome(operation, entry.seq, ids, notes=list(dict.fromkeys(n for p in planned for n in p.plan.notes)), details=details)
+        notes = list(dict.fromkeys(n for p in planned for n in p.plan.notes))
+        return Outcome(operation, seq, ids, notes=notes, details=details)
 
     def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()

@@ -26,6 +26,9 @@ SIDECAR_DIR = ".mnemoscope"
 SIDECAR_DB = "journal.db"
 
 DONE, UNDONE, DROPPED, LOG = "done", "undone", "dropped", "log"
+# A step's intent, written before any store is touched; "interrupted" once recovery undid it,
+# "failed" when a write failed and what was written had been put back.
+PENDING, INTERRUPTED, FAILED = "pending", "interrupted", "failed"
 
 
 class Journal:
@@ -126,6 +129,48 @@ class Journal:
         entry = self.entry(int(seq))
         assert entry is not None
         return entry
+
+    def begin(
+        self,
+        operation: str,
+        targets: list[str],
+        changes: list[Change],
+        *,
+        channel: str | None = None,
+        details: dict[str, Any] | None = None,
+        actor: str = "user",
+    ) -> int:
+        """Write a step's intent (every change it will make, in order) durably, before any
+        store is touched: a crash after this leaves an entry that recovery can undo."""
+        return self.record(operation, targets, changes, channel=channel, details=details, actor=actor, state=PENDING).seq
+
+    def finish(
+        self, seq: int, applied: list[Change], *, state: str = DONE, replayed: tuple[int, str, list[Change]] | None = None
+    ) -> None:
+        """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed."""
+        engine = self._get_engine(True)
+        assert engine is not None
+        a = schema.audit.c
+        with friendly_errors(self.label), engine.begin() as conn:
+            if state == DONE:  # a new step: what was undone can no longer be redone
+                conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
+            conn.execute(
+                update(schema.audit)
+                .where(a.seq == seq)
+                .values(state=state, changes=json.dumps([c.to_json() for c in applied], default=str))
+            )
+            if replayed is not None:
+                target, target_state, changes = replayed
+                conn.execute(
+                    update(schema.audit)
+                    .where(a.seq == target)
+                    .values(state=target_state, changes=json.dumps([c.to_json() for c in changes], default=str))
+                )
+
+    def pending(self) -> list[AuditEntry]:
+        """Steps whose intent was written but that never finished (the process died)."""
+        a = schema.audit.c
+        return self._select(select(schema.audit).where(a.state == PENDING).order_by(a.seq.desc()))
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._get_engine(True)

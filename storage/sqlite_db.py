@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
@@ -65,6 +65,9 @@ def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> E
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+        # The driver would begin a transaction only at the first write, after the reads a
+        # conflict check makes; SQLAlchemy's "begin" below opens it instead.
+        dbapi_conn.isolation_level = None
         dbapi_conn.execute("PRAGMA busy_timeout = 5000")
         if not read_only:
             dbapi_conn.execute("PRAGMA foreign_keys = ON")
@@ -73,7 +76,24 @@ def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> E
                 dbapi_conn.execute("PRAGMA synchronous = NORMAL")
         _ensure_math_functions(dbapi_conn)
 
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(IMMEDIATE) else "BEGIN")
+
     return engine
+
+
+IMMEDIATE = "mnemoscope_immediate"
+
+
+@contextlib.contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction that holds SQLite's write lock from its first statement, so what it
+    reads (a conflict check) cannot change before it writes (BEGIN IMMEDIATE)."""
+    with engine.connect() as conn:
+        conn.execution_options(**{IMMEDIATE: True})
+        with conn.begin():
+            yield conn
 
 
 def _ensure_math_functions(dbapi_conn: sqlite3.Connection) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
-from .errors import NotFoundError, StoreError, UnreadableStoreError, UnsupportedError
+from .errors import ConflictError, NotFoundError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
-from .journal import Journal
+from .journal import INTERRUPTED, Journal
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .native.markdown import MarkdownSource
 from .native.memory_db import DB_NAME, SqliteSource
@@ -18,7 +18,7 @@ from .native.vectors import CHROMA_FILE, ChromaSource
 from .native.workspace import NativeWorkspace
 from .query import MemoryQuery
 from .salience import PromotionThresholds, SalienceModel
-from .source import Capabilities, HistorySource, Source, merged_page, summed
+from .source import Capabilities, Change, HistorySource, Source, merged_page, same_content, summed
 from .sqlite_db import is_sqlite_file
 
 VECTORS_DIR = "vectors"
@@ -82,6 +82,7 @@ class MemoryStore:
             vectors.embedder_override = embedder_by_name(self.settings.embedder)
         self._listeners: list[Listener] = []
         self._token = ""
+        self.recovered: list[str] = self._recover_interrupted()
 
     def close(self) -> None:
         for source in self.sources:
@@ -117,6 +118,42 @@ class MemoryStore:
         self.refresh_copies()
         self.notify(StoreEvent(journal=True, everything=True))
         return True
+
+    def _recover_interrupted(self) -> list[str]:
+        """Undo what a step that never finished (the process was killed) had written, so every
+        copy agrees again. Each step's intent is in the journal before any store is touched."""
+        notes = []
+        for entry in self.journal.pending():
+            stuck = [c.record for c in reversed(self.journal.changes(entry.seq)) if not self._put_back(c)]
+            if stuck:
+                notes.append(
+                    f"Step #{entry.seq} ({entry.operation}) was interrupted and could not be fully undone: "
+                    f"{', '.join(stuck)} changed since; check them."
+                )
+                continue
+            self.journal.set_state(entry.seq, INTERRUPTED)
+            notes.append(f"Step #{entry.seq} ({entry.operation}) was interrupted; what it had written was undone.")
+        if notes:
+            self.refresh_copies()
+        return notes
+
+    def _put_back(self, change: Change) -> bool:
+        """One change of an unfinished step back to its before state; False if someone else changed it."""
+        try:
+            source = self.source_for(change.record)
+            current = source.read_record(change.record)
+            if change.after is None:
+                if current is None:
+                    source.write_record(change.record, None, change.before)
+                    return True
+                return same_content(current, change.before)
+            try:
+                source.write_record(change.record, change.after, change.before)
+            except ConflictError:  # never written, or written over since
+                return same_content(current, change.before)
+            return True
+        except StoreError:
+            return False
 
     def refresh_copies(self) -> None:
         if self.workspace is not None:
@@ -187,8 +224,9 @@ class MemoryStore:
         return list(cast(HistorySource, source).history(memory_id)) if source.capabilities().history else []
 
     def problems(self) -> list[str]:
-        """What a user should know about foreign stores: drift, dangling rows, unread tables."""
-        return [f"{s.label}: {p}" for s in self.foreign for p in s.problems()]
+        """What a user should know: interrupted steps undone on open; in foreign stores drift,
+        dangling rows, unread tables."""
+        return self.recovered + [f"{s.label}: {p}" for s in self.foreign for p in s.problems()]
 
     def source_for(self, record_id: str) -> Source:
         for source in self.sources:

@@ -48,7 +48,15 @@ from ..source import (
     revision_of,
     same_record,
 )
-from ..sqlite_db import files_token, friendly_errors, is_sqlite_file, read_only_rows, sqlite_engine, sqlite_error
+from ..sqlite_db import (
+    files_token,
+    friendly_errors,
+    is_sqlite_file,
+    read_only_rows,
+    sqlite_engine,
+    sqlite_error,
+    write_transaction,
+)
 from ..timeutil import parse_time, to_iso, utcnow
 from . import schema
 
@@ -362,7 +370,7 @@ class SqliteSource:
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
         table, key = self._table_for(record_id)
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), write_transaction(self.engine) as conn:
             current = _read_row(conn, table, key)
             if not same_record(current, expected):
                 raise ConflictError(

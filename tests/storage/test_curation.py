@@ -203,7 +203,9 @@ def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> Non
     with open_store(demo_path) as store:
         with pytest.raises(StoreError, match="every copy was left as it was"):
             Curator(store).edit(memory_id, content="should not land anywhere")
-        assert store.journal.count() == 0
+        # The attempt is audited (its intent was written first), and there is nothing to undo.
+        assert [e.state for e in store.journal.history()] == ["failed"]
+        assert store.journal.next_to_undo() is None
     assert state_of(demo_path) == before
 
 
