@@ -25,7 +25,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from ..atomic_file import atomic_write_bytes
+from ..atomic_file import rewrite
 from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery
@@ -122,7 +122,11 @@ def decode_markdown(data: bytes, rel_path: str) -> str:
         ) from None
 
 
+BOM = "\ufeff"
+
+
 def parse_blocks(text: str, rel_path: str) -> list[Block]:
+    text = text.removeprefix(BOM)  # a byte-order mark belongs to the file, not to its first block
     lines = split_lines(text)
     tokens = _parser.parse(text)
     blocks: list[Block] = []
@@ -192,9 +196,10 @@ def block_content(raw_lines: list[str], list_item: bool) -> str:
 
 def render_block(old_text: str, new_content: str) -> str:
     """The lines for new_content, shaped like old_text (marker, indent, line ending)."""
-    first = split_lines(old_text)[0].rstrip("\r\n") if old_text else ""
-    newline = "\r\n" if "\r\n" in old_text else "\n"
-    ending = newline if old_text.endswith("\n") or not old_text else ""
+    old_lines = split_lines(old_text) or [""]
+    first = old_lines[0].rstrip("\r\n")
+    newline = _line_ending(old_lines[0]) or _line_ending(old_lines[-1]) or "\n"
+    ending = _line_ending(old_lines[-1]) if old_text else "\n"
     content_lines = new_content.strip("\n").split("\n")
     m = LIST_MARKER.match(first)
     if m:
@@ -208,6 +213,10 @@ def render_block(old_text: str, new_content: str) -> str:
     else:
         out = content_lines
     return newline.join(out) + ending
+
+
+def _line_ending(line: str) -> str:
+    return "\r\n" if line.endswith("\r\n") else line[-1:] if line.endswith(("\r", "\n")) else ""
 
 
 def bullet_text(content: str) -> str:
@@ -408,32 +417,40 @@ class MarkdownSource:
         assert target is not None
         rel = target["path"]
         path = self._inside(rel)
-        original = path.read_bytes() if path.exists() else b""
-        text = decode_markdown(original, rel)
-        lines = split_lines(text)
-        blocks = parse_blocks(text, rel)
-        if expected is not None:
-            block = _find(blocks, expected, record_id)
-            if block is None:
-                raise ConflictError(
-                    f"{rel} changed since it was read: the lines of {record_id} are no longer "
-                    "there; nothing was written. Reload and try again."
-                )
-            replacement = split_lines(new["text"]) if new else []
-            lines[block.line - 1 : block.end] = replacement
-            # Where the lines were when written, so that undo puts them back there.
-            expected["line"] = block.line
-            result = {"path": rel, "line": block.line, "text": new["text"]} if new else None
-        else:
-            assert new is not None
-            at = _insertion_point(blocks, int(new["line"]) - 1, len(lines))
-            if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
-                lines[at - 1] += "\r\n" if "\r\n" in text else "\n"
-            lines[at:at] = split_lines(new["text"])
-            result = {"path": rel, "line": at + 1, "text": new["text"]}
-        atomic_write_bytes(path, "".join(lines).encode("utf-8"))
-        self._cache.pop(rel, None)
-        return result
+        result: dict[str, Snapshot | None] = {}
+
+        def splice(original: bytes) -> bytes:
+            """Our change applied to the file as it is now (run again if an agent wrote meanwhile)."""
+            text = decode_markdown(original, rel)
+            bom = BOM if text.startswith(BOM) else ""
+            text = text.removeprefix(BOM)
+            lines = split_lines(text)
+            blocks = parse_blocks(text, rel)
+            if expected is not None:
+                block = _find(blocks, expected, record_id)
+                if block is None:
+                    raise ConflictError(
+                        f"{rel} changed since it was read: the lines of {record_id} are no longer "
+                        "there; nothing was written. Reload and try again."
+                    )
+                lines[block.line - 1 : block.end] = split_lines(new["text"]) if new else []
+                # Where the lines were when written, so that undo puts them back there.
+                expected["line"] = block.line
+                result["snapshot"] = {"path": rel, "line": block.line, "text": new["text"]} if new else None
+            else:
+                assert new is not None
+                at = _insertion_point(blocks, int(new["line"]) - 1, len(lines))
+                if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
+                    lines[at - 1] += "\r\n" if "\r\n" in text else "\n"
+                lines[at:at] = split_lines(new["text"])
+                result["snapshot"] = {"path": rel, "line": at + 1, "text": new["text"]}
+            return (bom + "".join(lines)).encode("utf-8")
+
+        try:
+            rewrite(path, splice, lines_appended_commute=True)
+        finally:
+            self._cache.pop(rel, None)
+        return result["snapshot"]
 
     # -- planning ------------------------------------------------------------------------
 

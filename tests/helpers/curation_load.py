@@ -76,3 +76,32 @@ def check_after_kill(root: str, initial: dict[str, Any], results: Any) -> None:
     except BaseException as exc:  # reported, not raised: the parent counts it as a torn state
         results.put({"ok": False, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
 
+
+
+def agent_writes(
+    root: str, ids: list[str], daily: str, seconds: float, started: Any, results: Any, pause: float = 0.004
+) -> None:
+    """An agent at work: appends notes to a daily log (as agents do: open, append, close) and
+    updates memory.db rows with its own connection, as fast as it can for `seconds`."""
+    import sqlite3
+    import time
+
+    rng = random.Random(7)
+    appended, updated = [], []
+    con = sqlite3.connect(Path(root) / "memory.db", timeout=10.0, isolation_level=None)
+    started.set()
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        line = f"- agent note {n}\n"
+        with open(Path(root) / daily, "a", encoding="utf-8") as handle:
+            handle.write(line)
+        appended.append(line)
+        memory_id = rng.choice(ids)
+        value = f"agent value {n}"
+        con.execute("UPDATE memories SET content = ? WHERE id = ?", (value, memory_id))
+        updated.append((memory_id, value))
+        time.sleep(pause)
+    con.close()
+    results.put({"appended": appended, "updated": updated})
