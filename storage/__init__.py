@@ -32,7 +32,7 @@ from .model import (
     Turn,
 )
 from .query import MemoryQuery, Order
-from .store import MemoryStore, StoreSettings, create_workspace, detect, open_store
+from .store import MemoryStore, StoreEvent, StoreSettings, create_workspace, detect, open_store
 
 __all__ = [
     "AuditEntry",
@@ -56,6 +56,7 @@ __all__ = [
     "Session",
     "Status",
     "StoreError",
+    "StoreEvent",
     "StoreSettings",
     "Turn",
     "UnreadableStoreError",

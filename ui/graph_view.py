@@ -6,6 +6,8 @@ import html
 from typing import Any
 
 import networkx as nx
+from mnemoscope.storage import MemoryStore, NotFoundError
+from mnemoscope.storage.views.graph import graph_view
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import (
@@ -23,9 +25,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from mnemoscope.storage import MemoryStore, NotFoundError
-from mnemoscope.storage.views.graph import graph_view
 
 from .detail_panel import SafeTextBrowser
 from .workers import start_worker
@@ -100,33 +99,50 @@ class GraphView(QWidget):
         layout.addWidget(splitter, 1)
         self._store: MemoryStore | None = None
         self._generation = 0
+        self._loaded_once = False
+        self._facts_generation = 0
         self.nodes: dict[str, QGraphicsEllipseItem] = {}
         for box in (self.center_box, self.type_box, self.channel_box):
             box.currentIndexChanged.connect(lambda _i: self.reload())
         self.depth_box.valueChanged.connect(lambda _v: self.reload())
 
     def load(self, store: MemoryStore) -> None:
+        """Read the store's entities and relation types on a worker, then lay out the graph."""
         self._store = store
+        self._generation += 1
+        generation = self._generation
+        self.note.setText("reading entities…")
+        start_worker(
+            graph_choices,
+            store,
+            on_result=lambda choices: self._on_choices(generation, choices),
+            on_error=self._on_layout_failed,
+        )
+
+    def _on_choices(self, generation: int, choices: dict[str, Any]) -> None:
+        if generation != self._generation:
+            return
         widgets = (self.center_box, self.type_box, self.channel_box)
+        before = (self.center_box.currentData(), self.type_box.currentText(), self.channel_box.currentText())
         for widget in widgets:
             widget.blockSignals(True)
             widget.clear()
         self.center_box.addItem("(whole graph)", None)
-        relations = store.relations()
-        if relations or store.entities():
-            degree: dict[str, int] = {}
-            for r in relations:
-                degree[r.source_id] = degree.get(r.source_id, 0) + 1
-                degree[r.target_id] = degree.get(r.target_id, 0) + 1
-            # Best connected first: the default center shows the most.
-            entities = sorted(store.entities(), key=lambda e: (-degree.get(e.id, 0), e.name))
+        entities = choices["entities"]
+        if entities or choices["types"]:
             for entity in entities:
                 self.center_box.addItem(f"{entity.name} ({entity.type})", entity.id)
-            self.type_box.addItems([ALL, *sorted({r.type for r in relations})])
-            self.channel_box.addItems([ALL, *sorted({e.channel for e in entities})])
+            self.type_box.addItems([ALL, *choices["types"]])
+            self.channel_box.addItems([ALL, *choices["channels"]])
             if entities:
                 self.center_box.setCurrentIndex(1)
                 self.depth_box.setValue(2)
+        if self._loaded_once:  # a reload after a change keeps what the person picked
+            center, kind, channel = before
+            self.center_box.setCurrentIndex(max(self.center_box.findData(center), 0))
+            self.type_box.setCurrentIndex(max(self.type_box.findText(kind), 0))
+            self.channel_box.setCurrentIndex(max(self.channel_box.findText(channel), 0))
+        self._loaded_once = True
         for widget in widgets:
             widget.blockSignals(False)
         self.reload()
@@ -139,7 +155,9 @@ class GraphView(QWidget):
 
     def clear(self) -> None:
         self._store = None
+        self._loaded_once = False
         self._generation += 1
+        self._facts_generation += 1
         self.scene.clear()
         self.nodes = {}
 
@@ -219,15 +237,50 @@ class GraphView(QWidget):
         if len(selected) != 1 or self._store is None:
             return
         entity_id = selected[0].data(0)
-        entity = next(e for e in self._store.entities() if e.id == entity_id)
-        facts = self._store.memories_about(entity_id)
-        relations = self._store.relations(touching=entity_id)
-        items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
-        links = "".join(f"<li>{html.escape(r.source_id)} —{html.escape(r.type)}→ {html.escape(r.target_id)}</li>" for r in relations)
-        self.facts.setHtml(
-            f"<h3>{html.escape(entity.name)}</h3><p>{html.escape(entity.type)} · {html.escape(entity.channel)} · "
-            f"salience {entity.salience:.2f}</p><p>{html.escape(entity.description)}</p>"
-            f"<p><b>Facts about it</b></p><ul>{items or '<li>none</li>'}</ul>"
-            f"<p><b>Relations</b></p><ul>{links or '<li>none</li>'}</ul>"
+        self._facts_generation += 1
+        generation = self._facts_generation
+        start_worker(
+            entity_facts,
+            self._store,
+            entity_id,
+            on_result=lambda html_text: self._on_facts(generation, entity_id, html_text),
+            on_error=self.load_failed.emit,
         )
+
+    def _on_facts(self, generation: int, entity_id: str, html_text: str) -> None:
+        if generation != self._facts_generation:
+            return
+        self.facts.setHtml(html_text)
         self.entity_selected.emit(entity_id)
+
+
+def graph_choices(store: MemoryStore) -> dict[str, Any]:
+    """The entities to center on (best connected first), relation types and channels (on a worker)."""
+    relations = store.relations()
+    entities = store.entities()
+    degree: dict[str, int] = {}
+    for r in relations:
+        degree[r.source_id] = degree.get(r.source_id, 0) + 1
+        degree[r.target_id] = degree.get(r.target_id, 0) + 1
+    # Best connected first: the default center shows the most.
+    ranked = sorted(entities, key=lambda e: (-degree.get(e.id, 0), e.name))
+    return {
+        "entities": ranked,
+        "types": sorted({r.type for r in relations}),
+        "channels": sorted({e.channel for e in ranked}),
+    }
+
+
+def entity_facts(store: MemoryStore, entity_id: str) -> str:
+    """One entity, the facts about it and its relations, as HTML (on a worker)."""
+    entity = next(e for e in store.entities() if e.id == entity_id)
+    facts = store.memories_about(entity_id)
+    relations = store.relations(touching=entity_id)
+    items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
+    links = "".join(f"<li>{html.escape(r.source_id)} —{html.escape(r.type)}→ {html.escape(r.target_id)}</li>" for r in relations)
+    return (
+        f"<h3>{html.escape(entity.name)}</h3><p>{html.escape(entity.type)} · {html.escape(entity.channel)} · "
+        f"salience {entity.salience:.2f}</p><p>{html.escape(entity.description)}</p>"
+        f"<p><b>Facts about it</b></p><ul>{items or '<li>none</li>'}</ul>"
+        f"<p><b>Relations</b></p><ul>{links or '<li>none</li>'}</ul>"
+    )

@@ -1,17 +1,38 @@
-"""The main window: open a store, browse its memories, curate them, undo."""
+"""The main window: layout and wiring.
+
+The store session (store_session.py) owns the open store and runs every storage
+call on a worker; the window lays out the views, turns actions into session
+calls, and updates the views from the session's signals.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QThreadPool, QTimer, Signal
+from mnemoscope.storage import (
+    AuditEntry,
+    Kind,
+    Layer,
+    Memory,
+    MemoryQuery,
+    MemoryStore,
+    Order,
+    Outcome,
+    Status,
+    StoreError,
+    StoreEvent,
+)
+
+from mnemoscope.storage.transfer import import_store
+from mnemoscope.storage.views.search import search
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QComboBox,
     QDockWidget,
     QFileDialog,
@@ -25,47 +46,31 @@ from PySide6.QtWidgets import (
     QProgressDialog,
     QTableView,
     QTabWidget,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from mnemoscope.storage import (
-    ConflictError,
-    Curator,
-    Kind,
-    Layer,
-    Memory,
-    MemoryQuery,
-    MemoryStore,
-    Order,
-    Status,
-    StoreError,
-    open_store,
-)
-from mnemoscope.storage.views.search import search
-from mnemoscope.storage.transfer import import_store
-
+from .conflict_dialog import ConflictDialog
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
 from .graph_view import GraphView
-from .memory_model import COLUMNS, MemoryTableModel
+from .memory_model import MemoryTableModel
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
+from .sidebar import Sidebar, gather_counts
+from .store_session import Conflict, JournalSteps, StoreSession
 from .timeline_view import TimelineView
 from .workers import Worker, start_worker
 
 MAX_RECENT = 8
-WATCH_INTERVAL_MS = 2_000
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
-FilterRole = Qt.ItemDataRole.UserRole + 2
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
 
 
 class MainWindow(QMainWindow):
-    """Signals: store_opened(object), store_closed(), store_changed(), curated(object), error_shown(str)."""
+    """Signals: store_opened(object), store_closed(), store_changed(), conflict_shown(object),
+    import_finished(object), curated(object), error_shown(str)."""
 
     store_opened = Signal(object)
     store_closed = Signal()
@@ -78,19 +83,20 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or QSettings()
-        self.store: MemoryStore | None = None
         self.model: MemoryTableModel | None = None
         self.last_error = ""
         self.store_notes: list[str] = []
         self.setWindowTitle("Mnemoscope")
         self.setAcceptDrops(True)
-        self._change_token = ""
-        self._watching = False
-        self._restore_after_reload: tuple[list[str], int, int] | None = None
-        self.watch_timer = QTimer(self)
-        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
-        self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
-        self.watch_timer.start()
+        self._detail_generation = 0
+        self.session = StoreSession(self)
+        self.session.opened.connect(self._on_session_opened)
+        self.session.closed.connect(self._on_session_closed)
+        self.session.changed.connect(self._on_session_changed)
+        self.session.curated.connect(self._on_session_curated)
+        self.session.journal_moved.connect(self._on_session_journal_moved)
+        self.session.conflicted.connect(self._on_session_conflicted)
+        self.session.error.connect(self.show_error)
         self._build_widgets()
         self._build_actions()
         self._restore_state()
@@ -142,17 +148,15 @@ class MainWindow(QMainWindow):
         self.views.addTab(self.scratchpad, "Scratchpad")
         self.salience = SalienceView()
         self.salience.load_failed.connect(self.show_error)
-        self.salience.reinforce_requested.connect(lambda memory_id: self._curate("reinforce", memory_id))
+        self.salience.reinforce_requested.connect(lambda memory_id: self.session.curate("reinforce", memory_id))
         self.views.addTab(self.salience, "Salience")
         self.graph = GraphView()
         self.graph.load_failed.connect(self.show_error)
         self.views.addTab(self.graph, "Graph")
         self.setCentralWidget(self.views)
 
-        self.sidebar = QTreeWidget()
-        self.sidebar.setObjectName("sidebar")
-        self.sidebar.setHeaderLabels(["Store", "Count"])
-        self.sidebar.itemClicked.connect(self._on_sidebar_item_clicked)
+        self.sidebar = Sidebar()
+        self.sidebar.filter_chosen.connect(self._on_sidebar_filter_chosen)
         sidebar_dock = QDockWidget("Store", self)
         sidebar_dock.setObjectName("sidebar_dock")
         sidebar_dock.setWidget(self.sidebar)
@@ -182,11 +186,11 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store folder")
         self.open_file_action = self._action("Open &File…", self.choose_store_file, "Ctrl+Alt+O", "Open a memory.db or chroma.sqlite3")
-        self.refresh_action = self._action("&Refresh", self.refresh, QKeySequence.StandardKey.Refresh)
+        self.refresh_action = self._action("&Refresh", self.session.refresh, QKeySequence.StandardKey.Refresh)
         self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.import_action = self._action("&Import into a workspace…", self.choose_import, "Ctrl+Shift+O")
-        self.undo_action = self._action("&Undo", lambda: self._curate("undo"), QKeySequence.StandardKey.Undo)
-        self.redo_action = self._action("&Redo", lambda: self._curate("redo"), QKeySequence.StandardKey.Redo)
+        self.undo_action = self._action("&Undo", lambda: self.session.curate("undo"), QKeySequence.StandardKey.Undo)
+        self.redo_action = self._action("&Redo", lambda: self.session.curate("redo"), QKeySequence.StandardKey.Redo)
         self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
         self.promote_action = self._action("&Promote to _global", self.promote_selected, "Ctrl+Shift+P")
         self.delete_action = self._action("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete)
@@ -244,7 +248,7 @@ class MainWindow(QMainWindow):
     def open_path(self, path: Path) -> None:
         """Open a store off the UI thread; errors reach the person as one message."""
         self.count_label.setText(f"Opening {path}…")
-        start_worker(open_store, path, on_result=self._on_store_opened, on_error=self.show_error)
+        self.session.open(path)
 
     def choose_import(self) -> None:
         src = QFileDialog.getExistingDirectory(self, "Import memories from")
@@ -262,20 +266,14 @@ class MainWindow(QMainWindow):
         on_error: Callable[[BaseException], None] | None = None,
     ) -> QProgressDialog:
         """Run work(progress, cancelled) on a worker behind a progress dialog with Cancel."""
-        dialog = QProgressDialog(label, "Cancel", 0, 100, self)
-        dialog.setWindowTitle("Mnemoscope")
-        dialog.setMinimumDuration(0)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
+        dialog = self._progress_dialog(label)
 
         def run(worker: Worker) -> Any:
             # Signals emitted here are queued to the UI thread.
             return work(lambda done, total: worker.signals.yielded.emit((done, total)), lambda: worker.cancelled)
 
         def progress(tick: tuple[int, int]) -> None:
-            done, total = tick
-            dialog.setLabelText(f"{label} {done:,} of {total:,}")
-            dialog.setValue(int(100 * done / total) if total else 100)
+            _show_progress(dialog, label, tick)
 
         def finished(result: Any) -> None:
             dialog.close()
@@ -310,23 +308,36 @@ class MainWindow(QMainWindow):
         )
 
     def reembed_stale(self) -> None:
-        """Re-embed stale vectors off the UI thread, with progress and cancel."""
-        store = self.store
-        if store is not None:
-            self.run_with_progress(
-                "Re-embedding stale vectors:",
-                lambda progress, cancelled: Curator(store).reembed(progress=progress, cancelled=cancelled),
-                lambda outcome: self._after_curation("reembed", outcome),
-            )
+        """Re-embed stale vectors on the session's write worker, with progress and cancel."""
+        if self.store is None:
+            return
+        label = "Re-embedding stale vectors:"
+        dialog = self._progress_dialog(label)
+        worker = self.session.curate("reembed", on_progress=lambda tick: _show_progress(dialog, label, tick),
+                                     on_finished=dialog.close)
+        if worker is not None:
+            dialog.canceled.connect(worker.cancel)
+            dialog.open()
 
-    def _on_store_opened(self, store: MemoryStore) -> None:
-        self.close_store()
-        self.store = store
+    def _progress_dialog(self, label: str) -> QProgressDialog:
+        dialog = QProgressDialog(label, "Cancel", 0, 100, self)
+        dialog.setWindowTitle("Mnemoscope")
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        return dialog
+
+    # -- the session's signals ------------------------------------------------------------------
+
+    @property
+    def store(self) -> MemoryStore | None:
+        return self.session.store
+
+    def _on_session_opened(self, store: MemoryStore) -> None:
         self.model = MemoryTableModel(store, parent=self)
         self.model.total_changed.connect(self._on_model_total_changed)
         self.model.load_failed.connect(self.show_error)
-        self.model.chunk_loaded.connect(self._on_model_chunk_loaded)
-        self._change_token = store.change_token()
+        self.model.refreshed.connect(self._on_model_refreshed)
         self.table.setModel(self.model)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selection_changed())
         header = self.table.horizontalHeader()
@@ -346,82 +357,61 @@ class MainWindow(QMainWindow):
         self.store_opened.emit(store)
 
     def close_store(self) -> None:
-        if self.store is None:
-            return
+        """Close the open store (after the work running on it); the views empty."""
+        self._detach_model()
+        self.session.close()
+
+    def _detach_model(self) -> None:
         self.table.setModel(None)
         if self.model is not None:
             self.model.detach()
             self.model.deleteLater()
-        # Let reads already running on the store finish before it closes.
-        QThreadPool.globalInstance().waitForDone(5_000)
         self.model = None
-        self.store.close()
-        self.store = None
+
+    def _on_session_closed(self) -> None:
+        self._detach_model()
+        self._detail_generation += 1
         self.sidebar.clear()
         self.scratchpad.clear()
         self.salience.clear()
         self.timeline.clear()
         self.graph.clear()
         self.detail.show_nothing()
+        self._update_actions()
         self.store_closed.emit()
 
     def refresh(self) -> None:
-        """Read the store again, keeping the selection and the scroll position."""
-        if self.store is None or self.model is None:
-            return
-        selected = [m.id for m in self.selected_memories()]
-        scroll = self.table.verticalScrollBar().value()
-        rows_shown = self.model.rowCount()
-        self.store.refresh_copies()
-        self._change_token = self.store.change_token()
-        if selected or scroll:
-            self._restore_after_reload = (selected, scroll, rows_shown)
-        self.model.reload()
-        self._populate_sidebar()
-        self.scratchpad.load(self.store)
-        self.salience.load(self.store)
-        self.timeline.reload()
-        self.graph.reload()
+        """Look at the store again (files edited by hand too); the views follow its event."""
+        self.session.refresh()
 
-    def _on_model_chunk_loaded(self, _start: int) -> None:
-        """After a reload, bring back the rows and selection the person had."""
-        pending = self._restore_after_reload
-        if pending is None or self.model is None:
-            return
-        selected, scroll, rows_shown = pending
-        while self.model.rowCount() < rows_shown and self.model.canFetchMore():
-            self.model.fetchMore()
-        rows = [r for r in (self.model.row_of(i) for i in selected) if r is not None]
-        if len(rows) < len(selected) and any(self.model.memory_at(r) is None for r in range(self.model.rowCount())):
-            return  # the selected rows may be in a chunk still on its way
-        self._restore_after_reload = None
-        if rows:
-            self.table.clearSelection()
-            for row in rows:
-                self.table.selectionModel().select(
-                    self.model.index(row, 0),
-                    QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
-                )
-        self.table.verticalScrollBar().setValue(scroll)
-
-    def _on_watch_timer_timeout(self) -> None:
-        """Poll the store's change token off the UI thread; reload when an agent wrote."""
+    def _on_session_changed(self, event: StoreEvent) -> None:
+        """Update what the change can touch: rows in place, counts, and the views over them."""
         store = self.store
-        if store is None or self._watching:
+        if store is None or self.model is None:
             return
-        self._watching = True
+        if event.everything:
+            self.statusBar().showMessage("The store changed on disk; refreshed.", 5_000)
+        self.model.refresh()
+        self._populate_sidebar()
+        self.salience.load(store)
+        self.timeline.reload()
+        if event.everything or not event.ids:  # sessions, scratchpad or graph may have changed
+            self.scratchpad.load(store)
+            self.graph.load(store)
+        self.store_changed.emit()
 
-        def done(token: str) -> None:
-            self._watching = False
-            if store is self.store and token != self._change_token:
-                self.statusBar().showMessage("The store changed on disk; refreshed.", 5_000)
-                self.refresh()
-                self.store_changed.emit()
+    def _on_model_refreshed(self) -> None:
+        """Rows were swapped in place: the selection followed them; show what it holds now."""
+        self._on_selection_changed()
 
-        def failed(exc: BaseException) -> None:
-            self._watching = False
+    def _on_session_curated(self, outcome: Outcome) -> None:
+        for note in outcome.notes:
+            self.statusBar().showMessage(note, 10_000)
+        self.statusBar().showMessage(f"{outcome.operation} done (journal #{outcome.seq})", 5_000)
+        self.curated.emit(outcome)
 
-        start_worker(store.change_token, on_result=done, on_error=failed)
+    def _on_session_journal_moved(self, _steps: JournalSteps) -> None:
+        self._update_actions()
 
     def show_view(self, name: str) -> None:
         self.views.setCurrentIndex(VIEWS.index(name))
@@ -429,55 +419,19 @@ class MainWindow(QMainWindow):
     # -- sidebar ---------------------------------------------------------------------------------
 
     def _populate_sidebar(self) -> None:
-        store = self.store
-        if store is None:
-            return
-
-        def gather() -> dict[str, Any]:
-            counts = store.counts()
-            sessions = store.sessions()
-            notes = [
-                f"{s.label} is read-only: {s.capabilities().read_only_reason}"
-                for s in store.foreign
-                if s.capabilities().read_only
-            ]
-            return {"counts": counts, "sessions": sessions, "notes": notes + store.problems()}
-
-        start_worker(gather, on_result=self._on_sidebar_counts, on_error=self.show_error)
+        self.session.read(gather_counts, on_result=self._on_sidebar_counts)
 
     def _on_sidebar_counts(self, data: dict[str, Any]) -> None:
-        self.store_notes = data["notes"]
-        if self.store_notes:
-            more = f" (+{len(self.store_notes) - 1} more: Tools > Store notes)" if len(self.store_notes) > 1 else ""
-            self.statusBar().showMessage(self.store_notes[0] + more, 30_000)
-        self.sidebar.clear()
-        counts = data["counts"]
-        everything = QTreeWidgetItem(["All memories", str(counts["statuses"].get("active", 0))])
-        everything.setData(0, FilterRole, ("all", None))
-        self.sidebar.addTopLevelItem(everything)
-        for title, key, kind in (("Kinds", "kinds", "kind"), ("Channels", "channels", "channel"),
-                                 ("Layers", "layers", "layer"), ("Status", "statuses", "status")):
-            group = QTreeWidgetItem([title, ""])
-            self.sidebar.addTopLevelItem(group)
-            for value, n in sorted(counts[key].items()):
-                item = QTreeWidgetItem([value, str(n)])
-                item.setData(0, FilterRole, (kind, value))
-                group.addChild(item)
-            group.setExpanded(True)
-        if data["sessions"]:
-            group = QTreeWidgetItem(["Sessions", str(len(data["sessions"]))])
-            self.sidebar.addTopLevelItem(group)
-            for session in data["sessions"]:
-                item = QTreeWidgetItem([session.title or session.id, str(session.turn_count)])
-                item.setToolTip(0, f"{session.id} ({session.channel})")
-                item.setData(0, FilterRole, ("session", session.id))
-                group.addChild(item)
-        self.sidebar.resizeColumnToContents(0)
+        notes = data["notes"]
+        if notes and notes != self.store_notes:
+            more = f" (+{len(notes) - 1} more: Tools > Store notes)" if len(notes) > 1 else ""
+            self.statusBar().showMessage(notes[0] + more, 30_000)
+        self.store_notes = notes
+        self.sidebar.show_counts(data)
 
-    def _on_sidebar_item_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
-        spec = item.data(0, FilterRole)
-        if spec and self.model is not None:
-            self.apply_filter(*spec)
+    def _on_sidebar_filter_chosen(self, kind: str, value: Any) -> None:
+        if self.model is not None:
+            self.apply_filter(kind, value)
 
     def apply_filter(self, kind: str, value: str | None) -> None:
         """Filter the views by one sidebar entry (kind, channel, layer, status or session)."""
@@ -486,19 +440,19 @@ class MainWindow(QMainWindow):
             self.scratchpad.load(self.store, value)
             self.show_view("scratchpad")
             return
-        channels = (value,) if kind == "channel" else ()
+        channels = (value,) if kind == "channel" and value else ()
         self.timeline.set_channels(channels)
         self.graph.set_channel(value if kind == "channel" else None)
         if kind == "all":
             self.scratchpad.load(self.store)
         base = replace(MemoryQuery(), order=self.model.query.order, descending=self.model.query.descending)
-        if kind == "kind":
+        if kind == "kind" and value:
             base = replace(base, kinds=(Kind(value),))
-        elif kind == "channel":
+        elif kind == "channel" and value:
             base = replace(base, channels=(value,))
-        elif kind == "layer":
+        elif kind == "layer" and value:
             base = replace(base, layers=(Layer(value),))
-        elif kind == "status":
+        elif kind == "status" and value:
             base = replace(base, statuses=(Status(value),))
         self.search_box.clear()
         self.model.set_query(base)
@@ -562,32 +516,35 @@ class MainWindow(QMainWindow):
         return [m for m in (self.model.memory_at(r) for r in rows) if m is not None]
 
     def select_row(self, row: int) -> None:
-        self.table.clearSelection()
-        self.table.selectRow(row)
+        """Select one row alone (whatever modifier keys are down) and make it current."""
+        if self.model is None or self.table.selectionModel() is None:
+            return
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.table.selectionModel().setCurrentIndex(self.model.index(row, 0), flags)
 
     def _on_selection_changed(self) -> None:
         self._update_actions()
         selected = self.selected_memories()
         if len(selected) != 1 or self.store is None:
+            self._detail_generation += 1
             self.detail.show_nothing()
             return
         self.show_detail(selected[0].id)
 
     def show_detail(self, memory_id: str) -> None:
-        assert self.store is not None
-        try:
-            memory = self.store.get(memory_id)
-        except StoreError as exc:
-            self.show_error(exc)
+        """Read the memory, its journal history and its owner's log on a worker, then show them."""
+        self._detail_generation += 1
+        generation = self._detail_generation
+        self.session.read(_detail_of, memory_id, on_result=lambda found: self._on_detail_read(generation, found))
+
+    def _on_detail_read(self, generation: int, found: dict[str, Any]) -> None:
+        if generation != self._detail_generation or self.store is None:
             return
-        history = self.store.journal.history(target=memory.id, limit=50)
-        try:
-            owner_history = self.store.owner_history(memory.id)
-        except StoreError as exc:
-            self.show_error(exc)
-            owner_history = []
-        self.detail.show_memory(memory, history, self.store.settings.promotion.check(memory), owner_history)
+        memory = found["memory"]
+        self.detail.show_memory(memory, found["history"], found["promotion"], found["owner_history"])
         self.salience.show_memory(self.store.settings.salience, memory)
+        if found["owner_error"] is not None:
+            self.show_error(found["owner_error"])
 
     def _on_table_context_menu(self, pos: Any) -> None:
         menu = QMenu(self)
@@ -604,54 +561,14 @@ class MainWindow(QMainWindow):
         editable = self.store.capabilities(memory.id).editable_fields
         dialog = EditDialog(memory, editable, self)
         dialog.setObjectName("edit_dialog")
-        dialog.accepted.connect(lambda: self._apply_edit(memory, dialog.changes()))
+        dialog.accepted.connect(lambda: self.session.edit(memory, dialog.changes()))
         dialog.open()
 
-    def _apply_edit(self, memory: Memory, changes: dict[str, Any]) -> None:
-        if not changes or self.store is None:
-            return
-        try:
-            outcome = Curator(self.store).edit(memory.id, expected_revision=memory.revision, **changes)
-        except ConflictError:
-            self._resolve_conflict(memory, changes)
-            return
-        except StoreError as exc:
-            self.show_error(exc)
-            return
-        self._after_curation("edit", outcome)
-
-    def _resolve_conflict(self, seen: Memory, changes: dict[str, Any]) -> None:
+    def _on_session_conflicted(self, conflict: Conflict) -> None:
         """The store changed under an edit: show what changed and let the person choose."""
-        assert self.store is not None
-        try:
-            now = self.store.get(seen.id)
-        except StoreError as exc:
-            self.show_error(exc)
-            return
-        lines = []
-        for name in ("content", "tags", "layer", "channel", "salience", "access_count", "status"):
-            before, current = getattr(seen, name), getattr(now, name)
-            if before != current:
-                lines.append(f"{name}: when you opened it: {_plain(before)!s}\n   now in the store: {_plain(current)!s}")
-        yours = "\n".join(f"{k}: {_plain(v)!s}" for k, v in changes.items())
-        box = QMessageBox(self)
-        box.setObjectName("conflict_box")
-        box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle("The memory changed")
-        box.setText(f"{seen.id} changed since you opened it (another program wrote to the store).")
-        box.setInformativeText("Apply your edit over the new version, or keep the store's version?")
-        box.setDetailedText("Changed in the store:\n" + ("\n".join(lines) or "(its record)") + "\n\nYour edit:\n" + yours)
-        mine = box.addButton("Apply my edit", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("Keep the store's", QMessageBox.ButtonRole.RejectRole)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-
-        def chosen(_result: int) -> None:
-            if box.clickedButton() is mine:
-                self._curate("edit", now.id, expected_revision=now.revision, **changes)
-            else:
-                self.refresh()
-
-        box.finished.connect(chosen)
+        box = ConflictDialog(conflict, self)
+        box.apply_chosen.connect(lambda c: self.session.edit(c.now, c.changes))
+        box.keep_chosen.connect(lambda _c: self.session.refresh())
         box.open()
         self.conflict_shown.emit(box)
 
@@ -663,63 +580,48 @@ class MainWindow(QMainWindow):
     def promote_selected(self) -> None:
         ids, revisions = self._selection()
         if ids:
-            self._curate("promote", ids, expected_revision=revisions)
+            self.session.curate("promote", ids, expected_revision=revisions)
 
     def delete_selected(self) -> None:
-        selected = self.selected_memories()
-        if not selected:
-            return
-        if len(selected) > 1:
-            answer = QMessageBox.question(self, "Delete memories", f"Delete {len(selected)} memories? You can undo this.")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
+        """Delete the selection as one step; several memories are confirmed first (no nested loop)."""
         ids, revisions = self._selection()
-        self._curate("delete", ids, expected_revision=revisions)
+        if not ids:
+            return
+        if len(ids) == 1:
+            self.session.curate("delete", ids, expected_revision=revisions)
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete memories",
+                          f"Delete {len(ids)} memories? You can undo this.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setObjectName("confirm_delete_box")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                self.session.curate("delete", ids, expected_revision=revisions)
+
+        box.finished.connect(answered)
+        box.open()
 
     def reinforce_selected(self) -> None:
         ids, revisions = self._selection()
         if ids:
-            self._curate("reinforce", ids, expected_revision=revisions)
+            self.session.curate("reinforce", ids, expected_revision=revisions)
 
     def restore_selected(self) -> None:
         ids, _ = self._selection()
         if ids:
-            self._curate("restore", ids)
-
-    def _curate(self, operation: str, *args: Any, **kwargs: Any) -> None:
-        """Run one curation step through the store's journal, then show its effect."""
-        if self.store is None:
-            return
-        curator = Curator(self.store)
-        method = {"edit": curator.edit, "promote": curator.promote, "delete": curator.delete,
-                  "restore": curator.restore, "reinforce": curator.reinforce,
-                  "undo": curator.undo, "redo": curator.redo}[operation]
-        try:
-            outcome = method(*args, **kwargs)
-        except StoreError as exc:
-            self.show_error(exc)
-            return
-        self._after_curation(operation, outcome)
-
-    def _after_curation(self, operation: str, outcome: Any) -> None:
-        for note in outcome.notes:
-            self.statusBar().showMessage(note, 10_000)
-        self.statusBar().showMessage(f"{operation} done (journal #{outcome.seq})", 5_000)
-        self.refresh()
-        self._update_actions()
-        self.curated.emit(outcome)
+            self.session.curate("restore", ids)
 
     def _update_actions(self) -> None:
         has_store = self.store is not None
         selected = self.selected_memories() if has_store else []
-        journal = self.store.journal if has_store else None
-        next_undo = journal.next_to_undo() if journal else None
-        next_redo = journal.next_to_redo() if journal else None
+        next_undo, next_redo = self.session.steps  # as the session last read the journal
         self.undo_action.setEnabled(next_undo is not None)
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
         self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
-        caps = [self.store.capabilities(m.id) for m in selected] if has_store else []
+        caps = [self.store.capabilities(m.id) for m in selected] if self.store is not None else []
         writable = bool(caps) and all(not c.read_only for c in caps)
         self.edit_action.setEnabled(len(caps) == 1 and bool(caps[0].editable_fields))
         self.promote_action.setEnabled(writable and all(c.can_promote for c in caps))
@@ -791,7 +693,6 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.watch_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
@@ -809,46 +710,28 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
 
-def run_app(
-    path: Path, settings_file: Path | None = None, screenshot: Path | None = None, view: str = "memories"
-) -> int:
-    """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Mnemoscope")
-    app.setOrganizationName("Mnemoscope")
-    settings = QSettings(str(settings_file), QSettings.Format.IniFormat) if settings_file else QSettings()
-    window = MainWindow(settings)
-    if screenshot is not None:
-        window.resize(1280, 800)
-    window.show()
-    if screenshot is not None:
-        waiting = {"rows", view}
 
-        def ready(what: str) -> None:
-            if what == "rows" and "rows" in waiting:
-                window.select_row(0)  # a selected memory fills the detail panel and the curve
-            waiting.discard(what)
-            if not waiting:
-                waiting.add("done")
-                QTimer.singleShot(300, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
+def run_app(*args: Any, **kwargs: Any) -> int:
+    """The bootstrap lives in ui/app.py; kept here for callers that import it from the window."""
+    from .app import run_app as run
 
-        def on_opened(_store: Any) -> None:
-            assert window.model is not None
-            window.show_view(view)
-            window.model.chunk_loaded.connect(lambda _start: ready("rows"))
-            window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
-            window.salience.loaded.connect(lambda: ready("salience"))
-            window.timeline.loaded.connect(lambda: ready("timeline"))
-            window.graph.loaded.connect(lambda: ready("graph"))
-            waiting.discard("memories")
-
-        window.store_opened.connect(on_opened)
-        window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))
-    window.open_path(path)
-    return app.exec()
+    return run(*args, **kwargs)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return ", ".join(map(str, value))
-    return value.value if hasattr(value, "value") else value
+def _show_progress(dialog: QProgressDialog, label: str, tick: tuple[int, int]) -> None:
+    done, total = tick
+    dialog.setLabelText(f"{label} {done:,} of {total:,}")
+    dialog.setValue(int(100 * done / total) if total else 100)
+
+
+def _detail_of(store: MemoryStore, memory_id: str) -> dict[str, Any]:
+    """What the detail panel shows of one memory (runs on a worker)."""
+    memory = store.get(memory_id)
+    history: list[AuditEntry] = store.journal.history(target=memory.id, limit=50)
+    owner_error: StoreError | None = None
+    try:
+        owner_history = store.owner_history(memory.id)
+    except StoreError as exc:
+        owner_error, owner_history = exc, []
+    return {"memory": memory, "history": history, "promotion": store.settings.promotion.check(memory),
+            "owner_history": owner_history, "owner_error": owner_error}

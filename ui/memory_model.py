@@ -5,6 +5,10 @@ After DB Browser for SQLite's RowCache/RowLoader: the store counts and pages
 loaded show a placeholder, and a generation counter drops results that arrive
 after the query changed. The model exposes rows a chunk at a time through
 canFetchMore/fetchMore, so it never holds more than the rows looked at.
+
+When the store changes, refresh() reads the rows shown again off the UI thread
+and swaps them in place (a layout change, not a reset): the selection and the
+scroll position follow their memories, and rows that left the query go.
 """
 
 from __future__ import annotations
@@ -12,10 +16,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-
-from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
 
 from .workers import start_worker
 
@@ -33,16 +36,25 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 SORTABLE = {"created_at": Order.CREATED, "last_accessed": Order.ACCESSED, "salience": Order.SALIENCE}
 MemoryRole = Qt.ItemDataRole.UserRole + 1
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_MEMORY = int(MemoryRole)
+_ROLES = frozenset((_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND, _MEMORY))
+_GRAY = QBrush(QColor("gray"))
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 
 Index = QModelIndex | QPersistentModelIndex
 
 
 class MemoryTableModel(QAbstractTableModel):
-    """Signals: total_changed(int), load_failed(object), chunk_loaded(int)."""
+    """Signals: total_changed(int), load_failed(object), chunk_loaded(int), refreshed()."""
 
     total_changed = Signal(int)
     load_failed = Signal(object)
     chunk_loaded = Signal(int)
+    refreshed = Signal()
 
     def __init__(self, store: MemoryStore, chunk: int = 200, parent: Any = None) -> None:
         super().__init__(parent)
@@ -53,6 +65,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._total: int | None = None
         self._rows = 0
         self._cache: dict[int, Memory] = {}
+        self._texts: dict[int, tuple[Memory, tuple[str, ...]]] = {}  # a row's display texts, by the memory read
         self._pending: set[int] = set()
         self.label = ""
 
@@ -74,6 +87,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._total, self._rows = None, 0
         self._cache.clear()
+        self._texts.clear()
         self._pending.clear()
         self.endResetModel()
         generation = self._generation
@@ -90,6 +104,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._pending.clear()
         self._cache = dict(enumerate(memories))
+        self._texts.clear()
         self._total = self._rows = len(memories)
         self.label = label
         self.endResetModel()
@@ -103,6 +118,71 @@ class MemoryTableModel(QAbstractTableModel):
     def reload(self) -> None:
         """Fetch the same query again (the store changed under us)."""
         self.set_query(self._query)
+
+    def refresh(self) -> None:
+        """Read the rows shown again (the store changed) and swap them in place."""
+        self._generation += 1
+        generation = self._generation
+        self._pending.clear()
+        store, query, chunk = self._store, self._query, self._chunk
+        if self.label:  # a ranked list (search results): each listed memory again, same order
+            ids = [m.id for _row, m in sorted(self._cache.items())]
+
+            def read_list() -> tuple[int, dict[int, list[Memory]]]:
+                found = [m for m in (store.find(i) for i in ids) if m is not None]
+                return len(found), {0: found}
+
+            reader = read_list
+        else:
+            starts = sorted({row - row % chunk for row in self._cache})
+
+            def read_query() -> tuple[int, dict[int, list[Memory]]]:
+                total = store.count(query)
+                return total, {start: store.page(query, chunk, start) for start in starts if start < total}
+
+            reader = read_query
+        start_worker(
+            reader,
+            on_result=lambda result: self._on_refresh_read(generation, *result),
+            on_error=self.load_failed.emit,
+        )
+
+    def _on_refresh_read(self, generation: int, total: int, pages: dict[int, list[Memory]]) -> None:
+        if generation != self._generation:
+            return
+        old_rows = self._rows
+        new_rows = total if self.label else min(total, max(old_rows, min(self._chunk, total)))
+        cache = {start + i: m for start, page in pages.items() for i, m in enumerate(page) if start + i < new_rows}
+        # Same row count first: persistent indexes (the selection) follow their memories by id.
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        was = [self._cache.get(index.row()) for index in persistent]
+        row_of = {m.id: row for row, m in cache.items()}
+        moved = []
+        for index, memory in zip(persistent, was, strict=True):
+            row = row_of.get(memory.id) if memory is not None else index.row()
+            keep = row is not None and row < min(old_rows, new_rows)
+            moved.append(self.index(row, index.column()) if keep else QModelIndex())
+        self._cache = cache
+        self._texts.clear()
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+        if new_rows < old_rows:
+            self.beginRemoveRows(QModelIndex(), new_rows, old_rows - 1)
+            self._rows = new_rows
+            self.endRemoveRows()
+        elif new_rows > old_rows:
+            self.beginInsertRows(QModelIndex(), old_rows, new_rows - 1)
+            self._rows = new_rows
+            self.endInsertRows()
+        if self.label:
+            self._total = new_rows
+        else:
+            self._total = total
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(COLUMNS) - 1))
+        self.total_changed.emit(self._total)
+        self.refreshed.emit()
 
     def _on_count(self, generation: int, total: int) -> None:
         if generation != self._generation:
@@ -182,29 +262,40 @@ class MemoryTableModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self._rows:
+        # A view asks for every role of every visible cell at each repaint: answer the roles
+        # we never use at once, and format a row's texts once per read, not per paint.
+        if role not in _ROLES:
             return None
-        memory = self._cache.get(index.row())
+        row = index.row()
+        if not 0 <= row < self._rows:
+            return None
+        memory = self._cache.get(row)
         if memory is None:
-            self._request(index.row())
-            if role == Qt.ItemDataRole.DisplayRole and index.column() == 0:
+            self._request(row)
+            if role == _DISPLAY and index.column() == 0:
                 return PLACEHOLDER
-            if role == Qt.ItemDataRole.ForegroundRole:
-                return QBrush(QColor("gray"))
+            if role == _FOREGROUND:
+                return _GRAY
             return None
-        key = COLUMNS[index.column()][0]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return _display(memory, key)
-        if role == Qt.ItemDataRole.ToolTipRole and key == "content":
-            return memory.content
-        if role == Qt.ItemDataRole.ToolTipRole and key in ("created_at", "last_accessed"):
-            return getattr(memory, key).isoformat()
-        if role == MemoryRole:
+        column = index.column()
+        if role == _DISPLAY:
+            texts = self._texts.get(row)
+            if texts is None or texts[0] is not memory:
+                texts = self._texts[row] = (memory, tuple(_display(memory, key) for key, _title in COLUMNS))
+            return texts[1][column]
+        key = COLUMNS[column][0]
+        if role == _TOOLTIP:
+            if key == "content":
+                return memory.content
+            if key in ("created_at", "last_accessed"):
+                return getattr(memory, key).isoformat()
+            return None
+        if role == _MEMORY:
             return memory
-        if role == Qt.ItemDataRole.TextAlignmentRole and key in ("access_count", "salience"):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and memory.status is not Status.ACTIVE:
-            return QBrush(QColor("gray"))
+        if role == _ALIGNMENT:
+            return _RIGHT if key in ("access_count", "salience") else None
+        if role == _FOREGROUND and memory.status is not Status.ACTIVE:
+            return _GRAY
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -8,18 +8,39 @@ cancel point; its ``return`` value is the result.
 from __future__ import annotations
 
 import inspect
+import os
+import threading
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-
 
 # Workers running now: keeps each Python wrapper alive until its finished() arrives.
 _running: set[Worker] = set()
 
 
+# Pool threads run at a lower CPU priority than the UI thread: on a machine with few cores,
+# a count over a big table must not take the time slices the event loop needs.
+WORKER_NICENESS = 10
+_lowered = threading.local()
+
+
 def running_workers() -> int:
     return len(_running)
+
+
+def _lower_thread_priority() -> None:
+    """Give this pool thread a higher nice value (Linux: per thread), once."""
+    if getattr(_lowered, "done", False):
+        return
+    _lowered.done = True
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        try:
+            current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), max(current, WORKER_NICENESS))
+        except OSError:  # not allowed here: run at the normal priority
+            pass
 
 
 class WorkerSignals(QObject):
@@ -48,6 +69,7 @@ class Worker(QRunnable):
         return self._cancelled
 
     def run(self) -> None:
+        _lower_thread_priority()
         signals = self.signals
         signals.started.emit()
         try:
@@ -80,6 +102,7 @@ def start_worker(
     on_result: Callable[[Any], None] | None = None,
     on_error: Callable[[BaseException], None] | None = None,
     on_progress: Callable[[Any], None] | None = None,
+    on_finished: Callable[[], None] | None = None,
     pool: QThreadPool | None = None,
     with_worker: bool = False,
     **kwargs: Any,
@@ -100,5 +123,7 @@ def start_worker(
         worker.signals.errored.connect(on_error)
     if on_progress is not None:
         worker.signals.yielded.connect(on_progress)
+    if on_finished is not None:
+        worker.signals.finished.connect(on_finished)
     (pool or QThreadPool.globalInstance()).start(worker)
     return worker

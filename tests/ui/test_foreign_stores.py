@@ -63,7 +63,7 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     _select(qtbot, win, "Book a table for two in Lisbon")
     assert win.edit_action.isEnabled() and win.delete_action.isEnabled()
     assert not win.promote_action.isEnabled() and not win.reinforce_action.isEnabled()
-    assert "openai-agents" in win.detail.toPlainText()
+    qtbot.waitUntil(lambda: "openai-agents" in win.detail.toPlainText())  # read on a worker
 
     win.delete_action.trigger()
     qtbot.waitUntil(lambda: win.model.rowCount() == 2)

@@ -1,0 +1,109 @@
+"""Several memories of every kind selected in the table are curated as one undoable step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.store_state import sql_rows, state_of
+from mnemoscope.storage import Kind, MemoryQuery, Status, open_store
+from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
+from mnemoscope.ui.main_window import MainWindow
+from PySide6.QtCore import QItemSelectionModel, QSettings, Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+
+def _mixed_selection(root: Path) -> list[str]:
+    """Three bullets of one daily log, two memory.db memories and a vector record of its own."""
+    with open_store(root) as store:
+        embedder = store.embedder()
+        text = "a standalone vector fact about invoices"
+        meta = {"channel": "webshop", "layer": "semantic", "status": "active", "created_at": "2026-10-01T00:00:00+00:00"}
+        store.workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
+        by_file: dict[str, list[str]] = {}
+        for memory in store.page(MemoryQuery(kinds=(Kind.MARKDOWN,)), limit=500):
+            if memory.source.path.startswith("memory/"):
+                by_file.setdefault(memory.source.path, []).append(memory.id)
+    daily = next(ids for ids in by_file.values() if len(ids) >= 3)[:3]
+    mirrored = sql_rows(root, "SELECT id FROM memories WHERE md_file LIKE 'memory/%' ORDER BY id LIMIT 1")[0][0]
+    promotable = sql_rows(root, "SELECT id FROM memories WHERE tags LIKE '%promotion-ready%' ORDER BY id LIMIT 1")[0][0]
+    return [*daily, mirrored, promotable, record_id_for(NATIVE_COLLECTION, "solo-1")]
+
+
+@pytest.fixture
+def selection(demo_path: Path) -> list[str]:
+    return _mixed_selection(demo_path)
+
+
+@pytest.fixture
+def window(qtbot, demo_path: Path, selection: list[str], tmp_path: Path):
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(demo_path)
+    qtbot.waitUntil(lambda: win.model.total is not None and win.model.total > 0, timeout=10_000)
+    yield win
+    win.close_store()
+
+
+def _show_every_row(qtbot, win: MainWindow) -> None:
+    """Scroll through the whole table, as a person looking for the rows would."""
+    model = win.model
+    while model.canFetchMore():
+        model.fetchMore()
+    for row in range(model.rowCount()):
+        model.index(row, 0).data()  # asks for the chunk that row is in
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(model.rowCount())), timeout=10_000)
+
+
+def _ctrl_click_select(win: MainWindow, ids: list[str]) -> None:
+    win.table.clearSelection()
+    for memory_id in ids:
+        row = win.model.row_of(memory_id)
+        assert row is not None, memory_id
+        win.table.selectionModel().select(
+            win.model.index(row, 0), QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        )
+
+
+def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
+    qtbot, window: MainWindow, demo_path: Path, selection: list[str]
+) -> None:
+    before = state_of(demo_path)
+    entries = window.store.journal.count()
+    total = window.model.total
+    _show_every_row(qtbot, window)
+    _ctrl_click_select(window, selection)
+    assert sorted(m.id for m in window.selected_memories()) == sorted(selection)
+    assert {m.source.kind for m in window.selected_memories()} == {Kind.MARKDOWN, Kind.SQLITE, Kind.CHROMA}
+
+    window.table.setFocus()
+    qtbot.keyClick(window.table, Qt.Key.Key_Delete)
+    box = window.findChild(QMessageBox, "confirm_delete_box")
+    assert box is not None and "Delete 6 memories?" in box.text()
+    with qtbot.waitSignal(window.curated, timeout=10_000) as deleted:
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
+    assert deleted.args[0].operation == "delete" and sorted(deleted.args[0].ids) == sorted(selection)
+    store = window.store
+    assert store.journal.count() == entries + 1  # one journal entry for all six
+    assert window.undo_action.text() == "&Undo delete"
+    for memory_id in selection[:3]:
+        assert store.find(memory_id) is None  # markdown keeps no deleted bullets
+    for memory_id in selection[3:]:
+        assert store.get(memory_id).status is Status.DELETED
+    # The rows leave the table in place; nothing stays selected under another id.
+    qtbot.waitUntil(lambda: window.model.total == total - len(selection), timeout=10_000)
+    shown = {window.model.memory_at(r).id for r in range(window.model.rowCount()) if window.model.memory_at(r)}
+    assert not shown & set(selection)
+    assert window.selected_memories() == []
+
+    window.activateWindow()  # back from the confirmation box
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    with qtbot.waitSignal(window.curated, timeout=10_000) as undone:
+        qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert undone.args[0].operation == "undo"
+    assert state_of(demo_path) == before  # every copy back, byte for byte
+    assert window.redo_action.text() == "&Redo delete"
+    qtbot.waitUntil(lambda: window.model.total == total, timeout=10_000)
+    assert all(store.get(memory_id).status is Status.ACTIVE for memory_id in selection)

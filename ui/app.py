@@ -1,0 +1,55 @@
+"""Bootstrap: the QApplication, the window on a store, and the offscreen screenshot mode."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+from .main_window import MainWindow
+
+
+def run_app(
+    path: Path, settings_file: Path | None = None, screenshot: Path | None = None, view: str = "memories"
+) -> int:
+    """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Mnemoscope")
+    app.setOrganizationName("Mnemoscope")
+    settings = QSettings(str(settings_file), QSettings.Format.IniFormat) if settings_file else QSettings()
+    window = MainWindow(settings)
+    if screenshot is not None:
+        window.resize(1280, 800)
+    window.show()
+    if screenshot is not None:
+        _take_screenshot_when_ready(app, window, screenshot, view)
+    window.open_path(path)
+    return app.exec()
+
+
+def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, view: str) -> None:
+    waiting = {"rows", view}
+
+    def ready(what: str) -> None:
+        if what == "rows" and "rows" in waiting:
+            window.select_row(0)  # a selected memory fills the detail panel and the curve
+        waiting.discard(what)
+        if not waiting:
+            waiting.add("done")
+            QTimer.singleShot(300, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
+
+    def on_opened(_store: Any) -> None:
+        assert window.model is not None
+        window.show_view(view)
+        window.model.chunk_loaded.connect(lambda _start: ready("rows"))
+        window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
+        window.salience.loaded.connect(lambda: ready("salience"))
+        window.timeline.loaded.connect(lambda: ready("timeline"))
+        window.graph.loaded.connect(lambda: ready("graph"))
+        waiting.discard("memories")
+
+    window.store_opened.connect(on_opened)
+    window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))

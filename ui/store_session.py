@@ -1,0 +1,256 @@
+"""The store session: one open MemoryStore, every storage call on a worker.
+
+A Qt adapter over the Qt-free store, after napari's ``_qt`` adapters: the store
+tells its listeners what changed (``StoreEvent``, on whatever thread made the
+change) and the session re-emits that on the UI thread as ``changed``. Writes
+(curation steps, undo, redo, re-embed, polling for other processes' writes)
+run one at a time on a pool of one thread, so two steps never overlap and a
+poll never sees half a step; reads run on the shared pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from mnemoscope.storage import AuditEntry, ConflictError, Curator, Memory, MemoryStore, Outcome, StoreEvent, open_store
+
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
+
+from .workers import Worker, start_worker
+
+POLL_INTERVAL_MS = 2_000
+CURATION_STEPS = ("edit", "promote", "delete", "restore", "reinforce", "undo", "redo", "reembed")
+
+
+class JournalSteps(NamedTuple):
+    """The journal's next undo and next redo (None: nothing there)."""
+
+    undo: AuditEntry | None = None
+    redo: AuditEntry | None = None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An edit refused because the memory changed since it was read: both versions and the edit."""
+
+    seen: Memory
+    now: Memory
+    changes: dict[str, Any]
+
+
+def journal_steps(store: MemoryStore) -> JournalSteps:
+    return JournalSteps(store.journal.next_to_undo(), store.journal.next_to_redo())
+
+
+class StoreSession(QObject):
+    """Signals: opened(object MemoryStore), closed(), changed(object StoreEvent),
+    curated(object Outcome), journal_moved(object JournalSteps), conflicted(object Conflict),
+    error(object exception)."""
+
+    opened = Signal(object)
+    closed = Signal()
+    changed = Signal(object)
+    curated = Signal(object)
+    journal_moved = Signal(object)
+    conflicted = Signal(object)
+    error = Signal(object)
+    # Store listeners run on the thread that made the change; this hops to ours.
+    _event_arrived = Signal(object)
+
+    def __init__(self, parent: QObject | None = None, poll_interval_ms: int = POLL_INTERVAL_MS) -> None:
+        super().__init__(parent)
+        self._store: MemoryStore | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._steps = JournalSteps()
+        self._polling = False
+        self.write_pool = QThreadPool(self)
+        self.write_pool.setMaxThreadCount(1)  # one write at a time, in the order asked
+        self.read_pool = QThreadPool.globalInstance()
+        self._event_arrived.connect(self._on_store_event, Qt.ConnectionType.QueuedConnection)
+        self.poll_timer = QTimer(self)
+        self.poll_timer.setInterval(poll_interval_ms)
+        self.poll_timer.timeout.connect(self._on_poll_timer_timeout)
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def store(self) -> MemoryStore | None:
+        return self._store
+
+    @property
+    def steps(self) -> JournalSteps:
+        """The journal's next undo and redo as last read (updated before journal_moved)."""
+        return self._steps
+
+    # -- opening and closing ----------------------------------------------------------
+
+    def open(self, path: Path) -> Worker:
+        """Open a store off the UI thread; the open store stays open if this one fails."""
+
+        def opening() -> tuple[MemoryStore, JournalSteps]:
+            store = open_store(path)
+            try:
+                store.poll()  # remember the change token: later polls see only others' writes
+                return store, journal_steps(store)
+            except Exception:
+                store.close()
+                raise
+
+        return start_worker(opening, on_result=self._on_opening_returned, on_error=self.error.emit,
+                            pool=self.read_pool)
+
+    def _on_opening_returned(self, result: tuple[MemoryStore, JournalSteps]) -> None:
+        store, steps = result
+        self.close()
+        self._store = store
+        self._unsubscribe = store.subscribe(self._event_arrived.emit)
+        self._steps = steps
+        self.poll_timer.start()
+        self.opened.emit(store)
+        self.journal_moved.emit(steps)
+
+    def close(self) -> None:
+        """Close the store once the work already running on it is done."""
+        store = self._store
+        if store is None:
+            return
+        self.poll_timer.stop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._store = None
+        self._steps = JournalSteps()
+        self.write_pool.waitForDone(30_000)
+        self.read_pool.waitForDone(5_000)
+        store.close()
+        self.closed.emit()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read(self, func: Callable[..., Any], *args: Any, on_result: Callable[[Any], None], **kwargs: Any) -> Worker | None:
+        """func(store, *args, **kwargs) on the shared pool; a result for a store since closed is dropped."""
+        store = self._store
+        if store is None:
+            return None
+
+        def delivered(result: Any) -> None:
+            if store is self._store:
+                on_result(result)
+
+        def failed(exc: BaseException) -> None:
+            if store is self._store:
+                self.error.emit(exc)
+
+        return start_worker(func, store, *args, on_result=delivered, on_error=failed, pool=self.read_pool, **kwargs)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def curate(self, operation: str, *args: Any, on_progress: Callable[[Any], None] | None = None,
+               on_finished: Callable[[], None] | None = None, **kwargs: Any) -> Worker | None:
+        """One curation step (Curator.<operation>(*args, **kwargs)) on the write pool.
+
+        curated follows journal_moved, so Undo/Redo already name the next step when
+        curated arrives; the step's StoreEvent arrives as changed before both."""
+        if operation not in CURATION_STEPS:
+            raise ValueError(f"not a curation step: {operation}")
+        store = self._store
+        if store is None:
+            return None
+
+        def step(worker: Worker) -> tuple[Outcome, JournalSteps]:
+            curator = Curator(store)
+            if operation == "reembed":
+                outcome = curator.reembed(
+                    progress=lambda done, total: worker.signals.yielded.emit((done, total)),
+                    cancelled=lambda: worker.cancelled,
+                )
+            else:
+                outcome = getattr(curator, operation)(*args, **kwargs)
+            return outcome, journal_steps(store)
+
+        return self._write(store, step, self._on_step_returned, on_progress=on_progress, on_finished=on_finished)
+
+    def edit(self, memory: Memory, changes: dict[str, Any], expected_revision: str | None = None) -> Worker | None:
+        """Edit one memory as read; if it changed since, emit conflicted with both versions."""
+        store = self._store
+        if store is None or not changes:
+            return None
+        revision = memory.revision if expected_revision is None else expected_revision
+
+        def step(_worker: Worker) -> tuple[Outcome, JournalSteps] | Conflict:
+            try:
+                outcome = Curator(store).edit(memory.id, expected_revision=revision, **changes)
+            except ConflictError:
+                return Conflict(memory, store.get(memory.id), dict(changes))
+            return outcome, journal_steps(store)
+
+        def returned(result: Any) -> None:
+            if isinstance(result, Conflict):
+                self.conflicted.emit(result)
+            else:
+                self._on_step_returned(result)
+
+        return self._write(store, step, returned)
+
+    def refresh(self) -> Worker | None:
+        """Look at the store's files again (copies edited by hand) and tell every view."""
+        store = self._store
+        if store is None:
+            return None
+
+        def step(_worker: Worker) -> JournalSteps:
+            store.refresh_copies()
+            store.notify(StoreEvent(journal=True, everything=True))
+            return journal_steps(store)
+
+        return self._write(store, step, self._on_steps_read)
+
+    def _write(self, store: MemoryStore, step: Callable[[Worker], Any], on_result: Callable[[Any], None],
+               on_progress: Callable[[Any], None] | None = None,
+               on_finished: Callable[[], None] | None = None) -> Worker:
+        def delivered(result: Any) -> None:
+            if store is self._store:
+                on_result(result)
+
+        def failed(exc: BaseException) -> None:
+            if store is self._store:
+                self.error.emit(exc)
+
+        return start_worker(step, on_result=delivered, on_error=failed, on_progress=on_progress,
+                            on_finished=on_finished, pool=self.write_pool, with_worker=True)
+
+    def _on_step_returned(self, result: tuple[Outcome, JournalSteps]) -> None:
+        outcome, steps = result
+        self._on_steps_read(steps)
+        self.curated.emit(outcome)
+
+    def _on_steps_read(self, steps: JournalSteps) -> None:
+        self._steps = steps
+        self.journal_moved.emit(steps)
+
+    # -- change events ------------------------------------------------------------------
+
+    def _on_store_event(self, event: StoreEvent) -> None:
+        if self._store is None:
+            return
+        self.changed.emit(event)
+        if event.journal and event.everything:
+            # Another process moved the journal: read its next steps again, after any write queued.
+            store = self._store
+            self._write(store, lambda _worker: journal_steps(store), self._on_steps_read)
+
+    def _on_poll_timer_timeout(self) -> None:
+        """Ask on the write pool whether another process wrote; the store tells us through its event."""
+        store = self._store
+        if store is None or self._polling:
+            return
+        self._polling = True
+
+        def done(_result: Any) -> None:
+            self._polling = False
+
+        # A poll that fails (a file locked a moment) is tried again at the next tick.
+        start_worker(store.poll, on_result=done, on_error=done, pool=self.write_pool)
