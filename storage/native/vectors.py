@@ -18,6 +18,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_cache_dir
+
+from ..atomic_file import atomic_write_bytes
 from ..embedding import Embedder, embedder_by_name
 from ..errors import (
     ConflictError,
@@ -72,13 +75,24 @@ def _chromadb():
 
 @functools.lru_cache(maxsize=1)
 def _known_migrations() -> dict[str, int]:
-    """The migration versions this chromadb writes, read off a throwaway database
-    (the Rust bindings carry their own migrations; the package's .sql files lag)."""
+    """The migration versions this chromadb writes. They are read off a throwaway database once
+    per chromadb version (the Rust bindings carry their own migrations; the package's .sql files
+    lag) and kept in the user's cache folder: creating a client holds the GIL for ~0.1 s."""
     chromadb, Settings = _chromadb()
+    cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migrations-{chromadb.__version__}.json"
+    try:
+        return {str(k): int(v) for k, v in json.loads(cache.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        pass
     with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
         client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
         del client
-        return _migration_versions(Path(tmp) / CHROMA_FILE)
+        known = _migration_versions(Path(tmp) / CHROMA_FILE)
+    try:
+        atomic_write_bytes(cache, json.dumps(known).encode())
+    except OSError:
+        pass  # a read-only home: probe again next time
+    return known
 
 
 def _migration_versions(db: Path) -> dict[str, int]:
