@@ -107,3 +107,42 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     assert window.redo_action.text() == "&Redo delete"
     qtbot.waitUntil(lambda: window.model.total == total, timeout=10_000)
     assert all(store.get(memory_id).status is Status.ACTIVE for memory_id in selection)
+
+
+def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo_path: Path, selection: list[str]) -> None:
+    before = state_of(demo_path)
+    entries = window.store.journal.count()
+    _show_every_row(qtbot, window)
+    _ctrl_click_select(window, selection)
+    qtbot.waitUntil(lambda: window.promote_action.isEnabled())
+    with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
+        window.promote_action.trigger()
+    outcome = promoted.args[0]
+    assert outcome.operation == "promote" and len(outcome.ids) == len(selection)
+    assert window.store.journal.count() == entries + 1
+    assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3
+    assert window.undo_action.text() == "&Undo promote"
+    with qtbot.waitSignal(window.curated, timeout=10_000):
+        window.undo_action.trigger()
+    assert state_of(demo_path) == before
+
+
+def test_restoring_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo_path: Path, selection: list[str]) -> None:
+    with open_store(demo_path) as store:  # deleted earlier, by another process
+        from mnemoscope.storage import Curator
+
+        Curator(store).delete(selection[3:])
+    qtbot.waitUntil(lambda: window.undo_action.text() == "&Undo delete", timeout=10_000)  # seen by polling
+    status = window.sidebar  # show deleted memories in the table, as a person picks Status > deleted
+    window.apply_filter("status", "deleted")
+    qtbot.waitUntil(lambda: window.model.total == 3, timeout=10_000)
+    _show_every_row(qtbot, window)
+    _ctrl_click_select(window, selection[3:])
+    qtbot.waitUntil(lambda: window.restore_action.isEnabled())
+    entries = window.store.journal.count()
+    with qtbot.waitSignal(window.curated, timeout=10_000) as restored:
+        window.restore_action.trigger()
+    assert restored.args[0].operation == "restore" and sorted(restored.args[0].ids) == sorted(selection[3:])
+    assert window.store.journal.count() == entries + 1
+    assert all(window.store.get(i).status is Status.ACTIVE for i in selection[3:])
+    assert status is window.sidebar
