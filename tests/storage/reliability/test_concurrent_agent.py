@@ -40,7 +40,7 @@ def test_an_agent_writing_meanwhile_loses_nothing(demo_path: Path, capsys) -> No
         daily = daily_blocks[0].source.path
         ours = [m.id for m in daily_blocks if m.source.path == daily]
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["helpers.curation_load"])
+        ctx.set_forkserver_preload(["helpers.curation_load", "chromadb"])  # the same as test_sigkill: one forkserver
         started, results = ctx.Event(), ctx.Queue()
         agent = ctx.Process(target=agent_writes, args=(str(demo_path), ids, daily, SECONDS, started, results))
         agent.start()
