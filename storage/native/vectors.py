@@ -96,7 +96,19 @@ def _known_migrations() -> dict[str, int]:
 
 
 def _migration_versions(db: Path) -> dict[str, int]:
-    rows = read_only_rows(db, "SELECT dir, max(version) FROM migrations GROUP BY dir")
+    sql = "SELECT dir, max(version) FROM migrations GROUP BY dir"
+    try:
+        rows = read_only_rows(db, sql)
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
+        # A writer was killed mid-transaction: SQLite must roll its journal back before anyone
+        # can read, as Chroma's own client would on open. That needs a writing connection.
+        con = sqlite3.connect(db, timeout=5.0)
+        try:
+            rows = con.execute(sql).fetchall()
+        finally:
+            con.close()
     return {str(d): int(v) for d, v in rows}
 
 

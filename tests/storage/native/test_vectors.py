@@ -89,3 +89,28 @@ def test_an_older_chroma_directory_is_read_from_a_copy_and_left_untouched(tmp_pa
         with pytest.raises(Exception, match="read-only|cannot be changed"):
             Curator(store).edit("vec:agent-facts:a", content="x")
     assert (tmp_path / "chroma.sqlite3").read_bytes() == before
+
+
+def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_path: Path) -> None:
+    """A writer killed inside a transaction leaves a hot journal: a read-only connection cannot
+    read past it, so the version check rolls it back first (as Chroma's client would)."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from mnemoscope.storage.native.vectors import _migration_versions
+
+    db = tmp_path / "chroma.sqlite3"
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE migrations(dir TEXT, version INT); INSERT INTO migrations VALUES ('sysdb', 3);")
+    con.close()
+    killed = (
+        "import os, sqlite3\n"
+        f"con = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+        "con.execute('PRAGMA cache_size=1'); con.execute('BEGIN IMMEDIATE')\n"
+        "for i in range(3000): con.execute(\"INSERT INTO migrations VALUES ('x' || ?, 1)\", (i,))\n"
+        "os._exit(9)\n"
+    )
+    subprocess.run([sys.executable, "-c", killed], check=False, timeout=60)
+    assert (tmp_path / "chroma.sqlite3-journal").exists()
+    assert _migration_versions(db) == {"sysdb": 3}
