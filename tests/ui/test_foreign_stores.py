@@ -65,11 +65,14 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     assert not win.promote_action.isEnabled() and not win.reinforce_action.isEnabled()
     qtbot.waitUntil(lambda: "openai-agents" in win.detail.toPlainText())  # read on a worker
 
-    win.delete_action.trigger()
-    qtbot.waitUntil(lambda: win.model.rowCount() == 2)
+    with qtbot.waitSignal(win.curated, timeout=10_000):  # the step runs on the session's writer
+        win.delete_action.trigger()
+    qtbot.waitUntil(lambda: win.model.rowCount() == 2, timeout=10_000)
     assert run_owner(READ, db=str(agents_db)) == ITEMS[1:]
-    win.undo_action.trigger()
-    qtbot.waitUntil(lambda: win.model.rowCount() == 3)
+    qtbot.waitUntil(lambda: win.undo_action.isEnabled() and win.undo_action.text() == "&Undo delete")
+    with qtbot.waitSignal(win.curated, timeout=10_000):
+        win.undo_action.trigger()
+    qtbot.waitUntil(lambda: win.model.rowCount() == 3, timeout=10_000)
     assert run_owner(READ, db=str(agents_db)) == ITEMS
     win.close_store()
 
