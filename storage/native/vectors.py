@@ -1,9 +1,9 @@
 """A Chroma persistent directory: every collection's records as memories.
 
-Chroma filters (``where``, ``where_document``) but cannot sort, so ordering is
-done on a metadata-only index of the collection (no documents, no vectors),
-refreshed when the directory's change token moves; documents are fetched only
-for the requested page.
+Reading goes through ChromaFiles (the directory's files, opened read-only); chromadb's
+client, which writes on open, is started only for the first write. Ordering is done on a
+metadata-only index of each collection, refreshed when the directory's change token moves;
+documents are fetched only for the requested page.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import shutil
 import sqlite3
 import tempfile
 import uuid
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +51,11 @@ from ..source import (
     revision_of,
     same_record,
 )
-from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
+from ..sqlite_db import files_token, is_sqlite_file
 from ..timeutil import parse_time, utcnow
+from .chroma_files import CHROMA_FILE, ChromaFiles, Collection
 from .memory_db import parse_layer, parse_status
 
-CHROMA_FILE = "chroma.sqlite3"
 NATIVE_COLLECTION = "memories"
 EMBEDDER_KEY = "mnemoscope:embedder"
 MIRROR_KEY = "mnemoscope_mirror"
@@ -77,17 +77,22 @@ def _chromadb():
 def _known_migrations() -> dict[str, int]:
     """The migration versions this chromadb writes. They are read off a throwaway database once
     per chromadb version (the Rust bindings carry their own migrations; the package's .sql files
-    lag) and kept in the user's cache folder: creating a client holds the GIL for ~0.1 s."""
-    chromadb, Settings = _chromadb()
-    cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migrations-{chromadb.__version__}.json"
+    lag) and kept in the user's cache folder: importing chromadb and creating a client holds the
+    GIL for about a second."""
+    try:
+        chroma_version = version("chromadb")
+    except PackageNotFoundError:  # pragma: no cover - chromadb is a hard dependency
+        chroma_version = "unknown"
+    cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migrations-{chroma_version}.json"
     try:
         return {str(k): int(v) for k, v in json.loads(cache.read_text()).items()}
     except (OSError, ValueError, AttributeError):
         pass
+    chromadb, Settings = _chromadb()
     with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
         client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
         del client
-        known = _migration_versions(Path(tmp) / CHROMA_FILE)
+        known = _migration_versions(ChromaFiles(Path(tmp)))
     try:
         atomic_write_bytes(cache, json.dumps(known).encode())
     except OSError:
@@ -95,41 +100,41 @@ def _known_migrations() -> dict[str, int]:
     return known
 
 
-def _migration_versions(db: Path) -> dict[str, int]:
-    sql = "SELECT dir, max(version) FROM migrations GROUP BY dir"
-    try:
-        rows = read_only_rows(db, sql)
-    except sqlite3.OperationalError as exc:
-        if "readonly" not in str(exc):
-            raise
-        # A writer was killed mid-transaction: SQLite must roll its journal back before anyone
-        # can read, as Chroma's own client would on open. That needs a writing connection.
-        con = sqlite3.connect(db, timeout=5.0)
-        try:
-            rows = con.execute(sql).fetchall()
-        finally:
-            con.close()
+def _migration_versions(files: ChromaFiles) -> dict[str, int]:
+    rows = files.rows("SELECT dir, max(version) FROM migrations GROUP BY dir")
     return {str(d): int(v) for d, v in rows}
 
 
-def check_chroma_dir(path: Path) -> str:
-    """Refuse what this chromadb cannot open safely. Returns "current" or "older"."""
-    db = Path(path) / CHROMA_FILE
-    if not is_sqlite_file(db):
-        raise UnreadableStoreError(f"{db} is not a Chroma database (not SQLite, or truncated).")
-    try:
-        found = _migration_versions(db)
-    except sqlite3.Error as exc:
-        raise UnreadableStoreError(f"{db} is not a readable Chroma database ({exc}).") from None
+def write_refusal(files: ChromaFiles) -> str:
+    """Why this chromadb must not write the directory ("" when it may): a client would
+    migrate an older Chroma's database for good. A newer Chroma's is refused outright: its
+    tables may mean what this version cannot know."""
+    found = _migration_versions(files)
     known = _known_migrations()
     newer = {d: v for d, v in found.items() if v > known.get(d, 0)}
     if newer:
         raise UnreadableStoreError(
-            f"{path} was written by a newer Chroma than the chromadb installed here "
+            f"{files.path} was written by a newer Chroma than the chromadb installed here "
             f"({', '.join(f'{d} v{v}' for d, v in sorted(newer.items()))}); upgrade chromadb to open it."
         )
-    older = any(found.get(d, 0) < v for d, v in known.items())
-    return "older" if older else "current"
+    if any(found.get(d, 0) < v for d, v in known.items()):
+        return "written by an older Chroma; writing would migrate it for good"
+    return ""
+
+
+def check_chroma_dir(path: Path, *, may_recover: bool = True) -> ChromaFiles:
+    """The directory's files, once they read as a Chroma database."""
+    files = ChromaFiles(Path(path), may_recover=may_recover)
+    if not is_sqlite_file(files.db):
+        raise UnreadableStoreError(f"{files.db} is not a Chroma database (not SQLite, or truncated).")
+    try:
+        missing = {"collections", "segments", "embeddings", "embedding_metadata"} - files.tables()
+        _migration_versions(files)
+    except sqlite3.Error as exc:
+        raise UnreadableStoreError(f"{files.db} is not a readable Chroma database ({exc}).") from None
+    if missing:
+        raise UnreadableStoreError(f"{files.db} is not a Chroma database (no {', '.join(sorted(missing))} table).")
+    return files
 
 
 class RecordReading:
@@ -154,55 +159,46 @@ class ChromaSource:
 
     def __init__(
         self,
-        path: Path,
+        files: ChromaFiles,
         *,
         read_only_reason: str = "",
-        original: Path | None = None,
         reading: RecordReading | None = None,
     ):
-        chromadb, Settings = _chromadb()
-        self.path = Path(path)
-        self.root = Path(original or path)
+        self.files = files
+        self.path = self.root = files.path
         self.read_only_reason = read_only_reason
         self.reading = reading or RecordReading()
-        try:
-            self.client = chromadb.PersistentClient(
-                path=str(self.path),
-                settings=Settings(anonymized_telemetry=False, allow_reset=False),
-            )
-            self._collections = {c.name: c for c in self._list_collections()}
-        except StoreError:
-            raise
-        except Exception as exc:  # chromadb raises many types for a bad directory
-            raise UnreadableStoreError(f"Chroma could not open {self.root}: {exc}") from None
+        self._client: Any = None
+        self._writers: dict[str, Any] = {}
+        self._collections: dict[str, Collection] = {}
+        self._collections_token = ""
         self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}
+        self._vectors: dict[str, tuple[str, Any]] = {}
         self._mirrors_hidden = False
         self.embedder_override: Embedder | None = None
+        self._refresh_collections()
 
-    def _list_collections(self) -> list[Any]:
-        names = [item if isinstance(item, str) else item.name for item in self.client.list_collections()]
-        return [self.client.get_collection(name, embedding_function=None) for name in self.reading.collections(names)]
+    def _refresh_collections(self) -> None:
+        token = self.change_token()
+        if token == self._collections_token:
+            return
+        try:
+            every = self.files.collections()
+        except sqlite3.Error as exc:
+            raise UnreadableStoreError(f"Chroma directory {self.root} could not be read: {exc}.") from None
+        wanted = set(self.reading.collections([c.name for c in every]))
+        self._collections = {c.name: c for c in every if c.name in wanted}
+        self._collections_token = token
 
     @staticmethod
     def detect(path: Path) -> float:
         return 1.0 if (Path(path) / CHROMA_FILE).is_file() else 0.0
 
     @classmethod
-    def open(cls, path: Path, reading: RecordReading | None = None) -> ChromaSource:
-        path = Path(path)
-        if check_chroma_dir(path) == "older":
-            copy = Path(tempfile.mkdtemp(prefix="mnemoscope-chroma-"))
-            shutil.copytree(path, copy, dirs_exist_ok=True)
-            return cls(
-                copy,
-                original=path,
-                read_only_reason=(
-                    "written by an older Chroma; opening it in place would migrate it, "
-                    "so Mnemoscope reads a copy"
-                ),
-                reading=reading,
-            )
-        return cls(path, reading=reading)
+    def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False) -> ChromaSource:
+        files = check_chroma_dir(path, may_recover=not read_only)
+        reason = write_refusal(files) or ("opened read-only" if read_only else "")
+        return cls(files, read_only_reason=reason, reading=reading)
 
     @classmethod
     def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
@@ -216,17 +212,39 @@ class ChromaSource:
             embedding_function=None,
             metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
         )
-        return cls(path)
+        return cls(ChromaFiles(Path(path)))
 
     def close(self) -> None:
         self._index.clear()
-        if self.path != self.root:
-            shutil.rmtree(self.path, ignore_errors=True)
+        self._vectors.clear()
+        self._writers.clear()
+        self._client = None
+
+    def _writer(self, name: str) -> Any:
+        """chromadb's collection, for writing: the client starts here, at the first write."""
+        if self.read_only_reason:
+            raise ReadOnlyError(f"{self.root} is read-only: {self.read_only_reason}.")
+        if name in self._writers:
+            return self._writers[name]
+        if self._client is None:
+            chromadb, Settings = _chromadb()
+            try:
+                self._client = chromadb.PersistentClient(
+                    path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+                )
+            except Exception as exc:  # chromadb raises many types for a bad directory
+                raise UnreadableStoreError(f"Chroma could not open {self.root} for writing: {exc}") from None
+        self.collection_info(name)
+        self._writers[name] = self._client.get_collection(name, embedding_function=None)
+        return self._writers[name]
+
+    def collection(self, name: str) -> Any:
+        """chromadb's own collection object (opens a writing client), for agents and tests."""
+        return self._writer(name)
 
     def hide_mirrors(self) -> None:
         """Leave out records that are vector copies of memory.db memories."""
         self._mirrors_hidden = True
-        self._index.clear()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -253,34 +271,32 @@ class ChromaSource:
     # -- collections and embedders --------------------------------------------------
 
     def collections(self) -> list[str]:
+        self._refresh_collections()
         return sorted(self._collections)
 
-    def collection(self, name: str):
+    def collection_info(self, name: str) -> Collection:
+        self._refresh_collections()
         try:
             return self._collections[name]
         except KeyError:
             raise NotFoundError(f"No Chroma collection {name!r} in {self.root}.") from None
 
+    def record_count(self, name: str) -> int:
+        return self.files.count(self.collection_info(name))
+
     def embedder_for(self, name: str) -> Embedder | None:
         if self.embedder_override is not None:
             return self.embedder_override
-        meta = self.collection(name).metadata or {}
-        return embedder_by_name(meta.get(EMBEDDER_KEY))
+        return embedder_by_name(self.collection_info(name).metadata.get(EMBEDDER_KEY))
 
     def embedding_function_info(self, name: str) -> dict[str, Any]:
-        col = self.collection(name)
-        meta = col.metadata or {}
-        recorded = None
-        try:
-            config = col.configuration_json if hasattr(col, "configuration_json") else col.configuration
-            ef = (config or {}).get("embedding_function")
-            recorded = ef.get("name") if isinstance(ef, dict) else ef
-        except Exception:  # older collections have no configuration
-            recorded = None
+        col = self.collection_info(name)
+        ef = col.configuration.get("embedding_function")
+        recorded = ef.get("name") if isinstance(ef, dict) else ef
         local = self.embedder_for(name)
         return {
             "collection": name,
-            "recorded_embedding_function": recorded or meta.get(EMBEDDER_KEY),
+            "recorded_embedding_function": recorded or col.metadata.get(EMBEDDER_KEY),
             "runs_offline_here": local is not None,
             "embedder": local.label if local else None,
         }
@@ -288,24 +304,24 @@ class ChromaSource:
     # -- the metadata index ---------------------------------------------------------------
 
     def _entries(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        if not self._mirrors_hidden:
+            return self._every_entry(name)
+        return [(i, m) for i, m in self._every_entry(name) if m.get(MIRROR_KEY) is not True]
+
+    def _every_entry(self, name: str) -> list[tuple[str, dict[str, Any]]]:
         token = self.change_token()
         cached = self._index.get(name)
         if cached and cached[0] == token:
             return cached[1]
-        col = self.collection(name)
-        where = {MIRROR_KEY: {"$ne": True}} if self._mirrors_hidden else None
-        entries: list[tuple[str, dict[str, Any]]] = []
-        offset = 0
-        while True:
-            batch = col.get(include=["metadatas"], where=where, limit=_BATCH, offset=offset)
-            ids = batch["ids"]
-            metas = batch["metadatas"] or [None] * len(ids)
-            entries += [(i, m or {}) for i, m in zip(ids, metas, strict=False)]
-            if len(ids) < _BATCH:
-                break
-            offset += _BATCH
+        entries = self._read(lambda: self.files.metadata(self.collection_info(name)))
         self._index[name] = (token, entries)
         return entries
+
+    def _read(self, read: Any) -> Any:
+        try:
+            return read()
+        except sqlite3.Error as exc:
+            raise UnreadableStoreError(f"Chroma directory {self.root} could not be read: {exc}.") from None
 
     def metadata_index(self, name: str) -> list[tuple[str, dict[str, Any]]]:
         """(record id, metadata) of every record of a collection, cached until the directory changes."""
@@ -348,19 +364,7 @@ class ChromaSource:
     def _ids_containing(self, name: str, needle: str) -> set[str]:
         """Records whose document, or text kept in metadata (mem0's "data"), contains
         needle, case-insensitively (Chroma's $contains is case-sensitive)."""
-        col = self.collection(name)
-        needle = needle.lower()
-        ids: set[str] = set()
-        offset = 0
-        while True:
-            batch = col.get(include=["documents", "metadatas"], limit=_BATCH, offset=offset)
-            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"], strict=False):
-                texts = [doc or ""] + [str((meta or {}).get(k, "")) for k in TEXT_KEYS]
-                if any(needle in t.lower() for t in texts):
-                    ids.add(record_id)
-            if len(batch["ids"]) < _BATCH:
-                return ids
-            offset += _BATCH
+        return self._read(lambda: self.files.ids_containing(self.collection_info(name), needle, TEXT_KEYS))
 
     def count(self, query: MemoryQuery) -> int:
         return len(self._matching(query))
@@ -376,9 +380,9 @@ class ChromaSource:
             by_collection.setdefault(name, []).append(record_id)
         full: dict[str, Memory] = {}
         for name, ids in by_collection.items():
-            batch = self.collection(name).get(ids=ids, include=["documents", "metadatas"])
-            for record_id, doc, meta in zip(batch["ids"], batch["documents"], batch["metadatas"], strict=False):
-                m = self._memory(name, record_id, doc, meta or {}, None)
+            records = self._read(lambda name=name, ids=ids: self.files.records(self.collection_info(name), ids))
+            for record_id, (doc, meta) in records.items():
+                m = self._memory(name, record_id, doc, meta, None)
                 full[m.id] = m
         return [full[m.id] for m in memories if m.id in full]
 
@@ -464,37 +468,73 @@ class ChromaSource:
                 if embedder is None or text is None:
                     continue
                 vector = embedder.embed([text])[0]
-            col = self.collection(name)
-            if col.count() == 0:
-                continue
-            where = self._vector_where(query)
-            try:
-                res = col.query(
-                    query_embeddings=[vector],
-                    n_results=min(k, col.count()),
-                    where=where,
-                    include=["documents", "metadatas", "distances"],
-                )
-            except Exception as exc:  # dimension mismatch and the like
-                raise StoreError(f"Vector search in collection {name!r} failed: {exc}") from None
-            for record_id, doc, meta, dist in zip(
-                res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=False
-            ):
-                results.append((self._memory(name, record_id, doc, meta or {}, None), float(dist)))
+            found = self._nearest(name, vector, query, k)
+            records = self._read(lambda name=name, found=found: self.files.records(
+                self.collection_info(name), [record_id for record_id, _ in found]
+            ))
+            for record_id, distance in found:
+                if record_id in records:
+                    doc, meta = records[record_id]
+                    results.append((self._memory(name, record_id, doc, meta, None), distance))
         results.sort(key=lambda t: t[1])
         return results[:k]
 
-    def _vector_where(self, query: MemoryQuery) -> dict[str, Any] | None:
-        clauses: list[dict[str, Any]] = []
-        if query.statuses and Status.ACTIVE in query.statuses and len(query.statuses) == 1:
-            clauses.append({"status": {"$nin": ["deleted", "archived"]}})
-        if query.channels:
-            clauses.append({"channel": {"$in": list(query.channels)}})
-        if query.layers:
-            clauses.append({"layer": {"$in": [layer.value for layer in query.layers]}})
-        if not clauses:
+    def _nearest(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[str, float]]:
+        """The k nearest records by exact distance in the collection's space (Chroma's HNSW
+        search is approximate; reading every vector is what keeps the client closed)."""
+        import numpy as np
+
+        ids, matrix = self._vector_matrix(name)
+        if not ids:
+            return []
+        allowed = self._vector_filter(name, query)
+        q = np.asarray(vector, dtype=np.float32)
+        if matrix.shape[1] != q.shape[0]:
+            raise StoreError(
+                f"Vector search in collection {name!r} failed: the query has {q.shape[0]} dimensions, "
+                f"the collection {matrix.shape[1]}."
+            )
+        space = self.collection_info(name).space
+        if space == "cosine":
+            norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+            distances = 1.0 - (matrix @ q) / np.where(norms == 0, 1.0, norms)
+        elif space == "ip":
+            distances = 1.0 - matrix @ q
+        else:
+            distances = ((matrix - q) ** 2).sum(axis=1)
+        order = np.argsort(distances, kind="stable")
+        out: list[tuple[str, float]] = []
+        for i in order:
+            if allowed is None or ids[i] in allowed:
+                out.append((ids[i], float(distances[i])))
+                if len(out) == k:
+                    break
+        return out
+
+    def _vector_matrix(self, name: str) -> tuple[list[str], Any]:
+        token = self.change_token()
+        cached = self._vectors.get(name)
+        if cached and cached[0] == token:
+            return cached[1]
+        vectors = self._read(lambda: self.files.vectors(self.collection_info(name)))
+        self._vectors[name] = (token, (vectors.ids, vectors.matrix()))
+        return self._vectors[name][1]
+
+    def _vector_filter(self, name: str, query: MemoryQuery) -> set[str] | None:
+        only_active = bool(query.statuses) and set(query.statuses) == {Status.ACTIVE}
+        if not (only_active or query.channels or query.layers):
             return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+        layers = {layer.value for layer in query.layers}
+        allowed = set()
+        for record_id, meta in self._every_entry(name):
+            if only_active and meta.get("status") in ("deleted", "archived"):
+                continue
+            if query.channels and meta.get("channel") not in query.channels:
+                continue
+            if layers and meta.get("layer") not in layers:
+                continue
+            allowed.add(record_id)
+        return allowed
 
     def stale_record_ids(self) -> list[str]:
         """Records flagged stale (text edited without an embedder), not counting mirrors."""
@@ -522,21 +562,20 @@ class ChromaSource:
         return not self._collections or record_id[4:].partition(":")[0] in self._collections
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        parsed = split_record_id(record_id)
-        name, key = parsed
-        if name not in self._collections:
+        name, key = split_record_id(record_id)
+        if name not in self.collections():
             return None
-        got = self.collection(name).get(ids=[key], include=["documents", "metadatas", "embeddings"])
-        if not got["ids"]:
+        col = self.collection_info(name)
+        found = self._read(lambda: self.files.records(col, [key]))
+        if key not in found:
             return None
-        embeddings = got["embeddings"]
-        vector = [float(x) for x in embeddings[0]] if embeddings is not None and len(embeddings) else None
+        document, meta = found[key]
         return {
             "collection": name,
             "id": key,
-            "document": got["documents"][0] if got["documents"] else None,
-            "metadata": dict(got["metadatas"][0] or {}),
-            "embedding": vector,
+            "document": document,
+            "metadata": dict(meta),
+            "embedding": self._read(lambda: self.files.vector(col, key)),
         }
 
     def write_record(
@@ -551,7 +590,7 @@ class ChromaSource:
                 f"{record_id} changed since it was read (another writer touched it); "
                 "nothing was written. Reload and try again."
             )
-        col = self.collection(name)
+        col = self._writer(name)
         if new is None:
             col.delete(ids=[key])
         elif current is None:
@@ -617,7 +656,7 @@ class ChromaSource:
         embeddings: list[list[float]],
     ) -> None:
         """Bulk insert for agents, the demo and import (not audited)."""
-        col = self.collection(name)
+        col = self._writer(name)
         for start in range(0, len(ids), _BATCH):
             end = start + _BATCH
             col.add(

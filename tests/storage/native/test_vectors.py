@@ -98,6 +98,7 @@ def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_pa
     import subprocess
     import sys
 
+    from mnemoscope.storage.native.chroma_files import ChromaFiles
     from mnemoscope.storage.native.vectors import _migration_versions
 
     db = tmp_path / "chroma.sqlite3"
@@ -113,4 +114,7 @@ def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_pa
     )
     subprocess.run([sys.executable, "-c", killed], check=False, timeout=60)
     assert (tmp_path / "chroma.sqlite3-journal").exists()
-    assert _migration_versions(db) == {"sysdb": 3}
+    with pytest.raises(sqlite3.OperationalError):
+        _migration_versions(ChromaFiles(tmp_path, may_recover=False))  # read-only: reported, not touched
+    assert (tmp_path / "chroma.sqlite3-journal").exists()
+    assert _migration_versions(ChromaFiles(tmp_path)) == {"sysdb": 3}
