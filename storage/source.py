@@ -205,6 +205,22 @@ def same_record(a: Snapshot | None, b: Snapshot | None) -> bool:
     return canonical_json(a) == canonical_json(b)
 
 
+def in_apply_order(changes: list[Change]) -> list[Change]:
+    """The order to write one step's changes in: blocks addressed by their place in a file
+    (markdown: text plus which occurrence of it) bottom-up within the file, so that removing
+    or rewriting one cannot move the next; every other change keeps its place."""
+    slots = [i for i, c in enumerate(changes) if c.before is not None and "line" in c.before and "path" in c.before]
+    def place(change: Change) -> tuple[str, int]:
+        before = change.before or {}
+        return str(before["path"]), -int(before["line"])
+
+    bottom_up = sorted((changes[i] for i in slots), key=place)
+    ordered = list(changes)
+    for slot, change in zip(slots, bottom_up, strict=True):
+        ordered[slot] = change
+    return ordered
+
+
 def same_content(a: Snapshot | None, b: Snapshot | None) -> bool:
     """same_record, except where a markdown block is: its line is where it was read, not what it says."""
     def located(s: Snapshot | None) -> Snapshot | None:

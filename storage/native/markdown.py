@@ -1,8 +1,10 @@
 """Workspace markdown: MEMORY.md, USER.md, SOUL.md, memory/YYYY-MM-DD.md, ...
 
 Each top-level bullet, paragraph or quote is one memory, located by file and
-line range (markdown-it-py token maps). Writes splice only those lines and
-replace the file atomically; every other byte stays as it was.
+line range (the ranges markdown-it-py's token maps give; see scan() for how a
+big file is read fast). Writes splice only those lines and replace the file
+atomically; every other byte stays as it was. Only files inside the workspace
+are read or written (see inside()).
 
 A block's id names its file and its text, not its line: ``md:<file>:<key>``,
 where key is a digest of the block's content (white space folded) and, for the
@@ -15,15 +17,20 @@ id of its new text; the journal entry names both.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import heapq
+import itertools
+import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ..atomic_file import rewrite
 from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
@@ -45,6 +52,7 @@ from ..source import (
     matches,
     page_of,
     revision_of,
+    summed,
 )
 
 ROOT_FILES: dict[str, Layer] = {
@@ -123,40 +131,19 @@ def decode_markdown(data: bytes, rel_path: str) -> str:
 
 
 BOM = "\ufeff"
+_BOM_BYTES = BOM.encode("utf-8")
 
 
 def parse_blocks(text: str, rel_path: str) -> list[Block]:
-    text = text.removeprefix(BOM)  # a byte-order mark belongs to the file, not to its first block
-    lines = split_lines(text)
-    tokens = _parser.parse(text)
-    blocks: list[Block] = []
-    heading = ""
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.type == "heading_open" and tok.level == 0:
-            heading = tokens[i + 1].content.strip()
-        elif tok.level == 0 and tok.type in ("paragraph_open", "blockquote_open") and tok.map:
-            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=False))
-        elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
-            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=True))
-        i += 1
-    return _numbered([b for b in blocks if b.content.strip()])
-
-
-def _numbered(blocks: list[Block]) -> list[Block]:
-    """Blocks with their occurrence among blocks of the same content, in file order."""
-    seen: dict[str, int] = {}
-    out = []
-    for block in blocks:
-        digest = content_key(block.content)
-        seen[digest] = seen.get(digest, 0) + 1
-        out.append(replace(block, occurrence=seen[digest]) if seen[digest] > 1 else block)
-    return out
+    return scan(text.removeprefix(BOM).encode("utf-8"), rel_path).blocks()
 
 
 def content_key(content: str, occurrence: int = 1) -> str:
     digest = hashlib.sha1(" ".join(content.split()).encode("utf-8")).hexdigest()[:12]
+    return _with_occurrence(digest, occurrence)
+
+
+def _with_occurrence(digest: str, occurrence: int) -> str:
     return digest if occurrence <= 1 else f"{digest}~{occurrence}"
 
 
@@ -164,15 +151,15 @@ def record_id_for(rel_path: str, content: str, occurrence: int = 1) -> str:
     return f"md:{rel_path}:{content_key(content, occurrence)}"
 
 
-def _block(lines: list[str], span: list[int], rel_path: str, heading: str, list_item: bool) -> Block:
+def _block(lines: list[str], span: Sequence[int], rel_path: str, heading: str, list_item: bool, offset: int = 0) -> Block:
     start, end = span
     while end > start + 1 and not lines[end - 1].strip():
         end -= 1
     raw = lines[start:end]
     return Block(
         path=rel_path,
-        line=start + 1,
-        end=end,
+        line=offset + start + 1,
+        end=offset + end,
         text="".join(raw),
         content=block_content(raw, list_item),
         heading=heading,
@@ -192,6 +179,353 @@ def block_content(raw_lines: list[str], list_item: bool) -> str:
     if stripped[0].lstrip().startswith(">"):
         return "\n".join(re.sub(r"^\s*>\s?", "", line) for line in stripped).strip()
     return "\n".join(line.strip() for line in stripped).strip()
+
+
+# -- scanning ------------------------------------------------------------------------------
+#
+# markdown-it-py reads about 1,000 lines in 60 ms, minutes for a 100 MB MEMORY.md. Most lines of
+# an agent's memory file are one-line bullets, headings and blank lines, whose blocks a line
+# scanner finds alone; every other line is read by markdown-it in context: from the last heading
+# or bullet before it (the parser's state there is known) up to the first line after it that
+# markdown-it itself reads as a top-level heading or list item (its state there is known again).
+# Both give the same blocks, lines and ids (tests/storage/native/test_markdown_scan.py).
+#
+# A "plain" line (-, * or + and a space, then text with single spaces and no task box, then the
+# file's own line ending) is a one-line bullet whose content is the line minus marker and
+# ending. A big file's plain lines are kept as runs of lines, hashed in bulk for their ids
+# only when ids are asked for.
+
+_BLANK, _HEADING, _BULLET = "blank", "heading", "bullet"
+_NOT_PLAIN_NEXT = re.compile(rb"\n(?![-*+] [^\s\[*_-])")
+# White space that str.split() folds, so that a line's content is not the text its key digests.
+_ODD_SPACE_ASCII = (b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"  ")
+_ODD_SPACE_UTF8 = re.compile(
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
+)
+_ATX = re.compile(r"#{1,6}(?=[ \t]|\Z)")
+_SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
+_THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
+_FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
+
+
+@dataclass
+class _Run:
+    """Plain bullets on lines [start, stop) (0-based), under one heading."""
+
+    start: int
+    stop: int
+    heading: str
+
+
+class FileBlocks:
+    """The blocks of one file in file order; plain bullets become Blocks only when asked for."""
+
+    def __init__(self, rel: str, lines: list[bytes], items: list[Block | _Run], newline: bytes) -> None:
+        self.rel = rel
+        self.lines = lines
+        self.items = items
+        self.newline = newline
+        self.starts = [0]
+        for item in items:
+            self.starts.append(self.starts[-1] + (item.stop - item.start if isinstance(item, _Run) else 1))
+        self._keys: list[str] | None = None
+        self._blocks: list[Block] | None = None
+        self._hidden: tuple[frozenset[str], frozenset[int]] | None = None
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def raw(self, i: int) -> Block:
+        """Block i, as if its content were the first of its kind in the file (occurrence 1)."""
+        k = bisect.bisect_right(self.starts, i) - 1
+        item = self.items[k]
+        if isinstance(item, Block):
+            return item
+        return self._plain(item.start + i - self.starts[k], item.heading)
+
+    def _plain(self, line: int, heading: str) -> Block:
+        text = self.lines[line].decode("utf-8")
+        content = text[2 : len(text) - len(self.newline)]
+        return Block(self.rel, line + 1, line + 1, text, content, heading)
+
+    def contents(self) -> Iterator[str]:
+        """Each block's content, in file order."""
+        cut = slice(2, -len(self.newline) or None)
+        for item in self.items:
+            if isinstance(item, Block):
+                yield item.content
+            else:
+                yield from (line[cut].decode("utf-8") for line in self.lines[item.start : item.stop])
+
+    def keys(self) -> list[str]:
+        """Each block's content key without its ~n (the 12 hex digits its repeats share)."""
+        if self._keys is None:
+            keys: list[str] = []
+            cut = slice(2, -len(self.newline) or None)
+            for item in self.items:
+                if isinstance(item, Block):
+                    keys.append(content_key(item.content))
+                else:
+                    plain = map(operator.itemgetter(cut), self.lines[item.start : item.stop])
+                    keys += map(operator.itemgetter(slice(12)), map(_HEXDIGEST, map(hashlib.sha1, plain)))
+            self._keys = keys
+        return self._keys
+
+    def block(self, i: int) -> Block:
+        return self.numbered([i])[0]
+
+    def blocks(self) -> list[Block]:
+        if self._blocks is None:
+            self._blocks = list(self._with_keys(set(self.keys())).values())
+        return self._blocks
+
+    def numbered(self, indices: Sequence[int]) -> list[Block]:
+        """Blocks by index, with their occurrence among the blocks of the same content."""
+        keys = self.keys()
+        found = self._with_keys({keys[i] for i in indices})
+        return [found[i] for i in indices]
+
+    def _with_keys(self, wanted: set[str]) -> dict[int, Block]:
+        """Every block whose key is wanted, by index, numbered."""
+        keys = self.keys()
+        seen: dict[str, int] = {}
+        found: dict[int, Block] = {}
+        for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
+            seen[keys[i]] = occurrence = seen.get(keys[i], 0) + 1
+            block = self.raw(i)
+            found[i] = replace(block, occurrence=occurrence) if occurrence > 1 else block
+        return found
+
+    def index_of(self, key: str) -> int | None:
+        """The block whose key (with ~n) is key."""
+        digest, _, n = key.partition("~")
+        occurrence = int(n) if n.isdigit() else 1
+        if _with_occurrence(digest, occurrence) != key:
+            return None
+        keys, i = self.keys(), -1
+        try:
+            for _ in range(occurrence):
+                i = keys.index(digest, i + 1)
+        except ValueError:
+            return None
+        return i
+
+    def groups(self) -> list[tuple[str, int, int]]:
+        """(heading, first, stop) of each stretch of blocks under one heading."""
+        out: list[tuple[str, int, int]] = []
+        for item, lo, hi in zip(self.items, self.starts, self.starts[1:], strict=False):
+            if out and out[-1][0] == item.heading:
+                out[-1] = (item.heading, out[-1][1], hi)
+            else:
+                out.append((item.heading, lo, hi))
+        return out
+
+    def top(self, k: int, descending: bool, among: Sequence[int] | None = None) -> list[Block]:
+        """A few blocks that include the k with the highest (descending) or lowest ids among the
+        blocks chosen (all by default, else indices in file order): every block whose key is one
+        of the k best keys, so that repeats of one content (told apart by ~n) come in whole."""
+        keys = self.keys()
+        pool = keys if among is None else list(map(keys.__getitem__, among))
+        if k <= 0 or not pool:
+            return []
+        best = set((heapq.nlargest if descending else heapq.nsmallest)(k, pool))
+        found = self._with_keys(best)
+        if among is not None:
+            found = {i: b for i, b in found.items() if _holds(among, i)}
+        return list(found.values())
+
+    def best(self, scored: list[tuple[int, int]], k: int) -> list[Block]:
+        """A few of the (score, index) blocks that include the k best, highest score first and
+        then lowest id: every block scored above the k-th score, and those at it whose key is
+        one of the lowest keys there (repeats of one content come in whole)."""
+        if k <= 0:
+            return []
+        if len(scored) <= k:
+            return self.numbered([i for _, i in scored])
+        keys = self.keys()
+        bound = heapq.nlargest(k, (s for s, _ in scored))[-1]
+        above = [i for s, i in scored if s > bound]
+        tied = [i for s, i in scored if s == bound]
+        lowest = set(heapq.nsmallest(k - len(above), map(keys.__getitem__, tied)))
+        return self.numbered(sorted(above + [i for i in tied if keys[i] in lowest]))
+
+    def hidden(self, contents: frozenset[str]) -> frozenset[int]:
+        """The blocks whose content (white space folded, case ignored) is one of contents."""
+        if not contents:
+            return frozenset()
+        if self._hidden is None or self._hidden[0] != contents:
+            found = frozenset(i for i, text in enumerate(self.contents()) if _normalize(text) in contents)
+            self._hidden = (contents, found)
+        return self._hidden[1]
+
+    def find_text(self, text: str) -> list[int]:
+        """The blocks whose lines are exactly text."""
+        wanted = text.encode("utf-8")
+        found: list[int] = []
+        for item, lo in zip(self.items, self.starts, strict=False):
+            if isinstance(item, Block):
+                if item.text == text:
+                    found.append(lo)
+                continue
+            line = item.start - 1
+            while True:
+                try:
+                    line = self.lines.index(wanted, line + 1, item.stop)
+                except ValueError:
+                    break
+                found.append(lo + line - item.start)
+        return found
+
+
+_HEXDIGEST = operator.methodcaller("hexdigest")
+
+
+def _holds(ordered: Sequence[int], value: int) -> bool:
+    at = bisect.bisect_left(ordered, value)
+    return at < len(ordered) and ordered[at] == value
+
+
+def scan(data: bytes, rel_path: str) -> FileBlocks:
+    """The blocks of a file's bytes (UTF-8, byte-order mark removed)."""
+    lines = data.splitlines(keepends=True)  # LF, CRLF and lone CR, as markdown-it breaks lines
+    newline = _uniform_newline(data)
+    special = _special_lines(data, len(lines), newline) if newline else None
+    items: list[Block | _Run] = []
+    heading = ""
+    anchor = 0  # the last heading or bullet line: where markdown-it starts reading when it must
+    upcoming = iter(special if special is not None else range(len(lines)))
+    following = next(upcoming, len(lines))
+    i = 0
+    while i < len(lines):
+        while following < i:
+            following = next(upcoming, len(lines))
+        if i < following:
+            items.append(_Run(i, following, heading))
+            anchor, i = following - 1, following
+            continue
+        line = lines[i].decode("utf-8")
+        kind, value = _line_kind(line)
+        if kind is None:
+            _drop_from(items, anchor)
+            found, heading, i = _read_in_context(lines, anchor, i, heading, rel_path)
+            items += found
+            anchor = i
+            continue
+        if kind == _HEADING:
+            heading, anchor = value, i
+        elif kind == _BULLET:
+            block = _block([line], (0, 1), rel_path, heading, list_item=True, offset=i)
+            if block.content.strip():
+                items.append(block)
+            anchor = i
+        i += 1
+    return FileBlocks(rel_path, lines, items, newline or b"")
+
+
+def _uniform_newline(data: bytes) -> bytes | None:
+    """The line ending of every line of data, if they all end alike."""
+    if b"\r" not in data:
+        return b"\n"
+    if data.count(b"\r") == data.count(b"\n") == data.count(b"\r\n"):
+        return b"\r\n"
+    return None
+
+
+def _special_lines(data: bytes, line_count: int, newline: bytes) -> list[int]:
+    """The lines that may not be plain bullets, in order."""
+    marks = [0]
+    marks += (m.end() for m in _NOT_PLAIN_NEXT.finditer(data))
+    for odd in (*_ODD_SPACE_ASCII, b" " + newline):
+        if odd in data:
+            marks += (m.start() for m in re.finditer(re.escape(odd), data))
+    if not data.isascii():
+        marks += (m.start() for m in _ODD_SPACE_UTF8.finditer(data))
+    special = {line_count - 1}  # the last line, whose ending may be missing
+    line = at = 0
+    for mark in sorted(marks):
+        line += data.count(b"\n", at, mark)
+        at = mark
+        special.add(line)
+    return sorted(n for n in special if 0 <= n < line_count)
+
+
+def _line_kind(line: str) -> tuple[str | None, str]:
+    """What a line is when no block is open before it: (_BLANK, ""), (_HEADING, its text),
+    (_BULLET, "") for a one-line bullet; (None, "") when markdown-it must read it in context."""
+    body = line.rstrip("\r\n")
+    if not body.strip(" \t"):
+        return _BLANK, ""
+    m = _ATX.match(body)
+    if m and "\0" not in body:
+        text = body[m.end() :]
+        end = len(text.rstrip(" \t"))
+        closing = len(text[:end].rstrip("#"))
+        if closing > 0 and text[closing - 1] in " \t":
+            end = closing
+        return _HEADING, text[:end].strip()
+    if _SIMPLE_BULLET.match(body) and not _THEMATIC_BREAK.fullmatch(body):
+        return _BULLET, ""
+    return None, ""
+
+
+def _drop_from(items: list[Block | _Run], line: int) -> None:
+    """Forget the blocks found from line (0-based) on."""
+    while items:
+        last = items[-1]
+        if isinstance(last, _Run) and last.stop > line:
+            if last.start >= line:
+                items.pop()
+            else:
+                last.stop = line
+        elif isinstance(last, Block) and last.line > line:
+            items.pop()
+        else:
+            return
+
+
+def _read_in_context(
+    lines: list[bytes], start: int, line: int, heading: str, rel_path: str
+) -> tuple[list[Block], str, int]:
+    """markdown-it's blocks from start (a heading or bullet line, or the first line) up to the first
+    line after line it reads as a top-level heading or bullet; that line (or the end) is returned."""
+    reach = _FIRST_READ
+    while True:
+        end = min(len(lines), line + reach)
+        text_lines = [raw.decode("utf-8") for raw in lines[start:end]]
+        tokens = _parser.parse("".join(text_lines))
+        stop = _boundary(tokens, text_lines, line - start)
+        if stop is not None or end == len(lines):
+            found, heading = _token_blocks(tokens, text_lines, rel_path, heading, start, stop)
+            return found, heading, start + (len(text_lines) if stop is None else stop)
+        reach *= 4
+
+
+def _boundary(tokens: list[Token], lines: list[str], after: int) -> int | None:
+    for tok in tokens:
+        if tok.map and tok.map[0] > after and _top_level_start(tok):
+            if _line_kind(lines[tok.map[0]])[0] in (_HEADING, _BULLET):
+                return tok.map[0]
+    return None
+
+
+def _top_level_start(tok: Token) -> bool:
+    return (tok.type == "heading_open" and tok.level == 0) or (tok.type == "list_item_open" and tok.level == 1)
+
+
+def _token_blocks(
+    tokens: list[Token], lines: list[str], rel_path: str, heading: str, offset: int, stop: int | None
+) -> tuple[list[Block], str]:
+    blocks: list[Block] = []
+    for i, tok in enumerate(tokens):
+        if stop is not None and tok.map and tok.map[0] >= stop:
+            break
+        if tok.type == "heading_open" and tok.level == 0:
+            heading = tokens[i + 1].content.strip()
+        elif tok.level == 0 and tok.type in ("paragraph_open", "blockquote_open") and tok.map:
+            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=False, offset=offset))
+        elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
+            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=True, offset=offset))
+    return [b for b in blocks if b.content.strip()], heading
 
 
 def render_block(old_text: str, new_content: str) -> str:
@@ -232,10 +566,10 @@ class MarkdownSource:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._cache: dict[str, tuple[tuple[int, ...], list[Block]]] = {}
+        self._cache: dict[str, tuple[tuple[int, ...], FileBlocks]] = {}
         self._mirrors: set[tuple[str, str]] = set()
         for rel in self.files():  # fail on open, not later, for an unreadable file
-            self.blocks(rel)
+            self._parsed(rel)
 
     @staticmethod
     def detect(path: Path) -> float:
@@ -274,23 +608,48 @@ class MarkdownSource:
     # -- files -------------------------------------------------------------------
 
     def files(self) -> list[str]:
-        found: list[str] = [name for name in ROOT_FILES if (self.root / name).is_file()]
-        found += [rel for rel in LEARNINGS_FILES if (self.root / rel).is_file()]
+        return self._listing()[0]
+
+    def problems(self) -> list[str]:
+        return self._listing()[1]
+
+    def _listing(self) -> tuple[list[str], list[str]]:
+        """The workspace's markdown files, and why any other one was left out: a file or folder
+        that links outside the workspace is neither read nor written."""
+        candidates = [name for name in ROOT_FILES if (self.root / name).is_file()]
+        candidates += [rel for rel in LEARNINGS_FILES if (self.root / rel).is_file()]
+        left_out: list[str] = []
         for d in MEMORY_DIRS:
             folder = self.root / d
-            if folder.is_dir():
-                found += sorted(
-                    p.relative_to(self.root).as_posix() for p in folder.rglob("*.md") if p.is_file()
-                )
-        return found
+            if not folder.is_dir():
+                continue
+            if inside(self.root, d) is None:
+                left_out.append(f"{d}/ links to a folder outside {self.root}; its files are neither read nor written")
+                continue
+            candidates += sorted(p.relative_to(self.root).as_posix() for p in folder.rglob("*.md") if p.is_file())
+        found = []
+        for rel in candidates:
+            if rel != rel.encode("utf-8", "replace").decode("utf-8"):
+                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                left_out.append(f"{shown!r} is not a UTF-8 file name; it is neither read nor written")
+            elif inside(self.root, rel) is None:
+                left_out.append(f"{rel} links to a file outside {self.root}; it is neither read nor written")
+            else:
+                found.append(rel)
+        return found, left_out
 
     def blocks(self, rel: str) -> list[Block]:
-        path = self.root / rel
+        return self._parsed(rel).blocks()
+
+    def _parsed(self, rel: str) -> FileBlocks:
+        path = inside(self.root, rel)
+        if path is None:
+            return FileBlocks(rel, [], [], b"\n")
         try:
             st = path.stat()
         except FileNotFoundError:
             self._cache.pop(rel, None)
-            return []
+            return FileBlocks(rel, [], [], b"\n")
         key: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
         cached = self._cache.get(rel)
         data = None
@@ -300,19 +659,11 @@ class MarkdownSource:
             key = (*key, hash(data))
         if cached and cached[0] == key:
             return cached[1]
-        text = decode_markdown(path.read_bytes() if data is None else data, rel)
-        blocks = parse_blocks(text, rel)
-        self._cache[rel] = (key, blocks)
-        return blocks
-
-    def _all_blocks(self) -> Iterator[Block]:
-        for rel in self.files():
-            for block in self.blocks(rel):
-                if (block.path, _normalize(block.content)) not in self._mirrors:
-                    yield block
-
-    def problems(self) -> list[str]:
-        return []
+        data = path.read_bytes() if data is None else data
+        decode_markdown(data, rel)
+        parsed = scan(data.removeprefix(_BOM_BYTES), rel)
+        self._cache[rel] = (key, parsed)
+        return parsed
 
     def describe(self) -> dict[str, Any]:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
@@ -358,29 +709,73 @@ class MarkdownSource:
             revision=revision_of(block.snapshot()),
         )
 
-    def _matching(self, query: MemoryQuery) -> list[Memory]:
+    def _selected(self, query: MemoryQuery) -> Iterator[tuple[FileBlocks, Memory, Sequence[int]]]:
+        """Per file and heading, one of its memories (they differ in nothing a query filters or
+        orders by but content and id) and the blocks there the query selects; copies of memory.db
+        memories left out."""
         if not query.wants_kind(self.kind):
-            return []
-        return [m for m in map(self.memory, self._all_blocks()) if matches(m, query)]
+            return
+        probe = replace(query, contains=None)
+        needle = query.contains.lower() if query.contains else None
+        for rel in self.files():
+            parsed = self._parsed(rel)
+            hidden = parsed.hidden(frozenset(c for f, c in self._mirrors if f == rel))
+            texts = list(parsed.contents()) if needle is not None else []
+            for _heading, lo, hi in parsed.groups():
+                sample = self.memory(parsed.raw(lo))
+                if not matches(sample, probe):
+                    continue
+                picked: Sequence[int] = range(lo, hi)
+                if hidden or needle is not None:
+                    picked = [
+                        i for i in picked if i not in hidden and (needle is None or needle in texts[i].lower())
+                    ]
+                if picked:
+                    yield parsed, sample, picked
 
     def count(self, query: MemoryQuery) -> int:
-        return len(self._matching(query))
+        return sum(len(picked) for _, _, picked in self._selected(query))
+
+    def _selected_by_file(self, query: MemoryQuery) -> Iterator[tuple[FileBlocks, list[int] | None]]:
+        """Per file, the blocks the query selects, in file order (None: all of them)."""
+        chosen: dict[str, tuple[FileBlocks, list[Sequence[int]]]] = {}
+        for parsed, _, picked in self._selected(query):
+            chosen.setdefault(parsed.rel, (parsed, []))[1].append(picked)
+        for parsed, picks in chosen.values():
+            everything = sum(map(len, picks)) == len(parsed)
+            yield parsed, None if everything else [i for picked in picks for i in picked]
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        return page_of(self._matching(query), query, limit, offset)
+        found: list[Memory] = []
+        for parsed, among in self._selected_by_file(query):
+            found += map(self.memory, parsed.top(offset + limit, query.descending, among))
+        return page_of(found, query, limit, offset)
 
     def get(self, memory_id: str) -> Memory | None:
         block = self.block_for(memory_id)
         return self.memory(block) if block else None
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
-        return count_by(self._matching(query), column)
+        return summed(
+            {key: n * len(picked) for key, n in count_by([sample], column).items()}
+            for _, sample, picked in self._selected(query)
+        )
 
-    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
-        return bin_by(self._matching(query), bin_format, group_by)
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        return summed(
+            {key: n * len(picked) for key, n in bin_by([sample], bin_format, group_by).items()}
+            for _, sample, picked in self._selected(query)
+        )
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
-        return keyword_rank(self._matching(query), text_query, k)
+        words = [w.lower() for w in re.findall(r"\w+", text_query)]
+        hits: list[Memory] = []
+        for parsed, among in self._selected_by_file(query):
+            texts = [text.lower() for text in parsed.contents()]
+            indices = range(len(parsed)) if among is None else among
+            scores = [(sum(texts[i].count(w) for w in words), i) for i in indices]
+            hits += map(self.memory, parsed.best([(s, i) for s, i in scores if s], k))
+        return keyword_rank(hits, text_query, k)
 
     def daily_files(self) -> list[str]:
         return [rel for rel in self.files() if daily_date(rel) is not None]
@@ -391,24 +786,26 @@ class MarkdownSource:
         return record_id.startswith("md:")
 
     def block_for(self, record_id: str) -> Block | None:
-        parsed = parse_record_id(record_id)
-        if parsed is None:
+        parsed_id = parse_record_id(record_id)
+        if parsed_id is None:
             return None
-        rel, key = parsed
+        rel, key = parsed_id
         if rel not in self.files():
             return None
-        return next((b for b in self.blocks(rel) if b.key == key), None)
+        parsed = self._parsed(rel)
+        i = parsed.index_of(key)
+        return None if i is None else parsed.block(i)
 
     def read_record(self, record_id: str) -> Snapshot | None:
         block = self.block_for(record_id)
         return block.snapshot() if block else None
 
     def find_copy(self, rel: str, content: str) -> Block | None:
+        """The first block of rel whose content is content (none outside the workspace)."""
+        parsed = self._parsed(rel)
         wanted = _normalize(content)
-        for block in self.blocks(rel):
-            if _normalize(block.content) == wanted:
-                return block
-        return None
+        i = next((i for i, text in enumerate(parsed.contents()) if _normalize(text) == wanted), None)
+        return None if i is None else parsed.block(i)
 
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
@@ -421,30 +818,30 @@ class MarkdownSource:
 
         def splice(original: bytes) -> bytes:
             """Our change applied to the file as it is now (run again if an agent wrote meanwhile)."""
-            text = decode_markdown(original, rel)
-            bom = BOM if text.startswith(BOM) else ""
-            text = text.removeprefix(BOM)
-            lines = split_lines(text)
-            blocks = parse_blocks(text, rel)
+            decode_markdown(original, rel)
+            data = original.removeprefix(_BOM_BYTES)
+            bom = original[: len(original) - len(data)]
+            parsed = scan(data, rel)
+            lines = list(parsed.lines)
             if expected is not None:
-                block = _find(blocks, expected, record_id)
+                block = _find(parsed, expected, record_id)
                 if block is None:
                     raise ConflictError(
                         f"{rel} changed since it was read: the lines of {record_id} are no longer "
                         "there; nothing was written. Reload and try again."
                     )
-                lines[block.line - 1 : block.end] = split_lines(new["text"]) if new else []
+                lines[block.line - 1 : block.end] = _byte_lines(new["text"]) if new else []
                 # Where the lines were when written, so that undo puts them back there.
                 expected["line"] = block.line
                 result["snapshot"] = {"path": rel, "line": block.line, "text": new["text"]} if new else None
             else:
                 assert new is not None
-                at = _insertion_point(blocks, int(new["line"]) - 1, len(lines))
-                if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
-                    lines[at - 1] += "\r\n" if "\r\n" in text else "\n"
-                lines[at:at] = split_lines(new["text"])
+                at = _insertion_point(parsed, int(new["line"]) - 1, len(lines))
+                if at > 0 and not lines[at - 1].endswith((b"\n", b"\r")):
+                    lines[at - 1] += b"\r\n" if b"\r\n" in data else b"\n"
+                lines[at:at] = _byte_lines(new["text"])
                 result["snapshot"] = {"path": rel, "line": at + 1, "text": new["text"]}
-            return (bom + "".join(lines)).encode("utf-8")
+            return bom + b"".join(lines)
 
         try:
             rewrite(path, splice, lines_appended_commute=True)
@@ -503,23 +900,40 @@ class MarkdownSource:
 
     def find_same(self, rel: str, content: str) -> Block | None:
         """The first block of rel whose content is content (white space folded)."""
-        key = content_key(content)
-        return next((b for b in self.blocks(rel) if b.key == key), None) if (self.root / rel).is_file() else None
+        if not (self.root / rel).is_file():
+            return None
+        parsed = self._parsed(rel)
+        i = parsed.index_of(content_key(content))
+        return None if i is None else parsed.block(i)
 
     def _inside(self, rel: str) -> Path:
         """rel as a path inside the workspace; anything that would leave it is refused."""
-        path = (self.root / rel).resolve()
-        if rel.startswith("/") or ".." in rel.split("/") or not path.is_relative_to(self.root.resolve()):
+        path = inside(self.root, rel)
+        if path is None:
             raise UnsupportedError(f"{rel!r} is not a file inside {self.root}; nothing was written.")
         return path
 
     def append_bullet_position(self, rel: str) -> int:
         """The 1-based line where a bullet appended to rel would start."""
-        path = self.root / rel
+        path = self._inside(rel)
         if not path.exists():
             return 1
-        text = decode_markdown(path.read_bytes(), rel)
-        return len(split_lines(text)) + 1
+        data = path.read_bytes()
+        decode_markdown(data, rel)
+        return len(data.removeprefix(_BOM_BYTES).splitlines()) + 1
+
+
+def inside(root: Path, rel: str) -> Path | None:
+    """The real path of rel inside root, or None when rel leaves root: an absolute path, a '..'
+    step, or a link (the file's or a folder's on the way) whose target is outside root."""
+    if not rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute() or ".." in re.split(r"[/\\]", rel):
+        return None
+    try:
+        real_root = root.resolve()
+        path = (real_root / rel).resolve()
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
+        return None
+    return path if path.is_relative_to(real_root) and path != real_root else None
 
 
 def parse_record_id(record_id: str) -> tuple[str, str] | None:
@@ -532,12 +946,13 @@ def parse_record_id(record_id: str) -> tuple[str, str] | None:
     return rel, key
 
 
-def _find(blocks: list[Block], expected: Snapshot, record_id: str) -> Block | None:
+def _find(parsed: FileBlocks, expected: Snapshot, record_id: str) -> Block | None:
     """The block whose lines are exactly the expected text: when the text repeats, the one
     the id names, else the one nearest the line it was read at."""
-    same = [b for b in blocks if b.text == expected["text"]]
-    if len(same) <= 1:
-        return same[0] if same else None
+    found = parsed.find_text(expected["text"])
+    if len(found) <= 1:
+        return parsed.raw(found[0]) if found else None
+    same = parsed.numbered(found)
     named = [b for b in same if b.record_id == record_id]
     if named:
         return named[0]
@@ -545,13 +960,18 @@ def _find(blocks: list[Block], expected: Snapshot, record_id: str) -> Block | No
     return min(same, key=lambda b: abs(b.line - line))
 
 
-def _insertion_point(blocks: list[Block], at: int, line_count: int) -> int:
-    """0-based line to insert at: at, moved past any block it would split."""
+def _insertion_point(parsed: FileBlocks, at: int, line_count: int) -> int:
+    """0-based line to insert at: at, moved past any block it would split (plain bullets are
+    one line each, never split)."""
     at = min(max(at, 0), line_count)
-    for block in blocks:
-        if block.line - 1 < at < block.end:
+    for block in parsed.items:
+        if isinstance(block, Block) and block.line - 1 < at < block.end:
             return block.end
     return at
+
+
+def _byte_lines(text: str) -> list[bytes]:
+    return text.encode("utf-8").splitlines(keepends=True)
 
 
 _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")

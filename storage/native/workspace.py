@@ -42,7 +42,7 @@ from ..source import (
     merged_page,
     summed,
 )
-from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date
+from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
 from .memory_db import SqliteSource
 from .vectors import (
     MIRROR_KEY,
@@ -126,7 +126,7 @@ class NativeWorkspace:
             out["tables"] = self.db.table_counts()
         if self.vectors is not None:
             out["collections"] = [
-                {"name": n, "count": self.vectors.collection(n).count(), **self.vectors.embedding_function_info(n)}
+                {"name": n, "count": self.vectors.record_count(n), **self.vectors.embedding_function_info(n)}
                 for n in self.vectors.collections()
             ]
         if self.markdown is not None:
@@ -199,7 +199,8 @@ class NativeWorkspace:
             if block is not None:
                 out.append({"kind": "markdown", "record": block.record_id, "lines": [block.line, block.end]})
             else:
-                out.append({"kind": "markdown", "record": None, "file": row["md_file"], "state": "missing"})
+                state = "missing" if self._md_file_inside(row) else "outside"
+                out.append({"kind": "markdown", "record": None, "file": row["md_file"], "state": state})
         return out
 
     def _vector_copy(self, memory_id: str) -> tuple[str, Snapshot] | None:
@@ -210,9 +211,15 @@ class NativeWorkspace:
         return (rid, snap) if snap is not None else None
 
     def _markdown_copy(self, row: Snapshot) -> Block | None:
-        if self.markdown is None or not row.get("md_file"):
+        """The row's block in the file its md_file names; none when that file is outside the workspace
+        (md_file is data: it never takes a read or a write elsewhere)."""
+        if self.markdown is None or not self._md_file_inside(row):
             return None
         return self.markdown.find_copy(row["md_file"], row["content"])
+
+    def _md_file_inside(self, row: Snapshot) -> bool:
+        md_file = row.get("md_file")
+        return isinstance(md_file, str) and inside(self.root, md_file) is not None
 
     # -- the write primitive ------------------------------------------------------------------
 

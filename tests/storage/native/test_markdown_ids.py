@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mnemoscope.storage import Curator, Kind, MemoryQuery, NotFoundError, open_store
@@ -73,6 +73,12 @@ def _id_at(store, line_index: int) -> str:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=steps)
+# Found by this test: one delete of two identical bullets removed the second and a third
+# copy further down (after the first went, the second's occurrence number was the third's).
+@example(script=[
+    ("outside_duplicate", 0), ("outside_duplicate", 0), ("outside_insert", 8, "heading"),
+    ("outside_duplicate", 0), ("delete_many", [6, 7]),
+])
 def test_ids_follow_their_memory_through_curation_and_outside_edits(tmp_path_factory, script) -> None:
     root = tmp_path_factory.mktemp("ws")
     model = Model(root / REL)
