@@ -21,6 +21,17 @@ class UnreadableStoreError(StoreError):
     exit_code = 2
 
 
+class StoreFileError(StoreError):
+    """A store's file cannot be used as it is now: not readable or writable here (permissions,
+    a read-only file system, something else in its place), or refused by its database engine."""
+
+    exit_code = 2
+
+
+class LockedError(StoreFileError):
+    """Another program held the database locked for longer than the busy timeout."""
+
+
 class NotFoundError(StoreError):
     """No memory (or session, entity...) with that id."""
 

@@ -39,7 +39,14 @@ from ..source import (
     revision_of,
     same_record,
 )
-from ..sqlite_db import files_token, is_sqlite_file, sqlite_error
+from ..sqlite_db import (
+    BUSY_TIMEOUT,
+    files_token,
+    is_sqlite_file,
+    peek_schema,
+    read_only_connection,
+    sqlite_error,
+)
 from ..timeutil import parse_time, utcnow
 
 
@@ -307,7 +314,7 @@ def make_memory(
 
 def connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that cannot write a byte of someone else's database."""
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5.0)
+    con = read_only_connection(path)
     con.row_factory = sqlite3.Row
     return con
 
@@ -331,7 +338,7 @@ def writing(path: Path) -> Iterator[sqlite3.Connection]:
     """One write transaction, taken before reading (BEGIN IMMEDIATE) so the
     conflict check and the write see the same database."""
     try:
-        con = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
+        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, isolation_level=None)
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from None
     con.row_factory = sqlite3.Row
@@ -350,20 +357,13 @@ def writing(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def sqlite_tables(path: Path) -> dict[str, set[str]]:
-    """Table name -> column names of a SQLite file; {} for anything that is not one."""
+    """Table name -> column names of a SQLite file; {} for anything that is not one.
+    Raises LockedError when another program holds it locked (the open fails at once)."""
     if not is_sqlite_file(path):
         return {}
     try:
-        with contextlib.closing(connect_read_only(path)) as con:
-            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
-            out = {}
-            for name in names:
-                try:
-                    out[name] = {r[1] for r in con.execute(f'PRAGMA table_info("{name}")')}
-                except sqlite3.Error:  # a virtual table whose module is not loaded
-                    out[name] = set()
-            return out
-    except sqlite3.Error:
+        return {name: set(columns) for name, (_kind, columns) in peek_schema(path).items()}
+    except (sqlite3.Error, UnicodeDecodeError):
         return {}
 
 

@@ -3,9 +3,13 @@ entities, relations, audit) through SQLAlchemy Core."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import shutil
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -15,7 +19,14 @@ from typing import Any
 from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
+from ..errors import (
+    ConflictError,
+    NotFoundError,
+    NothingToDoError,
+    StoreFileError,
+    UnreadableStoreError,
+    UnsupportedError,
+)
 from ..model import (
     EDITABLE_FIELDS,
     Entity,
@@ -49,9 +60,13 @@ from ..source import (
     same_record,
 )
 from ..sqlite_db import (
+    PROBE_TIMEOUT,
+    Schema,
     files_token,
     friendly_errors,
     is_sqlite_file,
+    peek_schema,
+    read_only_connection,
     read_only_rows,
     sqlite_engine,
     sqlite_error,
@@ -137,23 +152,32 @@ class SqliteSource:
         return 1.0 if is_sqlite_file(candidate) else 0.5
 
     @classmethod
-    def open(cls, path: Path, *, create: bool = False) -> SqliteSource:
+    def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:
         db_path = Path(path) / DB_NAME if Path(path).is_dir() else Path(path)
         if not db_path.exists():
             if not create:
                 raise UnreadableStoreError(f"No {DB_NAME} in {db_path.parent}.")
             db_path.parent.mkdir(parents=True, exist_ok=True)
+        elif not os.access(db_path, os.R_OK):
+            raise StoreFileError(f"Cannot read {db_path}: permission denied.")
         elif not is_sqlite_file(db_path):
             raise UnreadableStoreError(
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
         if db_path.exists():
-            tables = _peek_tables(db_path)
-            if tables and "meta" not in tables:
-                raise UnreadableStoreError(
-                    f"{db_path} is a SQLite database, but not a Mnemoscope memory.db "
-                    f"(tables: {', '.join(sorted(tables)[:6])})."
-                )
+            # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
+            if not read_only:
+                _check_inside(db_path)
+                _check_writable(db_path)
+                _finish_interrupted_write(db_path)
+            found, stored = _peek_tables(db_path)
+            if not found and not create:
+                raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
+            _check_schema(db_path, found, stored)
+            if not read_only and found:
+                _check_intact(db_path)
+        if read_only:
+            return cls(db_path, _read_only_engine(db_path))
         engine = sqlite_engine(db_path)
         with friendly_errors(db_path):
             with engine.begin() as conn:
@@ -778,13 +802,147 @@ def relation_row(relation: Relation) -> dict[str, Any]:
     }
 
 
-def _peek_tables(db_path: Path) -> set[str]:
-    """Table names, read without writing a byte (no WAL switch, no migration)."""
+def _read_only_engine(db_path: Path) -> Engine:
+    """An engine that cannot write: no migration, no journal-mode switch, no checkpoint."""
+    engine = sqlite_engine(db_path, read_only=True)
+    with friendly_errors(db_path), engine.connect() as conn:
+        found = schema.read_version(conn)
+    if found != schema.SCHEMA_VERSION:
+        engine.dispose()
+        raise UnreadableStoreError(
+            f"{db_path} has schema version {found}; this Mnemoscope reads version {schema.SCHEMA_VERSION}"
+            + (" (open it once without read-only to upgrade it)." if found < schema.SCHEMA_VERSION else ".")
+        )
+    return engine
+
+
+def _peek_tables(db_path: Path) -> tuple[Schema, object]:
+    """Tables and views with their columns, and the schema version meta holds (None if none),
+    read without writing a byte (no WAL switch, no migration) and waiting once for a lock."""
     try:
-        rows = read_only_rows(db_path, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        found = peek_schema(db_path)
+        stored = None
+        if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
+            rows = read_only_rows(db_path, "SELECT value FROM meta WHERE key = 'schema_version'", PROBE_TIMEOUT)
+            stored = rows[0][0] if rows else None
     except sqlite3.Error as exc:
         raise sqlite_error(db_path, exc) from None
-    return {r[0] for r in rows}
+    except UnicodeDecodeError:
+        raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
+    return found, stored
+
+
+def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
+    """Refuse a SQLite file that is not a memory.db of a version this code reads: another
+    program's database, or ours with tables replaced or columns dropped. An empty one is a
+    memory.db still to be created."""
+    if not found:
+        return
+    if "meta" not in found:
+        raise UnreadableStoreError(
+            f"{db_path} is a SQLite database, but not a Mnemoscope memory.db "
+            f"(tables: {', '.join(sorted(found)[:6])})."
+        )
+    version = schema.version_of(stored)
+    if version is None or version < 1:
+        raise UnreadableStoreError(
+            f"{db_path} is a SQLite database, but not a Mnemoscope memory.db (its meta table holds "
+            f"no schema version, or {stored!r})."
+        )
+    if version > schema.SCHEMA_VERSION:
+        raise UnreadableStoreError(
+            f"{db_path} has schema version {version}; this Mnemoscope understands up to "
+            f"{schema.SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
+        )
+    problems = schema.structure_problems(found) if version == schema.SCHEMA_VERSION else []
+    if problems:
+        raise UnreadableStoreError(
+            f"{db_path} is not a memory.db Mnemoscope can use: {'; '.join(problems[:3])}"
+            + (f" (and {len(problems) - 3} more)." if len(problems) > 3 else ".")
+        )
+
+
+def _finish_interrupted_write(db_path: Path) -> None:
+    """Roll back what a killed writer left in a hot -journal, as the next writer of a database
+    always does (a read-only probe cannot read past it). Tried on a copy first: a rollback that
+    would leave the database damaged (a torn or corrupt journal) is refused, not made. Only
+    integrity_check tells: a journal's checksums sample a few bytes of each page."""
+    journal = db_path.with_name(db_path.name + "-journal")
+    if not journal.exists():
+        return
+    try:
+        read_only_rows(db_path, "SELECT count(*) FROM sqlite_master", PROBE_TIMEOUT)
+        return  # not hot: nothing to roll back, and the stray file stays as it is
+    except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_ROLLBACK":
+            raise sqlite_error(db_path, exc) from None
+    with tempfile.TemporaryDirectory(prefix="mnemoscope-rollback-") as scratch:
+        trial = Path(scratch) / db_path.name
+        shutil.copyfile(db_path, trial)
+        shutil.copyfile(journal, trial.with_name(trial.name + "-journal"))
+        try:
+            verdict = _rolled_back(trial, "PRAGMA integrity_check(1)")
+        except sqlite3.DatabaseError as exc:
+            verdict = str(exc)
+    if verdict != "ok":
+        raise UnreadableStoreError(
+            f"{db_path} holds a write another program never finished, and its {journal.name} cannot "
+            f"undo it ({verdict}); Mnemoscope leaves both as they are."
+        )
+    try:
+        _rolled_back(db_path, "SELECT count(*) FROM sqlite_master")
+    except sqlite3.Error as exc:
+        raise sqlite_error(db_path, exc) from None
+
+
+def _rolled_back(db_path: Path, sql: str) -> str:
+    """Open db_path for writing (SQLite rolls a hot journal back first) and run one query."""
+    with contextlib.closing(sqlite3.connect(db_path, timeout=PROBE_TIMEOUT)) as con:
+        return str(con.execute(sql).fetchone()[0])
+
+
+def _check_intact(db_path: Path) -> None:
+    """Refuse to write into a damaged database (it would spread the damage, and a step that
+    fails half-way still leaves its journal entry): quick_check reads every page once, and
+    every write the schema's tables get is compiled, triggers included."""
+    try:
+        with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:
+            verdict = con.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if verdict == "ok":
+                for probe in schema.write_probes():
+                    con.execute(probe).fetchall()
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
+            raise UnreadableStoreError(
+                f"{db_path} cannot be written: a trigger on it fails ({exc}); nothing was written."
+            ) from None
+        raise sqlite_error(db_path, exc) from None
+    if verdict != "ok":
+        raise UnreadableStoreError(
+            f"{db_path} is damaged ({verdict}); Mnemoscope does not write to it. "
+            "Make a copy and repair it with sqlite3's .recover."
+        )
+
+
+def _check_writable(db_path: Path) -> None:
+    """SQLite would open a read-only file read-only, leave a -wal behind and fail at the first write."""
+    if not os.access(db_path, os.W_OK) or not os.access(db_path.parent, os.W_OK):
+        raise StoreFileError(
+            f"{db_path} cannot be written here (a read-only file or folder); nothing was written. "
+            "Commands that only read still work."
+        )
+
+
+def _check_inside(db_path: Path) -> None:
+    """A memory.db that is a symlink out of its folder is not written through."""
+    if not db_path.is_symlink():
+        return
+    target = db_path.resolve()
+    if not target.is_relative_to(db_path.parent.resolve()):
+        raise UnreadableStoreError(
+            f"{db_path} is a link to {target}, outside the store; Mnemoscope writes only inside the "
+            "store (open that file's folder to change it)."
+        )
 
 
 def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:

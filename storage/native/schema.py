@@ -10,7 +10,7 @@ refused, never downgraded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 
 from sqlalchemy import (
     Column,
@@ -196,7 +196,56 @@ def read_version(conn: Connection) -> int:
     if not has_meta:
         return 0
     row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
-    return int(row[0]) if row else 0
+    if not row:
+        return 0
+    version = version_of(row[0])
+    if version is None:
+        from ..errors import UnreadableStoreError
+
+        raise UnreadableStoreError(f"memory.db has schema version {row[0]!r}, which is not a version number.")
+    return version
+
+
+def version_of(value: object) -> int | None:
+    """The schema version meta holds (as text), or None when it is not a version number."""
+    try:
+        version = int(str(value).strip())
+    except ValueError:
+        return None
+    return version if version >= 0 else None
+
+
+def write_probes() -> list[str]:
+    """Statements that compile every write this schema's tables get, triggers included, and run
+    nothing (EXPLAIN ... WHERE 0): a trigger some other program added that cannot work (a table
+    it names is missing, its text is damaged) fails them before a write is made."""
+    probes = []
+    for table in metadata.sorted_tables:
+        columns = ", ".join(f'"{c.name}" = "{c.name}"' for c in table.columns)
+        probes += [
+            f'EXPLAIN INSERT INTO "{table.name}" DEFAULT VALUES',
+            f'EXPLAIN UPDATE "{table.name}" SET {columns} WHERE 0',
+            f'EXPLAIN DELETE FROM "{table.name}" WHERE 0',
+        ]
+    return probes
+
+
+def structure_problems(found: Mapping[str, tuple[str, Collection[str]]]) -> list[str]:
+    """What in a SQLite file that says it holds this schema version does not match it, given its
+    tables and views (name -> (type, column names)): a table missing, replaced by a view, or
+    lacking columns. Extra tables, columns, indexes and triggers are the owner's business."""
+    problems = []
+    for table in metadata.sorted_tables:
+        kind, columns = found.get(table.name, ("", ()))
+        if not kind:
+            problems.append(f"no table {table.name}")
+        elif kind != "table":
+            problems.append(f"{table.name} is a {kind}, not a table")
+        else:
+            missing = [c.name for c in table.columns if c.name not in columns]
+            if missing:
+                problems.append(f"{table.name} lacks {', '.join(missing)}")
+    return problems
 
 
 def migrate(conn: Connection) -> int:

@@ -1,0 +1,75 @@
+"""Inputs the command line cannot use get one line on stderr and exit 2: a memory.db another
+program holds locked (at once: one busy timeout, not one per probe, naming the program where the
+OS tells), a native library's panic, a file the OS refuses."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HOLD = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+for statement in sys.argv[2:]:
+    con.execute(statement)
+print("held", flush=True)
+sys.stdin.read()
+"""
+LOCKS = {
+    # readers are locked out: every command fails
+    "rollback journal": ("info", ["PRAGMA journal_mode = DELETE", "BEGIN EXCLUSIVE"]),
+    "WAL, exclusive locking mode": ("info", ["PRAGMA locking_mode = EXCLUSIVE", "BEGIN EXCLUSIVE"]),
+    # WAL readers go on reading; a write waits one busy timeout
+    "WAL": ("rm", ["BEGIN EXCLUSIVE"]),
+}
+
+
+@pytest.mark.parametrize("lock", list(LOCKS))
+def test_a_locked_memory_db_is_reported_in_one_line_within_6_s(demo_path: Path, lock: str) -> None:
+    command, statements = LOCKS[lock]
+    con = sqlite3.connect(demo_path / "memory.db")
+    memory_id = con.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
+    con.close()
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    assert exe
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(demo_path / "memory.db"), *statements],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        argv = [exe, command, str(demo_path)] + ([memory_id] if command == "rm" else [])
+        started = time.monotonic()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        seconds = time.monotonic() - started
+    finally:
+        holder.stdin.close()  # type: ignore[union-attr]
+        holder.wait(10)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and "is locked by another program" in lines[0], done.stderr
+    if sys.platform.startswith("linux"):
+        assert f"pid {holder.pid}" in lines[0]
+    assert seconds < 6.0, f"{seconds:.1f} s"
+
+
+class PanicException(BaseException):
+    """What pyo3 raises when Rust code (Chroma's core) panics: not an Exception."""
+
+
+@pytest.mark.parametrize("error", [PanicException("called `Option::unwrap()` on a `None` value\nat src/x.rs:1"),
+                                   PermissionError(13, "Permission denied", "/store/MEMORY.md")])
+def test_a_panic_or_an_os_error_is_one_line_and_exit_2(monkeypatch, capsys, demo_path: Path, error) -> None:
+    from mnemoscope.app import cli
+
+    def fail(_args: object) -> int:
+        raise error
+
+    monkeypatch.setitem(cli.COMMANDS, "info", fail)
+    assert cli.main(["info", str(demo_path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mnemoscope: "), lines
