@@ -1,7 +1,8 @@
 """The ``mnemoscope`` command line: a thin layer over ``storage``.
 
 Exit codes: 0 done; 1 refused (not found, conflict, read-only, nothing to do);
-2 bad usage or unreadable input; 3 an internal error (a bug: please report it).
+2 bad usage, or input that cannot be used as it is (corrupt, foreign, locked by another
+program, not permitted); 3 an internal error (a bug: please report it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mnemoscope.storage.timeutil import parse_time, utcnow
 from . import output
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+EXIT_INPUT = 2  # bad usage, or input that cannot be read or written as it is
 EXIT_BUG = 3
 
 
@@ -47,6 +49,10 @@ def _date(value: str) -> datetime:
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON document")
+    common.add_argument(
+        "--read-only", action="store_true",
+        help="refuse every write up front (commands that only read never write anyway)",
+    )
     parser = argparse.ArgumentParser(
         prog="mnemoscope",
         description="See and fix what your AI agents remember. "
@@ -194,13 +200,17 @@ def _guard(run: Callable[[], int]) -> int:
     try:
         return run()
     except StoreError as exc:
-        print(f"mnemoscope: {exc}", file=sys.stderr)
+        _say(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         print("mnemoscope: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment's: a permission, a missing or looping file, a full disk
+        where = f" ({exc.filename})" if exc.filename else ""
+        _say(f"{exc.strerror or exc}{where}.")
+        return EXIT_INPUT
     except Exception as exc:  # our bug: a crash report, not a user message
         print(f"mnemoscope: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if os.environ.get("MNEMOSCOPE_DEBUG"):
@@ -208,6 +218,29 @@ def _guard(run: Callable[[], int]) -> int:
         else:
             print("mnemoscope: set MNEMOSCOPE_DEBUG=1 for the traceback, and please report it.", file=sys.stderr)
         return EXIT_BUG
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":  # SystemExit, GeneratorExit: not ours to stop
+            raise
+        # A native library (Chroma's Rust core) gave up on the store's files: they are damaged.
+        _say(f"a library failed reading this store's files, which may be damaged ({exc}).")
+        if os.environ.get("MNEMOSCOPE_DEBUG"):
+            traceback.print_exc()
+        return EXIT_INPUT
+
+
+def _say(message: str) -> None:
+    """A message for the user: one line on stderr, whatever line breaks the text held."""
+    print("mnemoscope: " + " ".join(message.split()), file=sys.stderr)
+
+
+# Commands that only look: they open the store read-only, so not a byte of it changes.
+READ_COMMANDS = {
+    "info", "ls", "show", "search", "timeline", "graph", "scratchpad", "sessions", "salience", "history", "export",
+}
+
+
+def _open(args: argparse.Namespace) -> Any:
+    return open_store(args.path, read_only=args.read_only or args.command in READ_COMMANDS)
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> int:
@@ -238,7 +271,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 @command("info")
 def cmd_info(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _emit(args, store.info(), output.info)
 
 
@@ -262,7 +295,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         contains=args.contains,
         order=Order(args.order),
     )
-    with open_store(args.path) as store:
+    with _open(args) as store:
         total = store.count(query)
         memories = store.page(query, limit=args.limit, offset=args.offset)
         data = {
@@ -276,7 +309,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 @command("show")
 def cmd_show(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         memory = store.get(args.id)
         data = memory.to_dict()
         data["copies"] = store.copies(memory.id)
@@ -293,7 +326,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.search import search, similar
 
     query = MemoryQuery(channels=tuple(args.channel))
-    with open_store(args.path) as store:
+    with _open(args) as store:
         if args.like:
             result = similar(store, args.like, k=args.k, query=query)
         elif not args.query.strip():
@@ -311,7 +344,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.timeline import bin_bounds, events, timeline
 
     query = MemoryQuery(statuses=(), since=args.since, until=args.until)
-    with open_store(args.path) as store:
+    with _open(args) as store:
         data = timeline(store, bin=args.bin, group_by=args.group_by, query=query)
         if args.events:
             try:
@@ -329,7 +362,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.graph import graph_view, to_json, write_graphml
 
-    with open_store(args.path) as store:
+    with _open(args) as store:
         graph, info = graph_view(
             store, center=args.center, depth=args.depth, relation_types=args.type, channels=args.channel
         )
@@ -343,7 +376,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_scratchpad(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.overview import scratchpad
 
-    with open_store(args.path) as store:
+    with _open(args) as store:
         sessions = scratchpad(store, args.session)
         if args.session and not sessions:
             raise NotFoundError(f"No session {args.session}.")
@@ -352,7 +385,7 @@ def cmd_scratchpad(args: argparse.Namespace) -> int:
 
 @command("sessions")
 def cmd_sessions(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         sessions = store.sessions()
         if not args.session:
             return _emit(args, {"sessions": [s.to_dict() for s in sessions]}, output.sessions)
@@ -368,7 +401,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_salience(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.overview import salience_of, salience_overview
 
-    with open_store(args.path) as store:
+    with _open(args) as store:
         if args.id:
             return _emit(args, salience_of(store, args.id, args.at), output.salience_one)
         return _emit(args, salience_overview(store, args.at), output.salience_overview)
@@ -416,7 +449,7 @@ def _selected(args: argparse.Namespace, store: Any, default_status: Status = Sta
 
 @command("edit")
 def cmd_edit(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         outcome = Curator(store).edit(
             _selected(args, store),
             content=args.content,
@@ -431,19 +464,19 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 @command("promote")
 def cmd_promote(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).promote(_selected(args, store), to=args.to, reason=args.reason))
 
 
 @command("rm")
 def cmd_rm(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).delete(_selected(args, store), purge=args.purge))
 
 
 @command("reinforce")
 def cmd_reinforce(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).reinforce(_selected(args, store)))
 
 
@@ -452,31 +485,31 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\rreembed {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
 
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).reembed(progress=progress))
 
 
 @command("restore")
 def cmd_restore(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).restore(_selected(args, store, Status.DELETED)))
 
 
 @command("undo")
 def cmd_undo(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).undo())
 
 
 @command("redo")
 def cmd_redo(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         return _outcome(args, Curator(store).redo())
 
 
 @command("history")
 def cmd_history(args: argparse.Namespace) -> int:
-    with open_store(args.path) as store:
+    with _open(args) as store:
         entries = store.journal.history(limit=args.limit, target=args.id)
         return _emit(args, {"entries": [e.to_dict() for e in entries]}, output.history)
 
@@ -490,7 +523,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from mnemoscope.storage.transfer import check_export_target, export_jsonl, export_markdown
 
     check_export_target(args.out)
-    with open_store(args.path) as store:
+    with _open(args) as store:
         buffer = io.StringIO()
         writer = export_jsonl if args.format == "jsonl" else export_markdown
         statuses = _statuses(args.status or (["all"] if args.format == "jsonl" else ["active"]))

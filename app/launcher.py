@@ -55,12 +55,13 @@ def launch(argv: Sequence[str]) -> int:
     parser.add_argument("--demo", action="store_true", help="open the demo store")
     parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
     parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
+    parser.add_argument("--read-only", action="store_true", help="write nothing to the store; refuse every change")
     args = parser.parse_args(list(argv))
     if args.path is not None:
         path = args.path
     else:
         path = demo_path() if args.demo else (last_store() or demo_path())
-    open_store(path).close()  # a bad store gets its one-line message before any window
+    open_store(path, read_only=True).close()  # a bad store gets its one-line message before any window
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
@@ -79,12 +80,12 @@ def launch(argv: Sequence[str]) -> int:
         return 0
     settings = data_dir() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view)
+    return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view, read_only=args.read_only)
 
 
 def _info(path: Path) -> dict:
     """The store's summary, printed when no window can be opened."""
-    with open_store(path) as store:
+    with open_store(path, read_only=True) as store:
         return store.info()
 
 

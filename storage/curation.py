@@ -37,6 +37,7 @@ from .source import (
     Change,
     Plan,
     PlanContext,
+    in_apply_order,
 )
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
@@ -181,6 +182,7 @@ class Curator:
 
     def restore(self, memory_ids: Ids) -> Outcome:
         """Back to active: a soft-deleted memory's status, and the records its delete removed."""
+        self.store.require_writable()
         context = self._context()
         planned = []
         for memory_id in dict.fromkeys(_as_list(memory_ids)):
@@ -207,6 +209,7 @@ class Curator:
         self, *, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
     ) -> Outcome:
         """Recompute every vector marked stale with the store's embedder: one undoable step."""
+        self.store.require_writable()
         embedder = self.store.embedder()
         if embedder is None:
             raise UnsupportedError("No embedder runs offline for this store's vectors; nothing can be re-embedded.")
@@ -233,6 +236,7 @@ class Curator:
         return outcome
 
     def undo(self) -> Outcome:
+        self.store.require_writable()
         entry = self.store.journal.next_to_undo()
         if entry is None:
             raise NothingToDoError("Nothing to undo.")
@@ -240,6 +244,7 @@ class Curator:
         return self._replay("undo", entry, [Change(c.record, c.after, c.before) for c in reversed(changes)])
 
     def redo(self) -> Outcome:
+        self.store.require_writable()
         entry = self.store.journal.next_to_redo()
         if entry is None:
             raise NothingToDoError("Nothing to redo.")
@@ -286,6 +291,7 @@ class Curator:
         check: Callable[[Memory, Capabilities], dict[str, Any]],
     ) -> list[_Planned]:
         """Validate and plan every memory against the store as it is now; nothing is written."""
+        self.store.require_writable()
         ids = _as_list(memory_ids)
         if not ids:
             raise NothingToDoError("No memory selected.")
@@ -374,7 +380,7 @@ class Curator:
 
     def _run(self, operation: str, planned: list[_Planned], channel: str | None = "") -> Outcome:
         """Apply every plan as one step and journal it as one entry."""
-        changes = _merged([c for p in planned for c in p.plan.changes])
+        changes = in_apply_order(_merged([c for p in planned for c in p.plan.changes]))
         if not changes:
             raise NothingToDoError("Nothing to change.")
         ids = [p.plan.new_id or p.id for p in planned]

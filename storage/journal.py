@@ -43,14 +43,16 @@ class Journal:
         return cls(lambda _create: engine, db_path)
 
     @classmethod
-    def sidecar(cls, root: Path) -> Journal:
+    def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
         db_path = Path(root) / SIDECAR_DIR / SIDECAR_DB
 
         def factory(create: bool) -> Engine | None:
             if not db_path.exists():
-                if not create:
+                if not create or read_only:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
+            if read_only:
+                return sqlite_engine(db_path, read_only=True)
             engine = sqlite_engine(db_path)
             with friendly_errors(db_path), engine.begin() as conn:
                 schema.metadata.create_all(conn, tables=list(schema.JOURNAL_TABLES))

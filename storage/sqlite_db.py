@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import sqlite3
+import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,13 +16,22 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
-from .errors import StoreError, UnreadableStoreError
+from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# How long a statement waits for another program's lock before giving up: long beside an agent's
+# writes (milliseconds), short enough that a database held locked is reported within seconds.
+BUSY_TIMEOUT = 4.0
+# How long opening a store waits, once, for a lock on a file it probes (its schema, what format it is):
+# a program that holds a database locked for longer is named in the error at once, and no other
+# probe of the same open waits again.
+PROBE_TIMEOUT = 3.0
 
 
 def is_sqlite_file(path: Path) -> bool:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
+            return False
         with open(path, "rb") as handle:
             return handle.read(16) == SQLITE_MAGIC
     except OSError:
@@ -42,33 +54,138 @@ def files_token(*paths: Path) -> str:
     return "/".join(parts)
 
 
-def read_only_rows(path: Path, sql: str) -> list[tuple]:
+class _ReadOnlyConnections:
+    """Connections that write no byte of a database and leave no file behind.
+
+    A WAL database opened with mode=ro creates -wal and -shm files it then cannot remove.
+    So a connection is mode=ro only while another program's -wal (or rollback -journal: its
+    rollback is not ours to make) exists and none of ours is open; otherwise it is a
+    query_only connection, and the last of those to close removes the empty WAL they made,
+    checkpointing nothing. Where nothing may be created (a read-only folder or file) no one
+    can be writing either, and the file is read as immutable."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = Path(path).resolve()
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._open = 0
+
+    def __call__(self) -> sqlite3.Connection:
+        path = self.path
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            return self._connect("mode=ro&immutable=1")
+        with self._lock:
+            wal, journal = (path.with_name(path.name + end).exists() for end in ("-wal", "-journal"))
+            if journal and not wal and _in_wal_mode(path):
+                # A stray -journal beside a WAL database: a writable connection would delete it and
+                # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
+                return self._connect("mode=ro&immutable=1")
+            if not path.exists() or ((wal or journal) and self._open == 0):
+                return self._connect("mode=ro")
+            con = self._connect("mode=rw", factory=_counted(self))
+            self._open += 1
+        con.execute("PRAGMA query_only = ON")
+        return con
+
+    def _connect(self, mode: str, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
+        return sqlite3.connect(
+            f"file:{self.path}?{mode}", uri=True, timeout=self.timeout, check_same_thread=False, factory=factory
+        )
+
+    def closed(self) -> None:
+        with self._lock:
+            self._open -= 1
+
+
+def _in_wal_mode(path: Path) -> bool:
+    """Whether the file's header says WAL (file format version 2 at offsets 18 and 19)."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"
+
+
+def _counted(owner: _ReadOnlyConnections) -> type[sqlite3.Connection]:
+    class Counted(sqlite3.Connection):
+        _counted = True
+
+        def close(self) -> None:
+            if self._counted:
+                self._counted = False
+                super().close()
+                owner.closed()
+
+    return Counted
+
+
+def read_only_connection(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+    """One connection that writes no byte of the database (see _ReadOnlyConnections)."""
+    return _ReadOnlyConnections(path, timeout)()
+
+
+def read_only_rows(path: Path, sql: str, timeout: float = BUSY_TIMEOUT) -> list[tuple]:
     """Rows of one query on a SQLite file opened read-only: no byte of it is written.
     Raises sqlite3.Error for the caller to word."""
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    con = read_only_connection(path, timeout)
     try:
         return con.execute(sql).fetchall()
     finally:
         con.close()
 
 
+Schema = dict[str, tuple[str, frozenset[str]]]  # table or view name -> (type, column names)
+_SCHEMAS: dict[tuple[str, str], Schema] = {}
+
+
+def peek_schema(path: Path) -> Schema:
+    """The tables and views of a SQLite file and their columns, read without writing a byte and
+    waiting at most PROBE_TIMEOUT for another program's lock. Remembered while the file (and its
+    -wal) keep their size and mtime, so that the formats probing one file during one open read
+    it once. Raises LockedError when it stays locked, sqlite3.Error when it is no database."""
+    key = (os.path.realpath(path), files_token(Path(path)))
+    if key in _SCHEMAS:
+        return _SCHEMAS[key]
+    try:
+        with contextlib.closing(read_only_connection(path, PROBE_TIMEOUT)) as con:
+            names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+            schema: Schema = {}
+            for name, kind in names:
+                try:
+                    columns = frozenset(r[1] for r in con.execute(f'PRAGMA table_info("{name}")'))
+                except sqlite3.Error:  # a virtual table whose module is not loaded
+                    columns = frozenset()
+                schema[name] = (kind, columns)
+    except sqlite3.OperationalError as exc:
+        error = sqlite_error(path, exc)
+        if isinstance(error, LockedError):
+            raise error from None
+        raise
+    if len(_SCHEMAS) >= 16:
+        del _SCHEMAS[next(iter(_SCHEMAS))]
+    _SCHEMAS[key] = schema
+    return schema
+
+
 def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> Engine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions."""
     path = Path(path)
-    if read_only:
-        url = f"sqlite:///file:{path.resolve()}?mode=ro&uri=true"
-    else:
-        url = f"sqlite:///{path.resolve()}"
     # NullPool: each use opens and closes its connection, so no idle handle keeps
     # the file locked for an agent writing to it.
-    engine = create_engine(url, poolclass=NullPool, connect_args={"timeout": 5.0})
+    if read_only:
+        engine = create_engine("sqlite://", poolclass=NullPool, creator=_ReadOnlyConnections(path, BUSY_TIMEOUT))
+    else:
+        engine = create_engine(
+            f"sqlite:///{path.resolve()}", poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT}
+        )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
         # The driver would begin a transaction only at the first write, after the reads a
         # conflict check makes; SQLAlchemy's "begin" below opens it instead.
         dbapi_conn.isolation_level = None
-        dbapi_conn.execute("PRAGMA busy_timeout = 5000")
+        dbapi_conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
         if not read_only:
             dbapi_conn.execute("PRAGMA foreign_keys = ON")
             if wal:
@@ -113,21 +230,60 @@ def friendly_errors(path: Path) -> Iterator[None]:
         raise sqlite_error(path, exc.orig if exc.orig is not None else exc) from exc
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from exc
+    except UnicodeDecodeError:  # the driver decodes TEXT as UTF-8: a corrupt page gives garbage
+        raise UnreadableStoreError(
+            f"{Path(path).name} holds text that is not UTF-8 (a corrupt page?); it cannot be read."
+        ) from None
 
 
 def sqlite_error(path: Path, exc: BaseException) -> StoreError:
+    """One sentence for a SQLite error on path. Every one of them is about that file, so the
+    command line exits 2 (unusable input) for all but a full disk."""
     message = str(exc).lower()
+    code = getattr(exc, "sqlite_errorname", "")
     name = Path(path).name
+    if code == "SQLITE_READONLY_ROLLBACK":
+        return UnreadableStoreError(
+            f"{name} holds a write another program never finished (a hot {name}-journal), which only "
+            "a writer may roll back: open the store for writing once (any curation command does)."
+        )
     if "locked" in message or "busy" in message:
-        return StoreError(f"{name} is locked by another program; try again when it is idle.")
+        held = holders(Path(path))
+        by = f" ({', '.join(held)})" if held else ""
+        return LockedError(f"{name} is locked by another program{by}; try again when it is idle.")
     if "not a database" in message or "malformed" in message or "file is encrypted" in message:
         return UnreadableStoreError(f"{name} is not a readable SQLite database (corrupt or truncated).")
-    if "disk" in message and ("full" in message or "i/o" in message):
+    if "disk" in message and "full" in message:
         return StoreError(f"Cannot write {name}: {exc}.")
     if "readonly" in message or "read-only" in message:
-        return StoreError(f"{name} is read-only here: {exc}.")
+        return StoreFileError(f"{name} is read-only here: {exc}.")
     if "no such table" in message or "no such column" in message:
         return UnreadableStoreError(f"{name} does not have the expected tables ({exc}).")
     if "unable to open" in message:
         return UnreadableStoreError(f"Cannot open {name}: {exc}.")
-    return StoreError(f"SQLite error on {name}: {exc}.")
+    return StoreFileError(f"SQLite error on {name}: {exc}.")
+
+
+def holders(path: Path) -> list[str]:
+    """The other programs that have path (or its -wal / -journal) open, as "name pid N", where
+    the OS tells (Linux /proc; only processes this user may inspect). Slow-ish: for errors only."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    try:
+        wanted = {os.path.realpath(path) + end for end in ("", "-wal", "-journal")}
+    except OSError:
+        return []
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if any(os.readlink(fd) in wanted for fd in (entry / "fd").iterdir()):
+                name = (entry / "comm").read_text().strip() or "?"
+                found.append(f"{name} pid {entry.name}")
+        except OSError:  # gone meanwhile, or not ours to look at
+            continue
+        if len(found) == 3:
+            break
+    return found

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
-from .errors import ConflictError, NotFoundError, StoreError, UnreadableStoreError, UnsupportedError
+from .errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
 from .journal import INTERRUPTED, Journal
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
@@ -71,8 +73,9 @@ class MemoryStore:
     object, and of other processes' writes when poll() sees them.
     """
 
-    def __init__(self, root: Path, sources: list[Source], journal: Journal) -> None:
+    def __init__(self, root: Path, sources: list[Source], journal: Journal, *, read_only: bool = False) -> None:
         self.root = Path(root)
+        self.read_only = read_only
         self.sources = sources
         self.journal = journal
         self.workspace: NativeWorkspace | None = _first(sources, NativeWorkspace)
@@ -82,7 +85,7 @@ class MemoryStore:
             vectors.embedder_override = embedder_by_name(self.settings.embedder)
         self._listeners: list[Listener] = []
         self._token = ""
-        self.recovered: list[str] = self._recover_interrupted()
+        self.recovered: list[str] = self._pending_untouched() if read_only else self._recover_interrupted()
 
     def close(self) -> None:
         for source in self.sources:
@@ -118,6 +121,17 @@ class MemoryStore:
         self.refresh_copies()
         self.notify(StoreEvent(journal=True, everything=True))
         return True
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{self.root} was opened read-only; nothing was written.")
+
+    def _pending_untouched(self) -> list[str]:
+        return [
+            f"Step #{entry.seq} ({entry.operation}) was interrupted; open the store without "
+            "read-only to put its copies back in agreement."
+            for entry in self.journal.pending()
+        ]
 
     def _recover_interrupted(self) -> list[str]:
         """Undo what a step that never finished (the process was killed) had written, so every
@@ -162,6 +176,7 @@ class MemoryStore:
     # -- settings ---------------------------------------------------------------------
 
     def save_settings(self, settings: StoreSettings) -> None:
+        self.require_writable()
         self.journal.write_setting(SETTINGS_KEY, settings.to_dict())
         self.settings = settings
 
@@ -224,9 +239,9 @@ class MemoryStore:
         return list(cast(HistorySource, source).history(memory_id)) if source.capabilities().history else []
 
     def problems(self) -> list[str]:
-        """What a user should know: interrupted steps undone on open; in foreign stores drift,
-        dangling rows, unread tables."""
-        return self.recovered + [f"{s.label}: {p}" for s in self.foreign for p in s.problems()]
+        """What a user should know: interrupted steps undone on open; files left out (links
+        outside the store); in foreign stores drift, dangling rows, unread tables."""
+        return self.recovered + [f"{s.label}: {p}" for s in self.sources for p in s.problems()]
 
     def source_for(self, record_id: str) -> Source:
         for source in self.sources:
@@ -236,7 +251,13 @@ class MemoryStore:
 
     def capabilities(self, memory_id: str) -> Capabilities:
         """What can be done to one memory, by the source that holds it."""
-        return self.source_for(memory_id).capabilities(memory_id)
+        caps = self.source_for(memory_id).capabilities(memory_id)
+        if not self.read_only:
+            return caps
+        return dataclasses.replace(
+            caps, read_only=True, read_only_reason="opened read-only", editable_fields=(),
+            can_promote=False, can_soft_delete=False, can_reinforce=False, reembed=False,
+        )
 
     def count(self, query: MemoryQuery = MemoryQuery()) -> int:
         return sum(s.count(query) for s in self.sources)
@@ -335,12 +356,14 @@ class MemoryStore:
     def add_memory(self, content: str, **fields: Any) -> str:
         """Add one memory (fields as for memory_row: layer, channel, tags, salience, ...), with
         its vector when the workspace keeps vectors and an embedder runs. Returns its id."""
+        self.require_writable()
         memory_id = self._native().add_memory(content, embedder=self.embedder(), **fields)
         self.notify(StoreEvent((memory_id,)))
         return memory_id
 
     def add_memories(self, rows: Sequence[dict[str, Any]]) -> None:
         """Bulk add of memory_row() rows (import, demo), with their vectors."""
+        self.require_writable()
         self._native().add_memory_rows(rows, self.embedder())
         self.notify(StoreEvent(tuple(r["id"] for r in rows)))
 
@@ -349,27 +372,33 @@ class MemoryStore:
         return SqliteSource.memory_row(content, **fields)
 
     def add_session(self, session_id: str, **fields: Any) -> None:
+        self.require_writable()
         self._db().add_session(session_id, **fields)
         self.notify(StoreEvent())
 
     def add_turns(self, session_id: str, turns: Any) -> None:
+        self.require_writable()
         self._db().add_turns(session_id, turns)
         self.notify(StoreEvent())
 
     def set_scratch(self, session_id: str, key: str, value: Any, updated_at: Any = None) -> None:
+        self.require_writable()
         self._db().set_scratch(session_id, key, value, updated_at)
         self.notify(StoreEvent())
 
     def add_entity(self, entity: Entity) -> None:
+        self.require_writable()
         self._db().add_entity(entity)
         self.notify(StoreEvent())
 
     def add_relation(self, relation: Relation) -> None:
+        self.require_writable()
         self._db().add_relation(relation)
         self.notify(StoreEvent())
 
     def touch(self, memory_id: str, at: Any = None) -> None:
         """Reinforce on retrieval: one more access, last accessed now (not journaled)."""
+        self.require_writable()
         self._db().touch(memory_id, at)
         self.notify(StoreEvent((memory_id,)))
 
@@ -418,8 +447,9 @@ def detect(path: Path) -> dict[Kind, Path]:
     return found
 
 
-def open_store(path: str | Path) -> MemoryStore:
-    """Open whatever memory a file or folder holds. Raises UnreadableStoreError."""
+def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
+    """Open whatever memory a file or folder holds. Raises UnreadableStoreError.
+    read_only: nothing is written, not even recovery of an interrupted step; every write is refused."""
     path = Path(path).expanduser()
     if not path.exists():
         raise UnreadableStoreError(f"{path} does not exist.")
@@ -442,8 +472,8 @@ def open_store(path: str | Path) -> MemoryStore:
     root = path if path.is_dir() else path.parent
     opened: list[Any] = []
     try:
-        db = _opened(opened, SqliteSource.open, found.get(Kind.SQLITE))
-        vectors = _opened(opened, ChromaSource.open, found.get(Kind.CHROMA))
+        db = _opened(opened, partial(SqliteSource.open, read_only=read_only), found.get(Kind.SQLITE))
+        vectors = _opened(opened, partial(ChromaSource.open, read_only=read_only), found.get(Kind.CHROMA))
         markdown = _opened(opened, MarkdownSource.open, found.get(Kind.MARKDOWN))
         for match in matches:
             opened.append(match.open())
@@ -457,9 +487,9 @@ def open_store(path: str | Path) -> MemoryStore:
     journal = (
         Journal.in_database(db.engine, db.db_path)
         if db is not None
-        else Journal.sidecar(_journal_dir(root, found, matches))
+        else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
     )
-    return MemoryStore(root, sources, journal)
+    return MemoryStore(root, sources, journal, read_only=read_only)
 
 
 def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | None) -> Any:

@@ -95,7 +95,7 @@ def import_store(
     src, dest = Path(src).expanduser().resolve(), Path(dest).expanduser().resolve()
     if src == dest:
         raise UnsupportedError("Source and destination are the same store.")
-    source = open_store(src)
+    source = open_store(src, read_only=True)
     try:
         target = _open_destination(dest)
         try:

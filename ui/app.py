@@ -13,7 +13,11 @@ from .main_window import MainWindow
 
 
 def run_app(
-    path: Path, settings_file: Path | None = None, screenshot: Path | None = None, view: str = "memories"
+    path: Path,
+    settings_file: Path | None = None,
+    screenshot: Path | None = None,
+    view: str = "memories",
+    read_only: bool = False,
 ) -> int:
     """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -26,7 +30,7 @@ def run_app(
     window.show()
     if screenshot is not None:
         _take_screenshot_when_ready(app, window, screenshot, view)
-    window.open_path(path)
+    window.open_path(path, read_only=read_only)
     return app.exec()
 
 

@@ -186,6 +186,10 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         self.open_action = self._action("&Open…", self.choose_store, QKeySequence.StandardKey.Open, "Open a memory store folder")
         self.open_file_action = self._action("Open &File…", self.choose_store_file, "Ctrl+Alt+O", "Open a memory.db or chroma.sqlite3")
+        self.open_read_only_action = self._action(
+            "Open &Read-only…", self.choose_store_read_only, "Ctrl+Shift+O",
+            "Open a memory store without writing a byte of it (every change is refused)",
+        )
         self.refresh_action = self._action("&Refresh", self.session.refresh, QKeySequence.StandardKey.Refresh)
         self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.import_action = self._action("&Import into a workspace…", self.choose_import, "Ctrl+Shift+O")
@@ -201,6 +205,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.open_file_action)
+        file_menu.addAction(self.open_read_only_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
@@ -245,10 +250,15 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(Path(path))
 
-    def open_path(self, path: Path) -> None:
+    def choose_store_read_only(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a memory store read-only")
+        if path:
+            self.open_path(Path(path), read_only=True)
+
+    def open_path(self, path: Path, *, read_only: bool = False) -> None:
         """Open a store off the UI thread; errors reach the person as one message."""
         self.count_label.setText(f"Opening {path}…")
-        self.session.open(path)
+        self.session.open(path, read_only=read_only)
 
     def choose_import(self) -> None:
         src = QFileDialog.getExistingDirectory(self, "Import memories from")
@@ -346,7 +356,7 @@ class MainWindow(QMainWindow):
             header.resizeSection(column, width)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.model.set_query(MemoryQuery())
-        self.setWindowTitle(f"Mnemoscope — {store.root}")
+        self.setWindowTitle(f"Mnemoscope — {store.root}" + (" (read-only)" if store.read_only else ""))
         self._remember_recent(store.root)
         self._populate_sidebar()
         self.scratchpad.load(store)
@@ -617,6 +627,8 @@ class MainWindow(QMainWindow):
         has_store = self.store is not None
         selected = self.selected_memories() if has_store else []
         next_undo, next_redo = self.session.steps  # as the session last read the journal
+        if self.store is not None and self.store.read_only:
+            next_undo = next_redo = None
         self.undo_action.setEnabled(next_undo is not None)
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
@@ -632,6 +644,7 @@ class MainWindow(QMainWindow):
         for action in (self.edit_action, self.delete_action, self.restore_action):
             action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
         self.refresh_action.setEnabled(has_store)
+        self.reembed_action.setEnabled(has_store and not self.store.read_only)
 
     # -- messages -------------------------------------------------------------------------------------
 

@@ -87,11 +87,12 @@ class StoreSession(QObject):
 
     # -- opening and closing ----------------------------------------------------------
 
-    def open(self, path: Path) -> Worker:
-        """Open a store off the UI thread; the open store stays open if this one fails."""
+    def open(self, path: Path, *, read_only: bool = False) -> Worker:
+        """Open a store off the UI thread; the open store stays open if this one fails.
+        read_only: nothing will be written to it; every write is refused up front."""
 
         def opening() -> tuple[MemoryStore, JournalSteps]:
-            store = open_store(path)
+            store = open_store(path, read_only=read_only)
             try:
                 store.poll()  # remember the change token: later polls see only others' writes
                 return store, journal_steps(store)

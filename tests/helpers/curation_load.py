@@ -81,14 +81,21 @@ def check_after_kill(root: str, initial: dict[str, Any], results: Any) -> None:
 def agent_writes(
     root: str, ids: list[str], daily: str, seconds: float, started: Any, results: Any, pause: float = 0.004
 ) -> None:
-    """An agent at work: appends notes to a daily log (as agents do: open, append, close) and
-    updates memory.db rows with its own connection, as fast as it can for `seconds`."""
+    """An agent at work: appends notes to a daily log (as agents do: open, append, close),
+    updates memory.db rows with its own connection, and adds vectors to the workspace's Chroma
+    collection with its own chromadb client, as fast as it can for `seconds`."""
     import sqlite3
     import time
 
+    import chromadb
+    from chromadb.config import Settings
+
     rng = random.Random(7)
-    appended, updated = [], []
+    appended, updated, vectors = [], [], []
     con = sqlite3.connect(Path(root) / "memory.db", timeout=10.0, isolation_level=None)
+    client = chromadb.PersistentClient(path=str(Path(root) / "vectors"), settings=Settings(anonymized_telemetry=False))
+    collection = client.get_collection("memories", embedding_function=None)
+    dimension = len(collection.get(limit=1, include=["embeddings"])["embeddings"][0])
     started.set()
     end = time.monotonic() + seconds
     n = 0
@@ -102,6 +109,13 @@ def agent_writes(
         value = f"agent value {n}"
         con.execute("UPDATE memories SET content = ? WHERE id = ?", (value, memory_id))
         updated.append((memory_id, value))
+        if n % 4 == 0:
+            record_id = f"agent-{n}"
+            collection.add(
+                ids=[record_id], documents=[f"agent fact {n}"], metadatas=[{"channel": "agent"}],
+                embeddings=[[rng.random() for _ in range(dimension)]],
+            )
+            vectors.append(record_id)
         time.sleep(pause)
     con.close()
-    results.put({"appended": appended, "updated": updated})
+    results.put({"appended": appended, "updated": updated, "vectors": vectors})

@@ -85,7 +85,7 @@ def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -
     with open_store(demo_path) as store:
         store.save_settings(StoreSettings(embedder="some-remote-model"))
         store.workspace.vectors.embedder_override = None
-        store.workspace.vectors._collections[NATIVE_COLLECTION].modify(metadata={"mnemoscope:embedder": "remote-model"})
+        store.workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
     with open_store(demo_path) as store:
         assert store.embedder() is None
         Curator(store).edit(memory_id, content="changed without an embedder")

@@ -1,8 +1,8 @@
 """An agent keeps writing while a person curates: every agent write is kept, or the curation
 step that met it is refused as a conflict. Nothing is overwritten silently.
 
-The agent (its own process) appends notes to a daily log and updates memory.db rows with its
-own SQLite connection; meanwhile this process edits and deletes bullets of the same daily log
+The agent (its own process) appends notes to a daily log, updates memory.db rows with its
+own SQLite connection and adds vectors with its own chromadb client; meanwhile this process edits and deletes bullets of the same daily log
 and edits the same rows through the Curator. A trigger on the test's copy of memory.db logs
 every content change as SQLite committed it: each edit the Curator made must have replaced
 exactly the value its journal entry says it replaced (else it overwrote an agent write it never
@@ -86,12 +86,25 @@ def test_an_agent_writing_meanwhile_loses_nothing(demo_path: Path, capsys) -> No
             if new.startswith("curator value") and believed.get((memory_id, new), old) != old
         ]
         curator_edits = sum(1 for _, _, new in log if new.startswith("curator value"))
+        lost_vectors = _missing_vectors(demo_path, written["vectors"])
     with capsys.disabled():
         print(
-            f"\nconcurrent agent: {len(written['appended'])} appends and {len(written['updated'])} row updates "
-            f"by the agent; {steps} curation steps, {conflicts} refused as conflicts; "
-            f"lost agent writes: {len(lost_notes) + len(overwritten)}"
+            f"\nconcurrent agent: {len(written['appended'])} appends, {len(written['updated'])} row updates "
+            f"and {len(written['vectors'])} vectors by the agent; {steps} curation steps, {conflicts} refused "
+            f"as conflicts; lost agent writes: {len(lost_notes) + len(overwritten) + len(lost_vectors)}"
         )
-    assert curator_edits > 0 and len(written["updated"]) > 0
+    assert curator_edits > 0 and len(written["updated"]) > 0 and written["vectors"]
     assert lost_notes == []
     assert overwritten == []
+    assert lost_vectors == []
+
+
+def _missing_vectors(root: Path, record_ids: list[str]) -> list[str]:
+    """The agent's records that are not in Chroma at the end: record, document or vector."""
+    from mnemoscope.storage.native.chroma_files import ChromaFiles
+
+    files = ChromaFiles(root / "vectors")
+    [col] = [c for c in files.collections() if c.name == "memories"]
+    records = files.records(col, record_ids)
+    with_vector = set(files.vectors(col).ids)
+    return [r for r in record_ids if r not in records or r not in with_vector or records[r][0] is None]

@@ -1,0 +1,61 @@
+"""Looking at a store in the window writes nothing; File > Open Read-only refuses every change."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from mnemoscope.ui.main_window import VIEWS, MainWindow
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _browse_every_view(qtbot, win: MainWindow, path: Path, *, read_only: bool) -> None:
+    with qtbot.waitSignals([win.store_opened, win.scratchpad.loaded, win.salience.loaded,
+                            win.timeline.loaded, win.graph.loaded], timeout=30_000):
+        win.open_path(path, read_only=read_only)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0
+                    and win.model.memory_at(0) is not None, timeout=10_000)
+    for row in (0, 1, 2):
+        win.select_row(row)
+    for name in VIEWS:
+        win.show_view(name)
+        qtbot.wait(50)
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_browsing_every_view_changes_no_byte(qtbot, demo_path: Path, tmp_path: Path, read_only: bool) -> None:
+    before = file_hashes(demo_path)
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    _browse_every_view(qtbot, win, demo_path, read_only=read_only)
+    win.close_store()
+    assert file_hashes(demo_path) == before
+
+
+def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_path: Path) -> None:
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    assert win.open_read_only_action in win.menuBar().actions()[0].menu().actions()
+    _browse_every_view(qtbot, win, demo_path, read_only=True)
+    win.show_view("memories")
+    win.select_row(0)
+    assert win.windowTitle().endswith("(read-only)")
+    for action in (win.edit_action, win.delete_action, win.promote_action, win.restore_action,
+                   win.reinforce_action, win.undo_action, win.redo_action, win.reembed_action):
+        assert not action.isEnabled(), action.text()
+    assert "opened read-only" in win.delete_action.toolTip()
+    before = file_hashes(demo_path)
+    with qtbot.waitSignal(win.error_shown, timeout=10_000) as shown:
+        win.delete_selected()  # the shortcut path, as if the action were triggered anyway
+    assert "opened read-only" in shown.args[0]
+    win.close_store()
+    assert file_hashes(demo_path) == before
