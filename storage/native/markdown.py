@@ -72,6 +72,7 @@ LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])(?:\s+\[[ xX]\])?\s+)")
 MEMORY_FILE = "MEMORY.md"
 # Files up to this size are compared by content, not only by stat, before a cached parse is reused.
 _REHASH_BELOW = 1 << 20
+_KEEP_SCANNED_BELOW = 64 << 20  # a write re-reads the file: bytes equal to the last read reuse its scan
 
 _parser = MarkdownIt("commonmark")
 
@@ -205,6 +206,7 @@ _ODD_SPACE_UTF8 = re.compile(
 _ATX = re.compile(r"#{1,6}(?=[ \t]|\Z)")
 _SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
+_CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
 _FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
 
 
@@ -437,9 +439,9 @@ def _special_lines(data: bytes, line_count: int, newline: bytes) -> list[int]:
     marks += (m.end() for m in _NOT_PLAIN_NEXT.finditer(data))
     for odd in (*_ODD_SPACE_ASCII, b" " + newline):
         if odd in data:
-            marks += (m.start() for m in re.finditer(re.escape(odd), data))
+            marks += _once_per_line(re.compile(re.escape(odd)), data)
     if not data.isascii():
-        marks += (m.start() for m in _ODD_SPACE_UTF8.finditer(data))
+        marks += _once_per_line(_ODD_SPACE_UTF8, data)
     special = {line_count - 1}  # the last line, whose ending may be missing
     line = at = 0
     for mark in sorted(marks):
@@ -447,6 +449,18 @@ def _special_lines(data: bytes, line_count: int, newline: bytes) -> list[int]:
         at = mark
         special.add(line)
     return sorted(n for n in special if 0 <= n < line_count)
+
+
+def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:
+    """Where pattern first matches on each line that holds it (an indented list has millions of
+    double spaces: one mark per line is all the scanner needs)."""
+    m = pattern.search(data)
+    while m is not None:
+        yield m.start()
+        end = data.find(b"\n", m.start())
+        if end < 0:
+            return
+        m = pattern.search(data, end + 1)
 
 
 def _line_kind(line: str) -> tuple[str | None, str]:
@@ -490,7 +504,7 @@ def _read_in_context(
     line after line it reads as a top-level heading or bullet; that line (or the end) is returned."""
     reach = _FIRST_READ
     while True:
-        end = min(len(lines), line + reach)
+        end = min(len(lines), max(line + reach, _next_candidate(lines, line + 1) + _FIRST_READ))
         text_lines = [raw.decode("utf-8") for raw in lines[start:end]]
         tokens = _parser.parse("".join(text_lines))
         stop = _boundary(tokens, text_lines, line - start)
@@ -498,6 +512,16 @@ def _read_in_context(
             found, heading = _token_blocks(tokens, text_lines, rel_path, heading, start, stop)
             return found, heading, start + (len(text_lines) if stop is None else stop)
         reach *= 4
+
+
+def _next_candidate(lines: list[bytes], start: int) -> int:
+    """The first line from start on that may end a block read in context: one that starts at
+    column 0 as a heading or a bullet (markdown-it decides whether it does). Reading up to it at
+    once saves re-reading a long indented list in growing pieces."""
+    for i in range(start, len(lines)):
+        if lines[i][:1] in _CANDIDATE_STARTS and _line_kind(lines[i].decode("utf-8"))[0] in (_HEADING, _BULLET):
+            return i
+    return len(lines)
 
 
 def _boundary(tokens: list[Token], lines: list[str], after: int) -> int | None:
@@ -567,6 +591,7 @@ class MarkdownSource:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._cache: dict[str, tuple[tuple[int, ...], FileBlocks]] = {}
+        self._last_scan: dict[str, tuple[bytes, FileBlocks]] = {}
         self._mirrors: set[tuple[str, str]] = set()
         for rel in self.files():  # fail on open, not later, for an unreadable file
             self._parsed(rel)
@@ -592,6 +617,7 @@ class MarkdownSource:
 
     def close(self) -> None:
         self._cache.clear()
+        self._last_scan.clear()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -649,6 +675,7 @@ class MarkdownSource:
             st = path.stat()
         except FileNotFoundError:
             self._cache.pop(rel, None)
+            self._last_scan.pop(rel, None)
             return FileBlocks(rel, [], [], b"\n")
         key: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
         cached = self._cache.get(rel)
@@ -663,7 +690,15 @@ class MarkdownSource:
         decode_markdown(data, rel)
         parsed = scan(data.removeprefix(_BOM_BYTES), rel)
         self._cache[rel] = (key, parsed)
+        self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
         return parsed
+
+    def _scan(self, rel: str, data: bytes) -> FileBlocks:
+        """The blocks of data (BOM removed): the last read's when these are the bytes it scanned."""
+        scanned, parsed = self._last_scan.get(rel, (None, None))
+        if parsed is not None and scanned is not None and scanned.removeprefix(_BOM_BYTES) == data:
+            return parsed
+        return scan(data, rel)
 
     def describe(self) -> dict[str, Any]:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
@@ -821,7 +856,7 @@ class MarkdownSource:
             decode_markdown(original, rel)
             data = original.removeprefix(_BOM_BYTES)
             bom = original[: len(original) - len(data)]
-            parsed = scan(data, rel)
+            parsed = self._scan(rel, data)
             lines = list(parsed.lines)
             if expected is not None:
                 block = _find(parsed, expected, record_id)
@@ -847,6 +882,7 @@ class MarkdownSource:
             rewrite(path, splice, lines_appended_commute=True)
         finally:
             self._cache.pop(rel, None)
+            self._last_scan.pop(rel, None)
         return result["snapshot"]
 
     # -- planning ------------------------------------------------------------------------
