@@ -8,6 +8,7 @@ snapshots it changed, so undo and redo work across separate processes.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -121,7 +122,7 @@ class Journal:
                     actor=actor,
                     state=state,
                     details=json.dumps(details or {}, default=str),
-                    changes=json.dumps([c.to_json() for c in changes], default=str),
+                    changes=_changes_json(changes),
                 )
             ).inserted_primary_key
             assert inserted is not None
@@ -159,14 +160,14 @@ class Journal:
             conn.execute(
                 update(schema.audit)
                 .where(a.seq == seq)
-                .values(state=state, changes=json.dumps([c.to_json() for c in applied], default=str))
+                .values(state=state, changes=_changes_json(applied))
             )
             if replayed is not None:
                 target, target_state, changes = replayed
                 conn.execute(
                     update(schema.audit)
                     .where(a.seq == target)
-                    .values(state=target_state, changes=json.dumps([c.to_json() for c in changes], default=str))
+                    .values(state=target_state, changes=_changes_json(changes))
                 )
 
     def pending(self) -> list[AuditEntry]:
@@ -179,7 +180,7 @@ class Journal:
         assert engine is not None
         values: dict[str, Any] = {"state": state}
         if changes is not None:
-            values["changes"] = json.dumps([c.to_json() for c in changes], default=str)
+            values["changes"] = _changes_json(changes)
         with friendly_errors(self.label), engine.begin() as conn:
             conn.execute(update(schema.audit).where(schema.audit.c.seq == seq).values(**values))
 
@@ -195,7 +196,7 @@ class Journal:
             raw = conn.execute(
                 select(schema.audit.c.changes).where(schema.audit.c.seq == seq)
             ).scalar_one()
-        return [Change.from_json(c) for c in json.loads(raw)]
+        return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
         a = schema.audit.c
@@ -245,7 +246,7 @@ class Journal:
 
 
 def _entry(row: Any) -> AuditEntry:
-    changes = json.loads(row["changes"])
+    changes = _loads_changes(row["changes"])
     return AuditEntry(
         seq=int(row["seq"]),
         at=parse_time(row["at"], utcnow()),
@@ -258,3 +259,26 @@ def _entry(row: Any) -> AuditEntry:
         state=row["state"],
         details=json.loads(row["details"] or "{}"),
     )
+
+
+_BYTES = "$bytes"  # a blob value in a snapshot (SQLite keeps whatever a column is given)
+
+
+def _changes_json(changes: list[Change]) -> str:
+    return json.dumps([c.to_json() for c in changes], default=_encode)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {_BYTES: base64.b64encode(bytes(value)).decode("ascii")}
+    return str(value)
+
+
+def _loads_changes(raw: str) -> Any:
+    return json.loads(raw, object_hook=_decode)
+
+
+def _decode(value: dict[str, Any]) -> Any:
+    if len(value) == 1 and _BYTES in value:
+        return base64.b64decode(value[_BYTES])
+    return value

@@ -213,6 +213,19 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
+@contextlib.contextmanager
+def rehearsal(engine: Engine) -> Iterator[Connection]:
+    """A write_transaction that is always rolled back: whether its writes would succeed, and
+    nothing written."""
+    with engine.connect() as conn:
+        conn.execution_options(**{IMMEDIATE: True})
+        transaction = conn.begin()
+        try:
+            yield conn
+        finally:
+            transaction.rollback()
+
+
 def _ensure_math_functions(dbapi_conn: sqlite3.Connection) -> None:
     try:
         dbapi_conn.execute("SELECT ln(1.0), pow(2.0, 2.0)")

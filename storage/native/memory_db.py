@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -16,8 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, type_coerce, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.types import NullType
 
 from ..errors import (
     ConflictError,
@@ -68,6 +70,7 @@ from ..sqlite_db import (
     peek_schema,
     read_only_connection,
     read_only_rows,
+    rehearsal,
     sqlite_engine,
     sqlite_error,
     write_transaction,
@@ -111,6 +114,25 @@ def _json_list(value: Any) -> tuple[str, ...]:
     except json.JSONDecodeError:
         return (str(value),)
     return tuple(str(v) for v in loaded) if isinstance(loaded, list) else (str(loaded),)
+
+
+def _number(value: Any, kind: type[int] | type[float], default: float, unreadable: dict[str, str], name: str) -> Any:
+    """A number column's value. Text or bytes another program stored there read as the default
+    and are noted in unreadable (shown with the memory instead of failing the whole read)."""
+    if value is None:
+        return kind(default)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return kind(value)
+    try:
+        if not isinstance(value, (str, float)):
+            raise TypeError(value)
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(value)
+        return kind(number)
+    except (TypeError, ValueError):
+        unreadable[name] = repr(value)[:80]
+        return kind(default)
 
 
 def _json_dict(value: Any) -> dict[str, Any]:
@@ -269,6 +291,13 @@ class SqliteSource:
         row = dict(row)
         now = utcnow()
         created = parse_time(row["created_at"], now)
+        unreadable: dict[str, str] = {}
+        numbers = {
+            name: _number(row[name], kind, default, unreadable, name)
+            for name, kind, default in (
+                ("access_count", int, 0), ("salience", float, 0.5), ("confidence", float, 1.0), ("conversations", int, 0)
+            )
+        }
         return Memory(
             id=row["id"],
             source=SourceRef(Kind.SQLITE, f"{DB_NAME}:memories/{row['id']}", path=DB_NAME),
@@ -278,15 +307,13 @@ class SqliteSource:
             created_at=created,
             updated_at=parse_time(row["updated_at"], created),
             last_accessed=parse_time(row["last_accessed"], created),
-            access_count=int(row["access_count"] or 0),
-            salience=float(row["salience"]),
-            confidence=float(row["confidence"]),
-            conversations=int(row["conversations"] or 0),
+            **numbers,
             tags=_json_list(row["tags"]),
             metadata={
                 **_json_dict(row["metadata"]),
                 **({"md_file": row["md_file"]} if row.get("md_file") else {}),
                 "vector_state": row["vector_state"],
+                **({"unreadable_values": unreadable} if unreadable else {}),
             },
             status=parse_status(row["status"]),
             provenance=Provenance(
@@ -393,21 +420,39 @@ class SqliteSource:
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
-        table, key = self._table_for(record_id)
         with friendly_errors(self.db_path), write_transaction(self.engine) as conn:
-            current = _read_row(conn, table, key)
-            if not same_record(current, expected):
-                raise ConflictError(
-                    f"{record_id} changed since it was read (another writer touched it); "
-                    "nothing was written. Reload and try again."
-                )
-            if new is None:
-                conn.execute(delete(table).where(table.c.id == key))
-            elif current is None:
-                conn.execute(insert(table).values(**new))
-            else:
-                conn.execute(update(table).where(table.c.id == key).values(**new))
-            return _read_row(conn, table, key)
+            return self._write_row(conn, record_id, expected, new)
+
+    def rehearse(self, changes: Sequence[Change]) -> None:
+        """Run a step's memory.db writes in a transaction that is rolled back, before the journal
+        holds the step: a trigger another program added that refuses them, a constraint, a full
+        disk or a lock fail here, and nothing is written."""
+        mine = [c for c in changes if self.owns(c.record)]
+        if not mine:
+            return
+        with friendly_errors(self.db_path), rehearsal(self.engine) as conn:
+            for change in mine:
+                self._write_row(conn, change.record, change.before, change.after)
+
+    def _write_row(
+        self, conn: Connection, record_id: str, expected: Snapshot | None, new: Snapshot | None
+    ) -> Snapshot | None:
+        table, key = self._table_for(record_id)
+        current = _read_row(conn, table, key)
+        if not same_record(current, expected):
+            raise ConflictError(
+                f"{record_id} changed since it was read (another writer touched it); "
+                "nothing was written. Reload and try again."
+            )
+        if new is None:
+            conn.execute(delete(table).where(table.c.id == key))
+        elif current is None:
+            conn.execute(insert(table).values(_as_stored(new)))
+        else:
+            changed = {name: value for name, value in new.items() if name not in current or current[name] != value}
+            if changed:
+                conn.execute(update(table).where(table.c.id == key).values(_as_stored(changed)))
+        return _read_row(conn, table, key)
 
     # -- planning (rows only; the workspace adds their vector and markdown copies) ----------
 
@@ -711,8 +756,8 @@ class SqliteSource:
                     channel=r.channel,
                     description=r.description,
                     aliases=_json_list(r.aliases),
-                    salience=float(r.salience),
-                    access_count=int(r.access_count),
+                    salience=_number(r.salience, float, 0.5, {}, "salience"),
+                    access_count=_number(r.access_count, int, 0, {}, "access_count"),
                     first_seen=parse_time(r.first_seen),
                     last_accessed=parse_time(r.last_accessed),
                 )
@@ -738,7 +783,7 @@ class SqliteSource:
                     target_id=row.target_id,
                     type=row.type,
                     channel=row.channel,
-                    weight=float(row.weight),
+                    weight=_number(row.weight, float, 1.0, {}, "weight"),
                     created_at=parse_time(row.created_at),
                 )
                 for row in conn.execute(stmt)
@@ -943,6 +988,12 @@ def _check_inside(db_path: Path) -> None:
             f"{db_path} is a link to {target}, outside the store; Mnemoscope writes only inside the "
             "store (open that file's folder to change it)."
         )
+
+
+def _as_stored(values: Snapshot) -> dict[str, Any]:
+    """Values bound as they were read, without the column type's conversion: a row another
+    program wrote text into a number column of is written back as it was, not refused."""
+    return {name: type_coerce(value, NullType()) for name, value in values.items()}
 
 
 def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:

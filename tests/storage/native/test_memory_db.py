@@ -96,3 +96,37 @@ def test_a_locked_database_gives_a_readable_message(demo_path: Path) -> None:
     finally:
         con.rollback()
         con.close()
+
+
+def test_text_another_program_put_in_number_columns_reads_and_deletes(tmp_path: Path) -> None:
+    """SQLite keeps whatever a column is given: such a memory still lists, shows what could not
+    be read, and can be deleted and undone without its odd values being rewritten."""
+    from mnemoscope.storage import Curator
+
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    odd = source.add_memory("the deploy key rotates monthly", salience=0.9)
+    fine = source.add_memory("staging runs on Fridays")
+    source.close()
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("UPDATE memories SET salience = 'high', access_count = 'many', confidence = x'00' WHERE id = ?", [odd])
+    con.commit()
+    con.close()
+    with open_store(tmp_path) as store:
+        listed = {m.id: m for m in store.page(MemoryQuery(), limit=10)}
+        assert set(listed) == {odd, fine}
+        memory = listed[odd]
+        assert (memory.salience, memory.access_count, memory.confidence) == (0.5, 0, 1.0)
+        assert memory.metadata["unreadable_values"] == {
+            "salience": "'high'", "access_count": "'many'", "confidence": "b'\\x00'",
+        }
+        assert "unreadable_values" not in listed[fine].metadata
+        curator = Curator(store)
+        curator.delete([odd])
+        assert store.get(odd).status == Status.DELETED
+        curator.undo()
+        assert store.get(odd).status == Status.ACTIVE
+    con = sqlite3.connect(tmp_path / "memory.db")
+    assert con.execute("SELECT salience, access_count, confidence FROM memories WHERE id = ?", [odd]).fetchone() == (
+        "high", "many", b"\x00",
+    )
+    con.close()
