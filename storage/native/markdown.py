@@ -206,6 +206,7 @@ _ODD_SPACE_UTF8 = re.compile(
 _ATX = re.compile(r"#{1,6}(?=[ \t]|\Z)")
 _SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
+_PLAIN_PARAGRAPH_LINE = re.compile(rb"(?![0-9]{1,9}[.)](?:[ \t\r\n]|$))[A-Za-z0-9]")
 _CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
 _FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
 
@@ -397,21 +398,28 @@ def scan(data: bytes, rel_path: str) -> FileBlocks:
     anchor = 0  # the last heading or bullet line: where markdown-it starts reading when it must
     upcoming = iter(special if special is not None else range(len(lines)))
     following = next(upcoming, len(lines))
+    settled = True  # nothing open before line i: it follows a blank line or a heading (or is the first)
     i = 0
     while i < len(lines):
         while following < i:
             following = next(upcoming, len(lines))
         if i < following:
             items.append(_Run(i, following, heading))
-            anchor, i = following - 1, following
+            anchor, i, settled = following - 1, following, False
             continue
         line = lines[i].decode("utf-8")
         kind, value = _line_kind(line)
         if kind is None:
-            _drop_from(items, anchor)
-            found, heading, i = _read_in_context(lines, anchor, i, heading, rel_path)
-            items += found
-            anchor = i
+            end = _plain_paragraph_end(lines, i) if settled else None
+            if end is None:
+                _drop_from(items, anchor)
+                found, heading, i = _read_in_context(lines, anchor, i, heading, rel_path)
+                items += found
+                anchor, settled = i, False
+                continue
+            text_lines = [raw.decode("utf-8") for raw in lines[i:end]]
+            items.append(_block(text_lines, (0, end - i), rel_path, heading, list_item=False, offset=i))
+            anchor, i, settled = i, end, False
             continue
         if kind == _HEADING:
             heading, anchor = value, i
@@ -420,8 +428,24 @@ def scan(data: bytes, rel_path: str) -> FileBlocks:
             if block.content.strip():
                 items.append(block)
             anchor = i
+        settled = kind != _BULLET
         i += 1
     return FileBlocks(rel_path, lines, items, newline or b"")
+
+
+def _plain_paragraph_end(lines: list[bytes], start: int) -> int | None:
+    """Where a paragraph that needs no markdown-it ends: lines from start that each begin with an
+    ASCII letter or digit (no block starts so: no marker, indent, fence, quote, HTML or table
+    delimiter; no ordered-list number), ended by a blank line, a heading, a bullet or the end.
+    None when any line of it could be read otherwise (a setext underline, say)."""
+    end = start
+    while end < len(lines) and _PLAIN_PARAGRAPH_LINE.match(lines[end]):
+        end += 1
+    if end == start:
+        return None
+    if end < len(lines) and _line_kind(lines[end].decode("utf-8"))[0] is None:
+        return None
+    return end
 
 
 def _uniform_newline(data: bytes) -> bytes | None:
