@@ -1,9 +1,11 @@
 """Curation: edit, promote, delete, purge, restore, reinforce, re-embed, undo, redo.
 
-Every step is validate -> plan -> apply -> journal. The source holding each
-memory plans the record changes (before -> after snapshots) over every copy it
+Every step is validate -> plan -> prepare -> apply -> journal. The source holding
+each memory plans the record changes (before -> after snapshots) over every copy it
 keeps (source.plan); the Curator validates the request against the source's
-capabilities, applies the changes of all the memories selected all-or-nothing
+capabilities, lets every source the step writes ready its writers (a source that
+cannot write refuses then, before anything is written, the journal's intent
+included), applies the changes of all the memories selected all-or-nothing
 (a failed write reverts those already written), writes one journal entry, and
 tells the store's listeners. Undo applies the same changes backwards; redo
 forwards again. Nothing here asks what kind of store a memory lives in.
@@ -21,6 +23,8 @@ from .errors import (
     NothingToDoError,
     ReadOnlyError,
     StoreError,
+    StoreFileError,
+    UnreadableStoreError,
     UnsupportedError,
 )
 from .journal import DONE, FAILED, LOG, UNDONE
@@ -38,6 +42,7 @@ from .source import (
     Plan,
     PlanContext,
     in_apply_order,
+    prepare_writes,
 )
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
@@ -253,6 +258,7 @@ class Curator:
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
         """Undo or redo a step: its own intent first, like any step, then the changes."""
         details = {"step": entry.seq, "operation": entry.operation}
+        self._prepare(changes)
         journal = self.store.journal
         seq = journal.begin(verb, list(entry.targets), changes, channel=entry.channel, details=details, actor=self.actor)
         applied = self._apply_or_fail(seq, changes)
@@ -346,6 +352,11 @@ class Curator:
 
     # -- applying ----------------------------------------------------------------------------
 
+    def _prepare(self, changes: list[Change]) -> None:
+        """Every source the step writes readies its writers first: one that cannot write refuses
+        here, before anything (the journal's intent included) is written."""
+        prepare_writes(changes, self.store.source_for)
+
     def _apply(self, changes: list[Change]) -> list[Change]:
         """Write each change; on failure revert those already written, then re-raise."""
         applied: list[Change] = []
@@ -356,9 +367,7 @@ class Curator:
                 applied.append(Change(change.record, change.before, actual))
         except Exception as exc:  # a conflict, or an OS or library error mid-way: all-or-nothing
             stuck = self._revert(applied)
-            error = exc if isinstance(exc, StoreError) else StoreError(
-                f"Writing {change.record} failed ({exc}); every copy was left as it was."
-            )
+            error = _failed_write(change.record, exc)
             if stuck:
                 error = StoreError(
                     f"{error} Putting back {', '.join(stuck)} failed as well; the step stays in the journal "
@@ -389,6 +398,7 @@ class Curator:
             channels = {p.channel for p in planned}
             channel = channels.pop() if len(channels) == 1 else None
         details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
+        self._prepare(changes)
         journal = self.store.journal
         seq = journal.begin(operation, targets, changes, channel=channel, details=details, actor=self.actor)
         applied = self._apply_or_fail(seq, changes)
@@ -401,6 +411,15 @@ class Curator:
         self.store.refresh_copies()
         ids = tuple(dict.fromkeys([*targets, *(c.record for c in changes)]))
         self.store.notify(StoreEvent(ids, journal=True))
+
+
+def _failed_write(record: str, exc: Exception) -> StoreError:
+    """What the user reads of a write that failed once the step's other writes are put back. A
+    store file that refused (damaged, locked, read-only) keeps its class: the input's fault, not ours."""
+    if isinstance(exc, StoreError) and not isinstance(exc, (StoreFileError, UnreadableStoreError)):
+        return exc  # a conflict, a refusal: they say what happened themselves
+    kind = type(exc) if isinstance(exc, StoreError) else StoreError
+    return kind(f"Writing {record} failed ({str(exc).rstrip('.')}); every copy was left as it was.")
 
 
 def _merged(changes: list[Change]) -> list[Change]:

@@ -11,6 +11,8 @@ two snapshots swapped.
 What a curation step writes is the source's answer to one planning call,
 ``plan(operation, memory, fields, context)``: the record changes over every copy
 the source keeps of that memory. The Curator never asks what kind a source is.
+A source whose writer can fail on damage it could have seen first also offers
+``prepare_write(changes)`` (PreparedWrites), called before a step writes anything.
 """
 
 from __future__ import annotations
@@ -172,6 +174,28 @@ class SessionSource(Protocol):
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]: ...
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]: ...
+
+
+@runtime_checkable
+class PreparedWrites(Protocol):
+    """A source whose writes can fail on what it could find out first (Chroma's client, which
+    writes as it opens, on damage its files show; a trigger another program put on memory.db):
+    before a curation step writes anything, its journal entry included, the Curator hands it
+    every change the step makes there. It refuses with a StoreError."""
+
+    def prepare_write(self, changes: Sequence[Change]) -> None: ...
+
+
+def prepare_writes(changes: Iterable[Change], writer_of: Callable[[str], Any]) -> None:
+    """Hand each source that prepares its writes (PreparedWrites) the changes it will write;
+    writer_of names the source that writes a record."""
+    by_source: dict[int, tuple[Any, list[Change]]] = {}
+    for change in changes:
+        source = writer_of(change.record)
+        by_source.setdefault(id(source), (source, []))[1].append(change)
+    for source, own in by_source.values():
+        if isinstance(source, PreparedWrites):
+            source.prepare_write(own)
 
 
 class HistorySource(Protocol):

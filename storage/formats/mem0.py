@@ -23,7 +23,7 @@ import copy
 import hashlib
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -347,6 +347,9 @@ class Mem0Source:
                 notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
             )
         return self.vectors.plan(operation, memory, fields, context)
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        self.vectors.prepare_write(changes)
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if new is not None:

@@ -15,6 +15,7 @@ Writing stays with chromadb (ChromaSource opens a client only for a write).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import pickle
@@ -193,17 +194,14 @@ class ChromaFiles:
         final state of each record they touch (None: gone), and which of those exist before."""
         if not col.metadata_segment:
             return {}, set()
-        applied = self.rows("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", [col.metadata_segment])
-        queued = self.rows(
-            "SELECT operation, id, metadata FROM embeddings_queue WHERE seq_id > ? AND topic LIKE ? ORDER BY seq_id",
-            [_seq(applied[0][0]) if applied else 0, f"%/{col.id}"],
-        )
+        queued = self._queued(col, self._applied(col.metadata_segment))
         if not queued:
             return {}, set()
-        base = self._stored(col, sorted({str(r[1]) for r in queued}))
+        queued = _well_formed(queued, self.dimension(col))
+        base = self._stored(col, sorted({op.id for op in queued}))
         states: dict[str, tuple[str | None, dict[str, Any]] | None] = dict(base)
-        for op, record_id, metadata in queued:
-            _apply_metadata(states, str(record_id), op, metadata)
+        for op in queued:
+            _apply_metadata(states, op.id, op.operation, op.metadata)
         return states, set(base)
 
     def metadata(self, col: Collection) -> list[tuple[str, dict[str, Any]]]:
@@ -307,23 +305,69 @@ class ChromaFiles:
         if not col.vector_segment or not (self.path / col.vector_segment / "header.bin").is_file():
             return None, 0
         hnsw = _Hnsw(self.path / col.vector_segment, normalized=col.space == "cosine")
-        seq = self.rows("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", [col.vector_segment])
-        return hnsw, _seq(seq[0][0]) if seq else 0
+        return hnsw, self._applied(col.vector_segment)
 
-    def _queued(self, col: Collection, after: int, record_id: str | None = None) -> list[tuple]:
-        sql = "SELECT operation, id, vector, encoding FROM embeddings_queue WHERE seq_id > ? AND topic LIKE ?"
+    def _applied(self, segment: str | None) -> int:
+        """The last queue operation a segment holds."""
+        seq = self.rows("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", [segment])
+        return _seq(seq[0][0]) if seq else 0
+
+    def _queued(self, col: Collection, after: int, record_id: str | None = None) -> list[_Queued]:
+        sql = (
+            "SELECT seq_id, operation, id, vector, encoding, metadata FROM embeddings_queue "
+            "WHERE seq_id > ? AND topic LIKE ?"
+        )
         params: list[Any] = [after, f"%/{col.id}"]
         if record_id is not None:
             sql += " AND id = ?"
             params.append(record_id)
-        return self.rows(sql + " ORDER BY seq_id", params)
+        return [_Queued(*row) for row in self.rows(sql + " ORDER BY seq_id", params)]
+
+    def dimension(self, col: Collection, hnsw: _Hnsw | None = None) -> int | None:
+        """How many numbers each of the collection's vectors holds: its index's, else what
+        chroma.sqlite3 records (None: not known yet)."""
+        if hnsw is not None:
+            return hnsw.header.dimension
+        if col.vector_segment and (self.path / col.vector_segment / "header.bin").is_file():
+            with contextlib.suppress(UnreadableStoreError):  # reading the vectors reports it
+                return _Header.read(self.path / col.vector_segment).dimension
+        return col.dimension if isinstance(col.dimension, int) and col.dimension > 0 else None
+
+    def queue_faults(self, col: Collection) -> list[str]:
+        """What is wrong with the operations still queued for the collection. Chroma's client
+        stops at the first of them, and only after it has written to chroma.sqlite3."""
+        queued = self._queued(col, min(self._applied(col.vector_segment), self._applied(col.metadata_segment)))
+        return [
+            f"queued operation {op.seq_id} on {op.id!r} in collection {col.name!r} has {fault}"
+            for op, fault in _checked(queued, self.dimension(col))
+            if fault is not None
+        ]
+
+    def configuration_fault(self, col: Collection) -> str | None:
+        """Why chromadb could not load the collection's configuration (it refuses to open the
+        collection), or None."""
+        columns = {d[0] for d in self._description("SELECT * FROM collections LIMIT 0")}
+        for column in ("config_json_str", "schema_str"):
+            if column not in columns:
+                continue
+            rows = self.rows(f"SELECT {column} FROM collections WHERE id = ?", [col.id])
+            text = rows[0][0] if rows else None
+            if text is None:
+                continue
+            try:
+                loaded = json.loads(text)
+            except (TypeError, ValueError):
+                return f"its {column} is not JSON"
+            if not isinstance(loaded, dict):
+                return f"its {column} is not a JSON object"
+        return None
 
     def vectors(self, col: Collection) -> Vectors:
         """Every vector of the collection as the client would return it."""
         hnsw, persisted = self._persisted(col)
         by_id: dict[str, Any] = dict(hnsw.items()) if hnsw else {}
-        for op, record_id, blob, encoding in self._queued(col, persisted):
-            _apply(by_id, record_id, op, blob, encoding)
+        for op in _well_formed(self._queued(col, persisted), self.dimension(col, hnsw)):
+            _apply(by_id, op)
         live = {r[0] for r in self.rows("SELECT embedding_id FROM embeddings WHERE segment_id = ?", [col.metadata_segment])}
         for record_id, state in self._overlay(col)[0].items():
             (live.discard if state is None else live.add)(record_id)
@@ -342,21 +386,70 @@ class ChromaFiles:
             vector = hnsw.vector(record_id)
             if vector is not None:
                 found[record_id] = vector
-        for op, _id, blob, encoding in self._queued(col, persisted, record_id):
-            _apply(found, record_id, op, blob, encoding)
+        for op in _well_formed(self._queued(col, persisted, record_id), self.dimension(col, hnsw)):
+            _apply(found, op)
         return [float(x) for x in found[record_id]] if record_id in found else None
 
 
-def _apply(by_id: dict[str, Any], record_id: str, op: int, blob: bytes | None, encoding: Any) -> None:
+@dataclass(frozen=True)
+class _Queued:
+    """One row of Chroma's embeddings_queue: an operation its segments may not hold yet."""
+
+    seq_id: int
+    operation: int
+    id: str
+    vector: bytes | None
+    encoding: Any
+    metadata: Any
+
+    def fault(self, dimension: int | None) -> str | None:
+        """What keeps Chroma's client from applying the operation (None: nothing)."""
+        if self.operation not in (_ADD, _UPDATE, _UPSERT, _DELETE):
+            return f"an unknown operation code {self.operation!r}"
+        if not isinstance(self.id, str):
+            return "no text id"
+        if self.vector is not None:
+            if str(self.encoding).upper() not in ("FLOAT32", "INT32"):
+                return f"a vector in an unknown encoding {self.encoding!r}"
+            if not isinstance(self.vector, bytes) or len(self.vector) % 4:
+                return "a vector whose bytes are not whole 4-byte numbers"
+            if dimension is not None and len(self.vector) // 4 != dimension:
+                return f"a vector of {len(self.vector) // 4} numbers where the collection's hold {dimension}"
+        if self.metadata is not None:
+            try:
+                values = json.loads(self.metadata)
+            except (TypeError, ValueError):
+                return "metadata that is not JSON"
+            if not isinstance(values, dict):
+                return "metadata that is not a JSON object"
+        return None
+
+
+def _checked(queued: list[_Queued], dimension: int | None) -> Iterator[tuple[_Queued, str | None]]:
+    """Each queued operation with what keeps Chroma's client from applying it (None: nothing).
+    While the collection's dimension is not known, its first vector sets it."""
+    for op in queued:
+        fault = op.fault(dimension)
+        if fault is None and dimension is None and op.vector is not None:
+            dimension = len(op.vector) // 4
+        yield op, fault
+
+
+def _well_formed(queued: list[_Queued], dimension: int | None) -> list[_Queued]:
+    """The queued operations Chroma's client could apply; the others are skipped (problems() names them)."""
+    return [op for op, fault in _checked(queued, dimension) if fault is None]
+
+
+def _apply(by_id: dict[str, Any], op: _Queued) -> None:
     import numpy as np
 
-    if op == _DELETE:
-        by_id.pop(record_id, None)
+    if op.operation == _DELETE:
+        by_id.pop(op.id, None)
         return
-    if blob is None or (op == _ADD and record_id in by_id) or (op == _UPDATE and record_id not in by_id):
+    if op.vector is None or (op.operation == _ADD and op.id in by_id) or (op.operation == _UPDATE and op.id not in by_id):
         return
-    dtype = np.int32 if str(encoding).upper() == "INT32" else np.float32
-    by_id[record_id] = np.frombuffer(blob, dtype=dtype).astype(np.float32)
+    dtype = np.int32 if str(op.encoding).upper() == "INT32" else np.float32
+    by_id[op.id] = np.frombuffer(op.vector, dtype=dtype).astype(np.float32)
 
 
 def _apply_metadata(
@@ -386,6 +479,44 @@ def _apply_metadata(
     states[record_id] = (document, meta)
 
 
+@dataclass(frozen=True)
+class _Header:
+    """The fields of chroma-hnswlib's header.bin that say where each element's vector and label are."""
+
+    capacity: int  # elements data_level0.bin has room for
+    count: int
+    size: int  # bytes per element: its links, then its vector, then its 8-byte label
+    data_at: int
+    label_at: int
+
+    @property
+    def dimension(self) -> int:
+        return (self.label_at - self.data_at) // 4
+
+    @classmethod
+    def read(cls, folder: Path) -> _Header:
+        path = folder / "header.bin"
+        try:
+            (version, _level0, capacity, count, size, label_at, data_at, *_rest) = _HEADER.unpack_from(path.read_bytes())
+        except (OSError, struct.error) as exc:
+            raise UnreadableStoreError(f"{path} is not an HNSW header ({exc}).") from None
+        header = cls(capacity, count, size, data_at, label_at)
+        if version != 1 or not header.consistent():
+            raise UnreadableStoreError(
+                f"{path} is damaged or in a layout Mnemoscope does not know (format {version}, {count} of "
+                f"{capacity} elements of {size} bytes, vector at {data_at}, label at {label_at})."
+            )
+        return header
+
+    def consistent(self) -> bool:
+        return (
+            0 < self.data_at < self.label_at
+            and self.label_at + 8 == self.size
+            and (self.label_at - self.data_at) % 4 == 0
+            and self.count <= self.capacity
+        )
+
+
 class _Hnsw:
     """One persisted chroma-hnswlib index: level-0 elements hold the vector and its label."""
 
@@ -393,22 +524,16 @@ class _Hnsw:
         import numpy as np
 
         self.folder = folder
-        try:
-            header = (folder / "header.bin").read_bytes()
-            (version, _level0, _max, count, size, label_at, data_at, *_rest) = _HEADER.unpack_from(header)
-        except (OSError, struct.error) as exc:
-            raise UnreadableStoreError(f"{folder / 'header.bin'} is not an HNSW header ({exc}).") from None
-        if version != 1 or not (0 < data_at < label_at <= size - 8) or (label_at - data_at) % 4:
-            raise UnreadableStoreError(f"{folder} holds an HNSW index in a layout Mnemoscope does not know.")
+        self.header = header = _Header.read(folder)
+        count, size = header.count, header.size
         data = folder / "data_level0.bin"
         if count and (not data.is_file() or data.stat().st_size < count * size):
-            raise UnreadableStoreError(f"{data} is truncated.")
-        self.count = count
+            raise UnreadableStoreError(f"{data} is shorter than its header says ({count} elements of {size} bytes).")
         self._elements = (
-            np.memmap(data, dtype=np.uint8, mode="r", shape=(count, size)) if count else np.zeros((0, size), np.uint8)
+            np.memmap(data, dtype=np.uint8, mode="r", shape=(count, size)) if count else np.zeros((0, 0), np.uint8)
         )
-        self._data = slice(data_at, label_at)
-        self._label = slice(label_at, label_at + 8)
+        self._data = slice(header.data_at, header.label_at)
+        self._label = slice(header.label_at, header.size)
         self._lengths = None
         if normalized and (folder / "length.bin").is_file():
             stored = np.fromfile(folder / "length.bin", dtype=np.float32)

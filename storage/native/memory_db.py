@@ -423,7 +423,7 @@ class SqliteSource:
         with friendly_errors(self.db_path), write_transaction(self.engine) as conn:
             return self._write_row(conn, record_id, expected, new)
 
-    def rehearse(self, changes: Sequence[Change]) -> None:
+    def prepare_write(self, changes: Sequence[Change]) -> None:
         """Run a step's memory.db writes in a transaction that is rolled back, before the journal
         holds the step: a trigger another program added that refuses them, a constraint, a full
         disk or a lock fail here, and nothing is written."""

@@ -8,12 +8,16 @@ documents are fetched only for the requested page.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import hashlib
 import json
+import os
 import sqlite3
 import tempfile
 import uuid
+from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from ..errors import (
     NothingToDoError,
     ReadOnlyError,
     StoreError,
+    StoreFileError,
     UnreadableStoreError,
     UnsupportedError,
 )
@@ -73,9 +78,13 @@ def _chromadb():
     return chromadb, Settings
 
 
+# One applied migration as chromadb checks it on open: (dir, version, filename, hash, sha256 of its SQL).
+MigrationRow = tuple[str, int, str, str, str]
+
+
 @functools.lru_cache(maxsize=1)
-def _known_migrations() -> dict[str, int]:
-    """The migration versions this chromadb writes. They are read off a throwaway database once
+def _known_migrations() -> tuple[MigrationRow, ...]:
+    """The migrations this chromadb writes. They are read off a throwaway database once
     per chromadb version (the Rust bindings carry their own migrations; the package's .sql files
     lag) and kept in the user's cache folder: importing chromadb and creating a client holds the
     GIL for about a second."""
@@ -83,16 +92,16 @@ def _known_migrations() -> dict[str, int]:
         chroma_version = version("chromadb")
     except PackageNotFoundError:  # pragma: no cover - chromadb is a hard dependency
         chroma_version = "unknown"
-    cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migrations-{chroma_version}.json"
+    cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migration-rows-{chroma_version}.json"
     try:
-        return {str(k): int(v) for k, v in json.loads(cache.read_text()).items()}
-    except (OSError, ValueError, AttributeError):
+        return tuple((str(d), int(v), str(f), str(h), str(s)) for d, v, f, h, s in json.loads(cache.read_text()))
+    except (OSError, ValueError, TypeError):
         pass
     chromadb, Settings = _chromadb()
     with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
         client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
         del client
-        known = _migration_versions(ChromaFiles(Path(tmp)))
+        known = _migration_rows(ChromaFiles(Path(tmp)))
     try:
         atomic_write_bytes(cache, json.dumps(known).encode())
     except OSError:
@@ -100,9 +109,36 @@ def _known_migrations() -> dict[str, int]:
     return known
 
 
+def _migration_rows(files: ChromaFiles) -> tuple[MigrationRow, ...]:
+    rows = files.rows("SELECT dir, version, filename, hash, sql FROM migrations ORDER BY dir, version")
+    return tuple(
+        (str(d), int(v), str(f), str(h), hashlib.sha256(str(sql).encode("utf-8", "replace")).hexdigest())
+        for d, v, f, h, sql in rows
+    )
+
+
+def _latest(rows: tuple[MigrationRow, ...]) -> dict[str, int]:
+    latest: dict[str, int] = {}
+    for directory, number, *_rest in rows:
+        latest[directory] = max(number, latest.get(directory, 0))
+    return latest
+
+
 def _migration_versions(files: ChromaFiles) -> dict[str, int]:
     rows = files.rows("SELECT dir, max(version) FROM migrations GROUP BY dir")
     return {str(d): int(v) for d, v in rows}
+
+
+def _migration_fault(files: ChromaFiles) -> str:
+    """How the directory's migrations table differs from what this chromadb wrote ("" when it
+    does not): its client refuses such a database, after writing to it."""
+    found, known = _migration_rows(files), _known_migrations()
+    if found == known:
+        return ""
+    differing = next((f for f, k in zip(found, known, strict=False) if f != k), None)
+    if differing is None:
+        return f"its migrations table holds {len(found)} migrations where this chromadb wrote {len(known)}"
+    return f"its record of Chroma migration {differing[0]}/{differing[2]} is not what chromadb wrote"
 
 
 def write_refusal(files: ChromaFiles) -> str:
@@ -110,7 +146,7 @@ def write_refusal(files: ChromaFiles) -> str:
     migrate an older Chroma's database for good. A newer Chroma's is refused outright: its
     tables may mean what this version cannot know."""
     found = _migration_versions(files)
-    known = _known_migrations()
+    known = _latest(_known_migrations())
     newer = {d: v for d, v in found.items() if v > known.get(d, 0)}
     if newer:
         raise UnreadableStoreError(
@@ -120,6 +156,42 @@ def write_refusal(files: ChromaFiles) -> str:
     if any(found.get(d, 0) < v for d, v in known.items()):
         return "written by an older Chroma; writing would migrate it for good"
     return ""
+
+
+def _link_out_of(folder: Path) -> str:
+    """Why chromadb must not write the directory ("" when nothing stops it): a file or segment
+    folder in it is a link that leads out of it, where its client would write."""
+    real = Path(os.path.realpath(folder))
+    try:
+        entries = list(folder.iterdir())
+        entries += [inner for entry in entries if entry.is_dir() and not entry.is_symlink() for inner in entry.iterdir()]
+    except OSError:
+        return ""  # reading reports what cannot be listed
+    for entry in entries:
+        target = Path(os.path.realpath(entry))
+        if entry.is_symlink() and not target.is_relative_to(real):
+            return f"{entry.relative_to(folder)} in it leads out of it, to {target} (Mnemoscope writes only inside the store)"
+    return ""
+
+
+@contextlib.contextmanager
+def _chroma_refusal(what: str, *, only_its_own: bool = False) -> Iterator[None]:
+    """chromadb's failures as one StoreFileError: what it refused is the directory's files. It
+    raises many types, and its Rust core panics (not an Exception); only_its_own: leave other
+    exceptions (our arguments) alone."""
+    from chromadb.errors import ChromaError
+
+    own = (ChromaError, sqlite3.Error, OSError) if only_its_own else (Exception,)
+    try:
+        yield
+    except StoreError:
+        raise
+    except own as exc:
+        raise StoreFileError(f"{what}: {exc}") from None
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise StoreFileError(f"{what}: Chroma's core gave up ({exc})") from None
 
 
 def check_chroma_dir(path: Path, *, may_recover: bool = True) -> ChromaFiles:
@@ -170,6 +242,7 @@ class ChromaSource:
         self.reading = reading or RecordReading()
         self._client: Any = None
         self._writers: dict[str, Any] = {}
+        self._sound: dict[str, str] = {}  # collection -> change token its files were last found sound at
         self._collections: dict[str, Collection] = {}
         self._collections_token = ""
         self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}
@@ -196,8 +269,9 @@ class ChromaSource:
 
     @classmethod
     def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False) -> ChromaSource:
-        files = check_chroma_dir(path, may_recover=not read_only)
-        reason = write_refusal(files) or ("opened read-only" if read_only else "")
+        linked = Path(path).is_symlink() or (Path(path) / CHROMA_FILE).is_symlink()
+        files = check_chroma_dir(path, may_recover=not (read_only or linked))  # no rollback through a link
+        reason = write_refusal(files) or ("opened read-only" if read_only else "") or _link_out_of(Path(path))
         return cls(files, read_only_reason=reason, reading=reading)
 
     @classmethod
@@ -218,25 +292,69 @@ class ChromaSource:
         self._index.clear()
         self._vectors.clear()
         self._writers.clear()
+        self._sound.clear()
         self._client = None
 
+    def keep_writes_inside(self, root: Path) -> None:
+        """Reading through a link that leads out of the store is fine; writing there is not."""
+        real = Path(os.path.realpath(self.root))
+        if not self.read_only_reason and not real.is_relative_to(os.path.realpath(root)):
+            self.read_only_reason = f"it leads out of the store, to {real} (Mnemoscope writes only inside the store)"
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        """Refuse, before a curation step writes anything (its journal entry included), to write
+        collections chromadb's client would fail on. The client itself starts at the first write:
+        it writes to chroma.sqlite3 as it opens, and the step may still be refused before that
+        (memory.db locked by another program)."""
+        if self.read_only_reason:
+            raise StoreFileError(f"{self.root} cannot be written: {self.read_only_reason}; nothing was written.")
+        for name in sorted({split_record_id(change.record)[0] for change in changes}):
+            self._refuse_faults(name)
+
+    def _refuse_faults(self, name: str) -> None:
+        """Until its writer starts: refuse a collection whose files chromadb's client would fail on."""
+        token = self.change_token()
+        if name in self._writers or self._sound.get(name) == token:
+            return
+        fault = self._write_fault(self.collection_info(name))
+        if fault:
+            raise StoreFileError(f"Chroma directory {self.root} cannot be written: {fault}; nothing was written.")
+        self._sound[name] = token
+
     def _writer(self, name: str) -> Any:
-        """chromadb's collection, for writing: the client starts here, at the first write."""
+        """chromadb's collection, for writing: the client starts here, at the first write, once the
+        files show nothing it would fail on (it writes to chroma.sqlite3 as it opens, even then)."""
         if self.read_only_reason:
             raise ReadOnlyError(f"{self.root} is read-only: {self.read_only_reason}.")
         if name in self._writers:
             return self._writers[name]
-        if self._client is None:
-            chromadb, Settings = _chromadb()
-            try:
+        self._refuse_faults(name)
+        with _chroma_refusal(f"Chroma could not open {self.root} for writing"):
+            if self._client is None:
+                chromadb, Settings = _chromadb()
                 self._client = chromadb.PersistentClient(
                     path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
                 )
-            except Exception as exc:  # chromadb raises many types for a bad directory
-                raise UnreadableStoreError(f"Chroma could not open {self.root} for writing: {exc}") from None
-        self.collection_info(name)
-        self._writers[name] = self._client.get_collection(name, embedding_function=None)
+            self._writers[name] = self._client.get_collection(name, embedding_function=None)
         return self._writers[name]
+
+    def _write_fault(self, col: Collection) -> str:
+        """What in the files would make chromadb's client fail on this collection ("" when nothing
+        does), looked for without it; the whole database only before the client first opens."""
+        first = self._client is None
+        try:
+            if first and (not os.access(self.files.db, os.W_OK) or not os.access(self.path, os.W_OK)):
+                return f"{CHROMA_FILE} or its folder is read-only here"
+            if first and (migrations := _migration_fault(self.files)):
+                return migrations
+            if configuration := self.files.configuration_fault(col):
+                return f"collection {col.name!r}: {configuration}"
+            if queued := self.files.queue_faults(col):
+                return queued[0] + (f" (and {len(queued) - 1} more)" if len(queued) > 1 else "")
+            verdict = self.files.rows("PRAGMA quick_check(1)")[0][0] if first else "ok"
+        except sqlite3.Error as exc:
+            return f"{CHROMA_FILE} could not be checked ({exc})"
+        return "" if verdict == "ok" else f"{CHROMA_FILE} is damaged ({verdict})"
 
     def collection(self, name: str) -> Any:
         """chromadb's own collection object (opens a writing client), for agents and tests."""
@@ -260,7 +378,12 @@ class ChromaSource:
         )
 
     def problems(self) -> list[str]:
-        return []
+        """Queued operations Chroma's client could not apply: reading leaves them out, writing is refused."""
+        return [
+            f"{self.root}: {fault}; it is left out"
+            for name in self.collections()
+            for fault in self._read(lambda name=name: self.files.queue_faults(self.collection_info(name)))
+        ]
 
     def describe(self) -> dict[str, Any]:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
@@ -591,23 +714,24 @@ class ChromaSource:
                 "nothing was written. Reload and try again."
             )
         col = self._writer(name)
-        if new is None:
-            col.delete(ids=[key])
-        elif current is None:
-            col.add(
-                ids=[key],
-                embeddings=[new["embedding"]],
-                documents=[new["document"]] if new.get("document") is not None else None,
-                metadatas=[new["metadata"]] if new["metadata"] else None,
-            )
-        else:
-            removed = {k: None for k in current["metadata"] if k not in new["metadata"]}
-            col.update(
-                ids=[key],
-                embeddings=[new["embedding"]] if new["embedding"] is not None else None,
-                documents=[new["document"]] if new.get("document") is not None else None,
-                metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
-            )
+        with _chroma_refusal(f"Chroma could not write {record_id} in {self.root}", only_its_own=True):
+            if new is None:
+                col.delete(ids=[key])
+            elif current is None:
+                col.add(
+                    ids=[key],
+                    embeddings=[new["embedding"]],
+                    documents=[new["document"]] if new.get("document") is not None else None,
+                    metadatas=[new["metadata"]] if new["metadata"] else None,
+                )
+            else:
+                removed = {k: None for k in current["metadata"] if k not in new["metadata"]}
+                col.update(
+                    ids=[key],
+                    embeddings=[new["embedding"]] if new["embedding"] is not None else None,
+                    documents=[new["document"]] if new.get("document") is not None else None,
+                    metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
+                )
         self._index.pop(name, None)
         return self.read_record(record_id)
 

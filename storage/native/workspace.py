@@ -40,6 +40,7 @@ from ..source import (
     PlanContext,
     Snapshot,
     merged_page,
+    prepare_writes,
     summed,
 )
 from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
@@ -74,6 +75,8 @@ class NativeWorkspace:
         self.markdown = markdown
         self.parts: list[Any] = [p for p in (db, vectors, markdown) if p is not None]
         self.kind = self.parts[0].kind
+        if vectors is not None:
+            vectors.keep_writes_inside(self.root)
         self.refresh_copies()
 
     @property
@@ -228,6 +231,9 @@ class NativeWorkspace:
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         return self.part_for(record_id).write_record(record_id, expected, new)
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        prepare_writes(changes, self.part_for)
 
     # -- planning ------------------------------------------------------------------------------
 

@@ -73,3 +73,29 @@ def test_a_panic_or_an_os_error_is_one_line_and_exit_2(monkeypatch, capsys, demo
     assert cli.main(["info", str(demo_path)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mnemoscope: "), lines
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.endswith("-shm")}
+
+
+def test_a_write_a_trigger_refuses_is_one_line_and_writes_nothing(capsys, demo_path: Path) -> None:
+    """Another program's trigger refuses the update: rm says so, and neither memory.db (whose
+    journal would otherwise hold the failed step) nor the vectors or markdown change."""
+    from mnemoscope.app import cli
+
+    con = sqlite3.connect(demo_path / "memory.db")
+    con.execute("CREATE TRIGGER no_update BEFORE UPDATE ON memories BEGIN SELECT RAISE(ABORT, 'memories are frozen'); END")
+    con.commit()
+    with_copies = [r[0] for r in con.execute(
+        "SELECT id FROM memories WHERE md_file IS NOT NULL AND vector_state = 'fresh' ORDER BY id LIMIT 2")]
+    con.close()
+    assert len(with_copies) == 2
+    before = _hashes(demo_path)
+    assert cli.main(["rm", str(demo_path), *with_copies]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "memories are frozen" in lines[0], lines
+    assert _hashes(demo_path) == before
