@@ -12,7 +12,7 @@ def _clip(text: str, width: int) -> str:
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
@@ -33,6 +33,7 @@ def info(data: dict[str, Any]) -> str:
         )
     if data.get("markdown_files"):
         out.append(f"  markdown files: {len(data['markdown_files'])}")
+    out += [f"  problem: {problem}" for problem in data.get("problems", [])]
     for fmt in data.get("formats", []):
         out.append(f"  {fmt['label']}: {', '.join(fmt['files'])}")
         if not fmt["read_only"]:

@@ -306,6 +306,7 @@ class MemoryStore:
         }
         if self.workspace is not None:
             out.update(self.workspace.describe())
+        out["problems"] = self.recovered + (self.workspace.problems() if self.workspace is not None else [])
         if self.foreign:
             out["formats"] = [s.describe() for s in self.foreign]
             out["sessions"] = len(self.sessions())

@@ -207,8 +207,27 @@ _ATX = re.compile(r"#{1,6}(?=[ \t]|\Z)")
 _SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _PLAIN_PARAGRAPH_LINE = re.compile(rb"(?![0-9]{1,9}[.)](?:[ \t\r\n]|$))[A-Za-z0-9]")
+MAX_SCANNED_BLOCKS = 60_000  # blocks other than plain bullets, per file
+MAX_PARSED_BYTES = 3 << 20  # text markdown-it reads, per file
 _CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
 _FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
+
+
+@dataclass
+class _Budget:
+    """What scanning one file may cost, so that any file opens in seconds: blocks that are not
+    plain bullets (each one an object) and text given to markdown-it (about a microsecond a
+    character). A file past either is read up to where the budget ran out."""
+
+    blocks: int = 0
+    parsed: int = 0
+
+    def spent(self) -> bool:
+        return self.blocks >= MAX_SCANNED_BLOCKS or self.parsed >= MAX_PARSED_BYTES
+
+    def parse(self, size: int) -> bool:
+        self.parsed += size
+        return self.parsed <= MAX_PARSED_BYTES
 
 
 @dataclass
@@ -223,8 +242,11 @@ class _Run:
 class FileBlocks:
     """The blocks of one file in file order; plain bullets become Blocks only when asked for."""
 
-    def __init__(self, rel: str, lines: list[bytes], items: list[Block | _Run], newline: bytes) -> None:
+    def __init__(
+        self, rel: str, lines: list[bytes], items: list[Block | _Run], newline: bytes, unread_from: int | None = None
+    ) -> None:
         self.rel = rel
+        self.unread_from = unread_from  # 0-based line the scan stopped at (the file is too big to read whole)
         self.lines = lines
         self.items = items
         self.newline = newline
@@ -396,11 +418,15 @@ def scan(data: bytes, rel_path: str) -> FileBlocks:
     items: list[Block | _Run] = []
     heading = ""
     anchor = 0  # the last heading or bullet line: where markdown-it starts reading when it must
-    upcoming = iter(special if special is not None else range(len(lines)))
+    upcoming = special if special is not None else iter(range(len(lines)))
     following = next(upcoming, len(lines))
     settled = True  # nothing open before line i: it follows a blank line or a heading (or is the first)
+    budget = _Budget()
     i = 0
     while i < len(lines):
+        if budget.spent():
+            _drop_from(items, anchor if not settled else i)
+            return FileBlocks(rel_path, lines, items, newline or b"", unread_from=anchor if not settled else i)
         while following < i:
             following = next(upcoming, len(lines))
         if i < following:
@@ -413,12 +439,17 @@ def scan(data: bytes, rel_path: str) -> FileBlocks:
             end = _plain_paragraph_end(lines, i) if settled else None
             if end is None:
                 _drop_from(items, anchor)
-                found, heading, i = _read_in_context(lines, anchor, i, heading, rel_path)
+                read = _read_in_context(lines, anchor, i, heading, rel_path, budget)
+                if read is None:
+                    return FileBlocks(rel_path, lines, items, newline or b"", unread_from=anchor)
+                found, heading, i = read
                 items += found
+                budget.blocks += len(found)
                 anchor, settled = i, False
                 continue
             text_lines = [raw.decode("utf-8") for raw in lines[i:end]]
             items.append(_block(text_lines, (0, end - i), rel_path, heading, list_item=False, offset=i))
+            budget.blocks += 1
             anchor, i, settled = i, end, False
             continue
         if kind == _HEADING:
@@ -427,6 +458,7 @@ def scan(data: bytes, rel_path: str) -> FileBlocks:
             block = _block([line], (0, 1), rel_path, heading, list_item=True, offset=i)
             if block.content.strip():
                 items.append(block)
+                budget.blocks += 1
             anchor = i
         settled = kind != _BULLET
         i += 1
@@ -457,22 +489,27 @@ def _uniform_newline(data: bytes) -> bytes | None:
     return None
 
 
-def _special_lines(data: bytes, line_count: int, newline: bytes) -> list[int]:
-    """The lines that may not be plain bullets, in order."""
-    marks = [0]
-    marks += (m.end() for m in _NOT_PLAIN_NEXT.finditer(data))
-    for odd in (*_ODD_SPACE_ASCII, b" " + newline):
-        if odd in data:
-            marks += _once_per_line(re.compile(re.escape(odd)), data)
+def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int]:
+    """The lines that may not be plain bullets, in order; found as the scan asks for them (a
+    file read only up to its budget is not searched to its end)."""
+    sources: list[Iterator[int]] = [(m.end() for m in _NOT_PLAIN_NEXT.finditer(data))]
+    sources += [
+        _once_per_line(re.compile(re.escape(odd)), data) for odd in (*_ODD_SPACE_ASCII, b" " + newline) if odd in data
+    ]
     if not data.isascii():
-        marks += _once_per_line(_ODD_SPACE_UTF8, data)
-    special = {line_count - 1}  # the last line, whose ending may be missing
+        sources.append(_once_per_line(_ODD_SPACE_UTF8, data))
+    yield 0
     line = at = 0
-    for mark in sorted(marks):
-        line += data.count(b"\n", at, mark)
-        at = mark
-        special.add(line)
-    return sorted(n for n in special if 0 <= n < line_count)
+    for mark in heapq.merge(*sources):
+        if mark > at:
+            found = line + data.count(b"\n", at, mark)
+            if found >= line_count:
+                break
+            if found > line:
+                yield found
+            line, at = found, mark
+    if line < line_count - 1:
+        yield line_count - 1  # the last line, whose ending may be missing
 
 
 def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:
@@ -522,13 +559,16 @@ def _drop_from(items: list[Block | _Run], line: int) -> None:
 
 
 def _read_in_context(
-    lines: list[bytes], start: int, line: int, heading: str, rel_path: str
-) -> tuple[list[Block], str, int]:
+    lines: list[bytes], start: int, line: int, heading: str, rel_path: str, budget: _Budget
+) -> tuple[list[Block], str, int] | None:
     """markdown-it's blocks from start (a heading or bullet line, or the first line) up to the first
-    line after line it reads as a top-level heading or bullet; that line (or the end) is returned."""
+    line after line it reads as a top-level heading or bullet; that line (or the end) is returned.
+    None when reading them would overrun the budget."""
     reach = _FIRST_READ
     while True:
         end = min(len(lines), max(line + reach, _next_candidate(lines, line + 1) + _FIRST_READ))
+        if not budget.parse(sum(map(len, lines[start:end]))):
+            return None
         text_lines = [raw.decode("utf-8") for raw in lines[start:end]]
         tokens = _parser.parse("".join(text_lines))
         stop = _boundary(tokens, text_lines, line - start)
@@ -661,7 +701,15 @@ class MarkdownSource:
         return self._listing()[0]
 
     def problems(self) -> list[str]:
-        return self._listing()[1]
+        files, left_out = self._listing()
+        unread = [(rel, self._parsed(rel).unread_from) for rel in files]
+        return left_out + [
+            f"{rel} is too big to read whole: its blocks from line {line + 1} on are not listed "
+            f"(Mnemoscope reads up to {MAX_SCANNED_BLOCKS:,} blocks that are not plain bullets, and "
+            f"{MAX_PARSED_BYTES >> 20} MB of other markdown, per file)"
+            for rel, line in unread
+            if line is not None
+        ]
 
     def _listing(self) -> tuple[list[str], list[str]]:
         """The workspace's markdown files, and why any other one was left out: a file or folder
@@ -1024,6 +1072,11 @@ def _insertion_point(parsed: FileBlocks, at: int, line_count: int) -> int:
     """0-based line to insert at: at, moved past any block it would split (plain bullets are
     one line each, never split)."""
     at = min(max(at, 0), line_count)
+    if parsed.unread_from is not None and at > parsed.unread_from:
+        raise UnsupportedError(
+            f"{parsed.rel} is too big to read whole; Mnemoscope adds nothing past line {parsed.unread_from + 1}, "
+            "which it has not read. Nothing was written."
+        )
     for block in parsed.items:
         if isinstance(block, Block) and block.line - 1 < at < block.end:
             return block.end

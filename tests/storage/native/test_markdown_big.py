@@ -109,3 +109,36 @@ def test_an_edit_of_a_5_mb_memory_file_changes_its_one_line(tmp_path: Path) -> N
     assert path.read_bytes().splitlines(keepends=True) == before
     print(f"\n5 MB MEMORY.md: edit {edit_s:.2f} s, undo {undo_s:.2f} s")
     assert edit_s < LIMIT_S and undo_s < LIMIT_S
+
+
+def test_a_100_mb_file_of_paragraphs_opens_in_under_5_s_and_says_what_it_left_unread(tmp_path: Path) -> None:
+    """Paragraphs are blocks of their own (not one-line bullets): past a budget a file is read
+    up to where it ran out, info says so, and a block that was read still edits in place."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = ws / "MEMORY.md"
+    try:
+        with path.open("w", encoding="utf-8", newline="\n") as out:
+            out.write("# Memory\n\n")
+            n = 0
+            while out.tell() < 100_000_000:
+                out.write("".join(f"Paragraph {i} about the project.\nIts second line.\n\n" for i in range(n, n + 10_000)))
+                n += 10_000
+        info_s, _cpu, info = _timed("info", str(ws))
+        assert "problem: MEMORY.md is too big to read whole" in info.stdout
+        ls_s, _cpu, ls = _timed("ls", str(ws), "--limit", "50", "--json")
+        listed = json.loads(ls.stdout)["total"]
+        assert 10_000 < listed < n
+        print(f"\n100 MB of paragraphs: info {info_s:.2f} s, ls {ls_s:.2f} s, {listed} of {n} paragraphs listed")
+        assert info_s < LIMIT_S and ls_s < LIMIT_S
+
+        size = path.stat().st_size
+        _run("edit", str(ws), record_id_for("MEMORY.md", "Paragraph 7 about the project.\nIts second line."),
+             "--content", "Paragraph seven, edited.")
+        with path.open("rb") as edited:
+            head = edited.read(400).decode()
+        assert "Paragraph 6 about the project.\nIts second line.\n\nParagraph seven, edited.\n\nParagraph 8" in head
+        assert path.stat().st_size == size - len("Paragraph 7 about the project.\nIts second line.\n") + len(
+            "Paragraph seven, edited.\n")
+    finally:
+        path.unlink(missing_ok=True)
