@@ -13,9 +13,10 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from mnemoscope.storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
 from mnemoscope.storage.timeutil import parse_time, utcnow

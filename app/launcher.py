@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
-from platformdirs import user_data_dir
 
 from mnemoscope.storage import open_store
+from platformdirs import user_data_dir
 
 from . import output
 
