@@ -343,6 +343,19 @@ class ChromaFiles:
             if fault is not None
         ]
 
+    def structure_fault(self, col: Collection) -> str | None:
+        """Why chromadb would fail on the collection's segments or recorded dimension, or None."""
+        if not col.metadata_segment or not col.vector_segment:
+            return f"it has no {'metadata' if not col.metadata_segment else 'vector'} segment"
+        if col.dimension is None:
+            return None
+        if not isinstance(col.dimension, int) or col.dimension <= 0:
+            return f"it records a vector dimension of {col.dimension!r}"
+        indexed = self.dimension(col)
+        if indexed is not None and indexed != col.dimension:
+            return f"it records vectors of {col.dimension} numbers where its index holds vectors of {indexed}"
+        return None
+
     def configuration_fault(self, col: Collection) -> str | None:
         """Why chromadb could not load the collection's configuration (it refuses to open the
         collection), or None."""

@@ -347,6 +347,8 @@ class ChromaSource:
                 return f"{CHROMA_FILE} or its folder is read-only here"
             if first and (migrations := _migration_fault(self.files)):
                 return migrations
+            if structure := self.files.structure_fault(col):
+                return f"collection {col.name!r}: {structure}"
             if configuration := self.files.configuration_fault(col):
                 return f"collection {col.name!r}: {configuration}"
             if queued := self.files.queue_faults(col):

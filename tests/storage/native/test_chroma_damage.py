@@ -83,6 +83,21 @@ def test_a_collection_configuration_chromadb_cannot_load_refuses_the_step(
 
 
 @pytest.mark.parametrize(
+    "damage,said",
+    [
+        ("UPDATE collections SET dimension = -1", "dimension of -1"),
+        ("UPDATE collections SET dimension = 3", "vectors of 3 numbers where its index holds vectors of"),
+        ("DELETE FROM segments WHERE scope = 'VECTOR'", "no vector segment"),
+    ],
+)
+def test_a_collection_whose_segments_or_dimension_do_not_fit_refuses_the_step(
+    demo_path: Path, capsys: pytest.CaptureFixture[str], damage: str, said: str
+) -> None:
+    _sql(demo_path / "vectors" / "chroma.sqlite3", damage)
+    assert said in _refused_without_a_byte_written(capsys, demo_path)
+
+
+@pytest.mark.parametrize(
     "damage",
     [
         "UPDATE migrations SET hash = 'x' || substr(hash, 2) WHERE dir = 'metadb' AND version = 5",

@@ -174,14 +174,6 @@ def _report(results: dict[int, dict[str, Any]], skipped: int, seconds: float) ->
     }
 
 
-# Issue 9 is open: the suite runs and prints its report in CI, but about 45 of 2,000 inputs still
-# fail (reproduce one with `cd tests && python -m helpers.bad_inputs N DIR --run`): rm on a
-# damaged chroma.sqlite3 changes memory.db and Chroma (cases 2, 27, 411, 488); a vectors/ folder
-# linked outside the store is written (107); chroma_files crashes on a short queued vector (488)
-# and a huge HNSW element size (1874); a failed step's intent stays in memory.db's journal (327,
-# 1093); text in a number column of memory.db crashes show and rm (802, 1952); rm in a 4 MB,
-# 2,000-level nested markdown list is borderline slow (232). Drop the mark at 0 failures.
-@pytest.mark.xfail(reason="issue 9: known bad-input failures still open (see the comment above)", strict=False)
 def test_every_bad_input_gets_one_line_exit_2_and_changes_nothing(_demo_template: Path, tmp_path: Path,
                                                                    capsys) -> None:
     templates = Templates.prepare(_demo_template, tmp_path / "templates")
