@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
 from .conflict_dialog import ConflictDialog
 from .detail_panel import DetailPanel
 from .edit_dialog import EditDialog
+from .gc_pauses import freeze_long_lived_objects
 from .graph_view import GraphView
 from .memory_model import MemoryTableModel
 from .salience_view import SalienceView
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._restore_state()
         self._update_actions()
+        freeze_long_lived_objects()
 
     # -- construction ------------------------------------------------------------------------
 
