@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -121,9 +122,12 @@ def daily_date(rel_path: str) -> datetime | None:
         return None
 
 
-def decode_markdown(data: bytes, rel_path: str) -> str:
+def require_utf8(data: bytes, rel_path: str) -> None:
+    """Refuse a file that is not UTF-8: workspace markdown must be."""
+    if data.isascii():
+        return
     try:
-        return data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnreadableStoreError(
             f"{rel_path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
@@ -253,7 +257,7 @@ class FileBlocks:
         self.starts = [0]
         for item in items:
             self.starts.append(self.starts[-1] + (item.stop - item.start if isinstance(item, _Run) else 1))
-        self._keys: list[str] | None = None
+        self._keys: np.ndarray | None = None
         self._blocks: list[Block] | None = None
         self._hidden: tuple[frozenset[str], frozenset[int]] | None = None
 
@@ -282,18 +286,18 @@ class FileBlocks:
             else:
                 yield from (line[cut].decode("utf-8") for line in self.lines[item.start : item.stop])
 
-    def keys(self) -> list[str]:
-        """Each block's content key without its ~n (the 12 hex digits its repeats share)."""
+    def keys(self) -> np.ndarray:
+        """Each block's content key without its ~n, as the number its 12 hex digits spell
+        (repeats of one content share it)."""
         if self._keys is None:
-            keys: list[str] = []
-            cut = slice(2, -len(self.newline) or None)
-            for item in self.items:
-                if isinstance(item, Block):
-                    keys.append(content_key(item.content))
-                else:
-                    plain = map(operator.itemgetter(cut), self.lines[item.start : item.stop])
-                    keys += map(operator.itemgetter(slice(12)), map(_HEXDIGEST, map(hashlib.sha1, plain)))
-            self._keys = keys
+            cut = operator.itemgetter(slice(2, -len(self.newline) or None))
+            digests = [
+                _content_digest(item.content)
+                if isinstance(item, Block)
+                else b"".join(map(_DIGEST, map(_sha1, map(cut, self.lines[item.start : item.stop]))))
+                for item in self.items
+            ]
+            self._keys = _key_numbers(b"".join(digests))
         return self._keys
 
     def block(self, i: int) -> Block:
@@ -301,22 +305,25 @@ class FileBlocks:
 
     def blocks(self) -> list[Block]:
         if self._blocks is None:
-            self._blocks = list(self._with_keys(set(self.keys())).values())
+            self._blocks = list(self._with_keys(None).values())
         return self._blocks
 
     def numbered(self, indices: Sequence[int]) -> list[Block]:
         """Blocks by index, with their occurrence among the blocks of the same content."""
-        keys = self.keys()
-        found = self._with_keys({keys[i] for i in indices})
+        found = self._with_keys(set(self.keys()[list(indices)].tolist()))
         return [found[i] for i in indices]
 
-    def _with_keys(self, wanted: set[str]) -> dict[int, Block]:
-        """Every block whose key is wanted, by index, numbered."""
+    def _with_keys(self, wanted: set[int] | None) -> dict[int, Block]:
+        """Every block whose key is wanted (all when None), by index, numbered."""
         keys = self.keys()
-        seen: dict[str, int] = {}
+        if wanted is None:
+            indices: list[int] = list(range(len(keys)))
+        else:
+            indices = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.uint64, len(wanted)))).tolist()
+        seen: dict[int, int] = {}
         found: dict[int, Block] = {}
-        for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
-            seen[keys[i]] = occurrence = seen.get(keys[i], 0) + 1
+        for i, key in zip(indices, keys[indices].tolist(), strict=True):
+            seen[key] = occurrence = seen.get(key, 0) + 1
             block = self.raw(i)
             found[i] = replace(block, occurrence=occurrence) if occurrence > 1 else block
         return found
@@ -325,15 +332,10 @@ class FileBlocks:
         """The block whose key (with ~n) is key."""
         digest, _, n = key.partition("~")
         occurrence = int(n) if n.isdigit() else 1
-        if _with_occurrence(digest, occurrence) != key:
+        if _with_occurrence(digest, occurrence) != key or not _HEX12.fullmatch(digest):
             return None
-        keys, i = self.keys(), -1
-        try:
-            for _ in range(occurrence):
-                i = keys.index(digest, i + 1)
-        except ValueError:
-            return None
-        return i
+        same = np.flatnonzero(self.keys() == np.uint64(int(digest, 16)))
+        return int(same[occurrence - 1]) if occurrence <= len(same) else None
 
     def groups(self) -> list[tuple[str, int, int]]:
         """(heading, first, stop) of each stretch of blocks under one heading."""
@@ -350,11 +352,10 @@ class FileBlocks:
         blocks chosen (all by default, else indices in file order): every block whose key is one
         of the k best keys, so that repeats of one content (told apart by ~n) come in whole."""
         keys = self.keys()
-        pool = keys if among is None else list(map(keys.__getitem__, among))
-        if k <= 0 or not pool:
+        pool = keys if among is None else keys[list(among)]
+        if k <= 0 or not len(pool):
             return []
-        best = set((heapq.nlargest if descending else heapq.nsmallest)(k, pool))
-        found = self._with_keys(best)
+        found = self._with_keys(_extremes(pool, k, largest=descending))
         if among is not None:
             found = {i: b for i, b in found.items() if _holds(among, i)}
         return list(found.values())
@@ -367,12 +368,13 @@ class FileBlocks:
             return []
         if len(scored) <= k:
             return self.numbered([i for _, i in scored])
-        keys = self.keys()
         bound = heapq.nlargest(k, (s for s, _ in scored))[-1]
         above = [i for s, i in scored if s > bound]
         tied = [i for s, i in scored if s == bound]
-        lowest = set(heapq.nsmallest(k - len(above), map(keys.__getitem__, tied)))
-        return self.numbered(sorted(above + [i for i in tied if keys[i] in lowest]))
+        tied_keys = self.keys()[tied]
+        lowest = _extremes(tied_keys, k - len(above), largest=False)
+        kept = np.isin(tied_keys, np.fromiter(lowest, np.uint64, len(lowest))).tolist()
+        return self.numbered(sorted(above + list(itertools.compress(tied, kept))))
 
     def hidden(self, contents: frozenset[str]) -> frozenset[int]:
         """The blocks whose content (white space folded, case ignored) is one of contents."""
@@ -402,7 +404,33 @@ class FileBlocks:
         return found
 
 
-_HEXDIGEST = operator.methodcaller("hexdigest")
+_DIGEST = operator.methodcaller("digest")
+try:  # CPython's own SHA-1 starts a hash sooner than OpenSSL's: it counts for millions of short bullets
+    from _sha1 import sha1 as _sha1
+except ImportError:  # a Python built without it
+    _sha1 = hashlib.sha1
+_HEX12 = re.compile(r"[0-9a-f]{12}")
+
+
+def _content_digest(content: str) -> bytes:
+    return hashlib.sha1(" ".join(content.split()).encode("utf-8")).digest()
+
+
+def _key_numbers(digests: bytes) -> np.ndarray:
+    """The first 6 bytes (12 hex digits) of each 20-byte SHA-1 digest, as unsigned integers."""
+    count = len(digests) // 20
+    padded = np.zeros((count, 8), np.uint8)
+    padded[:, 2:] = np.frombuffer(digests, np.uint8).reshape(count, 20)[:, :6]
+    return padded.view(">u8").ravel().astype(np.uint64)
+
+
+def _extremes(keys: np.ndarray, k: int, largest: bool) -> set[int]:
+    """The distinct values among the k largest (or smallest) of keys."""
+    if k <= 0:
+        return set()
+    if k < len(keys):
+        keys = np.partition(keys, len(keys) - k)[len(keys) - k :] if largest else np.partition(keys, k - 1)[:k]
+    return set(keys.tolist())
 
 
 def _holds(ordered: Sequence[int], value: int) -> bool:
@@ -759,7 +787,7 @@ class MarkdownSource:
         if cached and cached[0] == key:
             return cached[1]
         data = path.read_bytes() if data is None else data
-        decode_markdown(data, rel)
+        require_utf8(data, rel)
         parsed = scan(data.removeprefix(_BOM_BYTES), rel)
         self._cache[rel] = (key, parsed)
         self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
@@ -925,7 +953,7 @@ class MarkdownSource:
 
         def splice(original: bytes) -> bytes:
             """Our change applied to the file as it is now (run again if an agent wrote meanwhile)."""
-            decode_markdown(original, rel)
+            require_utf8(original, rel)
             data = original.removeprefix(_BOM_BYTES)
             bom = original[: len(original) - len(data)]
             parsed = self._scan(rel, data)
@@ -1027,7 +1055,7 @@ class MarkdownSource:
         if not path.exists():
             return 1
         data = path.read_bytes()
-        decode_markdown(data, rel)
+        require_utf8(data, rel)
         return len(data.removeprefix(_BOM_BYTES).splitlines()) + 1
 
 

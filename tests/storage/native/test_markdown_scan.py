@@ -145,7 +145,7 @@ def test_file_blocks_answer_like_the_blocks_they_stand_for() -> None:
     blocks = oracle(text)
     assert parsed.blocks() == blocks and len(parsed) == len(blocks)
     assert list(parsed.contents()) == [b.content for b in blocks]
-    assert parsed.keys() == [content_key(b.content) for b in blocks]
+    assert [f"{k:012x}" for k in parsed.keys().tolist()] == [content_key(b.content) for b in blocks]
     for i in (0, 1, 996, 997, 2999, len(blocks) - 1):
         assert parsed.block(i) == blocks[i]
         assert parsed.index_of(blocks[i].key) == i
@@ -165,4 +165,4 @@ def test_file_blocks_answer_like_the_blocks_they_stand_for() -> None:
 def test_plain_bullet_keys_are_the_content_digests(ending: str) -> None:
     text = "- plain one" + ending + "- plain two" + ending
     parsed = scan(text.encode(), REL)
-    assert parsed.keys() == [hashlib.sha1(c).hexdigest()[:12] for c in (b"plain one", b"plain two")]
+    assert [f"{k:012x}" for k in parsed.keys().tolist()] == [hashlib.sha1(c).hexdigest()[:12] for c in (b"plain one", b"plain two")]
