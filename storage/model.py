@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +48,27 @@ class RelationType(str, enum.Enum):
     SUPERSEDES = "SUPERSEDES"
 
 
+def _built(cls: type[Any], values: dict[str, Any]) -> Any:
+    """An instance of a frozen dataclass with these field values and the defaults of the rest."""
+    if cls not in _DEFAULTS:
+        _DEFAULTS[cls] = (
+            {f.name: f.default for f in fields(cls) if f.default is not MISSING},
+            {f.name: f.default_factory for f in fields(cls) if f.default_factory is not MISSING},
+        )
+    defaults, factories = _DEFAULTS[cls]
+    built = object.__new__(cls)
+    state = built.__dict__
+    state.update(defaults)
+    state.update(values)
+    for name, factory in factories.items():
+        if name not in values:
+            state[name] = factory()
+    return built
+
+
+_DEFAULTS: dict[type, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
 @dataclass(frozen=True)
 class SourceRef:
     """Where a record lives: the kind, and a location inside it.
@@ -73,6 +94,11 @@ class SourceRef:
         if self.line_start is not None:
             d["lines"] = [self.line_start, self.line_end]
         return d
+
+    @classmethod
+    def built(cls, **values: Any) -> SourceRef:
+        """SourceRef(**values), built as Memory.built is."""
+        return _built(cls, values)
 
 
 @dataclass(frozen=True)
@@ -130,6 +156,12 @@ class Memory:
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+    @classmethod
+    def built(cls, **values: Any) -> Memory:
+        """Memory(**values) without the frozen dataclass's one setattr per field (a third of the
+        cost of a page of a hundred): for sources that pass every field but the defaulted ones."""
+        return _built(cls, values)
 
 
 EDITABLE_FIELDS = ("content", "tags", "layer", "channel", "salience")

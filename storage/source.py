@@ -133,7 +133,10 @@ class Source(Protocol):
 
     def count(self, query: MemoryQuery) -> int: ...
 
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]: ...
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        """limit memories in the query's order from offset. A source that can seek sets
+        `seeks = True` and takes after=<Memory> too: the memories after that one."""
+        ...
 
     def get(self, memory_id: str) -> Memory | None: ...
 
@@ -313,17 +316,42 @@ def page_of(memories: list[Memory], query: MemoryQuery, limit: int, offset: int)
     return found[offset : offset + limit]
 
 
-def merged_page(sources: Iterable[Any], query: MemoryQuery, limit: int, offset: int) -> list[Memory]:
-    """One page over several sources: each pages up to offset + limit, merged in the query's order."""
+def merged_page(
+    sources: Iterable[Any], query: MemoryQuery, limit: int, offset: int, after: Memory | None = None
+) -> list[Memory]:
+    """One page over several sources: each pages up to offset + limit (after `after`, if given),
+    merged in the query's order."""
     import heapq
     import itertools
 
     wanted = list(sources)
     if len(wanted) == 1:
-        return wanted[0].page(query, limit, offset)
-    pages = [s.page(query, offset + limit, 0) for s in wanted]
+        return page_after(wanted[0], query, limit, offset, after)
+    pages = [page_after(s, query, offset + limit, 0, after) for s in wanted]
     merged = heapq.merge(*pages, key=sort_key(query.order), reverse=query.descending)
     return list(itertools.islice(merged, offset, offset + limit))
+
+
+def page_after(source: Any, query: MemoryQuery, limit: int, offset: int, after: Memory | None) -> list[Memory]:
+    """source's page of limit memories from offset, counted from after the memory `after` if given.
+    A source that seeks (its page takes after=) does it where the data lives; for the others the
+    pages before it are read and passed over in Python."""
+    if after is None:
+        return source.page(query, limit, offset)
+    if getattr(source, "seeks", False):
+        return source.page(query, limit, offset, after=after)
+    key = sort_key(query.order)
+    bound = key(after)
+    beyond = (lambda m: key(m) < bound) if query.descending else (lambda m: key(m) > bound)
+    found: list[Memory] = []
+    start, size = 0, max(256, offset + limit)
+    while len(found) < offset + limit:
+        rows = source.page(query, size, start)
+        found += filter(beyond, rows)
+        if len(rows) < size:
+            break
+        start, size = start + size, size * 2
+    return found[offset : offset + limit]
 
 
 def summed(dicts: Iterable[dict[Any, int]]) -> dict[Any, int]:

@@ -10,11 +10,12 @@ import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.pool import NullPool
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.pool import QueuePool
 
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
 
@@ -76,7 +77,7 @@ class _ReadOnlyConnections:
             return self._connect("mode=ro&immutable=1")
         with self._lock:
             wal, journal = (path.with_name(path.name + end).exists() for end in ("-wal", "-journal"))
-            if journal and not wal and _in_wal_mode(path):
+            if journal and not wal and in_wal_mode(path):
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
@@ -97,7 +98,15 @@ class _ReadOnlyConnections:
             self._open -= 1
 
 
-def _in_wal_mode(path: Path) -> bool:
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def in_wal_mode(path: Path) -> bool:
     """Whether the file's header says WAL (file format version 2 at offsets 18 and 19)."""
     try:
         with open(path, "rb") as handle:
@@ -171,19 +180,31 @@ def peek_schema(path: Path) -> Schema:
 def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> Engine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions."""
     path = Path(path)
-    # NullPool: each use opens and closes its connection, so no idle handle keeps
-    # the file locked for an agent writing to it.
+    # A small pool: a new connection reads the schema again and starts with a cold page cache
+    # (milliseconds per call on a big file). An idle SQLite connection holds no lock, so pooled
+    # ones do not stand in an agent's way; close() (dispose) closes them.
+    pooling: dict[str, Any] = {"poolclass": QueuePool, "pool_size": 2, "max_overflow": -1}
     if read_only:
-        engine = create_engine("sqlite://", poolclass=NullPool, creator=_ReadOnlyConnections(path, BUSY_TIMEOUT))
+        engine = create_engine("sqlite://", creator=_ReadOnlyConnections(path, BUSY_TIMEOUT), **pooling)
     else:
         engine = create_engine(
-            f"sqlite:///{path.resolve()}", poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT}
+            f"sqlite:///{path.resolve()}",
+            connect_args={"timeout": BUSY_TIMEOUT, "check_same_thread": False},
+            **pooling,
         )
 
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(_dbapi_conn: sqlite3.Connection, record: Any, _proxy: object) -> None:
+        # A pooled connection reads the file it opened: if another program replaced the file
+        # since, that connection is dropped and a new one opens the file there now.
+        if record.info.get("file") != _file_identity(path):
+            raise DisconnectionError("the database file was replaced")
+
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         # The driver would begin a transaction only at the first write, after the reads a
         # conflict check makes; SQLAlchemy's "begin" below opens it instead.
+        _record.info["file"] = _file_identity(path)
         dbapi_conn.isolation_level = None
         dbapi_conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
         if not read_only:

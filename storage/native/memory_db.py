@@ -4,6 +4,7 @@ entities, relations, audit) through SQLAlchemy Core."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -15,9 +16,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, type_coerce, update
+from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, tuple_, type_coerce, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import NullType
 
@@ -44,7 +45,7 @@ from ..model import (
     Status,
     Turn,
 )
-from ..query import MemoryQuery, Order
+from ..query import MemoryQuery, Order, sort_key
 from ..source import (
     DELETE,
     EDIT,
@@ -58,7 +59,6 @@ from ..source import (
     Plan,
     PlanContext,
     Snapshot,
-    revision_of,
     same_record,
 )
 from ..sqlite_db import (
@@ -66,6 +66,7 @@ from ..sqlite_db import (
     Schema,
     files_token,
     friendly_errors,
+    in_wal_mode,
     is_sqlite_file,
     peek_schema,
     read_only_connection,
@@ -77,6 +78,8 @@ from ..sqlite_db import (
 )
 from ..timeutil import parse_time, to_iso, utcnow
 from . import schema
+from .positions import STEP as POSITION_STEP
+from .positions import Positions
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
@@ -86,6 +89,31 @@ _ORDER_COLUMNS = {
     Order.SALIENCE: schema.memories.c.salience,
     Order.ACCESSED: schema.memories.c.last_accessed,
 }
+
+
+_LAYERS = {layer.value: layer for layer in Layer}
+_STATUSES = {status.value: status for status in Status}
+_NO_PROVENANCE = Provenance()
+
+
+def _int_column(row: dict[str, Any], name: str, default: int, unreadable: dict[str, str]) -> int:
+    value = row[name]
+    return value if type(value) is int else int(_number(value, int, default, unreadable, name))
+
+
+def _real_column(row: dict[str, Any], name: str, default: float, unreadable: dict[str, str]) -> float:
+    value = row[name]
+    return value if type(value) is float and math.isfinite(value) else float(_number(value, float, default, unreadable, name))
+
+
+def _stored_time(value: Any, default: datetime | None) -> datetime:
+    """A time column's value: ISO text in UTC as Mnemoscope writes it is read directly."""
+    if type(value) is str and value.endswith("+00:00"):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    return parse_time(value, default or utcnow())
 
 
 def new_id(prefix: str = "m") -> str:
@@ -107,7 +135,7 @@ def parse_status(value: Any) -> Status:
 
 
 def _json_list(value: Any) -> tuple[str, ...]:
-    if not value:
+    if not value or value == "[]":
         return ()
     try:
         loaded = json.loads(value) if isinstance(value, str) else value
@@ -136,7 +164,7 @@ def _number(value: Any, kind: type[int] | type[float], default: float, unreadabl
 
 
 def _json_dict(value: Any) -> dict[str, Any]:
-    if not value:
+    if not value or value == "{}":
         return {}
     try:
         loaded = json.loads(value) if isinstance(value, str) else value
@@ -163,6 +191,11 @@ class SqliteSource:
         self.engine = engine
         with friendly_errors(self.db_path), engine.connect() as conn:
             self.schema_version = schema.read_version(conn)
+            columns = conn.exec_driver_sql("PRAGMA table_info(memories)").fetchall()
+        not_null = {row[1] for row in columns if row[3]}
+        self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
+        self._positions = Positions(self.change_token)
+        self._intact = False  # whether quick_check passed (done before the first write, not on open)
 
     # -- opening -------------------------------------------------------------
 
@@ -186,6 +219,7 @@ class SqliteSource:
             raise UnreadableStoreError(
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
+        checked, found = False, cast(Schema, {})
         if db_path.exists():
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
@@ -196,18 +230,32 @@ class SqliteSource:
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
             _check_schema(db_path, found, stored)
-            if not read_only and found:
+            if not read_only and found and _writes_on_open(db_path, stored):
                 _check_intact(db_path)
+                checked = True
         if read_only:
             return cls(db_path, _read_only_engine(db_path))
         engine = sqlite_engine(db_path)
         with friendly_errors(db_path):
             with engine.begin() as conn:
                 schema.migrate(conn)
-        return cls(db_path, engine)
+        source = cls(db_path, engine)
+        source._intact = checked or not found
+        return source
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def _check_intact_once(self) -> None:
+        """Refuse to write into a damaged file; checked before this source's first write (reading
+        every page of a big file takes seconds, which opening to read does not need)."""
+        if not self._intact:
+            _check_intact(self.db_path)
+            self._intact = True
+
+    def _begin(self) -> Any:
+        self._check_intact_once()
+        return self.engine.begin()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -257,25 +305,61 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return int(conn.execute(stmt).scalar_one())
 
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        if not query.wants_kind(self.kind):
+    seeks = True
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+        """limit memories in the query's order, skipping offset of them; with after, those that
+        come after that memory (a seek on the order's index, as fast at row 900,000 as at row 0).
+        A deep offset seeks from the nearest remembered position (see _positions) first."""
+        if not query.wants_kind(self.kind) or limit <= 0:
             return []
-        order_col = _ORDER_COLUMNS[query.order]
-        stmt = (
-            select(schema.memories)
-            .where(*self._where(query))
-            .order_by(
-                *(
-                    (order_col.desc(), schema.memories.c.id.desc())
-                    if query.descending
-                    else (order_col.asc(), schema.memories.c.id.asc())
-                )
-            )
-            .limit(limit)
-            .offset(offset)
-        )
         with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return [self._memory(row._mapping) for row in conn.execute(stmt)]
+            seekable = query.order not in self._nullable_orders
+            bound: tuple[Any, str] | None = None
+            if after is not None:
+                if seekable:
+                    bound = self._stored_key(conn, query.order, after)
+                else:
+                    offset += self._position_after(conn, query, after)
+            elif seekable and offset >= POSITION_STEP:
+                key_columns = (_ORDER_COLUMNS[query.order], schema.memories.c.id)
+
+                def keys_after(key: tuple[Any, str] | None) -> Any:
+                    return self._ordered(query, key).with_only_columns(*key_columns)
+
+                bound, offset = self._positions.nearest(conn, query, offset, keys_after)
+            result = conn.execute(self._ordered(query, bound).limit(limit).offset(offset))
+            now, names = utcnow(), list(result.keys())
+            return [self._memory(dict(zip(names, row, strict=True)), now) for row in result]
+
+    def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None) -> Any:
+        """SELECT * of the query's memories in its order, only those past bound (value, id) if given."""
+        m = schema.memories.c
+        key = tuple_(_ORDER_COLUMNS[query.order], m.id)
+        clauses = self._where(query)
+        if bound is not None:
+            clauses.append(key < tuple_(*bound) if query.descending else key > tuple_(*bound))
+        order = (c.desc() if query.descending else c.asc() for c in key.clauses)
+        return select(schema.memories).where(*clauses).order_by(*order)
+
+    def _stored_key(self, conn: Connection, order: Order, memory: Memory) -> tuple[Any, str]:
+        """memory's (order value, id) as this file holds it; as Mnemoscope writes it when the
+        memory is not here (it comes from another source, or was deleted meanwhile)."""
+        col = _ORDER_COLUMNS[order]
+        row = conn.execute(select(col).where(schema.memories.c.id == memory.id)).first()
+        if row is not None:
+            return row[0], memory.id
+        value = sort_key(order)(memory)[0]
+        return (to_iso(value) if isinstance(value, datetime) else value), memory.id
+
+    def _position_after(self, conn: Connection, query: MemoryQuery, memory: Memory) -> int:
+        """How many of the query's memories come up to and including memory (a column that may
+        hold NULLs cannot be sought: the rows are counted)."""
+        ids = conn.execute(self._ordered(query).with_only_columns(schema.memories.c.id)).scalars()
+        for n, found in enumerate(ids, 1):
+            if found == memory.id:
+                return n
+        return 0
 
     def get(self, memory_id: str) -> Memory | None:
         row = self._memory_row(memory_id)
@@ -287,41 +371,43 @@ class SqliteSource:
             row = conn.execute(stmt).first()
         return dict(row._mapping) if row else None
 
-    def _memory(self, row: Any) -> Memory:
-        row = dict(row)
-        now = utcnow()
-        created = parse_time(row["created_at"], now)
+    def _memory(self, row: Any, now: datetime | None = None) -> Memory:
+        """A memory from a memories row (a mapping of its columns). Pages build a hundred of
+        these per screen: the common case (values as Mnemoscope writes them) takes fast paths."""
+        row = row if type(row) is dict else dict(row)
+        created = _stored_time(row["created_at"], now)
         unreadable: dict[str, str] = {}
-        numbers = {
-            name: _number(row[name], kind, default, unreadable, name)
-            for name, kind, default in (
-                ("access_count", int, 0), ("salience", float, 0.5), ("confidence", float, 1.0), ("conversations", int, 0)
-            )
-        }
-        return Memory(
+        access_count = _int_column(row, "access_count", 0, unreadable)
+        salience = _real_column(row, "salience", 0.5, unreadable)
+        confidence = _real_column(row, "confidence", 1.0, unreadable)
+        conversations = _int_column(row, "conversations", 0, unreadable)
+        metadata = _json_dict(row["metadata"])
+        if row.get("md_file"):
+            metadata["md_file"] = row["md_file"]
+        metadata["vector_state"] = row["vector_state"]
+        if unreadable:
+            metadata["unreadable_values"] = unreadable
+        derived_from, promoted_from, imported_from = row["derived_from"], row["promoted_from"], row["imported_from"]
+        return Memory.built(
             id=row["id"],
-            source=SourceRef(Kind.SQLITE, f"{DB_NAME}:memories/{row['id']}", path=DB_NAME),
-            layer=parse_layer(row["layer"]),
+            source=SourceRef.built(kind=Kind.SQLITE, location=f"{DB_NAME}:memories/{row['id']}", path=DB_NAME),
+            layer=_LAYERS.get(row["layer"]) or parse_layer(row["layer"]),
             channel=row["channel"],
             content=row["content"],
             created_at=created,
-            updated_at=parse_time(row["updated_at"], created),
-            last_accessed=parse_time(row["last_accessed"], created),
-            **numbers,
+            updated_at=_stored_time(row["updated_at"], created),
+            last_accessed=_stored_time(row["last_accessed"], created),
+            access_count=access_count,
+            salience=salience,
+            confidence=confidence,
+            conversations=conversations,
             tags=_json_list(row["tags"]),
-            metadata={
-                **_json_dict(row["metadata"]),
-                **({"md_file": row["md_file"]} if row.get("md_file") else {}),
-                "vector_state": row["vector_state"],
-                **({"unreadable_values": unreadable} if unreadable else {}),
-            },
-            status=parse_status(row["status"]),
-            provenance=Provenance(
-                promoted_from=row["promoted_from"],
-                derived_from=_json_list(row["derived_from"]),
-                imported_from=row["imported_from"],
-            ),
-            revision=revision_of(row),
+            metadata=metadata,
+            status=_STATUSES.get(row["status"]) or parse_status(row["status"]),
+            provenance=_NO_PROVENANCE
+            if derived_from == "[]" and promoted_from is None and imported_from is None
+            else Provenance(promoted_from=promoted_from, derived_from=_json_list(derived_from), imported_from=imported_from),
+            revision=_row_revision(row),
         )
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
@@ -420,6 +506,7 @@ class SqliteSource:
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
+        self._check_intact_once()
         with friendly_errors(self.db_path), write_transaction(self.engine) as conn:
             return self._write_row(conn, record_id, expected, new)
 
@@ -430,6 +517,7 @@ class SqliteSource:
         mine = [c for c in changes if self.owns(c.record)]
         if not mine:
             return
+        self._check_intact_once()
         with friendly_errors(self.db_path), rehearsal(self.engine) as conn:
             for change in mine:
                 self._write_row(conn, change.record, change.before, change.after)
@@ -531,7 +619,7 @@ class SqliteSource:
         user_id: str = "",
         started_at: datetime | None = None,
     ) -> None:
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             conn.execute(
                 insert(schema.sessions).values(
                     id=session_id,
@@ -544,7 +632,7 @@ class SqliteSource:
 
     def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
         """Append (role, content, timestamp) turns to a session."""
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             start = conn.execute(
                 select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
                     schema.turns.c.session_id == session_id
@@ -568,7 +656,7 @@ class SqliteSource:
     ) -> None:
         stored = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         when = to_iso(updated_at or utcnow())
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             conn.execute(
                 text(
                     "INSERT INTO scratchpad(session_id, key, value, updated_at) "
@@ -635,7 +723,7 @@ class SqliteSource:
     def insert_memory_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             conn.execute(insert(schema.memories), list(rows))
 
     def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
@@ -651,7 +739,7 @@ class SqliteSource:
     def touch(self, memory_id: str, at: datetime | None = None) -> None:
         """Reinforce on retrieval: one more access, last accessed now."""
         m = schema.memories.c
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             result = conn.execute(
                 update(schema.memories)
                 .where(m.id == memory_id)
@@ -661,7 +749,7 @@ class SqliteSource:
                 raise NotFoundError(f"No memory {memory_id}.")
 
     def add_entity(self, entity: Entity) -> None:
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             conn.execute(
                 insert(schema.entities).values(
                     id=entity.id,
@@ -678,7 +766,7 @@ class SqliteSource:
             )
 
     def add_relation(self, relation: Relation) -> None:
-        with friendly_errors(self.db_path), self.engine.begin() as conn:
+        with friendly_errors(self.db_path), self._begin() as conn:
             conn.execute(insert(schema.relations).values(**relation_row(relation)))
 
     # -- sessions, scratchpad, graph -------------------------------------------
@@ -969,6 +1057,17 @@ def _check_intact(db_path: Path) -> None:
         )
 
 
+def _writes_on_open(db_path: Path, stored_version: object) -> bool:
+    """Whether opening the file to write writes it before any step does: a switch to WAL, a
+    migration, or the checkpoint SQLite makes of another program's -wal when we close."""
+    wal = db_path.with_name(db_path.name + "-wal")
+    return (
+        schema.version_of(stored_version) != schema.SCHEMA_VERSION
+        or not in_wal_mode(db_path)
+        or (wal.exists() and wal.stat().st_size > 0)
+    )
+
+
 def _check_writable(db_path: Path) -> None:
     """SQLite would open a read-only file read-only, leave a -wal behind and fail at the first write."""
     if not os.access(db_path, os.W_OK) or not os.access(db_path.parent, os.W_OK):
@@ -999,6 +1098,12 @@ def _as_stored(values: Snapshot) -> dict[str, Any]:
 def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:
     row = conn.execute(select(table).where(table.c.id == key)).first()
     return dict(row._mapping) if row else None
+
+
+def _row_revision(row: dict[str, Any]) -> str:
+    """A short hash of every column of a row as SQLite returned it (in the table's column order):
+    it changes whenever any of them does (repr tells 1 from 1.0 and text from bytes)."""
+    return hashlib.sha1(repr(tuple(row.values())).encode("utf-8")).hexdigest()[:12]
 
 
 def _escape_like(value: str) -> str:

@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -103,6 +103,16 @@ memories = Table(
     Index("ix_memories_accessed", "last_accessed"),
     Index("ix_memories_salience", "salience"),
     Index("ix_memories_channel_updated", "channel", "updated_at"),
+)
+_m = memories.c
+# One per order a page is asked in, behind the status every page filters on and ending in id as
+# the order does: a page (and a seek to the row after a known one) reads only its own rows.
+PAGE_INDEXES = (
+    Index("ix_memories_status_updated", _m.status, _m.updated_at, _m.id),
+    Index("ix_memories_status_created", _m.status, _m.created_at, _m.id),
+    Index("ix_memories_status_accessed", _m.status, _m.last_accessed, _m.id),
+    Index("ix_memories_status_salience", _m.status, _m.salience, _m.id),
+    Index("ix_memories_status_channel_updated", _m.status, _m.channel, _m.updated_at, _m.id),
 )
 
 entities = Table(
@@ -187,8 +197,13 @@ def _create_v1(conn: Connection) -> None:
             conn.exec_driver_sql(statement)
 
 
+def _add_page_indexes(conn: Connection) -> None:
+    for index in PAGE_INDEXES:
+        index.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[n] takes a database at version n to n+1. Version 0 is an empty database.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1, 1: _add_page_indexes}
 
 
 def read_version(conn: Connection) -> int:

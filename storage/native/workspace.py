@@ -141,8 +141,10 @@ class NativeWorkspace:
     def count(self, query: MemoryQuery) -> int:
         return sum(p.count(query) for p in self.parts)
 
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        return merged_page(self.parts, query, limit, offset)
+    seeks = True
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+        return merged_page(self.parts, query, limit, offset, after)
 
     def get(self, memory_id: str) -> Memory | None:
         memory_id = self.canonical_id(memory_id)

@@ -1,0 +1,147 @@
+"""Paging a memory.db deep: seeks (after=) and remembered positions give exactly the rows that
+ORDER BY ... LIMIT ... OFFSET gives, in every order, with ties, across writes and sources."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import MemoryQuery, Order, Status, open_store
+from mnemoscope.storage.native import positions
+from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.schema import SCHEMA_VERSION
+
+N = 2_600  # more than two remembered positions (every positions.STEP rows)
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _fill(root: Path, n: int = N) -> None:
+    source = SqliteSource.open(root / "memory.db", create=True)
+    source.insert_memory_rows([
+        source.memory_row(
+            f"fact {i}",
+            memory_id=f"m-{(i * 7919) % 100_000:05d}",  # ids not in the order of anything else
+            channel=("alpha", "beta")[i % 2],
+            created_at=T0 + timedelta(minutes=i // 3),  # ties: three memories a minute
+            updated_at=T0 + timedelta(minutes=(i * 31) % 500),
+            last_accessed=T0 + timedelta(hours=i % 7),
+            salience=(i % 10) / 10,
+            status=Status.DELETED if i % 11 == 0 else Status.ACTIVE,
+        )
+        for i in range(n)
+    ])
+    source.close()
+
+
+def _expected(root: Path, query: MemoryQuery) -> list[str]:
+    """The ids in the query's order, by plain SQL."""
+    column = {Order.RECENT: "updated_at", Order.CREATED: "created_at", Order.SALIENCE: "salience",
+              Order.ACCESSED: "last_accessed"}[query.order]
+    direction = "DESC" if query.descending else "ASC"
+    where = " AND ".join(
+        [f"status IN ({','.join(repr(s.value) for s in query.statuses)})"] if query.statuses else ["1"]
+    ) + (f" AND channel IN ({','.join(map(repr, query.channels))})" if query.channels else "")
+    con = sqlite3.connect(root / "memory.db")
+    ids = [r[0] for r in con.execute(f"SELECT id FROM memories WHERE {where} ORDER BY {column} {direction}, id {direction}")]
+    con.close()
+    return ids
+
+
+QUERIES = [
+    MemoryQuery(),
+    MemoryQuery(order=Order.CREATED),
+    MemoryQuery(order=Order.SALIENCE, descending=False),
+    MemoryQuery(order=Order.ACCESSED, statuses=()),
+    MemoryQuery(channels=("beta",), order=Order.CREATED, descending=False),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: f"{q.order.value}-{'desc' if q.descending else 'asc'}")
+def test_deep_pages_and_seeks_give_the_rows_offset_gives(tmp_path: Path, query: MemoryQuery) -> None:
+    _fill(tmp_path)
+    expected = _expected(tmp_path, query)
+    assert len(expected) > positions.STEP
+    with open_store(tmp_path) as store:
+        for offset in (0, 999, 1000, 1001, 1999, 2000, 2050, len(expected) - 7, len(expected), len(expected) + 5):
+            assert [m.id for m in store.page(query, 50, offset)] == expected[offset : offset + 50], offset
+        walked: list[str] = []
+        page = store.page(query, 97)
+        while page:
+            walked += [m.id for m in page]
+            page = store.page(query, 97, after=page[-1])
+        assert walked == expected
+        middle = store.page(query, 1, 1034)[0]
+        assert [m.id for m in store.page(query, 20, 5, after=middle)] == expected[1040:1060]
+
+
+def test_remembered_positions_are_forgotten_when_the_file_changes(tmp_path: Path) -> None:
+    _fill(tmp_path)
+    query = MemoryQuery(order=Order.CREATED)
+    with open_store(tmp_path) as store:
+        before = [m.id for m in store.page(query, 10, 2000)]
+        assert before == _expected(tmp_path, query)[2000:2010]
+        con = sqlite3.connect(tmp_path / "memory.db")  # another program adds 5 newer memories
+        con.executemany(
+            "INSERT INTO memories (id, layer, content, created_at, updated_at, last_accessed) VALUES (?, 'semantic', ?, ?, ?, ?)",
+            [(f"new-{i}", f"new {i}", "2027-01-01T00:00:00+00:00", "2027-01-01T00:00:00+00:00",
+              "2027-01-01T00:00:00+00:00") for i in range(5)],
+        )
+        con.commit()
+        con.close()
+        after = [m.id for m in store.page(query, 10, 2000)]
+        assert after == _expected(tmp_path, query)[2000:2010] != before
+
+
+def test_a_seek_after_a_memory_of_another_source_merges_in_order(tmp_path: Path) -> None:
+    """A workspace of memory.db and MEMORY.md: pages walked with after= are the offset pages."""
+    _fill(tmp_path, 300)
+    (tmp_path / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(40)), encoding="utf-8")
+    query = MemoryQuery(order=Order.CREATED)
+    with open_store(tmp_path) as store:
+        total = store.count(query)
+        everything = [m.id for m in store.page(query, total)]
+        walked: list[str] = []
+        page = store.page(query, 33)
+        while page:
+            walked += [m.id for m in page]
+            page = store.page(query, 33, after=page[-1])
+    assert walked == everything and len(everything) == total
+
+
+def test_an_order_column_that_holds_nulls_pages_without_seeking(tmp_path: Path) -> None:
+    """A memory.db another program made, whose last_accessed may be NULL: NULLs come last, as in SQL."""
+    _fill(tmp_path, 1_200)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.executescript(
+        "PRAGMA foreign_keys = OFF; CREATE TABLE m2 AS SELECT * FROM memories; DROP TABLE memories; "
+        "ALTER TABLE m2 RENAME TO memories; UPDATE memories SET last_accessed = NULL WHERE rowid % 5 = 0;"
+    )
+    con.close()
+    query = MemoryQuery(order=Order.ACCESSED)
+    expected = _expected(tmp_path, query)
+    with open_store(tmp_path, read_only=True) as store:
+        assert [m.id for m in store.page(query, 30, 1100)] == expected[1100:1130]
+        at = store.page(query, 1, 1049)[0]
+        assert [m.id for m in store.page(query, 30, after=at)] == expected[1050:1080]
+
+
+def test_a_version_1_file_gets_the_page_indexes_when_opened_for_writing(tmp_path: Path) -> None:
+    _fill(tmp_path, 10)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'ix_memories_status_%'").fetchall():
+        con.execute(f"DROP INDEX {name}")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    with open_store(tmp_path) as store:
+        assert store.count() == 9
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'ix_memories_status_%'")}
+    assert len(names) == 5
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM memories WHERE status = 'active' AND (updated_at, id) < ('2026', 'm') "
+        "ORDER BY updated_at DESC, id DESC LIMIT 50"))
+    assert "ix_memories_status_updated" in plan and "TEMP B-TREE" not in plan
+    con.close()
