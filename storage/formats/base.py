@@ -5,6 +5,11 @@ wrote it. ``FormatSource.load()`` turns the files into canonical records once pe
 change token; count/page/get/search filter that snapshot. Formats that allow
 safe curation override ``read_record``/``write_record`` (the storage protocol's
 one write primitive) and say which fields they can hold.
+
+A format whose memories are rows of one SQLite table should not load a snapshot:
+``sql_backed.SqlFormatSource`` (a FormatSource) answers every read with SQL on the
+owner's file and builds Memory objects for the rows returned only (the OpenAI Agents
+SDK session does so; the other SQL formats can move onto it).
 """
 
 from __future__ import annotations

@@ -16,16 +16,19 @@ model's own record of what happened.
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..model import Layer, Session, Turn
+from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, SourceRef, Turn
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+from .base import plain_row, sqlite_files, sqlite_tables
+from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
 MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
@@ -45,67 +48,122 @@ def find_tables(tables: dict[str, set[str]]) -> list[tuple[str, str]]:
     return pairs
 
 
-class AgentsSessionSource(FormatSource):
+class AgentsSessionSource(SqlFormatSource):
+    """One (sessions, messages) table pair, read with SQL where it lives (sql_backed.py).
+
+    Pages run in the SDK's own item order (``id``, AUTOINCREMENT: items are inserted as they
+    happen, with ``created_at`` = CURRENT_TIMESTAMP), newest first, on the primary key; a session
+    filter uses the SDK's index on (session_id, id)."""
+
     format = "openai-agents"
     label = "OpenAI Agents SDK session"
     editable_fields = ("content",)
     turns_are_memories = True
+    layer = Layer.EPISODIC
+    # Rows whose message_data does not hold every plain word of the text shown: those that are not
+    # a JSON object (shown inside a {"type": "value", ...} wrapper), and for the needles that wrapper
+    # or repr() add, broken JSON (shown as {"raw": ..., "type": "unreadable"}) and tool outputs that
+    # are not a string (shown as Python prints them: None for null).
+    # (Not starting with "{", said with two comparisons: cheaper per row than substr().)
+    odd_rows = "(message_data < '{' OR message_data >= '|')"
+
+    def odd_rows_for(self, needles: Sequence[str]) -> str:
+        odd = [self.odd_rows]
+        if any(n in word for n in needles for word in ("raw", "type", "unreadable", " ")):
+            odd.append("NOT json_valid(message_data)")
+        if any(n in word for n in needles for word in ("none", " ")):
+            odd.append(
+                "(instr(message_data, 'function_call_output') > 0 AND instr(message_data, '\"output\": \"') = 0)"
+            )
+        return "(" + " OR ".join(odd) + ")"
 
     def __init__(self, path: Path, sessions_table: str, messages_table: str) -> None:
-        super().__init__(path.parent, [path])
-        self.path = path
+        super().__init__(path.parent, [path], path)
         self.sessions_table = sessions_table
         self.messages_table = messages_table
         self.id_prefix = f"oai:{path.name}:{messages_table}:"
+        self._file, self._location = path.name, f"{path.name}:{messages_table}/"
+        self.spec = TableSpec(
+            messages_table, key="id", channel="session_id", created="created_at", text="message_data"
+        )
 
-    def load(self) -> Contents:
-        contents = Contents()
-        with reading(self.path) as con:
-            known = {
-                row["session_id"]: row
-                for row in con.execute(f'SELECT * FROM "{self.sessions_table}"')
-            }
-            rows = con.execute(f'SELECT * FROM "{self.messages_table}" ORDER BY session_id, id').fetchall()
-        for row in rows:
-            item = _item(row["message_data"])
-            role, text = item_role(item), item_text(item)
-            created = parse_time(row["created_at"]) or utcnow()
-            contents.memories.append(
-                make_memory(
-                    self, str(row["id"]), text,
-                    location=f"{self.path.name}:{self.messages_table}/{row['id']}", path=self.path.name,
-                    created=created, layer=Layer.EPISODIC, channel=row["session_id"],
-                    metadata={"session_id": row["session_id"], "role": role, "item_type": item.get("type", "message")},
-                    snapshot=plain_row(row),
-                )
+    def memory_of(self, row: sqlite3.Row) -> Memory:
+        item = _item(row["message_data"])
+        created = self.time_of(row["created_at"])
+        key, session = row["id"], row["session_id"]
+        return Memory(
+            id=f"{self.id_prefix}{key}",
+            source=SourceRef(self.kind, f"{self._location}{key}", path=self._file, format=self.format),
+            layer=Layer.EPISODIC,
+            channel=session or GLOBAL_CHANNEL,
+            content=item_text(item),
+            created_at=created,
+            updated_at=created,
+            last_accessed=created,
+            metadata={"session_id": session, "role": item_role(item), "item_type": item.get("type", "message")},
+            revision=row_revision(row),
+        )
+
+    def text_of(self, raw: Any) -> str:
+        return item_text(_item(raw))
+
+    # -- sessions, turns, problems: SQL on the SDK's (session_id, id) index -----------------------
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        wanted = f" WHERE session_id IN ({', '.join('?' * len(channels))})" if channels else ""
+        counted = {
+            row["session_id"]: row
+            for row in self.rows(
+                f'SELECT session_id, count(*) AS n, min(id) AS first FROM "{self.messages_table}"{wanted} GROUP BY session_id',
+                channels,
             )
-            turns = contents.turns.setdefault(row["session_id"], [])
-            turns.append(Turn(row["session_id"], len(turns), role, text, created))
-        for session_id in sorted(set(known) | set(contents.turns)):
-            row = known.get(session_id)
-            started = parse_time(row["created_at"]) if row is not None else None
-            turns = contents.turns.get(session_id, [])
-            started = started or (turns[0].timestamp if turns else utcnow())
-            contents.sessions.append(Session(session_id, session_id, f"session {session_id}", started, len(turns)))
-            if row is None:
-                contents.problems.append(f"messages of session {session_id} have no row in {self.sessions_table}")
-        return contents
+        }
+        known = {
+            row["session_id"]: row["created_at"]
+            for row in self.rows(f'SELECT session_id, created_at FROM "{self.sessions_table}"{wanted}', channels)
+        }
+        found = []
+        for session_id in sorted(set(known) | set(counted), key=str):
+            row = counted.get(session_id)
+            started = parse_time(known.get(session_id))
+            if started is None and row is not None:
+                first = self.rows(f'SELECT created_at FROM "{self.messages_table}" WHERE id = ?', (row["first"],))
+                started = parse_time(first[0][0]) if first else None
+            n = row["n"] if row is not None else 0
+            found.append(Session(session_id, session_id, f"session {session_id}", started or utcnow(), n))
+        return found
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        rows = self.rows(
+            f'SELECT message_data, created_at FROM "{self.messages_table}" WHERE session_id = ? '
+            "ORDER BY id LIMIT ? OFFSET ?",
+            (session_id, limit, offset),
+        )
+        turns = []
+        for index, row in enumerate(rows, start=offset):
+            item = _item(row["message_data"])
+            created = parse_time(row["created_at"]) or utcnow()
+            turns.append(Turn(session_id, index, item_role(item), item_text(item), created))
+        return turns
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        return []
+
+    def problems(self) -> list[str]:
+        orphans = self.rows(
+            f'SELECT DISTINCT session_id FROM "{self.messages_table}" AS m WHERE NOT EXISTS '
+            f'(SELECT 1 FROM "{self.sessions_table}" AS s WHERE s.session_id = m.session_id) ORDER BY 1'
+        )
+        return [f"messages of session {row[0]} have no row in {self.sessions_table}" for row in orphans]
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "tables": [self.sessions_table, self.messages_table]}
 
     # -- the write primitive ---------------------------------------------------------------
 
-    def _row_id(self, record_id: str) -> int:
-        try:
-            return int(record_id[len(self.id_prefix):])
-        except ValueError:
-            raise UnsupportedError(f"{record_id} is not an OpenAI Agents session item id.") from None
-
     def read_record(self, record_id: str) -> Snapshot | None:
-        with reading(self.path) as con:
-            row = con.execute(f'SELECT * FROM "{self.messages_table}" WHERE id = ?', (self._row_id(record_id),)).fetchone()
-        return plain_row(row) if row is not None else None
+        rows = self.rows(f'SELECT * FROM "{self.messages_table}" WHERE id = ?', (self.record_key(record_id),))
+        return plain_row(rows[0]) if rows else None
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
         item = _item(snap["message_data"])
@@ -128,7 +186,7 @@ class AgentsSessionSource(FormatSource):
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         return self.write_row(
-            self.path, self.messages_table, {"id": self._row_id(record_id)}, record_id, expected, new,
+            self.path, self.messages_table, {"id": self.record_key(record_id)}, record_id, expected, new,
             updates=("message_data",), before=self._session_row,
         )
 

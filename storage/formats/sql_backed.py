@@ -1,0 +1,428 @@
+"""Foreign formats whose memories are rows of one SQLite table, read where the data lives.
+
+``FormatSource`` (base.py) turns a whole store into Python objects once per change. A
+SQL-backed format answers every read with a query on the owner's file instead: filters,
+order, counts, groupings and keyword search run in SQLite on the owner's own indexes, and
+only the rows a caller gets back become ``Memory`` objects (their revision is hashed then:
+for the rows shown, and for a record about to be written). Nothing is cached between calls,
+so the next read after an agent's write sees it, with no reload. No byte of the owner's file
+is written by a read; the connection is the read-only one of ``sqlite_db``.
+
+A format describes its table (``TableSpec``) and says how one row becomes a Memory
+(``memory_of``) and what a person reads of the text column (``text_of``). The order of every
+page is the table's integer key (the owner's insertion order: ``id INTEGER PRIMARY KEY`` or
+the rowid), which SQLite reads backwards from its B-tree without sorting; seeking past a row
+(``after=``) is a key range. That is every Order's answer for a format whose memories share
+one salience and whose times follow the key (a log, appended to as things happen); a format
+with a column per order overrides ``_order``. A text filter or search is answered exactly: SQLite first keeps the
+rows whose raw column holds the words (``LIKE``, or a word count that bounds the score from
+above), then ``text_of`` decides on those rows only. ``odd_rows`` names rows whose raw text
+does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
+
+The mem0 history, LangGraph, Google ADK and AgenticX formats are SQL too and can move onto this
+base the same way: a TableSpec, ``memory_of`` and ``text_of``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import UnsupportedError
+from ..model import GLOBAL_CHANNEL, Layer, Memory, Status
+from ..query import MemoryQuery, sort_key
+from ..sqlite_db import read_only_connection, sqlite_error
+from ..timeutil import as_utc, parse_time, utcnow
+from .base import FormatSource
+
+# strftime directives SQLite's strftime() shares with Python's (the timeline uses %Y %m %d %W).
+SQL_STRFTIME = set("YmdHMSjWw%")
+# A needle made only of these characters, lower-cased, appears verbatim in a JSON text wherever
+# it appears in a string the JSON holds: JSON escapes none of them, and none of them is a
+# separator a format may put between two parts of what it shows (newline, parentheses, ", ").
+PLAIN_NEEDLE = re.compile(r"[a-z0-9 _\-.!?;#$%&*+<=>@^`|~]+")
+WORDS = re.compile(r"\w+")
+# How many candidates beyond k a keyword search reads from SQLite first (then four times more).
+CANDIDATES_MARGIN = 16
+# The bound of a row whose raw text bounds nothing: it is always scored.
+UNBOUNDED = 1 << 60
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Where a format's memories live and which columns filter and order them."""
+
+    table: str
+    # An integer column that orders rows as the owner inserted them (the primary key or "rowid").
+    key: str = "rowid"
+    # The column naming a memory's channel (a session id), if any; else every memory is _global.
+    channel: str | None = None
+    # The column holding a memory's creation time (ISO text, as CURRENT_TIMESTAMP writes it).
+    created: str | None = None
+    # The column holding what a memory says (raw: JSON, say), searched with LIKE before text_of.
+    text: str = ""
+    # What a memory row selects; memory_of reads these.
+    select: str = "*"
+
+
+class SqlFormatSource(FormatSource):
+    """Base of a foreign format read with SQL on the owner's table (see the module docstring).
+
+    Subclasses set ``spec`` in __init__ and implement ``memory_of`` and ``text_of``; the layer
+    and status of every memory are the format's constants ``layer`` and ``status``."""
+
+    seeks = True  # page() takes after=: a key range, as fast deep in the table as at its top
+    layer: Layer = Layer.SEMANTIC
+    status: Status = Status.ACTIVE
+    # SQL true for rows whose raw text column does not hold every plain needle of what text_of
+    # reads from it; odd_rows_for() may widen it for some needles.
+    odd_rows: str = "0"
+
+    spec: TableSpec
+
+    def __init__(self, root: Path, files: Sequence[Path], path: Path) -> None:
+        super().__init__(root, files)
+        self.path = path
+        self._con: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._lock = threading.RLock()
+        self._times: dict[Any, datetime] = {}
+
+    # -- what a format supplies -----------------------------------------------------------
+
+    def memory_of(self, row: sqlite3.Row) -> Memory:
+        raise NotImplementedError
+
+    def text_of(self, raw: Any) -> str:
+        """What a person reads of the text column's value (the memory's content)."""
+        return "" if raw is None else str(raw)
+
+    def time_of(self, value: Any) -> datetime:
+        """A time column's value as a datetime (now when unreadable), remembered for the rows of
+        one source: the items of one turn share their second."""
+        found = self._times.get(value)
+        if found is None:
+            found = parse_time(value)
+            if found is None:
+                return utcnow()
+            if len(self._times) > 4096:
+                self._times.clear()
+            self._times[value] = found
+        return found
+
+    def odd_rows_for(self, needles: Sequence[str]) -> str:
+        """SQL true for the rows whose raw text may lack one of these (plain, lower-case) needles
+        while the text shown holds it: those text_of decides on whatever their raw text says."""
+        return self.odd_rows
+
+    def record_key(self, record_id: str) -> int:
+        """The table key of a record id (id_prefix + key); UnsupportedError if it names none."""
+        try:
+            return int(record_id[len(self.id_prefix):])
+        except ValueError:
+            raise UnsupportedError(f"{record_id} is not a {self.label} record id.") from None
+
+    # -- the connection ---------------------------------------------------------------------
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """All rows of one read-only query on the owner's file (StoreError on a SQLite error)."""
+        with self._lock:
+            try:
+                return self._connection().execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from None
+
+    def _connection(self) -> sqlite3.Connection:
+        """The source's one read-only connection, opened again when the file was replaced
+        (a backup put back, say): an open connection would go on reading the old file."""
+        identity = _identity(self.path)
+        if self._con is not None and identity != self._identity:
+            self._con.close()
+            self._con = None
+        if self._con is None:
+            try:
+                con = read_only_connection(self.path)
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from None
+            con.row_factory = sqlite3.Row
+            con.create_function("mnemoscope_text", 1, self._lower_text, deterministic=True)
+            self._con, self._identity = con, identity
+        return self._con
+
+    def _lower_text(self, raw: Any) -> str:
+        return self.text_of(raw).lower()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+        super().close()
+
+    # -- the query, in SQL ------------------------------------------------------------------
+
+    def where(self, query: MemoryQuery) -> tuple[str, list[Any]] | None:
+        """The WHERE clause and parameters of a query; None when no row can match."""
+        spec = self.spec
+        if not query.wants_kind(self.kind):
+            return None
+        if query.statuses and self.status not in query.statuses:
+            return None
+        if query.layers and self.layer not in query.layers:
+            return None
+        parts: list[str] = []
+        params: list[Any] = []
+        if query.channels:
+            if spec.channel is None:
+                if GLOBAL_CHANNEL not in query.channels:
+                    return None
+            else:
+                parts.append(f'"{spec.channel}" IN ({", ".join("?" * len(query.channels))})')
+                params += query.channels
+        for bound, op in ((query.since, ">="), (query.until, "<")):
+            if bound is not None:
+                if spec.created is None:
+                    return None
+                parts.append(f'julianday("{spec.created}") {op} julianday(?)')
+                params.append(as_utc(bound).strftime("%Y-%m-%d %H:%M:%S.%f"))
+        if query.contains:
+            clause, values = self._contains(query.contains.lower())
+            parts.append(clause)
+            params += values
+        return " AND ".join(parts), params
+
+    def _contains(self, needle: str) -> tuple[str, list[Any]]:
+        text = f'"{self.spec.text}"'
+        exact = f"instr(mnemoscope_text({text}), ?) > 0"
+        if PLAIN_NEEDLE.fullmatch(needle):
+            like = needle.replace("%", r"\%").replace("_", r"\_")
+            odd = self.odd_rows_for([needle])
+            return f"({text} LIKE ? ESCAPE '\\' OR {odd}) AND {exact}", [f"%{like}%", needle]
+        return exact, [needle]
+
+    def _from(self, clause: str) -> str:
+        """FROM the table, WHERE clause if there is one (count(*) with no WHERE reads the
+        table's smallest index; SQLite counts no faster than that)."""
+        return f'FROM "{self.spec.table}"' + (f" WHERE {clause}" if clause else "")
+
+    def _order(self, query: MemoryQuery) -> str:
+        return f'"{self.spec.key}" {"DESC" if query.descending else "ASC"}'
+
+    def count(self, query: MemoryQuery) -> int:
+        where = self.where(query)
+        if where is None:
+            return 0
+        clause, params = where
+        return int(self.rows(f"SELECT count(*) {self._from(clause)}", params)[0][0])
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+        """limit memories in key order (newest first when descending) from offset; with after,
+        counted from the row after that memory."""
+        where = self.where(query)
+        if where is None or limit <= 0:
+            return []
+        if after is not None and not self.owns(after.id):
+            return self._page_after_other(query, limit, offset, after)
+        clause, params = where
+        if after is not None:
+            seek = f'"{self.spec.key}" {"<" if query.descending else ">"} ?'
+            clause = f"{clause} AND {seek}" if clause else seek
+            params = [*params, self.record_key(after.id)]
+        rows = self.rows(
+            f"SELECT {self.spec.select} {self._from(clause)} "
+            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+        return [self.memory_of(row) for row in rows]
+
+    def _page_after_other(self, query: MemoryQuery, limit: int, offset: int, after: Memory) -> list[Memory]:
+        """A page after another source's memory (merging several stores): this source's pages,
+        passed over in Python up to that memory's place in the query's order."""
+        key = sort_key(query.order)
+        bound = key(after)
+        found: list[Memory] = []
+        start, size = 0, max(256, offset + limit)
+        while len(found) < offset + limit:
+            memories = self.page(query, size, start)
+            found += [m for m in memories if (key(m) < bound if query.descending else key(m) > bound)]
+            if len(memories) < size:
+                break
+            start, size = start + size, size * 2
+        return found[offset : offset + limit]
+
+    def get(self, memory_id: str) -> Memory | None:
+        if not self.owns(memory_id):
+            return None
+        try:
+            key = self.record_key(memory_id)
+        except UnsupportedError:
+            return None
+        rows = self.rows(f'SELECT {self.spec.select} FROM "{self.spec.table}" WHERE "{self.spec.key}" = ?', [key])
+        return self.memory_of(rows[0]) if rows else None
+
+    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
+        where = self.where(query)
+        if where is None:
+            return {}
+        clause, params = where
+        if column == "channel" and self.spec.channel is not None:
+            counts: dict[str, int] = {}
+            for value, n in self.rows(
+                f'SELECT "{self.spec.channel}", count(*) {self._from(clause)} GROUP BY 1', params
+            ):
+                label = str(value) if value else GLOBAL_CHANNEL
+                counts[label] = counts.get(label, 0) + n
+            return counts
+        n = self.count(query)
+        return {self._constant(column): n} if n else {}
+
+    def _constant(self, column: str) -> str:
+        values = {"kind": self.kind.value, "layer": self.layer.value, "status": self.status.value}
+        return values.get(column, GLOBAL_CHANNEL)
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        """Memories per (time bin, group), grouped by SQLite where it formats times as Python does."""
+        where = self.where(query)
+        if where is None:
+            return {}
+        clause, params = where
+        spec = self.spec
+        group = f'"{spec.channel}"' if group_by == "channel" and spec.channel is not None else "NULL"
+        directives = set(re.findall(r"%(.)", bin_format))
+        counts: dict[tuple[str, str], int] = {}
+        now_label = utcnow().strftime(bin_format)  # a memory with no readable time was created now
+        if spec.created is not None and directives <= SQL_STRFTIME:
+            sql = (
+                f'SELECT strftime(?, "{spec.created}"), {group}, count(*) {self._from(clause)} GROUP BY 1, 2'
+            )
+            found = [(label or now_label, value, n) for label, value, n in self.rows(sql, [bin_format, *params])]
+        else:
+            created = f'"{spec.created}"' if spec.created is not None else "NULL"
+            sql = f"SELECT {created}, {group} {self._from(clause)}"
+            found = []
+            for value, grouped in self.rows(sql, params):
+                when = parse_time(value)
+                found.append((when.strftime(bin_format) if when else now_label, grouped, 1))
+        for label, value, n in found:
+            name = (str(value) if value else GLOBAL_CHANNEL) if group != "NULL" else self._constant(group_by)
+            counts[(label, name)] = counts.get((label, name), 0) + n
+        return counts
+
+    def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
+        """keyword_rank's answer (word hits in the content, most first, then id), found in SQL.
+
+        The count of each word in the raw column bounds its count in the content from above
+        (plain words: JSON writes them verbatim), so SQLite ranks the rows by that bound and
+        only the best candidates are read and scored exactly, until no row left can beat the
+        k-th score. Words JSON may escape (non-ASCII) are counted in Python on every row."""
+        words = [w.lower() for w in WORDS.findall(text_query)]
+        where = self.where(query)
+        if not words or where is None or k <= 0:
+            return []
+        clause, params = where
+        text, key = f'"{self.spec.text}"', f'"{self.spec.key}"'
+        if all(PLAIN_NEEDLE.fullmatch(w) for w in words):
+            # SQLite's lower() folds ASCII letters only, so it keeps the length of the text.
+            counts = " + ".join(
+                f"(length({text}) - length(replace(lower({text}), ?, ''))) / {len(w)}" for w in words
+            )
+            odd = self.odd_rows_for(words)
+            bound = f"CASE WHEN {odd} THEN {UNBOUNDED} ELSE {counts} END"
+            bound_params: list[Any] = list(words)
+            hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in words) + f" OR {odd})"
+            hit_params: list[Any] = [f"%{w.replace('_', chr(92) + '_')}%" for w in words]
+        else:
+            bound, bound_params = str(UNBOUNDED), []
+            hit = "(" + " OR ".join(f"instr(mnemoscope_text({text}), ?) > 0" for _ in words) + ")"
+            hit_params = list(words)
+        # At equal bounds, rows come in keyword_rank's tie order (the id, as text).
+        ranked_sql = (
+            f"SELECT {key} AS key, {bound} AS bound, {text} AS body "
+            f"{self._from(f'{clause} AND {hit}' if clause else hit)} "
+            f"ORDER BY bound DESC, CAST({key} AS TEXT) ASC LIMIT ? OFFSET ?"
+        )
+        best: list[tuple[int, _Desc, Any]] = []  # a min-heap of (score, id, key), the worst on top
+        size, offset = k + CANDIDATES_MARGIN, 0
+        while True:
+            ranked = self.rows(ranked_sql, [*bound_params, *params, *hit_params, size, offset])
+            if self._score_candidates(ranked, words, k, best) or len(ranked) < size:
+                break
+            offset, size = offset + size, size * 4
+        keys = [key for _, _, key in best]
+        rows = self.rows(
+            f'SELECT {self.spec.select} FROM "{self.spec.table}" '
+            f'WHERE "{self.spec.key}" IN ({", ".join("?" * len(keys))})',
+            keys,
+        )
+        found = {row[self.spec.key]: row for row in rows}
+        best.sort(key=lambda t: (-t[0], t[1].value))
+        return [self.memory_of(found[key]) for _, _, key in best if key in found]
+
+    def _score_candidates(
+        self, ranked: list[sqlite3.Row], words: list[str], k: int, best: list[tuple[int, _Desc, Any]]
+    ) -> bool:
+        """Score candidates (best bound first) exactly into the heap best; True once no
+        candidate from here on can enter it."""
+        for candidate in ranked:
+            record_id = self.id_prefix + str(candidate["key"])
+            if len(best) >= k:
+                floor, worst = best[0][0], best[0][1].value
+                bound = candidate["bound"]
+                if bound < floor or (bound == floor and record_id > worst):
+                    return True
+            body = self.text_of(candidate["body"]).lower()
+            score = sum(body.count(w) for w in words)
+            if not score:
+                continue
+            entry = (score, _Desc(record_id), candidate["key"])
+            if len(best) < k:
+                heapq.heappush(best, entry)
+            elif entry[:2] > best[0][:2]:
+                heapq.heapreplace(best, entry)
+        return not ranked
+
+
+class _Desc:
+    """An id that orders backwards, so that a min-heap of (score, _Desc(id)) evicts the worst:
+    the lowest score, and at equal scores the highest id (keyword_rank keeps the lowest)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.value > other.value
+
+    def __gt__(self, other: _Desc) -> bool:
+        return self.value < other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def row_revision(row: sqlite3.Row) -> str:
+    """A memory's revision from the row it was read from: a hash of the row's values, cheap
+    enough for every row shown (a page holds the rows a person can select and then write).
+    Any change to the row changes it; it is compared only with another row_revision."""
+    return hashlib.sha1(repr(tuple(row)).encode("utf-8", "surrogatepass")).hexdigest()[:12]
