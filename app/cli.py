@@ -3,6 +3,11 @@
 Exit codes: 0 done; 1 refused (not found, conflict, read-only, nothing to do);
 2 bad usage, or input that cannot be used as it is (corrupt, foreign, locked by another
 program, not permitted); 3 an internal error (a bug: please report it).
+
+Start-up is kept short: ``--help`` and ``--version`` load only the storage model (plain
+enums and dataclasses); each command imports the parts of storage it runs (open_store,
+Curator, the views), so SQLAlchemy and Chroma are loaded only by a command on a store
+that holds them.
 """
 
 from __future__ import annotations
@@ -16,12 +21,16 @@ import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mnemoscope.storage import Curator, Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError, open_store
+# Light names only (mnemoscope.storage loads each on first use): these import no database library.
+from mnemoscope.storage import Kind, Layer, MemoryQuery, NotFoundError, Order, Status, StoreError
 from mnemoscope.storage.timeutil import parse_time, utcnow
 
 from . import output
+
+if TYPE_CHECKING:
+    from mnemoscope.storage import Curator, MemoryStore
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 EXIT_INPUT = 2  # bad usage, or input that cannot be read or written as it is
@@ -47,6 +56,26 @@ def _date(value: str) -> datetime:
     return parsed
 
 
+class _VersionAction(argparse.Action):
+    """--version: the installed distribution's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"{parser.prog} {package_version()}")
+        parser.exit()
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mnemoscope")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON document")
@@ -59,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See and fix what your AI agents remember. "
         "Run 'mnemoscope' or 'mnemoscope PATH' to open the desktop app.",
     )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -189,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         from .launcher import launch
 
         return _guard(lambda: launch(argv))
@@ -240,8 +270,16 @@ READ_COMMANDS = {
 }
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace) -> MemoryStore:
+    from mnemoscope.storage import open_store
+
     return open_store(args.path, read_only=args.read_only or args.command in READ_COMMANDS)
+
+
+def _curator(store: MemoryStore) -> Curator:
+    from mnemoscope.storage import Curator
+
+    return Curator(store)
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> int:
@@ -451,7 +489,7 @@ def _selected(args: argparse.Namespace, store: Any, default_status: Status = Sta
 @command("edit")
 def cmd_edit(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        outcome = Curator(store).edit(
+        outcome = _curator(store).edit(
             _selected(args, store),
             content=args.content,
             tags=args.tag,
@@ -466,19 +504,19 @@ def cmd_edit(args: argparse.Namespace) -> int:
 @command("promote")
 def cmd_promote(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).promote(_selected(args, store), to=args.to, reason=args.reason))
+        return _outcome(args, _curator(store).promote(_selected(args, store), to=args.to, reason=args.reason))
 
 
 @command("rm")
 def cmd_rm(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).delete(_selected(args, store), purge=args.purge))
+        return _outcome(args, _curator(store).delete(_selected(args, store), purge=args.purge))
 
 
 @command("reinforce")
 def cmd_reinforce(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).reinforce(_selected(args, store)))
+        return _outcome(args, _curator(store).reinforce(_selected(args, store)))
 
 
 @command("reembed")
@@ -487,25 +525,25 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         print(f"\rreembed {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
 
     with _open(args) as store:
-        return _outcome(args, Curator(store).reembed(progress=progress))
+        return _outcome(args, _curator(store).reembed(progress=progress))
 
 
 @command("restore")
 def cmd_restore(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).restore(_selected(args, store, Status.DELETED)))
+        return _outcome(args, _curator(store).restore(_selected(args, store, Status.DELETED)))
 
 
 @command("undo")
 def cmd_undo(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).undo())
+        return _outcome(args, _curator(store).undo())
 
 
 @command("redo")
 def cmd_redo(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        return _outcome(args, Curator(store).redo())
+        return _outcome(args, _curator(store).redo())
 
 
 @command("history")

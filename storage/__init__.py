@@ -5,34 +5,82 @@
         for memory in store.page(MemoryQuery(channels=("_global",)), limit=20):
             print(memory.id, memory.content)
         Curator(store).promote(memory.id)
+
+The names below are loaded on first use (PEP 562): importing the package costs
+nothing, and ``from mnemoscope.storage import Layer`` loads the model only, not
+SQLAlchemy or Chroma. ``from mnemoscope.storage import X`` works for every X in
+``__all__``.
 """
 
-from .curation import Curator, Outcome
-from .errors import (
-    ConflictError,
-    NotFoundError,
-    NothingToDoError,
-    ReadOnlyError,
-    StoreError,
-    UnreadableStoreError,
-    UnsupportedError,
-)
-from .model import (
-    GLOBAL_CHANNEL,
-    AuditEntry,
-    Entity,
-    Kind,
-    Layer,
-    Memory,
-    Relation,
-    RelationType,
-    ScratchEntry,
-    Session,
-    Status,
-    Turn,
-)
-from .query import MemoryQuery, Order
-from .store import MemoryStore, StoreEvent, StoreSettings, create_workspace, detect, open_store
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each on first use
+    from .curation import Curator, Outcome
+    from .errors import (
+        ConflictError,
+        NotFoundError,
+        NothingToDoError,
+        ReadOnlyError,
+        StoreError,
+        UnreadableStoreError,
+        UnsupportedError,
+    )
+    from .model import (
+        GLOBAL_CHANNEL,
+        AuditEntry,
+        Entity,
+        Kind,
+        Layer,
+        Memory,
+        Relation,
+        RelationType,
+        ScratchEntry,
+        Session,
+        Status,
+        Turn,
+    )
+    from .query import MemoryQuery, Order
+    from .store import MemoryStore, StoreEvent, StoreSettings, create_workspace, detect, open_store
+
+# Public name -> the submodule that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("Curator", "Outcome"), "curation"),
+    **dict.fromkeys(
+        (
+            "ConflictError",
+            "NotFoundError",
+            "NothingToDoError",
+            "ReadOnlyError",
+            "StoreError",
+            "UnreadableStoreError",
+            "UnsupportedError",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(
+        (
+            "GLOBAL_CHANNEL",
+            "AuditEntry",
+            "Entity",
+            "Kind",
+            "Layer",
+            "Memory",
+            "Relation",
+            "RelationType",
+            "ScratchEntry",
+            "Session",
+            "Status",
+            "Turn",
+        ),
+        "model",
+    ),
+    **dict.fromkeys(("MemoryQuery", "Order"), "query"),
+    **dict.fromkeys(
+        ("MemoryStore", "StoreEvent", "StoreSettings", "create_workspace", "detect", "open_store"), "store"
+    ),
+}
 
 __all__ = [
     "AuditEntry",
@@ -65,3 +113,18 @@ __all__ = [
     "detect",
     "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # __import__, not importlib.import_module: the import statement's own path, so `python -X importtime`
+    # shows what each name loads.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -4,6 +4,9 @@ A native workspace keeps it in memory.db; a store without one (markdown or
 Chroma only) gets a sidecar ``.mnemoscope/journal.db``, created on the first
 write and never on a read. Each curation step is one entry holding the record
 snapshots it changed, so undo and redo work across separate processes.
+
+SQLAlchemy is imported on the first statement run, not with this module: a store
+without a journal yet (a markdown or Chroma folder opened to read) never needs it.
 """
 
 from __future__ import annotations
@@ -12,16 +15,14 @@ import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import func, insert, select, text, update
-from sqlalchemy.engine import Engine
+from typing import TYPE_CHECKING, Any
 
 from .model import AuditEntry
-from .native import schema
 from .source import Change
-from .sqlite_db import friendly_errors, sqlite_engine
 from .timeutil import parse_time, to_iso, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 SIDECAR_DIR = ".mnemoscope"
 SIDECAR_DB = "journal.db"
@@ -52,6 +53,9 @@ class Journal:
                 if not create or read_only:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
+            from .native import schema
+            from .sqlite_db import friendly_errors, sqlite_engine
+
             if read_only:
                 return sqlite_engine(db_path, read_only=True)
             engine = sqlite_engine(db_path)
@@ -77,6 +81,11 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return None
+        from sqlalchemy import select
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         with friendly_errors(self.label), engine.connect() as conn:
             row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == key)).first()
         return json.loads(row[0]) if row else None
@@ -84,6 +93,10 @@ class Journal:
     def write_setting(self, key: str, value: Any) -> None:
         engine = self._get_engine(True)
         assert engine is not None
+        from sqlalchemy import text
+
+        from .sqlite_db import friendly_errors
+
         with friendly_errors(self.label), engine.begin() as conn:
             conn.execute(
                 text(
@@ -108,6 +121,11 @@ class Journal:
     ) -> AuditEntry:
         engine = self._get_engine(True)
         assert engine is not None
+        from sqlalchemy import insert, update
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         a = schema.audit.c
         targets = list(dict.fromkeys(targets))
         with friendly_errors(self.label), engine.begin() as conn:
@@ -153,6 +171,11 @@ class Journal:
         """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed."""
         engine = self._get_engine(True)
         assert engine is not None
+        from sqlalchemy import update
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         a = schema.audit.c
         with friendly_errors(self.label), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
@@ -172,12 +195,21 @@ class Journal:
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
-        a = schema.audit.c
-        return self._select(select(schema.audit).where(a.state == PENDING).order_by(a.seq.desc()))
+
+        def stmt(sa: Any, schema: Any) -> Any:
+            a = schema.audit.c
+            return sa.select(schema.audit).where(a.state == PENDING).order_by(a.seq.desc())
+
+        return self._select(stmt)
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._get_engine(True)
         assert engine is not None
+        from sqlalchemy import update
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         values: dict[str, Any] = {"state": state}
         if changes is not None:
             values["changes"] = _changes_json(changes)
@@ -185,13 +217,18 @@ class Journal:
             conn.execute(update(schema.audit).where(schema.audit.c.seq == seq).values(**values))
 
     def entry(self, seq: int) -> AuditEntry | None:
-        rows = self._select(select(schema.audit).where(schema.audit.c.seq == seq))
+        rows = self._select(lambda sa, schema: sa.select(schema.audit).where(schema.audit.c.seq == seq))
         return rows[0] if rows else None
 
     def changes(self, seq: int) -> list[Change]:
         engine = self._get_engine(False)
         if engine is None:
             return []
+        from sqlalchemy import select
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         with friendly_errors(self.label), engine.connect() as conn:
             raw = conn.execute(
                 select(schema.audit.c.changes).where(schema.audit.c.seq == seq)
@@ -199,33 +236,45 @@ class Journal:
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
-        a = schema.audit.c
-        rows = self._select(select(schema.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1))
+        def stmt(sa: Any, schema: Any) -> Any:
+            a = schema.audit.c
+            return sa.select(schema.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1)
+
+        rows = self._select(stmt)
         return rows[0] if rows else None
 
     def next_to_redo(self) -> AuditEntry | None:
-        a = schema.audit.c
-        rows = self._select(select(schema.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1))
+        def stmt(sa: Any, schema: Any) -> Any:
+            a = schema.audit.c
+            return sa.select(schema.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1)
+
+        rows = self._select(stmt)
         return rows[0] if rows else None
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
-        a = schema.audit.c
-        stmt = select(schema.audit).order_by(a.seq.desc()).limit(limit)
-        if target is not None:
-            t = schema.audit_targets.c
-            stmt = stmt.where(a.seq.in_(select(t.seq).where(t.target == target)))
+        def stmt(sa: Any, schema: Any) -> Any:
+            a = schema.audit.c
+            found = sa.select(schema.audit).order_by(a.seq.desc()).limit(limit)
+            if target is not None:
+                t = schema.audit_targets.c
+                found = found.where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
+            return found
+
         return self._select(stmt)
 
     def last_with(self, operations: tuple[str, ...], target: str) -> AuditEntry | None:
         """The newest applied entry of one of these operations on target."""
-        a, t = schema.audit.c, schema.audit_targets.c
-        stmt = (
-            select(schema.audit)
-            .where(a.operation.in_(operations), a.state == DONE)
-            .where(a.seq.in_(select(t.seq).where(t.target == target)))
-            .order_by(a.seq.desc())
-            .limit(1)
-        )
+
+        def stmt(sa: Any, schema: Any) -> Any:
+            a, t = schema.audit.c, schema.audit_targets.c
+            return (
+                sa.select(schema.audit)
+                .where(a.operation.in_(operations), a.state == DONE)
+                .where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
+                .order_by(a.seq.desc())
+                .limit(1)
+            )
+
         rows = self._select(stmt)
         return rows[0] if rows else None
 
@@ -233,15 +282,26 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return 0
+        from sqlalchemy import func, select
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         with friendly_errors(self.label), engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(schema.audit)).scalar_one())
 
-    def _select(self, stmt: Any) -> list[AuditEntry]:
+    def _select(self, statement: Callable[[Any, Any], Any]) -> list[AuditEntry]:
+        """The entries statement(sqlalchemy, schema) selects; none, and no import, without a journal."""
         engine = self._get_engine(False)
         if engine is None:
             return []
+        import sqlalchemy
+
+        from .native import schema
+        from .sqlite_db import friendly_errors
+
         with friendly_errors(self.label), engine.connect() as conn:
-            rows = conn.execute(stmt).all()
+            rows = conn.execute(statement(sqlalchemy, schema)).all()
         return [_entry(r._mapping) for r in rows]
 
 

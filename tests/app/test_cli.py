@@ -15,6 +15,7 @@ from helpers.markdown_ids import md_id
 from helpers.store_state import sql_rows, state_of
 
 from mnemoscope.app.cli import main
+from mnemoscope.storage.native.schema import SCHEMA_VERSION
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -38,7 +39,7 @@ MEMORY_FIELDS = {
 def test_info_counts_every_kind(capsys, demo_path: Path) -> None:
     info = run_json(capsys, "info", demo_path)
     assert info["kinds"] == ["sqlite", "chroma", "markdown"]
-    assert info["schema_version"] == 1
+    assert info["schema_version"] == SCHEMA_VERSION
     assert info["counts"]["kinds"]["sqlite"] == info["tables"]["memories"]
     assert set(info["counts"]["channels"]) == {"_global", "rust-cli", "webshop"}
     assert info["total"] == sum(info["counts"]["kinds"].values())

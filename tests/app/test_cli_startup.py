@@ -1,0 +1,125 @@
+"""Start-up: what the command line loads before it does anything.
+
+`mnemoscope --help` and `--version` must not load a database library (SQLAlchemy, Chroma),
+nor numpy, markdown-it or Qt: each command imports what it runs. Checked in a fresh
+interpreter by the modules it loaded, not by a clock (this machine is shared and noisy;
+tests/bench/test_startup_bench.py times it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("sqlalchemy", "chromadb", "numpy", "markdown_it", "PySide6")
+
+
+def loaded_after(code: str, timeout: float = 120) -> dict:
+    """Run code in a fresh interpreter; the heavy top-level packages it loaded, and its output."""
+    probe = f"""
+import json, sys
+{code}
+print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})), file=sys.stderr)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=timeout)
+    *err, last = done.stderr.strip().splitlines() or [""]
+    assert done.returncode == 0, done.stderr
+    return {"heavy": json.loads(last), "stdout": done.stdout, "stderr": "\n".join(err)}
+
+
+RUN_MAIN = """
+from mnemoscope.app.cli import main
+try:
+    code = main({argv!r})
+except SystemExit as exc:
+    code = exc.code
+assert code in (0, None), code
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["-h"], ["--version"], ["ls", "--help"], ["edit", "--help"], ["import", "--help"]],
+    ids=" ".join,
+)
+def test_help_and_version_load_no_database_library(argv: list[str]) -> None:
+    run = loaded_after(RUN_MAIN.format(argv=argv))
+    assert run["heavy"] == []
+    assert run["stdout"].startswith("usage: mnemoscope" if argv != ["--version"] else "mnemoscope ")
+
+
+def test_console_script_help_and_version() -> None:
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    assert exe, "the mnemoscope console script is installed with the package"
+    for argv in (["--help"], ["--version"]):
+        run = loaded_after(f"""
+import runpy
+sys.argv = [{exe!r}, *{argv!r}]
+try:
+    runpy.run_path({exe!r}, run_name="__main__")
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+""")
+        assert run["heavy"] == [], (argv, run["heavy"])
+    assert run["stdout"].strip() == f"mnemoscope {version('mnemoscope')}"
+
+
+def test_storage_package_loads_its_names_on_first_use() -> None:
+    run = loaded_after("""
+import mnemoscope.storage as storage
+assert not [m for m in sys.modules if m.startswith('mnemoscope.storage.')], 'the package imports nothing'
+from mnemoscope.storage import Kind, Layer, Order, Status, StoreError
+from mnemoscope.storage import *
+for name in storage.__all__:
+    getattr(storage, name)
+assert set(storage.__all__) <= set(dir(storage))
+import mnemoscope.storage.store as store_module
+assert storage.open_store is store_module.open_store
+try:
+    storage.no_such_name
+except AttributeError:
+    pass
+else:
+    raise AssertionError('unknown names must raise AttributeError')
+print(len(storage.__all__))
+""")
+    # Every public name, the store and the Curator included, without a database library.
+    assert run["heavy"] == [], run["heavy"]
+    assert int(run["stdout"]) >= 29
+
+
+def test_store_spells_the_source_file_names_as_the_sources_do() -> None:
+    from mnemoscope.storage import store
+    from mnemoscope.storage.native.chroma_files import CHROMA_FILE
+    from mnemoscope.storage.native.memory_db import DB_NAME
+
+    assert (store.DB_NAME, store.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)
+
+
+def test_a_missing_sidecar_journal_is_read_without_sqlalchemy(tmp_path: Path) -> None:
+    run = loaded_after(f"""
+from pathlib import Path
+from mnemoscope.storage.journal import Journal
+journal = Journal.sidecar(Path({str(tmp_path)!r}), read_only=True)
+assert journal.read_setting('settings') is None
+assert journal.pending() == [] and journal.history() == [] and journal.count() == 0
+assert journal.next_to_undo() is None and journal.changes(1) == []
+journal.close()
+""")
+    assert "sqlalchemy" not in run["heavy"]
+    assert not (tmp_path / ".mnemoscope").exists()
+
+
+@pytest.mark.parametrize("fixture", ["markdown_only", "sqlite_only"])
+def test_a_store_without_chroma_never_loads_chromadb(fixture: str, request: pytest.FixtureRequest) -> None:
+    path = request.getfixturevalue(fixture)
+    for command in ("ls", "info"):
+        run = loaded_after(RUN_MAIN.format(argv=[command, str(path), "--json"]))
+        assert "chromadb" not in run["heavy"], (command, run["heavy"])
+        assert json.loads(run["stdout"])
