@@ -354,6 +354,14 @@ def page_after(source: Any, query: MemoryQuery, limit: int, offset: int, after: 
     return found[offset : offset + limit]
 
 
+def counts_by_columns(source: Any, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
+    """source.counts_by for several columns at once: in one query where the source can group by
+    all of them together (it has counts_by_columns), else one counts_by per column."""
+    if hasattr(source, "counts_by_columns"):
+        return dict(source.counts_by_columns(columns, query))
+    return {column: source.counts_by(column, query) for column in columns}
+
+
 def summed(dicts: Iterable[dict[Any, int]]) -> dict[Any, int]:
     total: dict[Any, int] = {}
     for d in dicts:

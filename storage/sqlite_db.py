@@ -7,17 +7,16 @@ import math
 import os
 import sqlite3
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
-from sqlalchemy.pool import QueuePool
+from typing import TYPE_CHECKING, Any
 
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
+
+if TYPE_CHECKING:  # SQLAlchemy loads with the first engine: reading a markdown or Chroma store needs none
+    from sqlalchemy.engine import Connection, Engine
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a statement waits for another program's lock before giving up: long beside an agent's
@@ -179,6 +178,10 @@ def peek_schema(path: Path) -> Schema:
 
 def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> Engine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.exc import DisconnectionError
+    from sqlalchemy.pool import QueuePool
+
     path = Path(path)
     # A small pool: a new connection reads the schema again and starts with a cold page cache
     # (milliseconds per call on a big file). An idle SQLite connection holds no lock, so pooled
@@ -260,10 +263,13 @@ def friendly_errors(path: Path) -> Iterator[None]:
     """Re-raise SQLite's environment errors as one readable StoreError."""
     try:
         yield
-    except (OperationalError, DBAPIError) as exc:
-        raise sqlite_error(path, exc.orig if exc.orig is not None else exc) from exc
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from exc
+    except Exception as exc:
+        sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")  # no engine, no SQLAlchemy error
+        if sqlalchemy_errors is None or not isinstance(exc, sqlalchemy_errors.DBAPIError):
+            raise
+        raise sqlite_error(path, exc.orig if exc.orig is not None else exc) from exc
     except UnicodeDecodeError:  # the driver decodes TEXT as UTF-8: a corrupt page gives garbage
         raise UnreadableStoreError(
             f"{Path(path).name} holds text that is not UTF-8 (a corrupt page?); it cannot be read."

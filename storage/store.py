@@ -1,30 +1,47 @@
-"""``open_store``: detect what a path holds and compose it into one MemoryStore."""
+"""``open_store``: detect what a path holds and compose it into one MemoryStore.
+
+The sources are imported when a path holds their kind of store, not with this module:
+listing a markdown folder does not load the SQLite source, and no store without a
+Chroma directory loads the Chroma one.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
 from .errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
 from .journal import INTERRUPTED, Journal
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
-from .native.markdown import MarkdownSource
-from .native.memory_db import DB_NAME, SqliteSource
-from .native.vectors import CHROMA_FILE, ChromaSource
-from .native.workspace import NativeWorkspace
 from .query import MemoryQuery
 from .salience import PromotionThresholds, SalienceModel
-from .source import Capabilities, Change, HistorySource, Source, merged_page, same_content, summed
-from .sqlite_db import is_sqlite_file
+from .source import (
+    Capabilities,
+    Change,
+    HistorySource,
+    Source,
+    counts_by_columns,
+    merged_page,
+    same_content,
+    summed,
+)
+
+if TYPE_CHECKING:
+    from .native.memory_db import SqliteSource
+    from .native.workspace import NativeWorkspace
 
 VECTORS_DIR = "vectors"
 SETTINGS_KEY = "settings"
+# memory_db.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
+# detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
+# the names agree).
+DB_NAME = "memory.db"
+CHROMA_FILE = "chroma.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,7 @@ class MemoryStore:
         self.read_only = read_only
         self.sources = sources
         self.journal = journal
-        self.workspace: NativeWorkspace | None = _first(sources, NativeWorkspace)
+        self.workspace: NativeWorkspace | None = _workspace_of(sources)
         self.settings = StoreSettings.from_dict(journal.read_setting(SETTINGS_KEY))
         vectors = self.workspace.vectors if self.workspace is not None else None
         if vectors is not None and self.settings.embedder:
@@ -262,8 +279,12 @@ class MemoryStore:
     def count(self, query: MemoryQuery = MemoryQuery()) -> int:
         return sum(s.count(query) for s in self.sources)
 
-    def page(self, query: MemoryQuery = MemoryQuery(), limit: int = 50, offset: int = 0) -> list[Memory]:
-        return merged_page(self.sources, query, limit, offset)
+    def page(
+        self, query: MemoryQuery = MemoryQuery(), limit: int = 50, offset: int = 0, after: Memory | None = None
+    ) -> list[Memory]:
+        """limit memories in the query's order from offset; with after, counted from the memory
+        after that one (the last row of the page before: a seek, as fast deep as at the top)."""
+        return merged_page(self.sources, query, limit, offset, after)
 
     def get(self, memory_id: str) -> Memory:
         memory = self.find(memory_id)
@@ -289,7 +310,9 @@ class MemoryStore:
     def counts(self, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, Any]:
         """How many memories the query matches (all statuses by default), per kind, channel,
         layer and status; every axis counts the same memories, copies once."""
-        axes = {axis: summed(s.counts_by(column, query) for s in self.sources) for axis, column in COUNT_AXES}
+        columns = [column for _axis, column in COUNT_AXES]
+        per_source = [counts_by_columns(s, columns, query) for s in self.sources]
+        axes = {axis: summed(counts[column] for counts in per_source) for axis, column in COUNT_AXES}
         return {**axes, "total": sum(axes["kinds"].values())}
 
     def info(self) -> dict[str, Any]:
@@ -370,6 +393,8 @@ class MemoryStore:
 
     @staticmethod
     def memory_row(content: str, **fields: Any) -> dict[str, Any]:
+        from .native.memory_db import SqliteSource
+
         return SqliteSource.memory_row(content, **fields)
 
     def add_session(self, session_id: str, **fields: Any) -> None:
@@ -423,8 +448,14 @@ def _source_key(source: Source) -> str:
     return source.kind.value if fmt in NATIVE_FORMATS else fmt
 
 
-def _first(sources: list[Source], cls: type) -> Any:
-    return next((s for s in sources if isinstance(s, cls)), None)
+def _workspace_of(sources: list[Source]) -> NativeWorkspace | None:
+    for source in sources:
+        if getattr(source, "format", "") == "mnemoscope":  # only then is the workspace module loaded
+            from .native.workspace import NativeWorkspace
+
+            if isinstance(source, NativeWorkspace):
+                return source
+    return None
 
 
 def detect(path: Path) -> dict[Kind, Path]:
@@ -437,12 +468,21 @@ def detect(path: Path) -> dict[Kind, Path]:
         elif path.name == CHROMA_FILE:
             found[Kind.CHROMA] = path.parent
         return found
-    if SqliteSource.detect(path):
-        found[Kind.SQLITE] = path / DB_NAME
-    if ChromaSource.detect(path / VECTORS_DIR):
-        found[Kind.CHROMA] = path / VECTORS_DIR
-    elif ChromaSource.detect(path):
-        found[Kind.CHROMA] = path
+    # Each source decides; its module is imported only where its file is present.
+    if (path / DB_NAME).is_file():
+        from .native.memory_db import SqliteSource
+
+        if SqliteSource.detect(path):
+            found[Kind.SQLITE] = path / DB_NAME
+    for chroma_dir in (path / VECTORS_DIR, path):
+        if (chroma_dir / CHROMA_FILE).is_file():
+            from .native.vectors import ChromaSource
+
+            if ChromaSource.detect(chroma_dir):
+                found[Kind.CHROMA] = chroma_dir
+                break
+    from .native.markdown import MarkdownSource
+
     if MarkdownSource.detect(path):
         found[Kind.MARKDOWN] = path
     return found
@@ -461,6 +501,8 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
             if found.get(kind) == claimed:
                 del found[kind]
     if not found and not matches:
+        from .sqlite_db import is_sqlite_file
+
         if path.is_file() and is_sqlite_file(path):
             raise UnreadableStoreError(
                 f"{path} is a SQLite database Mnemoscope does not recognise as a memory store."
@@ -473,9 +515,9 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
     root = path if path.is_dir() else path.parent
     opened: list[Any] = []
     try:
-        db = _opened(opened, partial(SqliteSource.open, read_only=read_only), found.get(Kind.SQLITE))
-        vectors = _opened(opened, partial(ChromaSource.open, read_only=read_only), found.get(Kind.CHROMA))
-        markdown = _opened(opened, MarkdownSource.open, found.get(Kind.MARKDOWN))
+        db = _opened(opened, _open_sqlite(read_only), found.get(Kind.SQLITE))
+        vectors = _opened(opened, _open_chroma(read_only), found.get(Kind.CHROMA))
+        markdown = _opened(opened, _open_markdown, found.get(Kind.MARKDOWN))
         for match in matches:
             opened.append(match.open())
     except StoreError:
@@ -484,6 +526,8 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
         raise
     sources: list[Source] = [s for s in opened if s not in (db, vectors, markdown)]
     if db or vectors or markdown:
+        from .native.workspace import NativeWorkspace
+
         sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
     journal = (
         Journal.in_database(db.engine, db.db_path)
@@ -501,6 +545,31 @@ def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | No
     return part
 
 
+# Each opener imports its source on the first call: a kind of store the path does not hold costs nothing.
+def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
+    def open_part(path: Path) -> Any:
+        from .native.memory_db import SqliteSource
+
+        return SqliteSource.open(path, read_only=read_only)
+
+    return open_part
+
+
+def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
+    def open_part(path: Path) -> Any:
+        from .native.vectors import ChromaSource
+
+        return ChromaSource.open(path, read_only=read_only)
+
+    return open_part
+
+
+def _open_markdown(path: Path) -> Any:
+    from .native.markdown import MarkdownSource
+
+    return MarkdownSource.open(path)
+
+
 def _journal_dir(root: Path, found: dict[Kind, Path], matches: list[Any]) -> Path:
     if Kind.MARKDOWN in found:
         return root
@@ -515,6 +584,10 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
+    from .native.memory_db import SqliteSource
+    from .native.vectors import ChromaSource
+    from .native.workspace import NativeWorkspace
+
     embedder = embedder or HashingEmbedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
     vectors = ChromaSource.create(root / VECTORS_DIR, embedder)

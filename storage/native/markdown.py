@@ -27,9 +27,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -55,6 +54,9 @@ from ..source import (
     revision_of,
     summed,
 )
+
+if TYPE_CHECKING:  # numpy loads when a file's keys are first needed: a command that only starts needs none
+    import numpy as np
 
 ROOT_FILES: dict[str, Layer] = {
     "IDENTITY.md": Layer.CORE,
@@ -315,6 +317,8 @@ class FileBlocks:
 
     def _with_keys(self, wanted: set[int] | None) -> dict[int, Block]:
         """Every block whose key is wanted (all when None), by index, numbered."""
+        import numpy as np
+
         keys = self.keys()
         if wanted is None:
             indices: list[int] = list(range(len(keys)))
@@ -330,6 +334,8 @@ class FileBlocks:
 
     def index_of(self, key: str) -> int | None:
         """The block whose key (with ~n) is key."""
+        import numpy as np
+
         digest, _, n = key.partition("~")
         occurrence = int(n) if n.isdigit() else 1
         if _with_occurrence(digest, occurrence) != key or not _HEX12.fullmatch(digest):
@@ -364,6 +370,8 @@ class FileBlocks:
         """A few of the (score, index) blocks that include the k best, highest score first and
         then lowest id: every block scored above the k-th score, and those at it whose key is
         one of the lowest keys there (repeats of one content come in whole)."""
+        import numpy as np
+
         if k <= 0:
             return []
         if len(scored) <= k:
@@ -418,6 +426,8 @@ def _content_digest(content: str) -> bytes:
 
 def _key_numbers(digests: bytes) -> np.ndarray:
     """The first 6 bytes (12 hex digits) of each 20-byte SHA-1 digest, as unsigned integers."""
+    import numpy as np
+
     count = len(digests) // 20
     padded = np.zeros((count, 8), np.uint8)
     padded[:, 2:] = np.frombuffer(digests, np.uint8).reshape(count, 20)[:, :6]
@@ -426,6 +436,8 @@ def _key_numbers(digests: bytes) -> np.ndarray:
 
 def _extremes(keys: np.ndarray, k: int, largest: bool) -> set[int]:
     """The distinct values among the k largest (or smallest) of keys."""
+    import numpy as np
+
     if k <= 0:
         return set()
     if k < len(keys):

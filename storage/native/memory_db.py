@@ -420,6 +420,24 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return {str(k): int(v) for k, v in conn.execute(stmt)}
 
+    def counts_by_columns(self, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
+        """counts_by for several columns from one GROUP BY of them all (one pass over the
+        status, channel, layer index for the sidebar's counts)."""
+        if not query.wants_kind(self.kind):
+            return {column: {} for column in columns}
+        grouped = [c for c in columns if c != "kind"]
+        stmt = select(*(schema.memories.c[c] for c in grouped), func.count()).where(*self._where(query))
+        out: dict[str, dict[str, int]] = {column: {} for column in columns}
+        total = 0
+        with friendly_errors(self.db_path), self.engine.connect() as conn:
+            for *values, n in conn.execute(stmt.group_by(*(schema.memories.c[c] for c in grouped))):
+                total += n
+                for column, value in zip(grouped, values, strict=True):
+                    out[column][str(value)] = out[column].get(str(value), 0) + n
+        if "kind" in columns:
+            out["kind"] = {self.kind.value: total}
+        return out
+
     def bin_counts(
         self, query: MemoryQuery, bin_format: str, group_by: str
     ) -> dict[tuple[str, str], int]:

@@ -39,6 +39,7 @@ from ..source import (
     Plan,
     PlanContext,
     Snapshot,
+    counts_by_columns,
     merged_page,
     prepare_writes,
     summed,
@@ -152,6 +153,10 @@ class NativeWorkspace:
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
         return summed(p.counts_by(column, query) for p in self.parts)
+
+    def counts_by_columns(self, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
+        per_part = [counts_by_columns(p, columns, query) for p in self.parts]
+        return {column: summed(counts[column] for counts in per_part) for column in columns}
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
         return summed(p.bin_counts(query, bin_format, group_by) for p in self.parts)

@@ -1002,8 +1002,12 @@ def worker(templates: Templates, work: str, indices: list[int], seed: int, log_p
     as one JSON line, so that the parent can tell which case hung or killed the process."""
     with contextlib.suppress(ValueError, OSError):  # a corrupt HNSW header must not eat the machine
         resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
-    import chromadb  # noqa: F401 - imported once, before the first case's clock starts
+    # Imported once, before the first case's clock starts (the CLI itself imports them lazily).
+    import chromadb  # noqa: F401
     import mnemoscope.app.cli  # noqa: F401
+    import mnemoscope.storage.curation  # noqa: F401
+    import mnemoscope.storage.native.workspace  # noqa: F401
+    import mnemoscope.storage.store  # noqa: F401
 
     with open(log_path, "a", buffering=1) as log:
         for index in indices:

@@ -145,3 +145,16 @@ def test_a_version_1_file_gets_the_page_indexes_when_opened_for_writing(tmp_path
         "ORDER BY updated_at DESC, id DESC LIMIT 50"))
     assert "ix_memories_status_updated" in plan and "TEMP B-TREE" not in plan
     con.close()
+
+
+@pytest.mark.parametrize("query", [MemoryQuery(), MemoryQuery(statuses=()), MemoryQuery(channels=("beta",))])
+def test_counts_of_several_columns_at_once_are_the_counts_of_each(tmp_path: Path, query: MemoryQuery) -> None:
+    _fill(tmp_path, 500)
+    (tmp_path / "MEMORY.md").write_text("- a note\n- another note\n", encoding="utf-8")
+    columns = ("kind", "channel", "layer", "status")
+    with open_store(tmp_path) as store:
+        db = store.workspace.db
+        assert db.counts_by_columns(columns, query) == {c: db.counts_by(c, query) for c in columns}
+        whole = store.workspace.counts_by_columns(columns, query)
+        assert whole == {c: store.workspace.counts_by(c, query) for c in columns}
+        assert store.counts(query)["total"] == store.count(query)
