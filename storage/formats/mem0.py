@@ -53,7 +53,9 @@ def is_mem0_chroma(chroma_dir: Path) -> bool:
         rows = read_only_rows(
             db,
             "SELECT count(DISTINCT key) FROM embedding_metadata WHERE key IN ('data', 'hash') "
-            "AND id IN (SELECT id FROM embedding_metadata WHERE key = 'hash' LIMIT 1)",
+            # string_value IS NOT NULL lets Chroma's (key, string_value) index find one: without it
+            # the subquery scans every metadata row (0.5 s at 100k records, on every open).
+            "AND id IN (SELECT id FROM embedding_metadata WHERE key = 'hash' AND string_value IS NOT NULL LIMIT 1)",
         )
     except sqlite3.Error:
         return False

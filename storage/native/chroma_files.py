@@ -10,6 +10,9 @@ Chroma's own client migrates, records and flushes on open: every ``info`` would 
   unpickler that builds plain containers only), overlaid with the operations still
   waiting in ``embeddings_queue`` (Chroma persists the index every ``sync_threshold`` writes).
 
+The HNSW graph itself (level-0 links in ``data_level0.bin``, upper levels in
+``link_lists.bin``) is read too, so that a vector search can walk it as Chroma does (Graph).
+
 Writing stays with chromadb (ChromaSource opens a client only for a write).
 """
 
@@ -18,10 +21,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import pickle
 import sqlite3
 import struct
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,12 +67,14 @@ class Vectors:
     """Every vector of one collection: ids[i] has matrix row i."""
 
     ids: list[str] = field(default_factory=list)
-    rows: list[Any] = field(default_factory=list)
+    rows: Any = field(default_factory=list)  # a list of vectors, or one 2-D array
 
     def matrix(self):
         import numpy as np
 
-        return np.vstack(self.rows).astype(np.float32) if self.rows else np.zeros((0, 0), np.float32)
+        if isinstance(self.rows, np.ndarray):
+            return np.ascontiguousarray(self.rows, dtype=np.float32)
+        return np.vstack(self.rows).astype(np.float32) if len(self.rows) else np.zeros((0, 0), np.float32)
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -107,13 +114,46 @@ class ChromaFiles:
         self.db = self.path / CHROMA_FILE
         self.may_recover = may_recover
         self._tables: set[str] | None = None
+        self._local = threading.local()
+        self._token_paths = [(str(self.db), self.db.name), (str(self.db) + "-wal", self.db.name + "-wal")]
+        self._hnsw: dict[str, tuple[Any, _Hnsw]] = {}
+        self._overlays: dict[str, tuple[Any, Any]] = {}  # collection id -> (files token, _overlay's answer)
+        self._arrays: tuple[str, bool] = ("", False)  # (files token, whether any record has a list value)
+        self._text_keys: dict[str, tuple[Any, list[str]]] = {}
 
     # -- SQLite ----------------------------------------------------------------------
+
+    def token(self) -> str:
+        """chroma.sqlite3's change token: files_token's, read with two stat calls."""
+        parts = []
+        for path, name in self._token_paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+        return "/".join(parts)
 
     def _connect(self) -> sqlite3.Connection:
         con = read_only_connection(self.db)
         con.create_function("mn_contains", 2, _contains, deterministic=True)
         return con
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One connection for every read of this thread inside the block (opening one, and
+        SQLite reading Chroma's schema, costs more than most of the queries); closed at its end."""
+        if getattr(self._local, "batching", False):
+            yield  # inside another batch: its connection
+            return
+        self._local.con = None
+        self._local.batching = True
+        try:
+            yield
+        finally:
+            con, self._local.con, self._local.batching = self._local.con, None, False
+            if con is not None:
+                con.close()
 
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         try:
@@ -121,10 +161,21 @@ class ChromaFiles:
         except sqlite3.OperationalError as exc:
             if "readonly" not in str(exc) or not self.may_recover:
                 raise
+        self._drop_batch_connection()
         self.recover()
         return self._rows(sql, params)
 
+    def _drop_batch_connection(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            self._local.con = None
+            con.close()
+
     def _rows(self, sql: str, params: Iterable[Any]) -> list[tuple]:
+        if getattr(self._local, "batching", False):
+            if self._local.con is None:
+                self._local.con = self._connect()
+            return self._local.con.execute(sql, tuple(params)).fetchall()
         con = self._connect()
         try:
             return con.execute(sql, tuple(params)).fetchall()
@@ -175,6 +226,10 @@ class ChromaFiles:
         return sorted(out, key=lambda c: c.name)
 
     def _description(self, sql: str) -> list[tuple]:
+        if getattr(self._local, "batching", False):
+            if self._local.con is None:
+                self._local.con = self._connect()
+            return list(self._local.con.execute(sql).description or [])
         con = self._connect()
         try:
             return list(con.execute(sql).description or [])
@@ -194,23 +249,31 @@ class ChromaFiles:
         final state of each record they touch (None: gone), and which of those exist before."""
         if not col.metadata_segment:
             return {}, set()
+        key = (self.token(), col.id)
+        if self._overlays.get(col.id, (None,))[0] == key:
+            return self._overlays[col.id][1]  # chroma.sqlite3 has not changed since: nor has its queue
+        found: tuple[dict[str, tuple[str | None, dict[str, Any]] | None], set[str]] = ({}, set())
         queued = self._queued(col, self._applied(col.metadata_segment))
-        if not queued:
-            return {}, set()
-        queued = _well_formed(queued, self.dimension(col))
-        base = self._stored(col, sorted({op.id for op in queued}))
-        states: dict[str, tuple[str | None, dict[str, Any]] | None] = dict(base)
-        for op in queued:
-            _apply_metadata(states, op.id, op.operation, op.metadata)
-        return states, set(base)
+        if queued:
+            queued = _well_formed(queued, self.dimension(col))
+            base = self._stored(col, sorted({op.id for op in queued}))
+            states: dict[str, tuple[str | None, dict[str, Any]] | None] = dict(base)
+            for op in queued:
+                _apply_metadata(states, op.id, op.operation, op.metadata)
+            found = (states, set(base))
+        self._overlays[col.id] = (key, found)
+        return found
 
-    def metadata(self, col: Collection) -> list[tuple[str, dict[str, Any]]]:
-        """(record id, metadata) of every record, in insertion order."""
+    def metadata(self, col: Collection, keys: Iterable[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """(record id, metadata) of every record, in insertion order; keys: only those keys
+        (every record is listed all the same)."""
+        wanted = sorted(set(keys) - {DOCUMENT_KEY}) if keys is not None else None
+        only = f"m.key IN ({','.join('?' * len(wanted))})" if wanted else "m.key <> ?"
         rows = self.rows(
             "SELECT e.id, e.embedding_id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value "
-            "FROM embeddings e LEFT JOIN embedding_metadata m ON m.id = e.id AND m.key <> ? "
+            f"FROM embeddings e LEFT JOIN embedding_metadata m ON m.id = e.id AND {only} "
             "WHERE e.segment_id = ? ORDER BY e.id",
-            [DOCUMENT_KEY, col.metadata_segment],
+            [*(wanted or [DOCUMENT_KEY]), col.metadata_segment],
         )
         by_row: dict[int, tuple[str, dict[str, Any]]] = {}
         for rowid, record_id, key, s, i, f, b in rows:
@@ -228,6 +291,31 @@ class ChromaFiles:
                 out.append((record_id, state[1]))
         out += [(rid, state[1]) for rid, state in overlay.items() if state is not None and rid not in before]
         return out
+
+    def pivot(self, col: Collection, keys: list[str]) -> list[tuple[Any, ...]] | None:
+        """(record id, then each key's value or None) of every record, in insertion order, folded
+        in SQL (one row per record, not one per value); None when records carry list values under
+        these keys or have operations still queued (read them through metadata())."""
+        if self._overlay(col)[0]:
+            return None
+        if "embedding_metadata_array" in self.tables():
+            marks = ",".join("?" * len(keys))
+            if self.rows(f"SELECT EXISTS (SELECT 1 FROM embedding_metadata_array WHERE key IN ({marks}))", keys)[0][0]:
+                return None
+        # A flag comes back as a one-byte blob, so that True stays apart from 1 (as _value keeps it).
+        value = (
+            "CASE WHEN m.bool_value IS NOT NULL THEN CASE WHEN m.bool_value THEN X'01' ELSE X'00' END "
+            "ELSE coalesce(m.int_value, m.float_value, m.string_value) END"
+        )
+        columns = ", ".join(f"max(CASE WHEN m.key = ? THEN {value} END)" for _ in keys)
+        sql = (
+            f"SELECT e.embedding_id, {columns} FROM embeddings e NOT INDEXED "
+            "LEFT JOIN embedding_metadata m ON m.id = e.id WHERE e.segment_id = ? GROUP BY e.id ORDER BY e.id"
+        )
+        return [
+            (row[0], *(bool(v[0]) if isinstance(v, bytes) else v for v in row[1:]))
+            for row in self.rows(sql, [*keys, col.metadata_segment])
+        ]
 
     def records(self, col: Collection, record_ids: list[str]) -> dict[str, tuple[str | None, dict[str, Any]]]:
         """Document and metadata of each record that exists, by id."""
@@ -268,15 +356,20 @@ class ChromaFiles:
     def _merge_arrays(self, col: Collection, by_row: dict[int, tuple[str, dict[str, Any]]], rowids: list[int] | None):
         if "embedding_metadata_array" not in self.tables():
             return
-        sql = (
-            "SELECT a.id, a.key, a.string_value, a.int_value, a.float_value, a.bool_value "
-            "FROM embedding_metadata_array a JOIN embeddings e ON e.id = a.id WHERE e.segment_id = ?"
-        )
+        token = self.token()
+        if self._arrays[0] != token:
+            self._arrays = (token, bool(self.rows("SELECT EXISTS (SELECT 1 FROM embedding_metadata_array)")[0][0]))
+        if not self._arrays[1]:
+            return
+        columns = "SELECT a.id, a.key, a.string_value, a.int_value, a.float_value, a.bool_value FROM embedding_metadata_array a "
         chunks: Iterable[list[int]] = [[]] if rowids is None else _chunks(rowids)
         for chunk in chunks:
-            extra = f" AND a.id IN ({','.join('?' * len(chunk))})" if chunk else ""
+            if chunk:  # rows of the segment already: looked up by id, not by scanning the segment
+                sql, params = columns + f"WHERE a.id IN ({','.join('?' * len(chunk))})", list[Any](chunk)
+            else:
+                sql, params = columns + "JOIN embeddings e ON e.id = a.id WHERE e.segment_id = ?", [col.metadata_segment]
             arrays: dict[tuple[int, str], list[Any]] = {}
-            for rowid, key, s, i, f, b in self.rows(sql + extra + " ORDER BY a.rowid", [col.metadata_segment, *chunk]):
+            for rowid, key, s, i, f, b in self.rows(sql + " ORDER BY a.rowid", params):
                 arrays.setdefault((rowid, key), []).append(_value(s, i, f, b))
             for (rowid, key), values in arrays.items():
                 if rowid in by_row:
@@ -298,14 +391,101 @@ class ChromaFiles:
                 found.add(record_id)
         return found
 
+    def keyword_hits(
+        self, col: Collection, words: list[str], text_keys: Iterable[str]
+    ) -> Generator[tuple[str, int], None, None]:
+        """(record id, how many of words its document or text-bearing metadata contains, ignoring
+        case; a word given twice counts twice) for every record with a hit, most hits first, then
+        by id: one pass of SQL, streamed. Records with queued operations are left to the caller
+        (queued_states)."""
+        keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
+        if not keys:
+            return
+        columns, params = [], []
+        for i, word in enumerate(words):
+            needle = word.casefold()
+            if needle.isascii():
+                # ASCII text: LIKE folds ASCII case exactly as casefold does; other text goes to Python.
+                pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                columns.append(
+                    f"CASE WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) "
+                    f"THEN m.string_value LIKE ? ESCAPE '\\' ELSE mn_contains(m.string_value, ?) END AS c{i}"
+                )
+                params += [pattern, needle]
+            else:
+                columns.append(f"mn_contains(m.string_value, ?) AS c{i}")
+                params.append(needle)
+        if len(keys) == 1:  # one text per record (a record holds one value per key): no grouping
+            total = " + ".join(f"coalesce(x.c{i}, 0)" for i in range(len(words)))
+            group = ""
+        else:
+            total = " + ".join(f"coalesce(max(x.c{i}), 0)" for i in range(len(words)))
+            group = "GROUP BY e.id "
+        sql = (
+            f"SELECT e.embedding_id, {total} AS hits FROM ("
+            f"SELECT m.id AS id, {', '.join(columns)} FROM embedding_metadata m "
+            f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL"
+            f") x JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? {group}"
+            f"{'HAVING' if group else 'AND'} hits > 0 ORDER BY hits DESC, e.embedding_id"
+        )
+        all_params = [*params, *keys, col.metadata_segment]
+        try:
+            yield from self._stream(sql, all_params)
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) or not self.may_recover:
+                raise
+            self.recover()
+            yield from self._stream(sql, all_params)
+
+    def _keys_present(self, col: Collection, keys: list[str]) -> list[str]:
+        """Those of keys some record holds text under (each looked up in Chroma's index)."""
+        token = self.token()
+        cached = self._text_keys.get(col.id)
+        if cached is not None and cached[0] == (token, tuple(keys)):
+            return cached[1]
+        present = [
+            key for key in keys
+            if self.rows("SELECT 1 FROM embedding_metadata WHERE key = ? AND string_value IS NOT NULL LIMIT 1", [key])
+        ]
+        self._text_keys[col.id] = ((token, tuple(keys)), present)
+        return present
+
+    def _stream(self, sql: str, params: list[Any]) -> Generator[tuple, None, None]:
+        con = self._connect()  # its own: the caller may read other rows while it streams
+        try:
+            yield from con.execute(sql, params)
+        finally:
+            con.close()
+
+    def queued_states(self, col: Collection) -> dict[str, tuple[str | None, dict[str, Any]] | None]:
+        """The final (document, metadata) of each record that queued operations touch (None: gone)."""
+        return self._overlay(col)[0]
+
     # -- vectors ---------------------------------------------------------------------
 
     def _persisted(self, col: Collection) -> tuple[_Hnsw | None, int]:
         """The collection's persisted HNSW index, and the last queue operation it holds."""
         if not col.vector_segment or not (self.path / col.vector_segment / "header.bin").is_file():
             return None, 0
-        hnsw = _Hnsw(self.path / col.vector_segment, normalized=col.space == "cosine")
-        return hnsw, self._applied(col.vector_segment)
+        folder = self.path / col.vector_segment
+        stamp = (_stamp(folder), col.space)
+        cached = self._hnsw.get(col.vector_segment)
+        if cached is None or cached[0] != stamp:
+            cached = self._hnsw[col.vector_segment] = (stamp, _Hnsw(folder, normalized=col.space == "cosine"))
+        return cached[1], self._applied(col.vector_segment)
+
+    def graph(self, col: Collection) -> tuple[Graph | None, list[str | None], int]:
+        """The collection's persisted HNSW graph (None: none, or one Mnemoscope cannot walk), the
+        record id of each of its elements (None: deleted), and the last queue operation it holds."""
+        hnsw, persisted = self._persisted(col)
+        if hnsw is None or not hnsw.header.count:
+            return None, [], persisted
+        graph = hnsw.graph(col.space)
+        return graph, hnsw.element_ids(), persisted
+
+    def queued_ids(self, col: Collection, after: int) -> set[str]:
+        """The records queued operations after ``after`` touch."""
+        return {op.id for op in self._queued(col, after)}
 
     def _applied(self, segment: str | None) -> int:
         """The last queue operation a segment holds."""
@@ -376,20 +556,34 @@ class ChromaFiles:
         return None
 
     def vectors(self, col: Collection) -> Vectors:
-        """Every vector of the collection as the client would return it."""
+        """Every vector of the collection as the client would return it: the persisted index read
+        as one array, with the queued operations applied over it."""
+        import numpy as np
+
         hnsw, persisted = self._persisted(col)
-        by_id: dict[str, Any] = dict(hnsw.items()) if hnsw else {}
+        base_ids, base = hnsw.every() if hnsw else ([], None)
+        position = {record_id: i for i, record_id in enumerate(base_ids)}
+        changed: dict[str, Any] = {}  # record id -> its vector now (None: deleted)
         for op in _well_formed(self._queued(col, persisted), self.dimension(col, hnsw)):
-            _apply(by_id, op)
+            present = {op.id: changed[op.id]} if op.id in changed else {op.id: True} if op.id in position else {}
+            present = {k: v for k, v in present.items() if v is not None}
+            _apply(present, op)
+            changed[op.id] = present.get(op.id)
         live = {r[0] for r in self.rows("SELECT embedding_id FROM embeddings WHERE segment_id = ?", [col.metadata_segment])}
         for record_id, state in self._overlay(col)[0].items():
             (live.discard if state is None else live.add)(record_id)
-        out = Vectors()
-        for record_id, vector in by_id.items():
-            if record_id in live:
-                out.ids.append(record_id)
-                out.rows.append(vector)
-        return out
+        keep = [i for i, record_id in enumerate(base_ids) if record_id in live and record_id not in changed]
+        ids = [base_ids[i] for i in keep]
+        parts = [base if len(keep) == len(base_ids) else base[keep]] if base is not None and keep else []
+        extra = [(rid, v) for rid, v in changed.items() if v is not None and v is not True and rid in live]
+        if base is not None:
+            extra += [(rid, base[position[rid]]) for rid, v in changed.items() if v is True and rid in live]
+        if extra:
+            ids += [rid for rid, _ in extra]
+            parts.append(np.vstack([np.asarray(v, dtype=np.float32) for _, v in extra]))
+        if not parts:
+            return Vectors()
+        return Vectors(ids, np.vstack(parts) if len(parts) > 1 else parts[0])
 
     def vector(self, col: Collection, record_id: str) -> list[float] | None:
         """One record's vector, without reading the others."""
@@ -501,6 +695,10 @@ class _Header:
     size: int  # bytes per element: its links, then its vector, then its 8-byte label
     data_at: int
     label_at: int
+    max_level: int = 0
+    entry: int = 0  # the element a search starts from
+    max_m: int = 0  # links per element on levels above 0
+    max_m0: int = 0  # links per element on level 0
 
     @property
     def dimension(self) -> int:
@@ -510,10 +708,12 @@ class _Header:
     def read(cls, folder: Path) -> _Header:
         path = folder / "header.bin"
         try:
-            (version, _level0, capacity, count, size, label_at, data_at, *_rest) = _HEADER.unpack_from(path.read_bytes())
+            (version, _level0, capacity, count, size, label_at, data_at, max_level, entry, max_m, max_m0, *_rest) = (
+                _HEADER.unpack_from(path.read_bytes())
+            )
         except (OSError, struct.error) as exc:
             raise UnreadableStoreError(f"{path} is not an HNSW header ({exc}).") from None
-        header = cls(capacity, count, size, data_at, label_at)
+        header = cls(capacity, count, size, data_at, label_at, max_level, entry, max_m, max_m0)
         if version != 1 or not header.consistent():
             raise UnreadableStoreError(
                 f"{path} is damaged or in a layout Mnemoscope does not know (format {version}, {count} of "
@@ -552,6 +752,9 @@ class _Hnsw:
             stored = np.fromfile(folder / "length.bin", dtype=np.float32)
             self._lengths = stored[:count] if stored.size >= count else None
         self._to_id = _label_to_id(folder / "index_metadata.pickle") if count else {}
+        self._label_column: Any = None
+        self._rows_of: dict[str, list[int]] | None = None
+        self._graph: Graph | None | bool = None
 
     def _row(self, i: int) -> Any:
         import numpy as np
@@ -562,10 +765,34 @@ class _Hnsw:
     def _labels(self) -> Any:
         import numpy as np
 
-        return np.ascontiguousarray(self._elements[:, self._label]).view(np.uint64).ravel()
+        if self._label_column is None:
+            self._label_column = np.ascontiguousarray(self._elements[:, self._label]).view(np.uint64).ravel()
+        return self._label_column
 
     def _live(self, i: int) -> bool:
         return not int(self._elements[i, 2]) & 1  # hnswlib's delete mark
+
+    def every(self) -> tuple[list[str], Any]:
+        """The ids and vectors (one array, a row each) of every live element with a known id."""
+        import numpy as np
+
+        count = self.header.count
+        if not count:
+            return [], np.zeros((0, self.header.dimension), np.float32)
+        labels = self._labels().tolist()
+        live = (self._elements[:, 2] & 1) == 0
+        rows, ids = [], []
+        for i, label in enumerate(labels):
+            record_id = self._to_id.get(int(label))
+            if record_id is not None and live[i]:
+                rows.append(i)
+                ids.append(record_id)
+        matrix = np.ascontiguousarray(self._elements[:, self._data]).view(np.float32)
+        if len(rows) < count:
+            matrix = matrix[rows]
+        if self._lengths is not None:
+            matrix *= self._lengths[rows][:, None]
+        return ids, matrix
 
     def items(self) -> Iterator[tuple[str, Any]]:
         for i, label in enumerate(self._labels()):
@@ -574,14 +801,153 @@ class _Hnsw:
                 yield record_id, self._row(i)
 
     def vector(self, record_id: str) -> Any:
+        if self._rows_of is None:
+            rows_of: dict[str, list[int]] = {}
+            for i, label in enumerate(self._labels().tolist()):
+                found = self._to_id.get(int(label))
+                if found is not None:
+                    rows_of.setdefault(found, []).append(i)
+            self._rows_of = rows_of
+        live = [i for i in self._rows_of.get(record_id, ()) if self._live(i)]
+        return self._row(live[0]) if live else None
+
+    def element_ids(self) -> list[str | None]:
+        """Each element's record id (None: marked deleted, or no id)."""
+        live = ((self._elements[:, 2] & 1) == 0).tolist() if self.header.count else []
+        return [self._to_id.get(int(label)) if ok else None for label, ok in zip(self._labels().tolist(), live, strict=True)]
+
+    def graph(self, space: str) -> Graph | None:
+        if self._graph is None:
+            try:
+                self._graph = Graph(self, space)
+            except (OSError, ValueError, UnreadableStoreError):
+                self._graph = False
+        return self._graph if isinstance(self._graph, Graph) else None
+
+
+class Graph:
+    """A persisted chroma-hnswlib graph, searched as hnswlib searches it: greedy descent through
+    the upper levels, then a best-first search of level 0 that keeps the ef closest elements;
+    here several candidates are expanded per step (numpy per step, not per link), which looks at a
+    few more elements than hnswlib and finds at least as good a result."""
+
+    def __init__(self, hnsw: _Hnsw, space: str) -> None:
         import numpy as np
 
-        labels = [label for label, rid in self._to_id.items() if rid == record_id]
-        if not labels:
-            return None
-        hits = np.flatnonzero(self._labels() == np.uint64(labels[0]))
-        live = [int(i) for i in hits if self._live(int(i))]
-        return self._row(live[0]) if live else None
+        header = hnsw.header
+        count = header.count
+        if header.max_m0 <= 0 or 4 + 4 * header.max_m0 > header.data_at or not 0 <= header.entry < count:
+            raise ValueError("no level-0 links where the header says")
+        self.space = space
+        elements = hnsw._elements
+        self.vectors = np.ascontiguousarray(elements[:, hnsw._data]).view(np.float32)  # as hnswlib compares them
+        self.links0 = np.ascontiguousarray(elements[:, 4 : 4 + 4 * header.max_m0]).view(np.uint32).astype(np.int64)
+        counts = np.ascontiguousarray(elements[:, 0:2]).view(np.uint16).ravel().astype(np.int64)
+        self.links0[np.arange(header.max_m0)[None, :] >= counts[:, None]] = -1
+        if (self.links0 >= count).any():
+            raise ValueError("a level-0 link points past the last element")
+        self.entry, self.max_level = header.entry, header.max_level
+        self.upper = self._upper_links(hnsw.folder / "link_lists.bin", header) if header.max_level > 0 else {}
+
+    @staticmethod
+    def _upper_links(path: Path, header: _Header) -> dict[int, Any]:
+        """Each element's links on levels 1 and up: element -> array (level - 1, links)."""
+        import numpy as np
+
+        data = path.read_bytes()
+        per_level = 4 + 4 * header.max_m
+        upper: dict[int, Any] = {}
+        at = 0
+        for element in range(header.count):
+            (size,) = struct.unpack_from("<I", data, at)
+            at += 4
+            if size:
+                if size % per_level or at + size > len(data):
+                    raise ValueError("link_lists.bin does not hold whole link lists")
+                lists = np.frombuffer(data, dtype=np.uint32, count=size // 4, offset=at).reshape(-1, per_level // 4)
+                counts = lists[:, 0] & 0xFFFF
+                links = lists[:, 1:].astype(np.int64)
+                links[np.arange(header.max_m)[None, :] >= counts[:, None]] = -1
+                upper[element] = links
+                at += size
+        return upper
+
+    def distances(self, rows: Any, q: Any) -> Any:
+        if self.space == "l2":
+            diff = self.vectors[rows] - q
+            return (diff * diff).sum(axis=1)
+        return 1.0 - self.vectors[rows] @ q
+
+    def search(self, q: Any, ef: int, eligible: Any, k: int, step: int = 8) -> tuple[Any, Any]:
+        """The k closest eligible elements hnswlib's search with this ef would consider (and their
+        distances), closest first. q: normalized for a cosine space."""
+        import numpy as np
+
+        current = self.entry
+        best = float(self.distances([current], q)[0])
+        for level in range(self.max_level, 0, -1):
+            moved = True
+            while moved:
+                moved = False
+                lists = self.upper.get(current)
+                if lists is None or level - 1 >= len(lists):
+                    break
+                links = lists[level - 1]
+                links = links[links >= 0]
+                if len(links):
+                    d = self.distances(links, q)
+                    j = int(d.argmin())
+                    if d[j] < best:
+                        best, current, moved = float(d[j]), int(links[j]), True
+        visited = np.zeros(len(self.vectors), dtype=bool)
+        first = np.empty(len(self.vectors), dtype=np.int64)
+        visited[current] = True
+        pool = np.array([current])
+        pool_d = np.array([best], dtype=np.float64)
+        done = np.zeros(1, dtype=bool)
+        seen, seen_d = [pool], [pool_d]
+        while True:
+            waiting = np.flatnonzero(~done)
+            if not len(waiting):
+                break
+            if len(waiting) > step:
+                waiting = waiting[np.argpartition(pool_d[waiting], step - 1)[:step]]
+            done[waiting] = True
+            links = self.links0[pool[waiting]].ravel()
+            links = links[links >= 0]
+            links = links[~visited[links]]
+            if not len(links):
+                continue
+            visited[links] = True
+            if len(waiting) > 1:  # two expanded elements may share a neighbour: keep its first mention
+                order = np.arange(len(links))
+                first[links[::-1]] = order[::-1]
+                links = links[first[links] == order]
+            d = self.distances(links, q).astype(np.float64)
+            seen.append(links)
+            seen_d.append(d)
+            pool, pool_d, done = np.concatenate([pool, links]), np.concatenate([pool_d, d]), np.concatenate([done, np.zeros(len(links), dtype=bool)])
+            if len(pool) > ef:
+                keep = np.argpartition(pool_d, ef - 1)[:ef]
+                pool, pool_d, done = pool[keep], pool_d[keep], done[keep]
+        found, found_d = np.concatenate(seen), np.concatenate(seen_d)
+        keep = eligible[found]
+        found, found_d = found[keep], found_d[keep]
+        head = np.lexsort((found, found_d))[:k]
+        return found[head], found_d[head]
+
+
+def _stamp(folder: Path) -> tuple:
+    """When and how big each file of an HNSW segment is (the index is read again when one changes)."""
+    out: list[tuple[int, int, int] | None] = []
+    for name in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"):
+        try:
+            st = (folder / name).stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
 
 
 def _value(s: Any, i: Any, f: Any, b: Any) -> Any:

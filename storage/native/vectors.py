@@ -1,9 +1,19 @@
 """A Chroma persistent directory: every collection's records as memories.
 
 Reading goes through ChromaFiles (the directory's files, opened read-only); chromadb's
-client, which writes on open, is started only for the first write. Ordering is done on a
-metadata-only index of each collection, refreshed when the directory's change token moves;
-documents are fetched only for the requested page.
+client, which writes on open, is started only for the first write (and chromadb is imported
+only then).
+
+- Filtering, ordering and counting read an index of each collection: a few numpy columns per
+  record (status, layer, channel, times, salience, flags), folded out of chroma.sqlite3 in one
+  SQL pass, kept until the directory's change token moves, and kept in the user's cache folder
+  (never in the store) so that the next open of an unchanged directory loads it. Memory objects
+  are built only for the rows a call returns, with their documents fetched for those rows.
+- Keyword search is one SQL pass per collection (LIKE where it folds case as casefold does),
+  ranked in SQL and stopped at the k-th record the filters keep.
+- Vector search compares every vector (exact) in small collections; in big ones it walks
+  Chroma's own persisted HNSW graph as hnswlib does, then applies the filters to what it found
+  (a pre-filter would read every record's metadata first).
 """
 
 from __future__ import annotations
@@ -12,12 +22,16 @@ import contextlib
 import copy
 import functools
 import hashlib
+import io
 import json
 import os
 import sqlite3
 import tempfile
+import threading
 import uuid
+import zipfile
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -37,7 +51,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
-from ..query import MemoryQuery, sort_key
+from ..query import MemoryQuery, Order
 from ..source import (
     DELETE,
     EDIT,
@@ -52,12 +66,10 @@ from ..source import (
     PlanContext,
     Snapshot,
     bin_by,
-    count_by,
-    revision_of,
     same_record,
 )
-from ..sqlite_db import files_token, is_sqlite_file
-from ..timeutil import parse_time, utcnow
+from ..sqlite_db import is_sqlite_file
+from ..timeutil import as_utc, parse_time, utcnow
 from .chroma_files import CHROMA_FILE, ChromaFiles, Collection
 from .memory_db import parse_layer, parse_status
 
@@ -196,7 +208,10 @@ def _chroma_refusal(what: str, *, only_its_own: bool = False) -> Iterator[None]:
 
 def check_chroma_dir(path: Path, *, may_recover: bool = True) -> ChromaFiles:
     """The directory's files, once they read as a Chroma database."""
-    files = ChromaFiles(Path(path), may_recover=may_recover)
+    return _checked(ChromaFiles(Path(path), may_recover=may_recover))
+
+
+def _checked(files: ChromaFiles) -> ChromaFiles:
     if not is_sqlite_file(files.db):
         raise UnreadableStoreError(f"{files.db} is not a Chroma database (not SQLite, or truncated).")
     try:
@@ -207,6 +222,23 @@ def check_chroma_dir(path: Path, *, may_recover: bool = True) -> ChromaFiles:
     if missing:
         raise UnreadableStoreError(f"{files.db} is not a Chroma database (no {', '.join(sorted(missing))} table).")
     return files
+
+
+def _batched(method: Any) -> Any:
+    """Run a read of the directory on one SQLite connection (see ChromaFiles.batch)."""
+
+    @functools.wraps(method)
+    def batched(self: ChromaSource, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self._call_token, "value", None) is not None:
+            return method(self, *args, **kwargs)
+        with self.files.batch():
+            self._call_token.value = self.change_token()  # one read of the files' state per call
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._call_token.value = None
+
+    return batched
 
 
 class RecordReading:
@@ -238,6 +270,8 @@ class ChromaSource:
     ):
         self.files = files
         self.path = self.root = files.path
+        self._call_token = threading.local()  # the change token while a read runs (see _batched)
+        self._call_token.value = None
         self.read_only_reason = read_only_reason
         self.reading = reading or RecordReading()
         self._client: Any = None
@@ -245,8 +279,15 @@ class ChromaSource:
         self._sound: dict[str, str] = {}  # collection -> change token its files were last found sound at
         self._collections: dict[str, Collection] = {}
         self._collections_token = ""
-        self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}
-        self._vectors: dict[str, tuple[str, Any]] = {}
+        self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}  # full metadata (mem0 asks)
+        self._columns: dict[str, _Index] = {}
+        self._vectors: dict[str, tuple[str, list[str], Any, Any, Any]] = {}
+        self._graphs: dict[str, tuple[str, Any]] = {}
+        self._label_text: str | None = None
+        self._filters: dict[tuple[str, str, tuple[Any, ...]], Any] = {}  # rows of the vector matrix a filter keeps
+        self._eligible: tuple[Any, ...] = (None,)  # the graph elements the last filter kept
+        self._recent: dict[str, Memory] = {}  # the last vector search's hits, as get() returns them
+        self._recent_token = ""
         self._mirrors_hidden = False
         self.embedder_override: Embedder | None = None
         self._refresh_collections()
@@ -270,9 +311,11 @@ class ChromaSource:
     @classmethod
     def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False) -> ChromaSource:
         linked = Path(path).is_symlink() or (Path(path) / CHROMA_FILE).is_symlink()
-        files = check_chroma_dir(path, may_recover=not (read_only or linked))  # no rollback through a link
-        reason = write_refusal(files) or ("opened read-only" if read_only else "") or _link_out_of(Path(path))
-        return cls(files, read_only_reason=reason, reading=reading)
+        files = ChromaFiles(Path(path), may_recover=not (read_only or linked))  # no rollback through a link
+        with files.batch():
+            _checked(files)
+            reason = write_refusal(files) or ("opened read-only" if read_only else "") or _link_out_of(Path(path))
+            return cls(files, read_only_reason=reason, reading=reading)
 
     @classmethod
     def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
@@ -290,6 +333,11 @@ class ChromaSource:
 
     def close(self) -> None:
         self._index.clear()
+        self._columns.clear()
+        self._graphs.clear()
+        self._filters.clear()
+        self._eligible = (None,)
+        self._recent.clear()
         self._vectors.clear()
         self._writers.clear()
         self._sound.clear()
@@ -379,6 +427,7 @@ class ChromaSource:
             reembed=not self.read_only_reason,
         )
 
+    @_batched
     def problems(self) -> list[str]:
         """Queued operations Chroma's client could not apply: reading leaves them out, writing is refused."""
         return [
@@ -391,7 +440,7 @@ class ChromaSource:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
 
     def change_token(self) -> str:
-        return "chroma:" + files_token(self.path / CHROMA_FILE)
+        return getattr(self._call_token, "value", None) or "chroma:" + self.files.token()
 
     # -- collections and embedders --------------------------------------------------
 
@@ -428,6 +477,44 @@ class ChromaSource:
 
     # -- the metadata index ---------------------------------------------------------------
 
+    def _index_of(self, name: str) -> _Index:
+        """The collection's records as columns for filtering and ordering (no Memory objects),
+        kept until the directory's change token moves; also kept in the user's cache folder, so
+        that the next open of an unchanged directory reads it instead of every record."""
+        token = self.change_token()
+        cached = self._columns.get(name)
+        if cached is not None and cached.token == token:
+            return cached
+        col = self.collection_info(name)
+        key = _index_cache_key(self.files.db, col.id, type(self.reading))
+        found = _INDEXES.get(key)
+        if found is None or found.token != token:
+            found = _Index.load(key, token)
+        if found is None:
+            found = self._read(lambda: self._build_index(name, col, token))
+            found.save(key)
+        _INDEXES[key] = found
+        while len(_INDEXES) > _INDEXES_KEPT:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        self._columns[name] = found
+        return found
+
+    def _build_index(self, name: str, col: Collection, token: str) -> _Index:
+        plain = type(self.reading).memory is RecordReading.memory
+        builder = _IndexBuilder(token)
+        rows = self.files.pivot(col, list(_INDEX_KEYS)) if plain else None
+        if rows is not None:
+            for record_id, *values in rows:
+                builder.add(record_id, {k: v for k, v in zip(_INDEX_KEYS, values, strict=True) if v is not None}, None)
+            return builder.index()
+        entries = self.files.metadata(col, _INDEX_KEYS if plain else None)
+        for record_id, meta in entries:
+            if plain:
+                builder.add(record_id, meta, None)
+            else:
+                builder.add(record_id, meta, self._summary(name, record_id, meta))
+        return builder.index()
+
     def _entries(self, name: str) -> list[tuple[str, dict[str, Any]]]:
         if not self._mirrors_hidden:
             return self._every_entry(name)
@@ -457,68 +544,122 @@ class ChromaSource:
         return self.reading.memory(self._record_memory(name, record_id, "", meta), meta, full=False)
 
     def _memory(
-        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None
+        self,
+        name: str,
+        record_id: str,
+        document: str | None,
+        meta: dict[str, Any],
+        snap: Snapshot | None,
+        embedding: Any = None,
     ) -> Memory:
-        return self.reading.memory(self._record_memory(name, record_id, document, meta, snap), meta, full=True)
+        """The full memory; with snap, its revision: the record's document and metadata, and the
+        exact bytes of its embedding."""
+        revision = _revision(snap, embedding) if snap is not None else ""
+        return self.reading.memory(self._record_memory(name, record_id, document, meta, revision), meta, full=True)
 
-    def _matching(self, query: MemoryQuery) -> list[Memory]:
-        if not query.wants_kind(self.kind):
-            return []
-        contains_ids: set[str] | None = None
-        out: list[Memory] = []
-        for name in self.collections():
-            if query.contains:
-                contains_ids = self._ids_containing(name, query.contains)
-            for record_id, meta in self._entries(name):
-                if contains_ids is not None and record_id not in contains_ids:
-                    continue
-                m = self._summary(name, record_id, meta)
-                if query.channels and m.channel not in query.channels:
-                    continue
-                if query.layers and m.layer not in query.layers:
-                    continue
-                if query.statuses and m.status not in query.statuses:
-                    continue
-                if query.since and m.created_at < query.since:
-                    continue
-                if query.until and m.created_at >= query.until:
-                    continue
-                out.append(m)
-        return out
+    def _mask(
+        self, index: _Index, query: MemoryQuery, name: str, *, contains: bool = True, mirrors: bool = False
+    ) -> Any:
+        """Which of the collection's records the query's filters keep (None: all of them);
+        mirrors: keep vector copies of memory.db memories even where they are not listed."""
+        import numpy as np
+
+        mask = None
+
+        def both(more: Any) -> None:
+            nonlocal mask
+            mask = more if mask is None else mask & more
+
+        if self._mirrors_hidden and not mirrors and index.mirror.any():
+            both(~index.mirror)
+        if query.channels:
+            both(_one_of(index.channel, [i for i, c in enumerate(index.channels) if c in set(query.channels)]))
+        if query.layers:
+            both(_one_of(index.layer, [_LAYERS.index(layer) for layer in set(query.layers)]))
+        if query.statuses and set(query.statuses) != set(_STATUSES):
+            both(_one_of(index.status, [_STATUSES.index(status) for status in set(query.statuses)]))
+        if query.since or query.until:
+            created = index.times("created")
+            if query.since:
+                both(created >= _micros(query.since))
+            if query.until:
+                both(created < _micros(query.until))
+        if contains and query.contains:
+            position = index.position()
+            hits = np.zeros(len(index), dtype=bool)
+            hits[[position[i] for i in self._ids_containing(name, query.contains) if i in position]] = True
+            both(hits)
+        return mask
+
+    def _selected(self, name: str, query: MemoryQuery) -> tuple[_Index, Any]:
+        """The collection's index and the positions the query keeps, in the query's order."""
+        index = self._index_of(name)
+        mask = self._mask(index, query, name)
+        order = index.order(query.order)
+        chosen = order if mask is None else order[mask[order]]
+        return index, chosen[::-1] if query.descending else chosen
 
     def _ids_containing(self, name: str, needle: str) -> set[str]:
         """Records whose document, or text kept in metadata (mem0's "data"), contains
         needle, case-insensitively (Chroma's $contains is case-sensitive)."""
         return self._read(lambda: self.files.ids_containing(self.collection_info(name), needle, TEXT_KEYS))
 
+    @_batched
     def count(self, query: MemoryQuery) -> int:
-        return len(self._matching(query))
+        if not query.wants_kind(self.kind):
+            return 0
+        total = 0
+        for name in self.collections():
+            index = self._index_of(name)
+            mask = self._mask(index, query, name)
+            total += len(index) if mask is None else int(mask.sum())
+        return total
 
+    @_batched
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        found = sorted(self._matching(query), key=sort_key(query.order), reverse=query.descending)
-        return self._with_documents(found[offset : offset + limit])
+        if not query.wants_kind(self.kind) or limit <= 0:
+            return []
+        names = self.collections()
+        if len(names) == 1:
+            index, chosen = self._selected(names[0], query)
+            window = chosen[offset : offset + limit]
+            return self._with_documents([(names[0], i) for i in index.ids_at(window)])
+        # Several collections: each one's first offset + limit, merged by (sort value, memory id).
+        candidates = []
+        for name in names:
+            index, chosen = self._selected(name, query)
+            head = chosen[: offset + limit]
+            values = index.values(query.order)[head].tolist()
+            candidates += [(v, record_id_for(name, i), name, i) for v, i in zip(values, index.ids_at(head), strict=True)]
+        candidates.sort(key=lambda c: (c[0], c[1]), reverse=query.descending)
+        return self._with_documents([(name, i) for _v, _m, name, i in candidates[offset : offset + limit]])
 
-    def _with_documents(self, memories: list[Memory]) -> list[Memory]:
+    def _with_documents(self, wanted: list[tuple[str, str]]) -> list[Memory]:
+        """Full memories of (collection, record id) pairs, in their order; gone ones left out."""
         by_collection: dict[str, list[str]] = {}
-        for m in memories:
-            name, record_id = split_record_id(m.id)
+        for name, record_id in wanted:
             by_collection.setdefault(name, []).append(record_id)
-        full: dict[str, Memory] = {}
+        full: dict[tuple[str, str], Memory] = {}
         for name, ids in by_collection.items():
             records = self._read(lambda name=name, ids=ids: self.files.records(self.collection_info(name), ids))
             for record_id, (doc, meta) in records.items():
-                m = self._memory(name, record_id, doc, meta, None)
-                full[m.id] = m
-        return [full[m.id] for m in memories if m.id in full]
+                full[(name, record_id)] = self._memory(name, record_id, doc, meta, None)
+        return [full[w] for w in wanted if w in full]
 
     def get(self, memory_id: str) -> Memory | None:
+        if memory_id in self._recent and self._recent_token == self.change_token():
+            return self._recent[memory_id]
+        return self._get(memory_id)
+
+    @_batched
+    def _get(self, memory_id: str) -> Memory | None:
         snap = self.read_record(memory_id)
         if snap is None:
             return None
-        return self._memory(snap["collection"], snap["id"], snap["document"], snap["metadata"], snap)
+        return self._memory(snap["collection"], snap["id"], snap["document"], snap["metadata"], snap, snap["embedding"])
 
     def _record_memory(
-        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None = None
+        self, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
     ) -> Memory:
         now = utcnow()
         text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
@@ -551,36 +692,112 @@ class ChromaSource:
             metadata=extra,
             status=parse_status(meta.get("status") or "active"),
             provenance=Provenance(promoted_from=meta.get("promoted_from")),
-            revision=revision_of(snap) if snap else "",
+            revision=revision,
         )
 
     def _label(self) -> str:
-        return self.root.name or str(self.root)
+        if self._label_text is None:
+            self._label_text = self.root.name or str(self.root)
+        return self._label_text
 
+    @_batched
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
-        return count_by(self._matching(query), column)
+        import numpy as np
 
+        counts: dict[str, int] = {}
+        if not query.wants_kind(self.kind):
+            return counts
+        for name in self.collections():
+            index = self._index_of(name)
+            mask = self._mask(index, query, name)
+            if column == "kind":
+                n = len(index) if mask is None else int(mask.sum())
+                found = {self.kind.value: n} if n else {}
+            else:
+                codes, labels = index.labelled(column)
+                kept = codes if mask is None else codes[mask]
+                values, tally = np.unique(kept, return_counts=True)
+                found = {labels[int(v)]: int(t) for v, t in zip(values, tally, strict=True)}
+            for key, n in found.items():
+                counts[key] = counts.get(key, 0) + n
+        return counts
+
+    @_batched
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
-        return bin_by(self._matching(query), bin_format, group_by)
+        import numpy as np
 
+        if group_by not in ("kind", "channel", "layer", "status"):
+            return bin_by(self._summaries(query), bin_format, group_by)
+        counts: dict[tuple[str, str], int] = {}
+        if not query.wants_kind(self.kind):
+            return counts
+        for name in self.collections():
+            index = self._index_of(name)
+            mask = self._mask(index, query, name)
+            created = index.times("created")
+            if group_by == "kind":
+                codes, labels = np.zeros(len(index), dtype=np.int32), [self.kind.value]
+            else:
+                codes, labels = index.labelled(group_by)
+            if mask is not None:
+                created, codes = created[mask], codes[mask]
+            if not len(created):
+                continue
+            pairs, tally = np.unique(np.stack([created, codes.astype(np.int64)]), axis=1, return_counts=True)
+            for (micros, code), n in zip(pairs.T.tolist(), tally.tolist(), strict=True):
+                key = (_from_micros(micros).strftime(bin_format), labels[code])
+                counts[key] = counts.get(key, 0) + n
+        return counts
+
+    def _summaries(self, query: MemoryQuery) -> list[Memory]:
+        """Metadata-only memories the query matches (for groupings the index does not hold)."""
+        out: list[Memory] = []
+        for name in self.collections():
+            index, chosen = self._selected(name, query)
+            keep = set(index.ids_at(chosen))
+            out += [self._summary(name, i, meta) for i, meta in self._every_entry(name) if i in keep]
+        return out
+
+    @_batched
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
+        """Records ranked by how many of the words their text contains (a word given twice counts
+        twice), then by id: one SQL pass per collection, stopped at the k-th record the query keeps."""
         words = [w for w in text_query.split() if w]
-        if not words:
+        if not words or k <= 0 or not query.wants_kind(self.kind):
             return []
-        hits: dict[str, int] = {}
-        for word in words:
-            for m in self._matching(MemoryQuery(**{**query.__dict__, "contains": word})):
-                hits[m.id] = hits.get(m.id, 0) + 1
-        ranked = sorted(hits, key=lambda i: (-hits[i], i))[:k]
-        pages = self._with_documents([self._stub(i) for i in ranked])
-        return pages
+        ranked = [hit for name in self.collections() for hit in self._keyword_hits(name, words, query, k)]
+        ranked.sort()
+        return self._with_documents([(name, record_id) for _h, _m, name, record_id in ranked[:k]])
 
-    def _stub(self, memory_id: str) -> Memory:
-        name, record_id = split_record_id(memory_id)
-        return self._summary(name, record_id, {})
+    def _keyword_hits(self, name: str, words: list[str], query: MemoryQuery, k: int) -> list[tuple[int, str, str, str]]:
+        """The collection's k best (-hits, memory id, collection, record id) the query keeps."""
+        col = self.collection_info(name)
+        index = self._index_of(name)
+        mask = self._mask(index, query, name, contains=False)
+        position = index.position()
+        queued = self._read(lambda: self.files.queued_states(col))
+
+        def kept(record_id: str) -> bool:
+            at = position.get(record_id)
+            return at is not None and (mask is None or bool(mask[at]))
+
+        with contextlib.closing(self.files.keyword_hits(col, words, TEXT_KEYS)) as rows:
+            found = [
+                (-hits, record_id_for(name, record_id), name, record_id)
+                for record_id, hits in self._read(lambda: list(_until_enough(rows, kept, queued, k)))
+            ]
+        for record_id, state in queued.items():
+            if state is None or not kept(record_id):
+                continue
+            texts = [state[0], *(state[1].get(key) for key in TEXT_KEYS)]
+            hits = sum(any(_text_contains(t, w.casefold()) for t in texts) for w in words)
+            if hits:
+                found.append((-hits, record_id_for(name, record_id), name, record_id))
+        return sorted(found)[:k]
 
     # -- vectors ------------------------------------------------------------------------
 
+    @_batched
     def vector_search(
         self, embedding: list[float] | None, text: str | None, query: MemoryQuery, k: int
     ) -> list[tuple[Memory, float]]:
@@ -594,25 +811,41 @@ class ChromaSource:
                     continue
                 vector = embedder.embed([text])[0]
             found = self._nearest(name, vector, query, k)
-            records = self._read(lambda name=name, found=found: self.files.records(
-                self.collection_info(name), [record_id for record_id, _ in found]
-            ))
-            for record_id, distance in found:
-                if record_id in records:
-                    doc, meta = records[record_id]
-                    results.append((self._memory(name, record_id, doc, meta, None), distance))
+            results += [(m, d) for m, (_i, d) in zip(self._found_memories(name, found), found, strict=True)]
         results.sort(key=lambda t: t[1])
         return results[:k]
 
-    def _nearest(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[str, float]]:
-        """The k nearest records by exact distance in the collection's space (Chroma's HNSW
-        search is approximate; reading every vector is what keeps the client closed)."""
+    def _found_memories(self, name: str, found: list[tuple[int, float]]) -> list[Memory]:
+        """Full memories of rows of the collection's vector matrix, each as get() returns it (and
+        kept for get(): a search's caller usually asks for each hit again)."""
+        token, ids, matrix, _unit, _positions = self._vector_matrix(name)
+        col = self.collection_info(name)
+        records = self._read(lambda: self.files.records(col, [ids[row] for row, _d in found]))
+        if self._recent_token != token:
+            self._recent, self._recent_token = {}, token
+        if len(self._recent) > 1000:
+            self._recent.clear()
+        out = []
+        for row, _distance in found:
+            record_id = ids[row]
+            if record_id not in records:
+                continue
+            document, meta = records[record_id]
+            snap = {"collection": name, "id": record_id, "document": document, "metadata": dict(meta)}
+            memory = self._memory(name, record_id, document, meta, snap, matrix[row])
+            self._recent[memory.id] = memory
+            out.append(memory)
+        return out
+
+    def _nearest(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[int, float]]:
+        """The k nearest records (rows of the vector matrix) by exact distance in the collection's
+        space; the query's filters are applied to the distances, not before them (Chroma's own
+        pre-filter scans every record's metadata first)."""
         import numpy as np
 
-        ids, matrix = self._vector_matrix(name)
+        _token, ids, matrix, unit, positions = self._vector_matrix(name)
         if not ids:
             return []
-        allowed = self._vector_filter(name, query)
         q = np.asarray(vector, dtype=np.float32)
         if matrix.shape[1] != q.shape[0]:
             raise StoreError(
@@ -620,55 +853,143 @@ class ChromaSource:
                 f"the collection {matrix.shape[1]}."
             )
         space = self.collection_info(name).space
+        allowed = self._vector_filter(name, query, positions)
+        if len(ids) >= _GRAPH_FROM:
+            found = self._graph_nearest(name, q, allowed, k)
+            if found is not None:
+                return found
         if space == "cosine":
-            norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
-            distances = 1.0 - (matrix @ q) / np.where(norms == 0, 1.0, norms)
+            distances = 1.0 - _dot(unit, q / (np.linalg.norm(q) or 1.0))
         elif space == "ip":
-            distances = 1.0 - matrix @ q
+            distances = 1.0 - _dot(matrix, q)
         else:
-            distances = ((matrix - q) ** 2).sum(axis=1)
-        order = np.argsort(distances, kind="stable")
-        out: list[tuple[str, float]] = []
-        for i in order:
-            if allowed is None or ids[i] in allowed:
-                out.append((ids[i], float(distances[i])))
-                if len(out) == k:
-                    break
-        return out
+            distances = unit - 2.0 * _dot(matrix, q) + float(q @ q)  # unit holds the squared norms here
+        if allowed is not None:
+            distances = np.where(allowed, distances, np.inf)
+        take = min(k, len(ids))
+        if take <= 0:
+            return []
+        head = np.argpartition(distances, take - 1)[:take] if take < len(ids) else np.arange(len(ids))
+        head = head[np.lexsort((head, distances[head]))]
+        return [(int(i), float(distances[i])) for i in head if np.isfinite(distances[i])]
 
-    def _vector_matrix(self, name: str) -> tuple[list[str], Any]:
+    def _graph_nearest(self, name: str, q: Any, allowed: Any, k: int) -> list[tuple[int, float]] | None:
+        """The k nearest rows found as Chroma finds them, through its persisted HNSW graph (with the
+        ef it searches with), the records its graph does not hold yet compared one by one. None:
+        no graph to walk, or it found fewer than k of the rows the filters keep."""
+        import numpy as np
+
+        walk = self._vector_graph(name)
+        if walk is None:
+            return None
+        graph, element_row, extra_rows = walk
+        token, ids, matrix, unit, _positions = self._vector_matrix(name)
+        space = self.collection_info(name).space
+        query = q / (np.linalg.norm(q) or 1.0) if space == "cosine" else q
+        key = (token, name, id(allowed))
+        if self._eligible[0] != key:  # the elements the filters keep, kept while the filter is
+            eligible = element_row >= 0
+            if allowed is not None:
+                eligible &= allowed[np.maximum(element_row, 0)]
+            count = len(ids) if allowed is None else int(allowed.sum())
+            self._eligible = (key, eligible, count, allowed)
+        _key, eligible, count, _allowed = self._eligible
+        elements, distances = graph.search(query, max(self._search_ef(name), k), eligible, k)
+        rows, found = element_row[elements].tolist(), distances.tolist()
+        extra = extra_rows if allowed is None else extra_rows[allowed[extra_rows]]
+        if len(extra):
+            if space == "cosine":
+                d = 1.0 - unit[extra] @ query
+            elif space == "ip":
+                d = 1.0 - matrix[extra] @ q
+            else:
+                d = unit[extra] - 2.0 * (matrix[extra] @ q) + float(q @ q)
+            rows += extra.tolist()
+            found += d.tolist()
+        wanted = min(k, count)
+        if len(rows) < wanted:
+            return None
+        best = sorted(zip(found, rows, strict=True))[:k]
+        return [(row, float(d)) for d, row in best]
+
+    def _search_ef(self, name: str) -> int:
+        col = self.collection_info(name)
+        hnsw = col.configuration.get("hnsw") or {}
+        value = col.metadata.get("hnsw:search_ef") or hnsw.get("ef_search")
+        return int(value) if isinstance(value, (int, float)) and value > 0 else 100
+
+    def _vector_graph(self, name: str) -> tuple[Any, Any, Any] | None:
+        """(graph, each element's row in the vector matrix (-1: none), the rows no element holds)."""
+        import numpy as np
+
+        token, ids, _matrix, _unit, _positions = self._vector_matrix(name)
+        cached = self._graphs.get(name)
+        if cached is not None and cached[0] == token:
+            return cached[1]
+        col = self.collection_info(name)
+        graph, element_ids, persisted = self._read(lambda: self.files.graph(col))
+        walk = None
+        if graph is not None:
+            touched = self._read(lambda: self.files.queued_ids(col, persisted))
+            row_of = {record_id: row for row, record_id in enumerate(ids)}
+            element_row = np.array(
+                [row_of.get(i, -1) if i is not None and i not in touched else -1 for i in element_ids], dtype=np.int64
+            )
+            held = np.zeros(len(ids), dtype=bool)
+            held[element_row[element_row >= 0]] = True
+            walk = (graph, element_row, np.flatnonzero(~held))
+        self._graphs[name] = (token, walk)
+        return walk
+
+    def _vector_matrix(self, name: str) -> tuple[str, list[str], Any, Any, Any]:
+        """(token, ids, vectors, unit vectors (squared norms for l2), each row's index position)."""
+        import numpy as np
+
         token = self.change_token()
         cached = self._vectors.get(name)
         if cached and cached[0] == token:
-            return cached[1]
+            return cached
         vectors = self._read(lambda: self.files.vectors(self.collection_info(name)))
-        self._vectors[name] = (token, (vectors.ids, vectors.matrix()))
-        return self._vectors[name][1]
+        matrix = vectors.matrix()
+        space = self.collection_info(name).space
+        if space == "cosine":
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(matrix) else np.ones((0, 1), np.float32)
+            unit = matrix / np.where(norms == 0, 1.0, norms).astype(np.float32)
+        elif space == "ip":
+            unit = None
+        else:
+            unit = (matrix.astype(np.float64) ** 2).sum(axis=1)
+        position = self._index_of(name).position()
+        positions = np.array([position.get(i, -1) for i in vectors.ids], dtype=np.int64)
+        self._vectors[name] = (token, vectors.ids, matrix, unit, positions)
+        return self._vectors[name]
 
-    def _vector_filter(self, name: str, query: MemoryQuery) -> set[str] | None:
+    def _vector_filter(self, name: str, query: MemoryQuery, positions: Any) -> Any:
+        """Which rows of the vector matrix the query's filters keep (None: all)."""
         only_active = bool(query.statuses) and set(query.statuses) == {Status.ACTIVE}
         if not (only_active or query.channels or query.layers):
             return None
-        layers = {layer.value for layer in query.layers}
-        allowed = set()
-        for record_id, meta in self._every_entry(name):
-            if only_active and meta.get("status") in ("deleted", "archived"):
-                continue
-            if query.channels and meta.get("channel") not in query.channels:
-                continue
-            if layers and meta.get("layer") not in layers:
-                continue
-            allowed.add(record_id)
-        return allowed
+        index = self._index_of(name)
+        narrowed = MemoryQuery(
+            channels=query.channels, layers=query.layers, statuses=(Status.ACTIVE,) if only_active else ()
+        )
+        key = (index.token, name, (narrowed.channels, narrowed.layers, narrowed.statuses))
+        if key not in self._filters:
+            if len(self._filters) > 8:
+                self._filters.clear()
+            mask = self._mask(index, narrowed, name, contains=False, mirrors=True)  # a mirror stands for its memory
+            self._filters[key] = (positions >= 0) & (mask[positions] if mask is not None else True)
+        return self._filters[key]
 
+    @_batched
     def stale_record_ids(self) -> list[str]:
         """Records flagged stale (text edited without an embedder), not counting mirrors."""
-        return [
-            record_id_for(name, record_id)
-            for name in self.collections()
-            for record_id, meta in self._entries(name)
-            if meta.get(STALE_KEY)
-        ]
+        out = []
+        for name in self.collections():
+            index = self._index_of(name)
+            stale = index.stale & ~index.mirror if self._mirrors_hidden else index.stale
+            out += [record_id_for(name, i) for i in index.ids_at(stale.nonzero()[0])]
+        return out
 
     def stale_ids(self) -> list[str]:
         return self.stale_record_ids()
@@ -686,6 +1007,7 @@ class ChromaSource:
             return False
         return not self._collections or record_id[4:].partition(":")[0] in self._collections
 
+    @_batched
     def read_record(self, record_id: str) -> Snapshot | None:
         name, key = split_record_id(record_id)
         if name not in self.collections():
@@ -734,8 +1056,18 @@ class ChromaSource:
                     documents=[new["document"]] if new.get("document") is not None else None,
                     metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
                 )
-        self._index.pop(name, None)
+        self._forget(name)
         return self.read_record(record_id)
+
+    def _forget(self, name: str) -> None:
+        """Drop what was read of a collection this source just wrote."""
+        self._index.pop(name, None)
+        self._columns.pop(name, None)
+        self._vectors.pop(name, None)
+        self._graphs.pop(name, None)
+        self._filters.clear()
+        self._eligible = (None,)
+        self._recent.clear()
 
     # -- planning ---------------------------------------------------------------------------
 
@@ -791,7 +1123,7 @@ class ChromaSource:
                 metadatas=metadatas[start:end],
                 embeddings=embeddings[start:end],
             )
-        self._index.pop(name, None)
+        self._forget(name)
 
 
 _MAPPED_KEYS = {
@@ -890,3 +1222,251 @@ def _number(value: Any, default: float) -> float:
         return float(value) if value is not None else default
     except (TypeError, ValueError):
         return default
+
+
+# -- the metadata index ----------------------------------------------------------------------
+
+_INDEX_KEYS = (
+    "status", "channel", "layer", "category", "memory_type", "created_at", "timestamp",
+    "updated_at", "last_accessed", "salience", MIRROR_KEY, STALE_KEY,
+)
+_STATUSES = list(Status)
+_LAYERS = list(Layer)
+_NOW = -(2**63)  # no time recorded: the record reads as made now (as its Memory does)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_INDEX_FORMAT = 1
+_INDEXES: dict[str, _Index] = {}  # the last few indexes read in this process, by cache key
+_INDEXES_KEPT = 4
+_PERSIST_FROM = 5_000  # records from which an index is kept in the user's cache folder
+_PERSISTED_KEPT = 16  # indexes kept there, the most recently written
+_GRAPH_FROM = 20_000  # records from which a vector search walks Chroma's graph instead of comparing every vector
+_TIME_COLUMNS = {"created": "created", "updated": "updated", "accessed": "accessed"}
+
+
+def _micros(value: datetime) -> int:
+    return (as_utc(value) - _EPOCH) // timedelta(microseconds=1)
+
+
+def _from_micros(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def _index_cache_key(db: Path, collection_id: str, reading: type) -> str:
+    where = f"{os.path.realpath(db)}|{collection_id}|{reading.__module__}.{reading.__qualname__}|{_INDEX_FORMAT}"
+    return hashlib.sha1(where.encode("utf-8", "replace")).hexdigest()
+
+
+def _index_cache_path(key: str) -> Path:
+    return Path(user_cache_dir("mnemoscope", "Mnemoscope")) / "chroma-index" / f"{key}.npz"
+
+
+class _Index:
+    """One collection's records as columns: what filtering and ordering read, and nothing else.
+    Row i is the i-th record in Chroma's insertion order; times in microseconds since the epoch
+    (_NOW: none recorded)."""
+
+    COLUMNS = ("ids", "status", "layer", "channel", "channels", "mirror", "stale", "created", "updated",
+               "accessed", "salience", "id_rank")
+
+    def __init__(self, token: str, **columns: Any) -> None:
+        self.token = token
+        self.ids = columns["ids"]  # numpy str array
+        self.status, self.layer, self.channel = columns["status"], columns["layer"], columns["channel"]
+        self.channels: list[str] = list(columns["channels"])
+        self.mirror, self.stale = columns["mirror"], columns["stale"]
+        self.created, self.updated, self.accessed = columns["created"], columns["updated"], columns["accessed"]
+        self.salience = columns["salience"]
+        self.id_rank = columns["id_rank"]  # each record's place in id order
+        self._orders: dict[Order, Any] = {}
+        self._position: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def ids_at(self, rows: Any) -> list[str]:
+        return [str(i) for i in self.ids[rows].tolist()]
+
+    def position(self) -> dict[str, int]:
+        if self._position is None:
+            self._position = {str(i): n for n, i in enumerate(self.ids.tolist())}
+        return self._position
+
+    def times(self, column: str) -> Any:
+        import numpy as np
+
+        values = getattr(self, _TIME_COLUMNS[column])
+        if (values == _NOW).any():
+            values = np.where(values == _NOW, _micros(utcnow()), values)
+        return values
+
+    def values(self, order: Order) -> Any:
+        import numpy as np
+
+        if order is Order.SALIENCE:
+            return self.salience
+        raw = self._raw(order)
+        return np.where(raw == _NOW, _micros(utcnow()), raw) if (raw == _NOW).any() else raw
+
+    def order(self, order: Order) -> Any:
+        """Every row, ascending by (the order's value, id): a memory's sort key."""
+        import numpy as np
+
+        if order in self._orders:
+            return self._orders[order]
+        values = self.values(order)
+        ordered = np.lexsort((self.id_rank, values))
+        if order is Order.SALIENCE or not (self._raw(order) == _NOW).any():
+            self._orders[order] = ordered  # nothing read as "now": the order holds until the records change
+        return ordered
+
+    def _raw(self, order: Order) -> Any:
+        return {Order.CREATED: self.created, Order.ACCESSED: self.accessed}.get(order, self.updated)
+
+    def labelled(self, column: str) -> tuple[Any, list[str]]:
+        """A column's codes and the label of each code."""
+        if column == "channel":
+            return self.channel, self.channels
+        if column == "layer":
+            return self.layer, [layer.value for layer in _LAYERS]
+        if column == "status":
+            return self.status, [status.value for status in _STATUSES]
+        raise UnsupportedError(f"Chroma records cannot be counted by {column!r}.")
+
+    def save(self, key: str) -> None:
+        """Keep the index in the user's cache folder (never in the store); a failure is no error."""
+        import numpy as np
+
+        if len(self) < _PERSIST_FROM:
+            return  # read again in a moment: not worth a file
+        buffer = io.BytesIO()
+        try:
+            columns: dict[str, Any] = {c: np.asarray(getattr(self, c)) for c in self.COLUMNS}
+            np.savez(buffer, token=np.array(self.token), **columns)
+            path = _index_cache_path(key)
+            atomic_write_bytes(path, buffer.getvalue())
+            kept = sorted(path.parent.glob("*.npz"), key=lambda f: f.stat().st_mtime, reverse=True)
+            for old in kept[_PERSISTED_KEPT:]:
+                old.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass
+
+    @classmethod
+    def load(cls, key: str, token: str) -> _Index | None:
+        """The kept index, when it was made at this change token."""
+        import numpy as np
+
+        try:
+            with np.load(_index_cache_path(key), allow_pickle=False) as data:
+                if str(data["token"]) != token:
+                    return None
+                return cls(token, **{c: data[c] for c in cls.COLUMNS})
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            return None
+
+
+class _IndexBuilder:
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.rows: list[tuple[Any, ...]] = []
+        self.channels: dict[str, int] = {}
+        self._parsed: dict[Any, int | None] = {}
+
+    def _time(self, value: Any) -> int | None:
+        try:
+            return self._parsed[value]
+        except KeyError:
+            parsed = parse_time(value, None)
+            self._parsed[value] = found = _micros(parsed) if parsed is not None else None
+            return found
+        except TypeError:  # unhashable (a list)
+            parsed = parse_time(value, None)
+            return _micros(parsed) if parsed is not None else None
+
+    def add(self, record_id: str, meta: dict[str, Any], summary: Memory | None) -> None:
+        """One record: from its metadata as _record_memory reads it, or from the memory a tool's
+        reading made of it (status, layer, channel, salience; times come from the metadata)."""
+        created = self._time(meta.get("created_at") or meta.get("timestamp"))
+        created = _NOW if created is None else created
+        updated = self._time(meta.get("updated_at"))
+        updated = created if updated is None else updated
+        accessed = self._time(meta.get("last_accessed"))
+        accessed = updated if accessed is None else accessed
+        if summary is None:
+            status = parse_status(meta.get("status") or "active")
+            layer = parse_layer(meta.get("layer") or meta.get("category") or meta.get("memory_type"), Layer.SEMANTIC)
+            channel = str(meta.get("channel") or GLOBAL_CHANNEL)
+            salience = _number(meta.get("salience"), 0.5)
+        else:
+            status, layer, channel, salience = summary.status, summary.layer, summary.channel, summary.salience
+        code = self.channels.setdefault(channel, len(self.channels))
+        self.rows.append((
+            record_id, _STATUSES.index(status), _LAYERS.index(layer), code, meta.get(MIRROR_KEY) is True,
+            bool(meta.get(STALE_KEY)), created, updated, accessed, salience,
+        ))
+
+    def index(self) -> _Index:
+        import numpy as np
+
+        columns = list(zip(*self.rows, strict=True)) if self.rows else [()] * 10
+        ids = [str(i) for i in columns[0]]
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        return _Index(
+            self.token,
+            ids=np.array(ids, dtype=str),
+            status=np.array(columns[1], dtype=np.int8),
+            layer=np.array(columns[2], dtype=np.int8),
+            channel=np.array(columns[3], dtype=np.int32),
+            channels=np.array(list(self.channels), dtype=str),
+            mirror=np.array(columns[4], dtype=bool),
+            stale=np.array(columns[5], dtype=bool),
+            created=np.array(columns[6], dtype=np.int64),
+            updated=np.array(columns[7], dtype=np.int64),
+            accessed=np.array(columns[8], dtype=np.int64),
+            salience=np.array(columns[9], dtype=np.float64),
+            id_rank=rank,
+        )
+
+
+def _dot(matrix: Any, q: Any) -> Any:
+    """Each row's dot product with q, on this thread: BLAS would share a matrix-vector product
+    out among threads, whose start-up on a busy machine costs several times the product."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", matrix, q)
+
+
+def _one_of(column: Any, codes: list[int]) -> Any:
+    import numpy as np
+
+    if len(codes) == 1:
+        return column == codes[0]
+    return np.isin(column, codes)
+
+
+def _until_enough(rows: Iterator[tuple[str, int]], kept: Any, queued: dict[str, Any], k: int) -> Iterator[tuple[str, int]]:
+    """The first k rows the query keeps (records with queued operations are read apart)."""
+    n = 0
+    for record_id, hits in rows:
+        if record_id in queued or not kept(record_id):
+            continue
+        yield record_id, int(hits)
+        n += 1
+        if n >= k:
+            return
+
+
+def _text_contains(text: Any, needle: str) -> bool:
+    return isinstance(text, str) and needle in text.casefold()
+
+
+def _revision(snap: Snapshot, embedding: Any) -> str:
+    """A record's revision: its document and metadata, and the exact bytes of its embedding
+    (hashed as stored, so that a search hit and get() agree without rounding every number)."""
+    import numpy as np
+
+    body = (snap["collection"], snap["id"], snap["document"], sorted(snap["metadata"].items()))
+    digest = hashlib.sha1(repr(body).encode("utf-8", "replace"))
+    if embedding is not None:
+        digest.update(np.asarray(embedding, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:12]

@@ -1,0 +1,161 @@
+"""Chroma benchmarks: a native workspace whose memories live in vectors/ (a Chroma persistent
+directory written by chromadb itself), against chromadb's own API and direct SQL on
+chroma.sqlite3, measured in the same run.
+
+Contract (issue 10), 100k records: open + first page and a deep page <= 2x ``collection.get``,
+vector top-10 <= 1.2x ``collection.query``, keyword search <= 2x a direct SQL query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bench.harness import Row, cached_store, median_s, record, sizes
+from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION
+from mnemoscope.storage.views.search import search, vector_list
+
+pytestmark = pytest.mark.bench
+
+DIM = HashingEmbedder().dimensions  # the vectors the native workspace's default embedder writes
+BUILD_VERSION = 2
+CHANNELS = ("_global", "alpha", "beta", "gamma")
+LAYERS = ("semantic", "episodic", "procedural", "core")
+KEYWORDS = "topic 42"
+TOPICS = 997
+
+
+def _build(path: Path, size: int) -> None:
+    """A Chroma-only native workspace: vectors/ holding the memories collection as the product
+    creates it, records of their own (not mirrors), written by chromadb's client."""
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(path / "vectors"), settings=Settings(anonymized_telemetry=False))
+    col = client.get_or_create_collection(
+        NATIVE_COLLECTION,
+        embedding_function=None,
+        metadata={EMBEDDER_KEY: HashingEmbedder().name, "hnsw:space": "cosine"},
+    )
+    rng = np.random.default_rng(10)
+    # Each record's vector lies near its topic's (as a text embedding of "... about topic j" would):
+    # nearest neighbours mean something, as they do for real embeddings (uniform noise has none).
+    topics = rng.normal(size=(TOPICS, DIM)).astype(np.float32)
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    batch = 5000
+    for start in range(0, size, batch):
+        ids = range(start, min(size, start + batch))
+        noise = rng.normal(scale=0.35, size=(len(ids), DIM)).astype(np.float32)
+        vectors = topics[[i % TOPICS for i in ids]] + noise
+        metadatas: list[dict[str, Any]] = []
+        for i in ids:
+            created = t0 + timedelta(minutes=i)
+            updated = created + timedelta(minutes=(i * 7919) % 50_000)
+            metadatas.append({
+                "layer": LAYERS[i % 4],
+                "channel": CHANNELS[i % 4],
+                "status": "deleted" if i % 50 == 0 else "archived" if i % 50 == 1 else "active",
+                "salience": (i % 100) / 100,
+                "confidence": 0.9,
+                "access_count": i % 13,
+                "conversations": i % 3,
+                "created_at": created.isoformat(),
+                "updated_at": updated.isoformat(),
+                "last_accessed": updated.isoformat(),
+                "tags": '["bench"]',
+            })
+        col.add(
+            ids=[f"r{i:07d}" for i in ids],
+            embeddings=vectors,
+            documents=[f"fact number {i} about topic {i % TOPICS}" for i in ids],
+            metadatas=metadatas,
+        )
+    del col, client
+
+
+@pytest.fixture(scope="module", params=sizes(full=[100_000], ci=[10_000]), ids=lambda n: f"{n}")
+def chroma_store(request: pytest.FixtureRequest) -> Iterator[tuple[Path, int, Any]]:
+    """(workspace root, size, chromadb collection on a copy-free client of the same directory)."""
+    size = request.param
+    root = cached_store("chroma-native", size, BUILD_VERSION, _build)
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(root / "vectors"), settings=Settings(anonymized_telemetry=False))
+    yield root, size, client.get_collection(NATIVE_COLLECTION, embedding_function=None)
+    del client
+
+
+def _open_and_page(root: Path, offset: int) -> list:
+    with open_store(root) as store:
+        return store.page(MemoryQuery(), limit=100, offset=offset)
+
+
+def test_open_and_first_page(chroma_store) -> None:
+    root, size, col = chroma_store
+    assert len(_open_and_page(root, 0)) == 100
+    project = median_s(lambda: _open_and_page(root, 0))
+    baseline = median_s(lambda: col.get(limit=100, offset=0))
+    row = record(Row("chroma", "open + first page of 100", size, project, "chromadb get(limit=100)", baseline, 2.0))
+    assert row.holds
+
+
+def test_deep_page(chroma_store) -> None:
+    root, size, col = chroma_store
+    offset = size * 9 // 10
+    with open_store(root) as store:
+        assert len(store.page(MemoryQuery(), limit=100, offset=offset)) == 100
+        project = median_s(lambda: store.page(MemoryQuery(), limit=100, offset=offset))
+    baseline = median_s(lambda: col.get(limit=100, offset=offset))
+    row = record(Row("chroma", f"deep page (offset {offset:,})", size, project,
+                     f"chromadb get(offset={offset:,})", baseline, 2.0))
+    assert row.holds
+
+
+def test_vector_top10(chroma_store) -> None:
+    root, size, col = chroma_store
+    near = np.asarray(col.get(ids=["r0000042"], include=["embeddings"])["embeddings"][0], dtype=np.float32)
+    query = (near + np.random.default_rng(3).normal(scale=0.2, size=DIM)).astype(np.float32).tolist()
+    with open_store(root) as store:
+        found, _ = vector_list(store, None, MemoryQuery(), 10, embedding=query)
+        assert len(found) == 10
+        project = median_s(lambda: vector_list(store, None, MemoryQuery(), 10, embedding=query), repeat=9)
+    baseline = median_s(lambda: col.query(query_embeddings=[query], n_results=10), repeat=9)
+    row = record(Row("chroma", "vector search top-10", size, project, "collection.query(n_results=10)", baseline, 1.2))
+    assert row.holds
+
+
+def _sql_keyword(db: Path) -> list[tuple]:
+    """The hand-written query: rank documents by how many of the words they contain."""
+    words = KEYWORDS.split()
+    hits = " + ".join("(m.string_value LIKE ?)" for _ in words)
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute(
+            f"SELECT e.embedding_id, m.string_value, {hits} AS hits FROM embedding_metadata m "
+            "JOIN embeddings e ON e.id = m.id WHERE m.key = 'chroma:document' AND hits > 0 "
+            "ORDER BY hits DESC, e.embedding_id LIMIT 10",
+            [f"%{w}%" for w in words],
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_keyword_search(chroma_store) -> None:
+    root, size, _col = chroma_store
+    db = root / "vectors" / "chroma.sqlite3"
+    with open_store(root) as store:
+        hits = search(store, KEYWORDS, mode="keyword", k=10).hits
+        assert len(hits) == 10 and all("42" in h.memory.content for h in hits)
+        project = median_s(lambda: search(store, KEYWORDS, mode="keyword", k=10))
+    baseline = median_s(lambda: _sql_keyword(db))
+    row = record(Row("chroma", f"keyword search {KEYWORDS!r} top-10", size, project,
+                     "SQL LIKE over chroma:document", baseline, 2.0))
+    assert row.holds
