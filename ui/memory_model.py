@@ -1,10 +1,12 @@
 """The memories table: a windowed model over a store, fetched off the UI thread.
 
 After DB Browser for SQLite's RowCache/RowLoader: the store counts and pages
-(SQL, Chroma), the model caches only the chunks it was asked for, rows not yet
-loaded show a placeholder, and a generation counter drops results that arrive
-after the query changed. The model exposes rows a chunk at a time through
-canFetchMore/fetchMore, so it never holds more than the rows looked at.
+(SQL, Chroma), the model reports every row once the count is in (one insert, not
+thousands of fetchMore calls), caches only the chunks a view asked for, at most
+MAX_CHUNKS of them (the least recently loaded go first), rows not yet loaded show
+a placeholder, and a generation counter drops results that arrive after the query
+changed. A chunk that follows a loaded one is read as the rows after that one's
+last row (a seek where the store can), not by offset.
 
 When the store changes, refresh() reads the rows shown again off the UI thread
 and swaps them in place (a layout change, not a reset): the selection and the
@@ -23,6 +25,7 @@ from PySide6.QtGui import QBrush, QColor
 from .workers import start_worker
 
 PLACEHOLDER = "loading…"
+MAX_CHUNKS = 40
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("content", "Content"),
     ("layer", "Layer"),
@@ -65,6 +68,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._total: int | None = None
         self._rows = 0
         self._cache: dict[int, Memory] = {}
+        self._chunks: dict[int, None] = {}  # the chunks cached (their first rows), oldest first
         self._texts: dict[int, tuple[Memory, tuple[str, ...]]] = {}  # a row's display texts, by the memory read
         self._pending: set[int] = set()
         self.label = ""
@@ -87,10 +91,12 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._total, self._rows = None, 0
         self._cache.clear()
+        self._chunks.clear()
         self._texts.clear()
         self._pending.clear()
         self.endResetModel()
         generation = self._generation
+        self._request(0)  # the first rows go first: the count can take a while on a big store
         start_worker(
             self._store.count,
             query,
@@ -104,6 +110,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._pending.clear()
         self._cache = dict(enumerate(memories))
+        self._chunks = dict.fromkeys(range(0, len(memories), self._chunk))
         self._texts.clear()
         self._total = self._rows = len(memories)
         self.label = label
@@ -151,8 +158,9 @@ class MemoryTableModel(QAbstractTableModel):
         if generation != self._generation:
             return
         old_rows = self._rows
-        new_rows = total if self.label else min(total, max(old_rows, min(self._chunk, total)))
+        new_rows = total
         cache = {start + i: m for start, page in pages.items() for i, m in enumerate(page) if start + i < new_rows}
+        self._chunks = dict.fromkeys(start for start in pages if start < new_rows)
         # Same row count first: persistent indexes (the selection) follow their memories by id.
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
@@ -188,37 +196,39 @@ class MemoryTableModel(QAbstractTableModel):
         if generation != self._generation:
             return
         self._total = total
+        self._show_rows(total)
         self.total_changed.emit(total)
-        if total:
-            self.fetchMore(QModelIndex())
-            self._request(0)
+
+    def _show_rows(self, rows: int) -> None:
+        """Make the table rows long (before the count is in: as long as the first chunk read)."""
+        if rows > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, rows - 1)
+            self._rows = rows
+            self.endInsertRows()
+        elif rows < self._rows:
+            self.beginRemoveRows(QModelIndex(), rows, self._rows - 1)
+            self._rows = rows
+            for row in [r for r in self._cache if r >= rows]:
+                del self._cache[row]
+                self._texts.pop(row, None)
+            self.endRemoveRows()
 
     # -- lazy rows ------------------------------------------------------------------------
 
-    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:
-        return not parent.isValid() and self._total is not None and self._rows < self._total
-
-    def fetchMore(self, parent: Index = QModelIndex()) -> None:
-        if not self.canFetchMore(parent):
-            return
-        assert self._total is not None
-        more = min(self._chunk, self._total - self._rows)
-        # Rows arrive as placeholders; data() fetches the chunks a view actually shows.
-        self.beginInsertRows(QModelIndex(), self._rows, self._rows + more - 1)
-        self._rows += more
-        self.endInsertRows()
-
     def _request(self, row: int) -> None:
         start = row - row % self._chunk
-        if start in self._pending or start in self._cache:
+        if start in self._pending or start in self._chunks:
             return
         self._pending.add(start)
         generation = self._generation
+        before = self._cache.get(start - 1)
+        offset, after = (0, before) if before is not None else (start, None)
         start_worker(
             self._store.page,
             self._query,
             self._chunk,
-            start,
+            offset,
+            after,
             on_result=lambda page: self._on_page(generation, start, page),
             on_error=self.load_failed.emit,
         )
@@ -227,12 +237,28 @@ class MemoryTableModel(QAbstractTableModel):
         if generation != self._generation:
             return
         self._pending.discard(start)
+        if self._total is None:  # the first rows, before the count
+            self._show_rows(len(page))
         for offset, memory in enumerate(page):
-            self._cache[start + offset] = memory
+            if start + offset < self._rows:
+                self._cache[start + offset] = memory
+        self._chunks[start] = None
+        while len(self._chunks) > MAX_CHUNKS:
+            self._forget(next(iter(self._chunks)))
         last = min(start + len(page), self._rows) - 1
         if last >= start:
             self.dataChanged.emit(self.index(start, 0), self.index(last, len(COLUMNS) - 1))
         self.chunk_loaded.emit(start)
+
+    def _forget(self, start: int) -> None:
+        """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""
+        del self._chunks[start]
+        for row in range(start, start + self._chunk):
+            self._cache.pop(row, None)
+            self._texts.pop(row, None)
+
+    def cached_rows(self) -> int:
+        return len(self._cache)
 
     def memory_at(self, row: int) -> Memory | None:
         return self._cache.get(row)

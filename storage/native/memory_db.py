@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, tuple_, type_coerce, update
 from sqlalchemy.engine import Connection, Engine
@@ -66,7 +66,6 @@ from ..sqlite_db import (
     Schema,
     files_token,
     friendly_errors,
-    in_wal_mode,
     is_sqlite_file,
     peek_schema,
     read_only_connection,
@@ -78,7 +77,6 @@ from ..sqlite_db import (
 )
 from ..timeutil import parse_time, to_iso, utcnow
 from . import schema
-from .positions import STEP as POSITION_STEP
 from .positions import Positions
 
 DB_NAME = "memory.db"
@@ -195,7 +193,6 @@ class SqliteSource:
         not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
-        self._intact = False  # whether quick_check passed (done before the first write, not on open)
 
     # -- opening -------------------------------------------------------------
 
@@ -219,7 +216,6 @@ class SqliteSource:
             raise UnreadableStoreError(
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
-        checked, found = False, cast(Schema, {})
         if db_path.exists():
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
@@ -230,32 +226,18 @@ class SqliteSource:
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
             _check_schema(db_path, found, stored)
-            if not read_only and found and _writes_on_open(db_path, stored):
+            if not read_only and found:
                 _check_intact(db_path)
-                checked = True
         if read_only:
             return cls(db_path, _read_only_engine(db_path))
         engine = sqlite_engine(db_path)
         with friendly_errors(db_path):
             with engine.begin() as conn:
                 schema.migrate(conn)
-        source = cls(db_path, engine)
-        source._intact = checked or not found
-        return source
+        return cls(db_path, engine)
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def _check_intact_once(self) -> None:
-        """Refuse to write into a damaged file; checked before this source's first write (reading
-        every page of a big file takes seconds, which opening to read does not need)."""
-        if not self._intact:
-            _check_intact(self.db_path)
-            self._intact = True
-
-    def _begin(self) -> Any:
-        self._check_intact_once()
-        return self.engine.begin()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -310,27 +292,34 @@ class SqliteSource:
     def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
         """limit memories in the query's order, skipping offset of them; with after, those that
         come after that memory (a seek on the order's index, as fast at row 900,000 as at row 0).
-        A deep offset seeks from the nearest remembered position (see _positions) first."""
+        Without after, a page seeks from the nearest row an earlier page read (see positions)."""
         if not query.wants_kind(self.kind) or limit <= 0:
             return []
+        column = _ORDER_COLUMNS[query.order].name
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             seekable = query.order not in self._nullable_orders
             bound: tuple[Any, str] | None = None
+            start = None  # the position of the first row read, when it is known
             if after is not None:
                 if seekable:
                     bound = self._stored_key(conn, query.order, after)
                 else:
                     offset += self._position_after(conn, query, after)
-            elif seekable and offset >= POSITION_STEP:
-                key_columns = (_ORDER_COLUMNS[query.order], schema.memories.c.id)
-
-                def keys_after(key: tuple[Any, str] | None) -> Any:
-                    return self._ordered(query, key).with_only_columns(*key_columns)
-
-                bound, offset = self._positions.nearest(conn, query, offset, keys_after)
+            elif seekable:
+                start = offset
+                token, bound, offset = self._positions.nearest(query, offset)
+                if bound is None and offset > 0:  # read the row before too, to remember where it is
+                    offset, limit = offset - 1, limit + 1
             result = conn.execute(self._ordered(query, bound).limit(limit).offset(offset))
             now, names = utcnow(), list(result.keys())
-            return [self._memory(dict(zip(names, row, strict=True)), now) for row in result]
+            rows = [dict(zip(names, row, strict=True)) for row in result]
+        if start is not None and rows:
+            if bound is None and start > 0:
+                self._positions.learn(query, token, start - 1, (rows[0][column], rows[0]["id"]))
+                rows = rows[1:]
+            if rows:
+                self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][column], rows[-1]["id"]))
+        return [self._memory(row, now) for row in rows]
 
     def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None) -> Any:
         """SELECT * of the query's memories in its order, only those past bound (value, id) if given."""
@@ -524,7 +513,6 @@ class SqliteSource:
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
-        self._check_intact_once()
         with friendly_errors(self.db_path), write_transaction(self.engine) as conn:
             return self._write_row(conn, record_id, expected, new)
 
@@ -535,7 +523,6 @@ class SqliteSource:
         mine = [c for c in changes if self.owns(c.record)]
         if not mine:
             return
-        self._check_intact_once()
         with friendly_errors(self.db_path), rehearsal(self.engine) as conn:
             for change in mine:
                 self._write_row(conn, change.record, change.before, change.after)
@@ -637,7 +624,7 @@ class SqliteSource:
         user_id: str = "",
         started_at: datetime | None = None,
     ) -> None:
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(
                 insert(schema.sessions).values(
                     id=session_id,
@@ -650,7 +637,7 @@ class SqliteSource:
 
     def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
         """Append (role, content, timestamp) turns to a session."""
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             start = conn.execute(
                 select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
                     schema.turns.c.session_id == session_id
@@ -674,7 +661,7 @@ class SqliteSource:
     ) -> None:
         stored = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         when = to_iso(updated_at or utcnow())
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(
                 text(
                     "INSERT INTO scratchpad(session_id, key, value, updated_at) "
@@ -741,7 +728,7 @@ class SqliteSource:
     def insert_memory_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(insert(schema.memories), list(rows))
 
     def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
@@ -757,7 +744,7 @@ class SqliteSource:
     def touch(self, memory_id: str, at: datetime | None = None) -> None:
         """Reinforce on retrieval: one more access, last accessed now."""
         m = schema.memories.c
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             result = conn.execute(
                 update(schema.memories)
                 .where(m.id == memory_id)
@@ -767,7 +754,7 @@ class SqliteSource:
                 raise NotFoundError(f"No memory {memory_id}.")
 
     def add_entity(self, entity: Entity) -> None:
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(
                 insert(schema.entities).values(
                     id=entity.id,
@@ -784,7 +771,7 @@ class SqliteSource:
             )
 
     def add_relation(self, relation: Relation) -> None:
-        with friendly_errors(self.db_path), self._begin() as conn:
+        with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(insert(schema.relations).values(**relation_row(relation)))
 
     # -- sessions, scratchpad, graph -------------------------------------------
@@ -1073,17 +1060,6 @@ def _check_intact(db_path: Path) -> None:
             f"{db_path} is damaged ({verdict}); Mnemoscope does not write to it. "
             "Make a copy and repair it with sqlite3's .recover."
         )
-
-
-def _writes_on_open(db_path: Path, stored_version: object) -> bool:
-    """Whether opening the file to write writes it before any step does: a switch to WAL, a
-    migration, or the checkpoint SQLite makes of another program's -wal when we close."""
-    wal = db_path.with_name(db_path.name + "-wal")
-    return (
-        schema.version_of(stored_version) != schema.SCHEMA_VERSION
-        or not in_wal_mode(db_path)
-        or (wal.exists() and wal.stat().st_size > 0)
-    )
 
 
 def _check_writable(db_path: Path) -> None:

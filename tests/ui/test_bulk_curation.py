@@ -50,8 +50,6 @@ def window(qtbot, demo_path: Path, selection: list[str], tmp_path: Path):
 def _show_every_row(qtbot, win: MainWindow) -> None:
     """Scroll through the whole table, as a person looking for the rows would."""
     model = win.model
-    while model.canFetchMore():
-        model.fetchMore()
     for row in range(model.rowCount()):
         model.index(row, 0).data()  # asks for the chunk that row is in
     qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(model.rowCount())), timeout=10_000)

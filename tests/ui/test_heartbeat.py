@@ -183,7 +183,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     with beat.measure("open"):
         win.open_path(big_store)
         _settled(qtbot, win, lambda: {"timeline", "salience", "graph"} <= loaded and win.sidebar.topLevelItemCount() > 0)
-    assert win.model.total == MEMORIES and win.model.rowCount() < MEMORIES
+    assert win.model.total == win.model.rowCount() == MEMORIES and win.model.cached_rows() < MEMORIES
 
     with beat.measure("keyword search"):
         win.search_mode.setCurrentText("keyword")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import os
 import shutil
 import subprocess
@@ -12,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from helpers.store_state import state_of
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
-
+from helpers.table_rows import read_every_row
 from mnemoscope.storage import Kind, MemoryQuery, Status
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
 
 
 @pytest.fixture
@@ -66,7 +65,7 @@ def test_opening_shows_the_store_in_sidebar_and_table(qtbot, window: MainWindow)
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     assert _sidebar_item(window, "Channels", "rust-cli").text(1) == str(store.counts(MemoryQuery())["channels"]["rust-cli"])
     qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories")
-    assert window.model.rowCount() < store.count()  # windowed: only the first chunk
+    assert window.model.rowCount() == store.count()
     assert "Mnemoscope" in window.windowTitle() and str(store.root) in window.windowTitle()
 
 
@@ -76,8 +75,7 @@ def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
         _click(qtbot, window, _sidebar_item(window, "Channels", "webshop"))
     assert total.args == [window.store.counts(MemoryQuery())["channels"]["webshop"]]
     _wait_rows(qtbot, window)
-    qtbot.waitUntil(lambda: window.model.memory_at(window.model.rowCount() - 1) is not None)
-    assert {window.model.memory_at(r).channel for r in range(window.model.rowCount())} == {"webshop"}
+    assert {m.channel for m in read_every_row(qtbot, window.model)} == {"webshop"}
     # ...and every other view follows the channel.
     qtbot.waitUntil(lambda: sum(b["memories"] for b in window.timeline.chart.data["bins"]) == total.args[0])
     assert window.graph.channel_box.currentText() == "webshop"
@@ -98,7 +96,7 @@ def test_keyword_and_hybrid_search_from_the_search_box(qtbot, window: MainWindow
     with qtbot.waitSignal(window.model.total_changed):
         qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
     _wait_rows(qtbot, window)
-    rows = [window.model.memory_at(r) for r in range(window.model.rowCount())]
+    rows = read_every_row(qtbot, window.model)
     assert rows and all("whiskerino" in m.content.lower() for m in rows)
     window.search_mode.setCurrentText("hybrid")
     window.search_box.clear()
@@ -413,12 +411,8 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
     window.select_row(0)
     with qtbot.waitSignal(window.curated, timeout=20_000):
         window.delete_selected()
-    rows = range(window.model.rowCount())
-    qtbot.waitUntil(lambda: all(window.model.memory_at(r) is not None for r in rows))
-    project = next(
-        r for r in rows
-        if window.model.memory_at(r).channel != "_global" and window.model.memory_at(r).source.kind is Kind.SQLITE
-    )
+    shown = read_every_row(qtbot, window.model)
+    project = next(r for r, m in enumerate(shown) if m.channel != "_global" and m.source.kind is Kind.SQLITE)
     window.select_row(project)
     qtbot.waitUntil(lambda: window.promote_action.isEnabled())
     with qtbot.waitSignal(window.curated, timeout=20_000):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
-
+from helpers.table_rows import read_every_row
 from mnemoscope.storage import Kind, MemoryQuery, Order, open_store
 from mnemoscope.ui.memory_model import PLACEHOLDER, MemoryTableModel
+from PySide6.QtCore import QModelIndex, Qt
 
 
 @pytest.fixture
@@ -18,25 +18,48 @@ def store(demo_path: Path):
 
 
 def _loaded(qtbot, model: MemoryTableModel) -> None:
+    """The first chunk read and the count in (the first rows come first, the count after)."""
     qtbot.waitUntil(lambda: model.total is not None and model.rowCount() > 0 and model.memory_at(0) is not None)
 
 
-def test_rows_arrive_in_windows_below_the_total(qtbot, store) -> None:
+def test_every_row_is_counted_at_once_and_only_the_first_chunk_is_read(qtbot, store) -> None:
     model = MemoryTableModel(store, chunk=50)
-    with qtbot.waitSignal(model.total_changed) as total:
-        model.set_query(MemoryQuery())
-    assert total.args == [store.count()]
-    assert model.rowCount() == 50 < store.count()
-    assert model.canFetchMore(QModelIndex())
-    model.fetchMore(QModelIndex())
-    assert model.rowCount() == 100
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    assert model.total == model.rowCount() == store.count() > 100
+    assert not model.canFetchMore(QModelIndex())
+    assert model.cached_rows() == 50
+
+
+def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, store) -> None:
+    query = MemoryQuery(order=Order.CREATED)
+    model = MemoryTableModel(store, chunk=50)
+    model.set_query(query)
+    _loaded(qtbot, model)
+    for row in (50, 100, 150):
+        with qtbot.waitSignal(model.chunk_loaded):
+            model.data(model.index(row, 0))
+    shown = [model.memory_at(r).id for r in range(200)]
+    assert shown == [m.id for m in store.page(query, 200)]
+
+
+def test_the_cache_keeps_only_the_chunks_read_last(qtbot, store, monkeypatch) -> None:
+    monkeypatch.setattr("mnemoscope.ui.memory_model.MAX_CHUNKS", 3)
+    model = MemoryTableModel(store, chunk=20)
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    for row in (40, 80, 120):
+        with qtbot.waitSignal(model.chunk_loaded):
+            model.data(model.index(row, 0))
+    assert model.cached_rows() == 60 and model.memory_at(0) is None and model.memory_at(120) is not None
+    assert model.data(model.index(0, 0)) == PLACEHOLDER  # read again when shown
+    qtbot.waitUntil(lambda: model.memory_at(0) is not None)
 
 
 def test_placeholders_until_the_chunk_arrives(qtbot, store) -> None:
     model = MemoryTableModel(store, chunk=50)
-    with qtbot.waitSignal(model.chunk_loaded):
-        model.set_query(MemoryQuery())
-    model.fetchMore(QModelIndex())
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
     assert model.data(model.index(60, 0)) == PLACEHOLDER
     qtbot.waitUntil(lambda: model.memory_at(60) is not None)
     expected = store.page(MemoryQuery(), limit=1, offset=60)[0]
@@ -58,7 +81,7 @@ def test_stale_results_are_dropped_when_the_filter_changes(qtbot, store) -> None
     with qtbot.waitSignal(model.chunk_loaded):
         pass
     qtbot.waitUntil(lambda: model.total == store.count(model.query))
-    rows = [model.memory_at(r) for r in range(model.rowCount())]
+    rows = read_every_row(qtbot, model)
     assert rows and all(m.channel == "webshop" and m.source.kind is Kind.SQLITE for m in rows)
 
 
@@ -68,8 +91,17 @@ def test_header_sort_is_done_by_the_store(qtbot, store) -> None:
     _loaded(qtbot, model)
     model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience
     assert model.query.order is Order.SALIENCE and not model.query.descending
-    qtbot.waitUntil(lambda: model.memory_at(model.rowCount() - 1) is not None)
-    values = [model.memory_at(r).salience for r in range(model.rowCount())]
+    values = [m.salience for m in read_every_row(qtbot, model)]
     assert values == sorted(values)
     model.sort(0, Qt.SortOrder.AscendingOrder)  # Content: not sortable in the store, ignored
     assert model.query.order is Order.SALIENCE
+
+
+def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, store) -> None:
+    model = MemoryTableModel(store, chunk=50)
+    with qtbot.waitSignal(model.chunk_loaded):
+        model.set_query(MemoryQuery())
+    if model.total is None:  # the count's worker may have answered first on a quiet machine
+        assert model.rowCount() == 50 and model.memory_at(49) is not None
+    _loaded(qtbot, model)
+    assert model.rowCount() == store.count()

@@ -1,0 +1,154 @@
+"""The native memory.db against the best query a person would write on the same file.
+
+Each row times what the product does for a user (open_store + page, a deep page, a search, the
+sidebar's counts) and the hand-written sqlite3 query that gives the same rows. Sizes: 10k, 100k
+and 1M with MNEMOSCOPE_BENCH_SCALE=full; 10k and 100k otherwise.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bench import native_store
+from bench.harness import Row, cached_store, median_s, record, sizes
+from mnemoscope.storage import MemoryQuery, MemoryStore, Order, open_store
+from mnemoscope.storage.views.search import search
+
+pytestmark = pytest.mark.bench
+SIZES = sizes(full=[10_000, 100_000, 1_000_000], ci=[10_000, 100_000])
+PAGE = 100
+ORDERED = "ORDER BY updated_at DESC, id DESC"
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n // 1000}k")
+def store_path(request: pytest.FixtureRequest) -> Path:
+    return cached_store("native", request.param, native_store.VERSION, native_store.build)
+
+
+@pytest.fixture(scope="module")
+def opened(store_path: Path) -> Iterator[tuple[MemoryStore, sqlite3.Connection, int]]:
+    con = sqlite3.connect(f"file:{store_path / 'memory.db'}?mode=ro", uri=True)
+    size = con.execute("SELECT count(*) FROM memories").fetchone()[0]
+    with open_store(store_path, read_only=True) as store:
+        yield store, con, size
+    con.close()
+
+
+def _row(operation: str, size: int, project: float, baseline: str, base: float, limit: float, **kw: float) -> Row:
+    return record(Row("native", operation, size, project, baseline, base, limit, **kw))
+
+
+def test_open_and_first_page(store_path: Path) -> None:
+    db = store_path / "memory.db"
+    size = sqlite3.connect(db).execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    def project() -> None:
+        with open_store(store_path, read_only=True) as store:
+            assert len(store.page(MemoryQuery(), PAGE)) == PAGE
+
+    def baseline() -> None:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        assert len(con.execute(f"SELECT * FROM memories WHERE status = 'active' {ORDERED} LIMIT {PAGE}").fetchall()) == PAGE
+        con.close()
+
+    row = _row("open + first page of 100", size, median_s(project), "connect + index-backed query",
+               median_s(baseline), 1.5, guard=60)
+    assert row.bounded
+
+
+@pytest.mark.parametrize("order", [Order.RECENT, Order.SALIENCE], ids=lambda o: o.value)
+def test_first_page(opened: tuple[MemoryStore, sqlite3.Connection, int], order: Order) -> None:
+    store, con, size = opened
+    column = {Order.RECENT: "updated_at", Order.SALIENCE: "salience"}[order]
+    sql = f"SELECT * FROM memories WHERE status = 'active' ORDER BY {column} DESC, id DESC LIMIT {PAGE}"
+    ids = [m.id for m in store.page(MemoryQuery(order=order), PAGE)]
+    assert ids == [r[0] for r in con.execute(sql)]
+    row = _row(f"first page, by {column}", size, median_s(lambda: store.page(MemoryQuery(order=order), PAGE)),
+               "index-backed query", median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    assert row.bounded
+
+
+def test_filtered_page(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    store, con, size = opened
+    query = MemoryQuery(channels=("beta",))
+    sql = f"SELECT * FROM memories WHERE status = 'active' AND channel = 'beta' {ORDERED} LIMIT {PAGE}"
+    assert [m.id for m in store.page(query, PAGE)] == [r[0] for r in con.execute(sql)]
+    row = _row("page filtered by channel", size, median_s(lambda: store.page(query, PAGE)), "index-backed query",
+               median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    assert row.bounded
+
+
+def test_deep_page(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    """A page 90% of the way down (a scrollbar dragged near the end): the first jump there pays
+    what OFFSET pays once; later pages there seek from a remembered position."""
+    store, con, size = opened
+    active = store.count(MemoryQuery())
+    offset = active * 9 // 10
+    before = con.execute(
+        f"SELECT updated_at, id FROM memories WHERE status = 'active' {ORDERED} LIMIT 1 OFFSET {offset - 1}").fetchone()
+    seek = f"SELECT * FROM memories WHERE status = 'active' AND (updated_at, id) < (?, ?) {ORDERED} LIMIT {PAGE}"
+    offset_sql = f"SELECT * FROM memories WHERE status = 'active' {ORDERED} LIMIT {PAGE} OFFSET {offset}"
+    expected = [r[0] for r in con.execute(seek, before)]
+    first_jump = median_s(lambda: store.page(MemoryQuery(order=Order.RECENT, channels=()), PAGE, offset), repeat=1,
+                          warmup=0)
+    assert [m.id for m in store.page(MemoryQuery(), PAGE, offset)] == expected
+    _row("deep page at 90%, first jump", size, first_jump, "OFFSET query", median_s(lambda: con.execute(offset_sql).fetchall()),
+         1.5, guard=40)
+    row = _row("deep page at 90%", size, median_s(lambda: store.page(MemoryQuery(), PAGE, offset)), "keyset (seek) query",
+               median_s(lambda: con.execute(seek, before).fetchall()), 1.5, guard=40)
+    assert row.bounded
+
+
+def test_next_page_after_a_row(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    store, con, size = opened
+    offset = store.count(MemoryQuery()) // 2
+    last = store.page(MemoryQuery(), 1, offset)[0]
+    before = con.execute("SELECT updated_at, id FROM memories WHERE id = ?", (last.id,)).fetchone()
+    seek = f"SELECT * FROM memories WHERE status = 'active' AND (updated_at, id) < (?, ?) {ORDERED} LIMIT {PAGE}"
+    assert [m.id for m in store.page(MemoryQuery(), PAGE, after=last)] == [r[0] for r in con.execute(seek, before)]
+    row = _row("next page after a row (seek)", size, median_s(lambda: store.page(MemoryQuery(), PAGE, after=last)),
+               "keyset (seek) query", median_s(lambda: con.execute(seek, before).fetchall()), 1.5, guard=40)
+    assert row.bounded
+
+
+def test_keyword_search(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    store, con, size = opened
+    sql = ("SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+           "WHERE memories_fts MATCH '\"stripe\"* OR \"payments\"*' AND m.status = 'active' "
+           "ORDER BY bm25(memories_fts) LIMIT 50")
+    def project() -> list:
+        return search(store, "stripe payments", mode="keyword", k=50).hits
+
+    assert len(project()) == 50
+    row = _row("FTS search top-50", size, median_s(project),
+               "FTS5 MATCH + bm25", median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    assert row.bounded
+
+
+def test_sidebar_counts(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    """What the sidebar shows: active memories per channel and layer, and every status."""
+    store, con, size = opened
+
+    def baseline() -> None:
+        con.execute("SELECT channel, layer, count(*) FROM memories WHERE status = 'active' GROUP BY channel, layer").fetchall()
+        con.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
+
+    def project() -> None:
+        store.counts(MemoryQuery())
+        store.counts()
+
+    row = _row("sidebar counts", size, median_s(project, repeat=3), "two GROUP BY queries", median_s(baseline, repeat=3),
+               1.5, guard=6)
+    assert row.bounded
+
+
+def test_count(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    store, con, size = opened
+    sql = "SELECT count(*) FROM memories WHERE status = 'active'"
+    assert store.count(MemoryQuery()) == con.execute(sql).fetchone()[0]
+    row = _row("count of active memories", size, median_s(lambda: store.count(MemoryQuery()), repeat=3),
+               "SELECT count(*)", median_s(lambda: con.execute(sql).fetchone(), repeat=3), 1.5, guard=6)
+    assert row.bounded
