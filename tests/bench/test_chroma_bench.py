@@ -103,8 +103,9 @@ def test_open_and_first_page(chroma_store) -> None:
     assert len(_open_and_page(root, 0)) == 100
     project = median_s(lambda: _open_and_page(root, 0))
     baseline = median_s(lambda: col.get(limit=100, offset=0))
-    row = record(Row("chroma", "open + first page of 100", size, project, "chromadb get(limit=100)", baseline, 2.0))
-    assert row.holds
+    row = record(Row("chroma", "open + first page of 100", size, project, "chromadb get(limit=100)", baseline, 2.0,
+                     guard=4))
+    assert row.bounded
 
 
 def test_deep_page(chroma_store) -> None:
@@ -128,8 +129,9 @@ def test_vector_top10(chroma_store) -> None:
         assert len(found) == 10
         project = median_s(lambda: vector_list(store, None, MemoryQuery(), 10, embedding=query), repeat=9)
     baseline = median_s(lambda: col.query(query_embeddings=[query], n_results=10), repeat=9)
-    row = record(Row("chroma", "vector search top-10", size, project, "collection.query(n_results=10)", baseline, 1.2))
-    assert row.holds
+    row = record(Row("chroma", "vector search top-10", size, project, "collection.query(n_results=10)", baseline, 1.2,
+                     guard=3))
+    assert row.bounded
 
 
 def _sql_keyword(db: Path) -> list[tuple]:
@@ -157,5 +159,5 @@ def test_keyword_search(chroma_store) -> None:
         project = median_s(lambda: search(store, KEYWORDS, mode="keyword", k=10))
     baseline = median_s(lambda: _sql_keyword(db))
     row = record(Row("chroma", f"keyword search {KEYWORDS!r} top-10", size, project,
-                     "SQL LIKE over chroma:document", baseline, 2.0))
-    assert row.holds
+                     "SQL LIKE over chroma:document", baseline, 2.0, guard=3))
+    assert row.bounded
