@@ -299,7 +299,7 @@ class SqliteSource:
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             seekable = query.order not in self._nullable_orders
             bound: tuple[Any, str] | None = None
-            start = None  # the position of the first row read, when it is known
+            start, before = None, False  # the position of the first row asked for, when it is known
             if after is not None:
                 if seekable:
                     bound = self._stored_key(conn, query.order, after)
@@ -308,13 +308,14 @@ class SqliteSource:
             elif seekable:
                 start = offset
                 token, bound, offset = self._positions.nearest(query, offset)
-                if bound is None and offset > 0:  # read the row before too, to remember where it is
+                before = offset > 0  # read the row before too, to remember where it is
+                if before:
                     offset, limit = offset - 1, limit + 1
             result = conn.execute(self._ordered(query, bound).limit(limit).offset(offset))
             now, names = utcnow(), list(result.keys())
             rows = [dict(zip(names, row, strict=True)) for row in result]
         if start is not None and rows:
-            if bound is None and start > 0:
+            if before:
                 self._positions.learn(query, token, start - 1, (rows[0][column], rows[0]["id"]))
                 rows = rows[1:]
             if rows:
