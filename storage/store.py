@@ -520,21 +520,22 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
         markdown = _opened(opened, _open_markdown, found.get(Kind.MARKDOWN))
         for match in matches:
             opened.append(match.open())
-    except StoreError:
+        sources: list[Source] = [s for s in opened if s not in (db, vectors, markdown)]
+        if db or vectors or markdown:
+            from .native.workspace import NativeWorkspace
+
+            sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
+        journal = (
+            Journal.in_database(db.engine, db.db_path)
+            if db is not None
+            else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
+        )
+        return MemoryStore(root, sources, journal, read_only=read_only)
+    except BaseException:
+        # Close what was opened: a pooled connection left open keeps the -wal SQLite made for it.
         for source in opened:
             source.close()
         raise
-    sources: list[Source] = [s for s in opened if s not in (db, vectors, markdown)]
-    if db or vectors or markdown:
-        from .native.workspace import NativeWorkspace
-
-        sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
-    journal = (
-        Journal.in_database(db.engine, db.db_path)
-        if db is not None
-        else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
-    )
-    return MemoryStore(root, sources, journal, read_only=read_only)
 
 
 def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | None) -> Any:

@@ -187,9 +187,13 @@ class SqliteSource:
         self.db_path = Path(db_path)
         self.root = self.db_path.parent
         self.engine = engine
-        with friendly_errors(self.db_path), engine.connect() as conn:
-            self.schema_version = schema.read_version(conn)
-            columns = conn.exec_driver_sql("PRAGMA table_info(memories)").fetchall()
+        try:
+            with friendly_errors(self.db_path), engine.connect() as conn:
+                self.schema_version = schema.read_version(conn)
+                columns = conn.exec_driver_sql("PRAGMA table_info(memories)").fetchall()
+        except BaseException:
+            engine.dispose()  # its pooled connection would keep the -wal it made after we fail
+            raise
         not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
