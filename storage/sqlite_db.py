@@ -97,7 +97,8 @@ class _ReadOnlyConnections:
             self._open -= 1
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at path: another file there (a replaced one) has another."""
     try:
         st = os.stat(path)
     except OSError:
@@ -200,14 +201,14 @@ def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> E
     def _on_checkout(_dbapi_conn: sqlite3.Connection, record: Any, _proxy: object) -> None:
         # A pooled connection reads the file it opened: if another program replaced the file
         # since, that connection is dropped and a new one opens the file there now.
-        if record.info.get("file") != _file_identity(path):
+        if record.info.get("file") != file_identity(path):
             raise DisconnectionError("the database file was replaced")
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         # The driver would begin a transaction only at the first write, after the reads a
         # conflict check makes; SQLAlchemy's "begin" below opens it instead.
-        _record.info["file"] = _file_identity(path)
+        _record.info["file"] = file_identity(path)
         dbapi_conn.isolation_level = None
         dbapi_conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
         if not read_only:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import os
 import re
 import sqlite3
 import threading
@@ -40,7 +39,7 @@ from typing import Any
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, Status
 from ..query import MemoryQuery, sort_key
-from ..sqlite_db import read_only_connection, sqlite_error
+from ..sqlite_db import file_identity, read_only_connection, sqlite_error
 from ..timeutil import as_utc, parse_time, utcnow
 from .base import FormatSource
 
@@ -144,7 +143,7 @@ class SqlFormatSource(FormatSource):
     def _connection(self) -> sqlite3.Connection:
         """The source's one read-only connection, opened again when the file was replaced
         (a backup put back, say): an open connection would go on reading the old file."""
-        identity = _identity(self.path)
+        identity = file_identity(self.path)
         if self._con is not None and identity != self._identity:
             self._con.close()
             self._con = None
@@ -411,14 +410,6 @@ class _Desc:
 
     def __hash__(self) -> int:
         return hash(self.value)
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def row_revision(row: sqlite3.Row) -> str:
