@@ -45,12 +45,13 @@ def files_token(*paths: Path) -> str:
     between listing and stat: a missing file is simply not part of the token."""
     parts = []
     for path in paths:
-        for candidate in (path, path.with_name(path.name + "-wal")):
+        name = os.fspath(path)
+        for candidate in (name, name + "-wal"):
             try:
-                st = candidate.stat()
+                st = os.stat(candidate)
             except OSError:
                 continue
-            parts.append(f"{candidate.name}:{st.st_mtime_ns}:{st.st_size}")
+            parts.append(f"{os.path.basename(candidate)}:{st.st_mtime_ns}:{st.st_size}")
     return "/".join(parts)
 
 

@@ -13,12 +13,12 @@ import shutil
 import sqlite3
 import tempfile
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, tuple_, type_coerce, update
+from sqlalchemy import Integer, and_, delete, func, insert, or_, select, text, type_coerce, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import NullType
 
@@ -30,6 +30,7 @@ from ..errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
+from ..lazy_page import LazyPage
 from ..model import (
     EDITABLE_FIELDS,
     Entity,
@@ -197,6 +198,7 @@ class SqliteSource:
         not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
+        self._mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
 
     # -- opening -------------------------------------------------------------
 
@@ -263,44 +265,86 @@ class SqliteSource:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
 
     def change_token(self) -> str:
-        return "sqlite:" + files_token(Path(self.db_path))
+        return "sqlite:" + files_token(self.db_path)
 
     # -- reading memories ----------------------------------------------------
 
-    def _where(self, query: MemoryQuery) -> list[Any]:
-        m = schema.memories.c
-        clauses: list[Any] = []
+    def _filter(self, query: MemoryQuery, prefix: str = "") -> tuple[list[str], list[Any]]:
+        """The query's conditions on memories as SQL (with the driver's placeholders, columns
+        prefixed by prefix) and their values: one rendering for pages, counts and searches,
+        so that they always agree."""
+        mark = self._mark
+        clauses: list[str] = []
+        params: list[Any] = []
+
+        def among(column: str, values: Sequence[str]) -> None:
+            clauses.append(f"{prefix}{column} IN ({', '.join([mark] * len(values))})")
+            params.extend(values)
+
         if query.channels:
-            clauses.append(m.channel.in_(query.channels))
+            among("channel", query.channels)
         if query.layers:
-            clauses.append(m.layer.in_([layer.value for layer in query.layers]))
+            among("layer", [layer.value for layer in query.layers])
         if query.statuses:
-            clauses.append(m.status.in_([s.value for s in query.statuses]))
+            among("status", [status.value for status in query.statuses])
         if query.since is not None:
-            clauses.append(m.created_at >= to_iso(query.since))
+            clauses.append(f"{prefix}created_at >= {mark}")
+            params.append(to_iso(query.since))
         if query.until is not None:
-            clauses.append(m.created_at < to_iso(query.until))
+            clauses.append(f"{prefix}created_at < {mark}")
+            params.append(to_iso(query.until))
         if query.contains:
-            clauses.append(m.content.ilike(f"%{_escape_like(query.contains)}%", escape="\\"))
-        return clauses
+            clauses.append(f"lower({prefix}content) LIKE lower({mark}) ESCAPE '\\'")
+            params.append(f"%{_escape_like(query.contains)}%")
+        return clauses, params
+
+    def _where_sql(self, query: MemoryQuery, *more: str) -> tuple[str, list[Any]]:
+        clauses, params = self._filter(query)
+        clauses += more
+        return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A pooled DB-API connection for the read paths, which render their SQL themselves:
+        SQLAlchemy's execution layer would add half the query's time again to a page."""
+        with friendly_errors(self.db_path):
+            dbapi = self.engine.raw_connection()
+            try:
+                yield dbapi
+            finally:
+                dbapi.close()
+
+    @staticmethod
+    def _fetch(dbapi: Any, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[Any]]:
+        """sql's column names and rows."""
+        cursor = dbapi.cursor()
+        try:
+            cursor.execute(sql, tuple(params))
+            rows = list(cursor.fetchall())
+            return [d[0] for d in cursor.description], rows
+        finally:
+            cursor.close()
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._reading() as dbapi:
+            return self._fetch(dbapi, sql, params)[1]
 
     def count(self, query: MemoryQuery) -> int:
         if not query.wants_kind(self.kind):
             return 0
-        stmt = select(func.count()).select_from(schema.memories).where(*self._where(query))
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return int(conn.execute(stmt).scalar_one())
+        where, params = self._where_sql(query)
+        return int(self._query(f"SELECT count(*) FROM memories{where}", params)[0][0])
 
     seeks = True
 
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> Sequence[Memory]:
         """limit memories in the query's order, skipping offset of them; with after, those that
         come after that memory (a seek on the order's index, as fast at row 900,000 as at row 0).
-        Without after, a page seeks from the nearest row an earlier page read (see positions)."""
+        Without after, a page seeks from the nearest row an earlier page read (see positions).
+        The rows are decoded into memories as they are read (see LazyPage)."""
         if not query.wants_kind(self.kind) or limit <= 0:
             return []
-        column = _ORDER_COLUMNS[query.order].name
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
+        with self._reading() as conn:
             seekable = query.order not in self._nullable_orders
             bound: tuple[Any, str] | None = None
             start, before = None, False  # the position of the first row asked for, when it is known
@@ -315,42 +359,46 @@ class SqliteSource:
                 before = offset > 0  # read the row before too, to remember where it is
                 if before:
                     offset, limit = offset - 1, limit + 1
-            result = conn.execute(self._ordered(query, bound).limit(limit).offset(offset))
-            now, names = utcnow(), list(result.keys())
-            rows = [dict(zip(names, row, strict=True)) for row in result]
+            sql, params = self._ordered(query, bound)
+            names, rows = self._fetch(conn, f"{sql} LIMIT {self._mark} OFFSET {self._mark}", (*params, limit, offset))
         if start is not None and rows:
+            at, id_at = names.index(_ORDER_COLUMNS[query.order].name), names.index("id")
             if before:
-                self._positions.learn(query, token, start - 1, (rows[0][column], rows[0]["id"]))
+                self._positions.learn(query, token, start - 1, (rows[0][at], rows[0][id_at]))
                 rows = rows[1:]
             if rows:
-                self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][column], rows[-1]["id"]))
-        return [self._memory(row, now) for row in rows]
+                self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
+        now = utcnow()
+        return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now))
 
-    def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None) -> Any:
-        """SELECT * of the query's memories in its order, only those past bound (value, id) if given."""
-        m = schema.memories.c
-        key = tuple_(_ORDER_COLUMNS[query.order], m.id)
-        clauses = self._where(query)
+    def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None, columns: str = "*") -> tuple[str, list[Any]]:
+        """SELECT columns of the query's memories in its order, only those past bound (value,
+        id) if given."""
+        column = _ORDER_COLUMNS[query.order].name
+        direction = "DESC" if query.descending else "ASC"
+        past = []
         if bound is not None:
-            clauses.append(key < tuple_(*bound) if query.descending else key > tuple_(*bound))
-        order = (c.desc() if query.descending else c.asc() for c in key.clauses)
-        return select(schema.memories).where(*clauses).order_by(*order)
+            past.append(f"({column}, id) {'<' if query.descending else '>'} ({self._mark}, {self._mark})")
+        where, params = self._where_sql(query, *past)
+        if bound is not None:
+            params += bound
+        return f"SELECT {columns} FROM memories{where} ORDER BY {column} {direction}, id {direction}", params
 
-    def _stored_key(self, conn: Connection, order: Order, memory: Memory) -> tuple[Any, str]:
+    def _stored_key(self, conn: Any, order: Order, memory: Memory) -> tuple[Any, str]:
         """memory's (order value, id) as this file holds it; as Mnemoscope writes it when the
         memory is not here (it comes from another source, or was deleted meanwhile)."""
-        col = _ORDER_COLUMNS[order]
-        row = conn.execute(select(col).where(schema.memories.c.id == memory.id)).first()
-        if row is not None:
-            return row[0], memory.id
+        column = _ORDER_COLUMNS[order].name
+        rows = self._fetch(conn, f"SELECT {column} FROM memories WHERE id = {self._mark}", (memory.id,))[1]
+        if rows:
+            return rows[0][0], memory.id
         value = sort_key(order)(memory)[0]
         return (to_iso(value) if isinstance(value, datetime) else value), memory.id
 
-    def _position_after(self, conn: Connection, query: MemoryQuery, memory: Memory) -> int:
+    def _position_after(self, conn: Any, query: MemoryQuery, memory: Memory) -> int:
         """How many of the query's memories come up to and including memory (a column that may
         hold NULLs cannot be sought: the rows are counted)."""
-        ids = conn.execute(self._ordered(query).with_only_columns(schema.memories.c.id)).scalars()
-        for n, found in enumerate(ids, 1):
+        sql, params = self._ordered(query, columns="id")
+        for n, (found,) in enumerate(self._fetch(conn, sql, params)[1], 1):
             if found == memory.id:
                 return n
         return 0
@@ -409,25 +457,24 @@ class SqliteSource:
             return {}
         if column == "kind":
             return {self.kind.value: self.count(query)}
-        col = schema.memories.c[column]
-        stmt = select(col, func.count()).where(*self._where(query)).group_by(col)
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return {str(k): int(v) for k, v in conn.execute(stmt)}
+        name = schema.memories.c[column].name
+        where, params = self._where_sql(query)
+        return {str(k): int(v) for k, v in self._query(f"SELECT {name}, count(*) FROM memories{where} GROUP BY {name}", params)}
 
     def counts_by_columns(self, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
         """counts_by for several columns from one GROUP BY of them all (one pass over the
         status, channel, layer index for the sidebar's counts)."""
         if not query.wants_kind(self.kind):
             return {column: {} for column in columns}
-        grouped = [c for c in columns if c != "kind"]
-        stmt = select(*(schema.memories.c[c] for c in grouped), func.count()).where(*self._where(query))
+        grouped = ", ".join(schema.memories.c[c].name for c in columns if c != "kind")
+        names = [c for c in columns if c != "kind"]
+        where, params = self._where_sql(query)
         out: dict[str, dict[str, int]] = {column: {} for column in columns}
         total = 0
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            for *values, n in conn.execute(stmt.group_by(*(schema.memories.c[c] for c in grouped))):
-                total += n
-                for column, value in zip(grouped, values, strict=True):
-                    out[column][str(value)] = out[column].get(str(value), 0) + n
+        for *values, n in self._query(f"SELECT {grouped}, count(*) FROM memories{where} GROUP BY {grouped}", params):
+            total += n
+            for column, value in zip(names, values, strict=True):
+                out[column][str(value)] = out[column].get(str(value), 0) + n
         if "kind" in columns:
             out["kind"] = {self.kind.value: total}
         return out
@@ -437,17 +484,11 @@ class SqliteSource:
     ) -> dict[tuple[str, str], int]:
         if not query.wants_kind(self.kind):
             return {}
-        m = schema.memories.c
-        bin_expr = func.strftime(bin_format, m.created_at)
-        group_col = m[group_by] if group_by in ("layer", "channel", "status") else None
-        group_expr = group_col if group_col is not None else text("'sqlite'")
-        stmt = (
-            select(bin_expr, group_expr, func.count())
-            .where(*self._where(query))
-            .group_by(bin_expr, group_expr)
-        )
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return {(str(b), str(g)): int(n) for b, g, n in conn.execute(stmt)}
+        group = group_by if group_by in ("layer", "channel", "status") else "'sqlite'"
+        where, params = self._where_sql(query)
+        sql = (f"SELECT strftime({self._mark}, created_at) AS bin, {group}, count(*) FROM memories{where} "
+               f"GROUP BY bin, {group}")
+        return {(str(b), str(g)): int(n) for b, g, n in self._query(sql, [bin_format, *params])}
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         if not query.wants_kind(self.kind):
@@ -455,26 +496,16 @@ class SqliteSource:
         match = fts_query(text_query)
         if not match:
             return []
-        where = " AND ".join(
-            ["memories_fts MATCH :match"]
-            + [f"m.status IN ({','.join(repr(s.value) for s in query.statuses)})"]
-            * bool(query.statuses)
-        )
-        params: dict[str, Any] = {"match": match, "k": k}
-        if query.channels:
-            names = [f":ch{i}" for i in range(len(query.channels))]
-            where += f" AND m.channel IN ({','.join(names)})"
-            params.update({f"ch{i}": c for i, c in enumerate(query.channels)})
-        if query.layers:
-            names = [f":ly{i}" for i in range(len(query.layers))]
-            where += f" AND m.layer IN ({','.join(names)})"
-            params.update({f"ly{i}": layer.value for i, layer in enumerate(query.layers)})
+        clauses, params = self._filter(query, "m.")
+        where = " AND ".join([f"memories_fts MATCH {self._mark}", *clauses])
         sql = (
             "SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE {where} ORDER BY bm25(memories_fts) LIMIT :k"
+            f"WHERE {where} ORDER BY bm25(memories_fts) LIMIT {self._mark}"
         )
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return [self._memory(row._mapping) for row in conn.execute(text(sql), params)]
+        with self._reading() as dbapi:
+            names, rows = self._fetch(dbapi, sql, [match, *params, k])
+        now = utcnow()
+        return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
 
     def stale_vector_ids(self) -> list[str]:
         """Memories whose vector copy no longer matches their content."""

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage import MemoryQuery, Order, Status, open_store
+from mnemoscope.storage import Layer, MemoryQuery, Order, Status, open_store
+from mnemoscope.storage.source import matches
 from mnemoscope.storage.native.memory_db import SqliteSource
 from mnemoscope.storage.native.schema import SCHEMA_VERSION
 
@@ -160,3 +161,40 @@ def test_counts_of_several_columns_at_once_are_the_counts_of_each(tmp_path: Path
         whole = store.workspace.counts_by_columns(columns, query)
         assert whole == {c: store.workspace.counts_by(c, query) for c in columns}
         assert store.counts(query)["total"] == store.count(query)
+
+
+FILTERS = [
+    MemoryQuery(channels=("beta",)),
+    MemoryQuery(layers=(Layer.EPISODIC, Layer.CORE), statuses=()),
+    MemoryQuery(since=T0 + timedelta(hours=2), until=T0 + timedelta(hours=5)),
+    MemoryQuery(contains="100%_off"),
+    MemoryQuery(contains="FACT 1", channels=("alpha",), statuses=(Status.DELETED,)),
+]
+
+
+@pytest.mark.parametrize("query", FILTERS, ids=range(len(FILTERS)))
+def test_pages_counts_and_searches_apply_one_filter(tmp_path: Path, query: MemoryQuery) -> None:
+    """Every read of memory.db renders the query's conditions one way: the rows a page walks,
+    the count, the per-channel counts and the keyword hits all agree with matches()."""
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    source.insert_memory_rows([
+        source.memory_row(
+            f"fact {i}" + (" 100%_off" if i % 13 == 0 else " 100% off"),
+            channel=("alpha", "beta")[i % 2],
+            layer=(Layer.EPISODIC, Layer.SEMANTIC, Layer.CORE)[i % 3],
+            created_at=T0 + timedelta(minutes=7 * i),
+            status=Status.DELETED if i % 5 == 0 else Status.ACTIVE,
+        )
+        for i in range(120)
+    ])
+    source.close()
+    with open_store(tmp_path) as store:
+        every = store.page(MemoryQuery(statuses=()), 1000)
+        expected = sorted(m.id for m in every if matches(m, query))
+        assert 0 < len(expected) < len(every)
+        assert sorted(m.id for m in store.page(query, 1000)) == expected
+        assert store.count(query) == len(expected)
+        counts = store.counts(query)
+        assert counts["total"] == sum(counts["channels"].values()) == sum(counts["layers"].values()) == len(expected)
+        hits = store.sources[0].keyword_search("fact", query, 1000)
+        assert sorted(m.id for m in hits) == expected

@@ -1,0 +1,51 @@
+"""A page decodes a row only when it is read, and otherwise behaves like the list it stands for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage.lazy_page import LazyPage
+from mnemoscope.storage.native.memory_db import SqliteSource
+
+
+def _store(root: Path, n: int) -> None:
+    source = SqliteSource.open(root / "memory.db", create=True)
+    source.insert_memory_rows([source.memory_row(f"fact number {i}", memory_id=f"m-{i:03d}") for i in range(n)])
+    source.close()
+
+
+def test_only_the_rows_read_are_decoded(tmp_path: Path) -> None:
+    _store(tmp_path, 30)
+    with open_store(tmp_path, read_only=True) as store:
+        whole = list(store.page(MemoryQuery(), 30))
+        decoded: list[str] = []
+        rows = [(m.id, m) for m in whole]
+
+        def decode(row: tuple[str, object]) -> object:
+            decoded.append(row[0])
+            return row[1]
+
+        page = LazyPage(rows, decode)  # type: ignore[arg-type]
+        assert len(page) == 30 and decoded == []
+        assert page[4].id == whole[4].id and page[-1].id == whole[-1].id
+        assert page[4] is page[4]  # decoded once, kept
+        assert decoded == [whole[4].id, whole[-1].id]
+        assert [m.id for m in page[2:6:2]] == [whole[2].id, whole[4].id]
+        assert page == whole and whole == page and page != whole[:-1]
+        assert [m.id for m in reversed(page)] == [m.id for m in reversed(whole)]
+        with pytest.raises(IndexError):
+            page[30]
+
+
+def test_a_native_page_reads_like_a_list_of_memories(tmp_path: Path) -> None:
+    _store(tmp_path, 12)
+    with open_store(tmp_path, read_only=True) as store:
+        page = store.page(MemoryQuery(), 5, 3)
+        again = store.page(MemoryQuery(), 5, 3)
+        assert len(page) == 5
+        assert page == again  # equal memories, decoded separately
+        assert [m.content for m in page] == [m.content for m in again]
+        assert all(m.revision and m.created_at.tzinfo for m in page)
+        assert store.get(page[0].id) == page[0]
