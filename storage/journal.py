@@ -81,13 +81,11 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return None
-        from sqlalchemy import select
+        from .sqlite_db import friendly_errors, placeholder
 
-        from .native import schema
-        from .sqlite_db import friendly_errors
-
+        # Read at every open: as driver SQL, with no statement to compile for a new engine.
         with friendly_errors(self.label), engine.connect() as conn:
-            row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == key)).first()
+            row = conn.exec_driver_sql(f"SELECT value FROM meta WHERE key = {placeholder(engine)}", (key,)).first()
         return json.loads(row[0]) if row else None
 
     def write_setting(self, key: str, value: Any) -> None:
@@ -195,12 +193,15 @@ class Journal:
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
+        engine = self._get_engine(False)
+        if engine is None:
+            return []
+        from .sqlite_db import friendly_errors, placeholder
 
-        def stmt(sa: Any, schema: Any) -> Any:
-            a = schema.audit.c
-            return sa.select(schema.audit).where(a.state == PENDING).order_by(a.seq.desc())
-
-        return self._select(stmt)
+        # Read at every open: as driver SQL, with no statement to compile for a new engine.
+        sql = f"SELECT * FROM audit WHERE state = {placeholder(engine)} ORDER BY seq DESC"
+        with friendly_errors(self.label), engine.connect() as conn:
+            return [_entry(r._mapping) for r in conn.exec_driver_sql(sql, (PENDING,))]
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._get_engine(True)

@@ -98,6 +98,11 @@ class _ReadOnlyConnections:
             self._open -= 1
 
 
+def placeholder(engine: Any) -> str:
+    """The engine's driver's parameter placeholder, for SQL run on its DB-API cursor."""
+    return "?" if engine.dialect.paramstyle == "qmark" else "%s"
+
+
 def file_identity(path: Path) -> tuple[int, int] | None:
     """(device, inode) of the file at path: another file there (a replaced one) has another."""
     try:

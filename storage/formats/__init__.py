@@ -30,8 +30,10 @@ class FormatMatch:
 
 def detect_formats(path: Path) -> list[FormatMatch]:
     from . import agenticx, claude_memory, crewai, google_adk, langgraph, letta, mem0, openai_agents, openclaw
+    from .base import one_look
 
     found: list[FormatMatch] = []
-    for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory):
-        found += module.detect(Path(path))
+    with one_look():
+        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory):
+            found += module.detect(Path(path))
     return found

@@ -65,10 +65,12 @@ from ..source import (
 from ..sqlite_db import (
     PROBE_TIMEOUT,
     Schema,
+    file_identity,
     files_token,
     friendly_errors,
     is_sqlite_file,
     peek_schema,
+    placeholder,
     read_only_connection,
     read_only_rows,
     rehearsal,
@@ -184,13 +186,13 @@ class SqliteSource:
     format = "mnemoscope"
     label = "Mnemoscope memory.db"
 
-    def __init__(self, db_path: Path, engine: Engine) -> None:
+    def __init__(self, db_path: Path, engine: Engine, schema_version: int | None = None) -> None:
         self.db_path = Path(db_path)
         self.root = self.db_path.parent
         self.engine = engine
         try:
             with friendly_errors(self.db_path), engine.connect() as conn:
-                self.schema_version = schema.read_version(conn)
+                self.schema_version = schema.read_version(conn) if schema_version is None else schema_version
                 columns = conn.exec_driver_sql("PRAGMA table_info(memories)").fetchall()
         except BaseException:
             engine.dispose()  # its pooled connection would keep the -wal it made after we fail
@@ -198,7 +200,7 @@ class SqliteSource:
         not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
-        self._mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+        self._mark = placeholder(engine)
 
     # -- opening -------------------------------------------------------------
 
@@ -222,6 +224,7 @@ class SqliteSource:
             raise UnreadableStoreError(
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
+        stored: object = None
         if db_path.exists():
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
@@ -235,7 +238,7 @@ class SqliteSource:
             if not read_only and found:
                 _check_intact(db_path)
         if read_only:
-            return cls(db_path, _read_only_engine(db_path))
+            return cls(db_path, _read_only_engine(db_path, stored), schema.SCHEMA_VERSION)
         engine = sqlite_engine(db_path)
         with friendly_errors(db_path):
             with engine.begin() as conn:
@@ -976,23 +979,25 @@ def relation_row(relation: Relation) -> dict[str, Any]:
     }
 
 
-def _read_only_engine(db_path: Path) -> Engine:
-    """An engine that cannot write: no migration, no journal-mode switch, no checkpoint."""
-    engine = sqlite_engine(db_path, read_only=True)
-    with friendly_errors(db_path), engine.connect() as conn:
-        found = schema.read_version(conn)
+def _read_only_engine(db_path: Path, stored: object) -> Engine:
+    """An engine that cannot write (no migration, no journal-mode switch, no checkpoint) on a
+    file whose meta table holds the schema version stored."""
+    found = schema.version_of(stored) or 0
     if found != schema.SCHEMA_VERSION:
-        engine.dispose()
         raise UnreadableStoreError(
             f"{db_path} has schema version {found}; this Mnemoscope reads version {schema.SCHEMA_VERSION}"
             + (" (open it once without read-only to upgrade it)." if found < schema.SCHEMA_VERSION else ".")
         )
-    return engine
+    return sqlite_engine(db_path, read_only=True)
 
 
 def _peek_tables(db_path: Path) -> tuple[Schema, object]:
     """Tables and views with their columns, and the schema version meta holds (None if none),
-    read without writing a byte (no WAL switch, no migration) and waiting once for a lock."""
+    read without writing a byte (no WAL switch, no migration) and waiting once for a lock.
+    Remembered, as peek_schema is, while the file and its -wal keep their size and mtime."""
+    key = (os.path.realpath(db_path), file_identity(db_path), files_token(db_path))
+    if key in _PEEKED:
+        return _PEEKED[key]
     try:
         found = peek_schema(db_path)
         stored = None
@@ -1003,7 +1008,13 @@ def _peek_tables(db_path: Path) -> tuple[Schema, object]:
         raise sqlite_error(db_path, exc) from None
     except UnicodeDecodeError:
         raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
+    if len(_PEEKED) >= 16:
+        del _PEEKED[next(iter(_PEEKED))]
+    _PEEKED[key] = found, stored
     return found, stored
+
+
+_PEEKED: dict[tuple[str, object, str], tuple[Schema, object]] = {}
 
 
 def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
