@@ -8,7 +8,8 @@ Chroma directory loads the Chroma one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -79,6 +80,8 @@ class StoreEvent:
 
 
 Listener = Callable[[StoreEvent], None]
+BULK_BATCH = 20_000  # rows per transaction of add_memories
+NOTIFIED_IDS = 10_000  # a bulk add of more says "everything" instead of naming each id
 
 
 class MemoryStore:
@@ -385,11 +388,30 @@ class MemoryStore:
         self.notify(StoreEvent((memory_id,)))
         return memory_id
 
-    def add_memories(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Bulk add of memory_row() rows (import, demo), with their vectors."""
+    def add_memories(
+        self, rows: Iterable[dict[str, Any]], progress: Callable[[int, int], None] | None = None,
+        batch: int = BULK_BATCH,
+    ) -> int:
+        """Bulk add of memory_row() rows (import, demo, an agent's backfill), with their vectors:
+        one transaction per batch rows, so a million go in at the rate of a plain executemany and
+        readers see whole batches. progress(added, total) follows each batch (total 0 when rows
+        is an iterator of unknown length). Returns how many were added. Not journaled: the agent
+        (or import, which keeps its own keys) owns what it adds."""
         self.require_writable()
-        self._native().add_memory_rows(rows, self.embedder())
-        self.notify(StoreEvent(tuple(r["id"] for r in rows)))
+        native, embedder = self._native(), self.embedder()
+        total = len(rows) if isinstance(rows, Sized) else 0
+        added, ids = 0, []
+        it = iter(rows)
+        while chunk := list(itertools.islice(it, batch)):
+            native.add_memory_rows(chunk, embedder)
+            added += len(chunk)
+            if added <= NOTIFIED_IDS:
+                ids += [r["id"] for r in chunk]
+            if progress:
+                progress(added, total)
+        if added:
+            self.notify(StoreEvent(tuple(ids)) if added <= NOTIFIED_IDS else StoreEvent(everything=True))
+        return added
 
     @staticmethod
     def memory_row(content: str, **fields: Any) -> dict[str, Any]:
