@@ -8,6 +8,7 @@ Chroma directory loads the Chroma one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import asdict, dataclass, field
@@ -99,13 +100,24 @@ class MemoryStore:
         self.sources = sources
         self.journal = journal
         self.workspace: NativeWorkspace | None = _workspace_of(sources)
-        self.settings = StoreSettings.from_dict(journal.read_setting(SETTINGS_KEY))
         vectors = self.workspace.vectors if self.workspace is not None else None
         if vectors is not None and self.settings.embedder:
             vectors.embedder_override = embedder_by_name(self.settings.embedder)
         self._listeners: list[Listener] = []
         self._token = ""
-        self.recovered: list[str] = self._pending_untouched() if read_only else self._recover_interrupted()
+        if not read_only:
+            self.recovered = self._recover_interrupted()
+
+    # Read when first asked for: a read-only open that shows a page never pays for them.
+    @functools.cached_property
+    def settings(self) -> StoreSettings:
+        return StoreSettings.from_dict(self.journal.read_setting(SETTINGS_KEY))
+
+    @functools.cached_property
+    def recovered(self) -> list[str]:
+        """What opening did about steps a killed process never finished (read-only: what it
+        would do)."""
+        return self._pending_untouched()
 
     def close(self) -> None:
         for source in self.sources:

@@ -81,6 +81,7 @@ from ..sqlite_db import (
 from ..timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .positions import Positions
+from .readers import HeldReaders
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
@@ -201,6 +202,7 @@ class SqliteSource:
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
         self._mark = placeholder(engine)
+        self._readers = HeldReaders(engine, self.db_path)
 
     # -- opening -------------------------------------------------------------
 
@@ -246,6 +248,7 @@ class SqliteSource:
         return cls(db_path, engine)
 
     def close(self) -> None:
+        self._readers.close()
         self.engine.dispose()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
@@ -308,14 +311,16 @@ class SqliteSource:
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[Any]:
-        """A pooled DB-API connection for the read paths, which render their SQL themselves:
-        SQLAlchemy's execution layer would add half the query's time again to a page."""
+        """This thread's DB-API connection for the read paths, which render their SQL
+        themselves: SQLAlchemy's execution layer would add half the query's time again to a
+        page, and a checkout from the pool a fifth."""
         with friendly_errors(self.db_path):
-            dbapi = self.engine.raw_connection()
+            dbapi = self._readers.get()
             try:
                 yield dbapi
-            finally:
-                dbapi.close()
+            except BaseException:
+                self._readers.drop(dbapi)
+                raise
 
     @staticmethod
     def _fetch(dbapi: Any, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[Any]]:

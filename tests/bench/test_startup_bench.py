@@ -70,3 +70,29 @@ def test_ls_of_a_one_line_markdown_workspace(tmp_path: Path) -> None:
     ratio, absolute = _startup_rows("mnemoscope ls (1-line markdown workspace)", [_exe(), "ls", str(tmp_path), "--json"])
     if not absolute.holds:
         pytest.xfail(f"{absolute.project_s:.3f} s > {TARGET_S} s: markdown-only ls still imports SQLAlchemy and numpy")
+
+
+INFO_COUNTS = ("SELECT status, count(*) FROM memories GROUP BY status; "
+               "SELECT channel, layer, count(*) FROM memories GROUP BY channel, layer;")
+
+
+def test_info_on_a_100k_store_against_the_sqlite3_cli() -> None:
+    """`mnemoscope info` on a SQLite-only store of 100k memories within 3x the sqlite3 command
+    line printing the same counts (per status, per channel and layer), each a new process."""
+    from bench import native_store
+    from bench.harness import cached_store
+
+    path = cached_store("native", 100_000, native_store.VERSION, native_store.build)
+    cli = shutil.which("sqlite3")
+    baseline_argv = ([cli, "-readonly", str(path / "memory.db"), INFO_COUNTS] if cli else
+                     [sys.executable, "-c", f"import sqlite3; c = sqlite3.connect({str(path / 'memory.db')!r}); "
+                      f"[print(r) for s in {INFO_COUNTS!r}.split(';') if s.strip() for r in c.execute(s)]"])
+    for _attempt in (1, 2):  # one retry round on a noisy machine
+        project = median_s(lambda: _run([_exe(), "info", str(path), "--json"]))
+        baseline = median_s(lambda: _run(baseline_argv))
+        if project <= 3 * baseline:
+            break
+    row = record(Row("cli", "mnemoscope info --json, 100k memories", 100_000, project,
+                     "sqlite3 CLI, the same counts" if cli else "python sqlite3, the same counts", baseline, 3.0,
+                     guard=12))
+    assert row.bounded
