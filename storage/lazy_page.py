@@ -15,12 +15,22 @@ from .model import Memory
 
 
 class LazyPage(Sequence[Memory]):
-    __slots__ = ("_rows", "_decode", "_decoded")
+    __slots__ = ("_rows", "_decode", "_decoded", "_id_at")
 
-    def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory]) -> None:
+    def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory], id_at: int | None = None) -> None:
+        """rows as the store returned them, decode(row) the Memory of one; id_at, when given,
+        the index of the memory's id in a row (ids() then decodes nothing)."""
         self._rows = rows
         self._decode = decode
         self._decoded: list[Memory | None] = [None] * len(rows)
+        self._id_at = id_at
+
+    def ids(self) -> list[str]:
+        """The memories' ids, in order."""
+        if self._id_at is None:
+            return [memory.id for memory in self]
+        at = self._id_at
+        return [row[at] for row in self._rows]
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -52,3 +62,8 @@ class LazyPage(Sequence[Memory]):
 
     def __repr__(self) -> str:
         return f"<LazyPage of {len(self._rows)} memories>"
+
+
+def page_ids(page: Sequence[Memory]) -> list[str]:
+    """The ids of a page's memories, without decoding a LazyPage's rows."""
+    return page.ids() if isinstance(page, LazyPage) else [memory.id for memory in page]

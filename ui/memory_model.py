@@ -6,7 +6,8 @@ thousands of fetchMore calls), caches only the chunks a view asked for, at most
 MAX_CHUNKS of them (the least recently loaded go first), rows not yet loaded show
 a placeholder, and a generation counter drops results that arrive after the query
 changed. A chunk that follows a loaded one is read as the rows after that one's
-last row (a seek where the store can), not by offset.
+last row (a seek where the store can), not by offset. Chunks are kept as the store
+returned them: a row is decoded into a Memory when the view first shows it.
 
 When the store changes, refresh() reads the rows shown again off the UI thread
 and swaps them in place (a layout change, not a reset): the selection and the
@@ -15,10 +16,12 @@ scroll position follow their memories, and rows that left the query go.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
+from mnemoscope.storage.lazy_page import page_ids
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
@@ -67,8 +70,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation = 0
         self._total: int | None = None
         self._rows = 0
-        self._cache: dict[int, Memory] = {}
-        self._chunks: dict[int, None] = {}  # the chunks cached (their first rows), oldest first
+        self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
         self._texts: dict[int, tuple[Memory, tuple[str, ...]]] = {}  # a row's display texts, by the memory read
         self._pending: set[int] = set()
         self.label = ""
@@ -90,8 +92,7 @@ class MemoryTableModel(QAbstractTableModel):
         self.label = ""
         self._generation += 1
         self._total, self._rows = None, 0
-        self._cache.clear()
-        self._chunks.clear()
+        self._pages.clear()
         self._texts.clear()
         self._pending.clear()
         self.endResetModel()
@@ -109,8 +110,7 @@ class MemoryTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._generation += 1
         self._pending.clear()
-        self._cache = dict(enumerate(memories))
-        self._chunks = dict.fromkeys(range(0, len(memories), self._chunk))
+        self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
         self._texts.clear()
         self._total = self._rows = len(memories)
         self.label = label
@@ -133,15 +133,15 @@ class MemoryTableModel(QAbstractTableModel):
         self._pending.clear()
         store, query, chunk = self._store, self._query, self._chunk
         if self.label:  # a ranked list (search results): each listed memory again, same order
-            ids = [m.id for _row, m in sorted(self._cache.items())]
+            ids = [i for _start, page in sorted(self._pages.items()) for i in page_ids(page)]
 
             def read_list() -> tuple[int, dict[int, list[Memory]]]:
                 found = [m for m in (store.find(i) for i in ids) if m is not None]
-                return len(found), {0: found}
+                return len(found), {start: found[start : start + chunk] for start in range(0, len(found), chunk)}
 
             reader = read_list
         else:
-            starts = sorted({row - row % chunk for row in self._cache})
+            starts = sorted(self._pages)
 
             def read_query() -> tuple[int, dict[int, list[Memory]]]:
                 total = store.count(query)
@@ -154,24 +154,23 @@ class MemoryTableModel(QAbstractTableModel):
             on_error=self.load_failed.emit,
         )
 
-    def _on_refresh_read(self, generation: int, total: int, pages: dict[int, list[Memory]]) -> None:
+    def _on_refresh_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
         if generation != self._generation:
             return
         old_rows = self._rows
         new_rows = total
-        cache = {start + i: m for start, page in pages.items() for i, m in enumerate(page) if start + i < new_rows}
-        self._chunks = dict.fromkeys(start for start in pages if start < new_rows)
+        pages = {start: page for start, page in pages.items() if start < new_rows}
         # Same row count first: persistent indexes (the selection) follow their memories by id.
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
-        was = [self._cache.get(index.row()) for index in persistent]
-        row_of = {m.id: row for row, m in cache.items()}
+        was = [self._memory(index.row()) for index in persistent]
+        row_of = {i: start + n for start, page in pages.items() for n, i in enumerate(page_ids(page))}
         moved = []
         for index, memory in zip(persistent, was, strict=True):
             row = row_of.get(memory.id) if memory is not None else index.row()
             keep = row is not None and row < min(old_rows, new_rows)
             moved.append(self.index(row, index.column()) if keep else QModelIndex())
-        self._cache = cache
+        self._pages = pages
         self._texts.clear()
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
@@ -208,20 +207,21 @@ class MemoryTableModel(QAbstractTableModel):
         elif rows < self._rows:
             self.beginRemoveRows(QModelIndex(), rows, self._rows - 1)
             self._rows = rows
-            for row in [r for r in self._cache if r >= rows]:
-                del self._cache[row]
-                self._texts.pop(row, None)
+            for start in [s for s in self._pages if s >= rows]:
+                del self._pages[start]
+            for row in [r for r in self._texts if r >= rows]:
+                del self._texts[row]
             self.endRemoveRows()
 
     # -- lazy rows ------------------------------------------------------------------------
 
     def _request(self, row: int) -> None:
         start = row - row % self._chunk
-        if start in self._pending or start in self._chunks:
+        if start in self._pending or start in self._pages:
             return
         self._pending.add(start)
         generation = self._generation
-        before = self._cache.get(start - 1)
+        before = self._memory(start - 1) if start else None
         offset, after = (0, before) if before is not None else (start, None)
         start_worker(
             self._store.page,
@@ -233,18 +233,15 @@ class MemoryTableModel(QAbstractTableModel):
             on_error=self.load_failed.emit,
         )
 
-    def _on_page(self, generation: int, start: int, page: list[Memory]) -> None:
+    def _on_page(self, generation: int, start: int, page: Sequence[Memory]) -> None:
         if generation != self._generation:
             return
         self._pending.discard(start)
         if self._total is None:  # the first rows, before the count
             self._show_rows(len(page))
-        for offset, memory in enumerate(page):
-            if start + offset < self._rows:
-                self._cache[start + offset] = memory
-        self._chunks[start] = None
-        while len(self._chunks) > MAX_CHUNKS:
-            self._forget(next(iter(self._chunks)))
+        self._pages[start] = page
+        while len(self._pages) > MAX_CHUNKS:
+            self._forget(next(iter(self._pages)))
         last = min(start + len(page), self._rows) - 1
         if last >= start:
             self.dataChanged.emit(self.index(start, 0), self.index(last, len(COLUMNS) - 1))
@@ -252,21 +249,31 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _forget(self, start: int) -> None:
         """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""
-        del self._chunks[start]
+        del self._pages[start]
         for row in range(start, start + self._chunk):
-            self._cache.pop(row, None)
             self._texts.pop(row, None)
 
+    def _memory(self, row: int) -> Memory | None:
+        """The memory at row if its chunk is cached (decoded now if it was not yet)."""
+        if not 0 <= row < self._rows:
+            return None
+        start = row - row % self._chunk
+        page = self._pages.get(start)
+        if page is None or row - start >= len(page):
+            return None
+        return page[row - start]
+
     def cached_rows(self) -> int:
-        return len(self._cache)
+        return sum(min(len(page), max(self._rows - start, 0)) for start, page in self._pages.items())
 
     def memory_at(self, row: int) -> Memory | None:
-        return self._cache.get(row)
+        return self._memory(row)
 
     def row_of(self, memory_id: str) -> int | None:
-        for row, memory in self._cache.items():
-            if memory.id == memory_id:
-                return row
+        for start, page in self._pages.items():
+            for n, found in enumerate(page_ids(page)):
+                if found == memory_id and start + n < self._rows:
+                    return start + n
         return None
 
     # -- Qt model API ---------------------------------------------------------------------------
@@ -295,7 +302,7 @@ class MemoryTableModel(QAbstractTableModel):
         row = index.row()
         if not 0 <= row < self._rows:
             return None
-        memory = self._cache.get(row)
+        memory = self._memory(row)
         if memory is None:
             self._request(row)
             if role == _DISPLAY and index.column() == 0:

@@ -377,7 +377,7 @@ class SqliteSource:
             if rows:
                 self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
         now = utcnow()
-        return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now))
+        return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"))
 
     def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None, columns: str = "*") -> tuple[str, list[Any]]:
         """SELECT columns of the query's memories in its order, only those past bound (value,
