@@ -22,7 +22,7 @@ from typing import Any
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
 from mnemoscope.storage.lazy_page import page_ids
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from .workers import start_worker
@@ -73,7 +73,13 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
         self._texts: dict[int, tuple[Memory, tuple[str, ...]]] = {}  # a row's display texts, by the memory read
         self._pending: set[int] = set()
+        self._counting = False
         self.label = ""
+        # Chunks are read in order on one thread of their own, which keeps its connection (and
+        # that connection's cache of the index being paged) warm from one chunk to the next.
+        self._reader = QThreadPool(self)
+        self._reader.setMaxThreadCount(1)
+        self._reader.setExpiryTimeout(-1)
 
     # -- the query ----------------------------------------------------------------------
 
@@ -96,11 +102,19 @@ class MemoryTableModel(QAbstractTableModel):
         self._texts.clear()
         self._pending.clear()
         self.endResetModel()
+        self._counting = False
+        self._request(0)  # the first rows go first, alone; the count follows them (see _on_page)
+
+    def _count(self) -> None:
+        """Count the query's rows (a scan on a big store: it starts once the first rows are in,
+        so that it does not compete with them for the two cores this machine may have)."""
+        if self._counting:
+            return
+        self._counting = True
         generation = self._generation
-        self._request(0)  # the first rows go first: the count can take a while on a big store
         start_worker(
             self._store.count,
-            query,
+            self._query,
             on_result=lambda n: self._on_count(generation, n),
             on_error=self.load_failed.emit,
         )
@@ -231,6 +245,7 @@ class MemoryTableModel(QAbstractTableModel):
             after,
             on_result=lambda page: self._on_page(generation, start, page),
             on_error=self.load_failed.emit,
+            pool=self._reader,
         )
 
     def _on_page(self, generation: int, start: int, page: Sequence[Memory]) -> None:
@@ -239,6 +254,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._pending.discard(start)
         if self._total is None:  # the first rows, before the count
             self._show_rows(len(page))
+            self._count()
         self._pages[start] = page
         while len(self._pages) > MAX_CHUNKS:
             self._forget(next(iter(self._pages)))

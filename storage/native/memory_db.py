@@ -314,13 +314,8 @@ class SqliteSource:
         """This thread's DB-API connection for the read paths, which render their SQL
         themselves: SQLAlchemy's execution layer would add half the query's time again to a
         page, and a checkout from the pool a fifth."""
-        with friendly_errors(self.db_path):
-            dbapi = self._readers.get()
-            try:
-                yield dbapi
-            except BaseException:
-                self._readers.drop(dbapi)
-                raise
+        with friendly_errors(self.db_path), self._readers.reading() as dbapi:
+            yield dbapi
 
     @staticmethod
     def _fetch(dbapi: Any, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[Any]]:

@@ -1,56 +1,94 @@
 """One reading connection per thread, kept checked out of an engine's pool.
 
 A page of a hundred rows takes SQLite about 0.3 ms; a checkout from SQLAlchemy's pool and the
-reset on its return add a fifth of that again. The read paths of memory.db take this thread's
-connection instead, kept open until the source closes. Each use checks that the file is still
-the one the connection opened (its device and inode): a connection to a replaced file is
-dropped, as the pool drops it on checkout.
+reset on its return add a fifth of that again, and a new connection parses the schema and
+starts with a cold cache. The read paths of memory.db use the connection their thread used
+last time instead, kept open until the source closes.
+
+Connections are kept by the thread's id, not in a threading.local: a Qt pool thread runs each
+task in a new Python thread state, so its thread-local values vanish between tasks. At most
+MAX_HELD are kept; a thread needing one beyond that closes the least recently used one no
+read is using. Each use checks that the file is still the one the connection opened (device
+and inode): a connection to a replaced file is dropped, as the pool drops it on checkout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..sqlite_db import file_identity
+
+MAX_HELD = 8
+
+
+@dataclass
+class _Held:
+    dbapi: Any
+    identity: object
+    used: float = 0.0
+    busy: int = 0  # reads using it now (a read may run another inside it)
 
 
 class HeldReaders:
     def __init__(self, engine: Any, path: Path) -> None:
         self._engine = engine
         self._path = path
-        self._local = threading.local()
-        self._held: list[Any] = []
+        self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
 
-    def get(self) -> Any:
-        """This thread's connection (a pool checkout, not returned until close or drop)."""
-        held = getattr(self._local, "held", None)
-        identity = file_identity(self._path)
-        if held is not None:
-            if held[1] == identity:
-                return held[0]
-            self.drop(held[0])
-        dbapi = self._engine.raw_connection()
-        with self._lock:
-            self._held.append(dbapi)
-        self._local.held = (dbapi, identity)
-        return dbapi
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Any]:
+        """This thread's connection for the block; a failed read drops it (the next opens another)."""
+        held = self._take()
+        try:
+            yield held.dbapi
+        except BaseException:
+            self._drop(held)
+            raise
+        finally:
+            with self._lock:
+                held.busy -= 1
 
-    def drop(self, dbapi: Any) -> None:
-        """Close a connection that failed or reads a replaced file; the next get opens another."""
+    def _take(self) -> _Held:
+        thread = threading.get_ident()
+        identity = file_identity(self._path)
         with self._lock:
-            if dbapi in self._held:
-                self._held.remove(dbapi)
-        if getattr(self._local, "held", (None,))[0] is dbapi:
-            self._local.held = None
-        dbapi.invalidate()
+            held = self._held.get(thread)
+            if held is not None and held.identity == identity:
+                held.busy += 1
+                held.used = time.monotonic()
+                return held
+        if held is not None:
+            self._drop(held)
+        held = _Held(self._engine.raw_connection(), identity, time.monotonic(), 1)
+        with self._lock:
+            self._held[thread] = held
+            idle = sorted((h.used, t) for t, h in self._held.items() if h.busy == 0)
+            evicted = [self._held.pop(t) for _used, t in idle[: max(len(self._held) - MAX_HELD, 0)]]
+        for old in evicted:
+            old.dbapi.close()
+        return held
+
+    def _drop(self, held: _Held) -> None:
+        with self._lock:
+            kept = [thread for thread, found in self._held.items() if found is held]
+            for thread in kept:
+                del self._held[thread]
+        if kept:
+            held.dbapi.invalidate()
 
     def close(self) -> None:
-        """Return every thread's connection to the pool (which the engine then disposes of)."""
+        """Return every connection to the pool (which the engine then disposes of)."""
         with self._lock:
-            held, self._held = self._held, []
-            self._local = threading.local()
-        for dbapi in held:
-            dbapi.close()
+            held, self._held = list(self._held.values()), {}
+        for h in held:
+            h.dbapi.close()
+
+    def __len__(self) -> int:
+        return len(self._held)
