@@ -104,6 +104,24 @@ def _label_to_id(path: Path) -> dict[int, str]:
     return {int(k): str(v) for k, v in mapping.items()}
 
 
+_DIR_LOCKS: dict[str, threading.RLock] = {}
+_DIR_LOCKS_LOCK = threading.Lock()
+
+
+def directory_lock(path: Path) -> threading.RLock:
+    """The lock this process takes around any use of a Chroma directory's chroma.sqlite3.
+
+    chromadb's client is Rust with its own SQLite; Mnemoscope reads the file with Python's.
+    Two SQLite libraries in one process do not see each other's locks (POSIX locks belong to
+    the process, and each library keeps its own account of them), so a read here could meet a
+    half-written page of a write the client is making, and closing a connection here drops the
+    client's locks. Within one process every read connection and every client call on a
+    directory therefore hold this lock; other processes are kept apart by SQLite's own locks."""
+    key = os.path.realpath(path)
+    with _DIR_LOCKS_LOCK:
+        return _DIR_LOCKS.setdefault(key, threading.RLock())
+
+
 class ChromaFiles:
     """Read-only access to one Chroma directory. ``may_recover``: a journal left by a killed
     writer may be rolled back first (SQLite must, before anyone can read); without it such a
@@ -115,6 +133,7 @@ class ChromaFiles:
         self.may_recover = may_recover
         self._tables: set[str] | None = None
         self._local = threading.local()
+        self.lock = directory_lock(self.path)
         self._token_paths = [(str(self.db), self.db.name), (str(self.db) + "-wal", self.db.name + "-wal")]
         self._hnsw: dict[str, tuple[Any, _Hnsw]] = {}
         self._overlays: dict[str, tuple[Any, Any]] = {}  # collection id -> (files token, _overlay's answer)
@@ -149,11 +168,15 @@ class ChromaFiles:
         self._local.con = None
         self._local.batching = True
         try:
-            yield
+            with self.lock:
+                try:
+                    yield
+                finally:
+                    con, self._local.con, self._local.batching = self._local.con, None, False
+                    if con is not None:
+                        con.close()
         finally:
-            con, self._local.con, self._local.batching = self._local.con, None, False
-            if con is not None:
-                con.close()
+            self._local.batching = False
 
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         try:
@@ -176,19 +199,21 @@ class ChromaFiles:
             if self._local.con is None:
                 self._local.con = self._connect()
             return self._local.con.execute(sql, tuple(params)).fetchall()
-        con = self._connect()
-        try:
-            return con.execute(sql, tuple(params)).fetchall()
-        finally:
-            con.close()
+        with self.lock:
+            con = self._connect()
+            try:
+                return con.execute(sql, tuple(params)).fetchall()
+            finally:
+                con.close()
 
     def recover(self) -> None:
         """Roll back what a killed writer left half done, as Chroma's client would on open."""
-        con = sqlite3.connect(self.db, timeout=5.0)
-        try:
-            con.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        finally:
-            con.close()
+        with self.lock:
+            con = sqlite3.connect(self.db, timeout=5.0)
+            try:
+                con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                con.close()
 
     def tables(self) -> set[str]:
         if self._tables is None:
@@ -230,11 +255,12 @@ class ChromaFiles:
             if self._local.con is None:
                 self._local.con = self._connect()
             return list(self._local.con.execute(sql).description or [])
-        con = self._connect()
-        try:
-            return list(con.execute(sql).description or [])
-        finally:
-            con.close()
+        with self.lock:
+            con = self._connect()
+            try:
+                return list(con.execute(sql).description or [])
+            finally:
+                con.close()
 
     # -- records ---------------------------------------------------------------------
 
@@ -451,11 +477,12 @@ class ChromaFiles:
         return present
 
     def _stream(self, sql: str, params: list[Any]) -> Generator[tuple, None, None]:
-        con = self._connect()  # its own: the caller may read other rows while it streams
-        try:
-            yield from con.execute(sql, params)
-        finally:
-            con.close()
+        with self.lock:
+            con = self._connect()  # its own: the caller may read other rows while it streams
+            try:
+                yield from con.execute(sql, params)
+            finally:
+                con.close()
 
     def queued_states(self, col: Collection) -> dict[str, tuple[str | None, dict[str, Any]] | None]:
         """The final (document, metadata) of each record that queued operations touch (None: gone)."""

@@ -70,7 +70,7 @@ from ..source import (
 )
 from ..sqlite_db import is_sqlite_file
 from ..timeutil import as_utc, parse_time, utcnow
-from .chroma_files import CHROMA_FILE, ChromaFiles, Collection
+from .chroma_files import CHROMA_FILE, ChromaFiles, Collection, directory_lock
 from .memory_db import parse_layer, parse_status
 
 NATIVE_COLLECTION = "memories"
@@ -321,14 +321,15 @@ class ChromaSource:
     def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
         chromadb, Settings = _chromadb()
         Path(path).mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(
-            path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
-        )
-        client.get_or_create_collection(
-            NATIVE_COLLECTION,
-            embedding_function=None,
-            metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
-        )
+        with directory_lock(Path(path)):
+            client = chromadb.PersistentClient(
+                path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+            )
+            client.get_or_create_collection(
+                NATIVE_COLLECTION,
+                embedding_function=None,
+                metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
+            )
         return cls(ChromaFiles(Path(path)))
 
     def close(self) -> None:
@@ -377,7 +378,7 @@ class ChromaSource:
         if name in self._writers:
             return self._writers[name]
         self._refuse_faults(name)
-        with _chroma_refusal(f"Chroma could not open {self.root} for writing"):
+        with _chroma_refusal(f"Chroma could not open {self.root} for writing"), self.files.lock:
             if self._client is None:
                 chromadb, Settings = _chromadb()
                 self._client = chromadb.PersistentClient(
@@ -1038,7 +1039,7 @@ class ChromaSource:
                 "nothing was written. Reload and try again."
             )
         col = self._writer(name)
-        with _chroma_refusal(f"Chroma could not write {record_id} in {self.root}", only_its_own=True):
+        with _chroma_refusal(f"Chroma could not write {record_id} in {self.root}", only_its_own=True), self.files.lock:
             if new is None:
                 col.delete(ids=[key])
             elif current is None:
@@ -1117,12 +1118,13 @@ class ChromaSource:
         col = self._writer(name)
         for start in range(0, len(ids), _BATCH):
             end = start + _BATCH
-            col.add(
-                ids=ids[start:end],
-                documents=documents[start:end],
-                metadatas=metadatas[start:end],
-                embeddings=embeddings[start:end],
-            )
+            with self.files.lock:
+                col.add(
+                    ids=ids[start:end],
+                    documents=documents[start:end],
+                    metadatas=metadatas[start:end],
+                    embeddings=embeddings[start:end],
+                )
         self._forget(name)
 
 

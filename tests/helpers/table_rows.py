@@ -6,8 +6,14 @@ from typing import Any
 
 
 def read_every_row(qtbot: Any, model: Any, timeout: int = 10_000) -> list[Any]:
-    """Ask for every row, wait until all are loaded, and return the memories in row order."""
-    for row in range(model.rowCount()):
-        model.data(model.index(row, 0))
-    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(model.rowCount())), timeout=timeout)
+    """Ask for every row until all are loaded, and return the memories in row order. The rows
+    grow when the count arrives (after the first rows): those are asked for as they appear."""
+
+    def loaded() -> bool:
+        missing = [row for row in range(model.rowCount()) if model.memory_at(row) is None]
+        for row in missing:
+            model.data(model.index(row, 0))
+        return model.total is not None and not missing
+
+    qtbot.waitUntil(loaded, timeout=timeout)
     return [model.memory_at(r) for r in range(model.rowCount())]

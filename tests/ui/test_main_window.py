@@ -34,7 +34,8 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
 
 
 def _wait_rows(qtbot, win: MainWindow) -> None:
-    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0 and win.model.memory_at(0) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None and win.model.rowCount() > 0
+                    and win.model.memory_at(0) is not None, timeout=10_000)
 
 
 def _dismiss_errors(qtbot, win: MainWindow) -> None:
