@@ -402,7 +402,9 @@ class ChromaSource:
                 return f"collection {col.name!r}: {configuration}"
             if queued := self.files.queue_faults(col):
                 return queued[0] + (f" (and {len(queued) - 1} more)" if len(queued) > 1 else "")
-            verdict = self.files.rows("PRAGMA quick_check(1)")[0][0] if first else "ok"
+            # integrity_check, not quick_check: a flipped bit in a value shows as a row missing
+            # from its index, and chromadb fails on such a row only after it has written its log.
+            verdict = self.files.rows("PRAGMA integrity_check(1)")[0][0] if first else "ok"
         except sqlite3.Error as exc:
             return f"{CHROMA_FILE} could not be checked ({exc})"
         return "" if verdict == "ok" else f"{CHROMA_FILE} is damaged ({verdict})"

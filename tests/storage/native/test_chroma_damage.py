@@ -307,3 +307,32 @@ def test_a_step_refused_at_its_journal_entry_has_not_started_chromas_client(
         holder.wait(10)
     assert code == 2 and len(err) == 1 and "locked" in err[0], err
     assert _hashes(demo_path / "vectors") == before
+
+
+def _verdicts(db: Path) -> tuple[str, str]:
+    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        return con.execute("PRAGMA quick_check(1)").fetchone()[0], con.execute("PRAGMA integrity_check(1)").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_value_that_no_longer_matches_its_index_refuses_the_step(
+    demo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flipped bit inside a stored value passes quick_check; chromadb then fails only after it
+    has written its log (fuzzer case 1073). integrity_check sees the row missing from its index."""
+    db = demo_path / "vectors" / "chroma.sqlite3"
+    original = db.read_bytes()
+    needle = _mirrored_memory(demo_path).encode()
+    at = -1
+    while True:
+        at = original.find(needle, at + 1)
+        assert at >= 0, "no copy of the id whose change only integrity_check sees"
+        damaged = bytearray(original)
+        damaged[at + len(needle) - 1] ^= 0x01
+        db.write_bytes(bytes(damaged))
+        quick, full = _verdicts(db)
+        if quick == "ok" and full != "ok":
+            break
+    assert "is damaged" in _refused_without_a_byte_written(capsys, demo_path)
