@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnreadableStoreError
-from ..sqlite_db import read_only_connection
+from ..sqlite_db import files_token, read_only_connection
 
 CHROMA_FILE = "chroma.sqlite3"
 DOCUMENT_KEY = "chroma:document"
@@ -134,7 +134,6 @@ class ChromaFiles:
         self._tables: set[str] | None = None
         self._local = threading.local()
         self.lock = directory_lock(self.path)
-        self._token_paths = [(str(self.db), self.db.name), (str(self.db) + "-wal", self.db.name + "-wal")]
         self._hnsw: dict[str, tuple[Any, _Hnsw]] = {}
         self._overlays: dict[str, tuple[Any, Any]] = {}  # collection id -> (files token, _overlay's answer)
         self._arrays: tuple[str, bool] = ("", False)  # (files token, whether any record has a list value)
@@ -143,15 +142,8 @@ class ChromaFiles:
     # -- SQLite ----------------------------------------------------------------------
 
     def token(self) -> str:
-        """chroma.sqlite3's change token: files_token's, read with two stat calls."""
-        parts = []
-        for path, name in self._token_paths:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
-        return "/".join(parts)
+        """chroma.sqlite3's change token (see files_token)."""
+        return files_token(self.db)
 
     def _connect(self) -> sqlite3.Connection:
         con = read_only_connection(self.db)
