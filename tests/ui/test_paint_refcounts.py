@@ -1,0 +1,48 @@
+"""Painting the window for a long time never lets go of None.
+
+PySide6 6.12.0 on Python 3.11 drops one reference to None on nearly every call of a method
+that returns nothing (QPainter.setPen, fillRect, drawLine, QApplication.processEvents, ...).
+None is an ordinary object before Python 3.12, so after a few thousand such calls its count
+reaches zero and the process aborts: "Fatal Python error: none_dealloc". The timeline and
+salience charts make hundreds of those calls per paint, so the window died after a while
+of use. pyproject.toml excludes that release; this test fails on any release that does it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mnemoscope.ui.main_window import VIEWS, MainWindow
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QWidget
+
+PAINTS = 20
+SLACK = 200  # objects freed while painting may hold None too; the bug costs thousands here
+
+
+def test_painting_every_view_keeps_its_references_to_none(qtbot, demo_path: Path, tmp_path: Path) -> None:
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.resize(1280, 800)
+    win.show()
+    loaded: set[str] = set()
+    win.timeline.loaded.connect(lambda: loaded.add("timeline"))
+    win.salience.loaded.connect(lambda: loaded.add("salience"))
+    win.graph.loaded.connect(lambda: loaded.add("graph"))
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(demo_path)
+    qtbot.waitUntil(lambda: {"timeline", "salience", "graph"} <= loaded and win.model.memory_at(0) is not None,
+                    timeout=20_000)
+    for name in VIEWS:
+        win.show_view(name)
+        view = win.views.currentWidget()
+        painted = [view, *view.findChildren(QWidget)]
+        before = sys.getrefcount(None)
+        for _ in range(PAINTS):
+            for widget in painted:
+                if widget.isVisible():
+                    widget.repaint()
+        lost = before - sys.getrefcount(None)
+        assert lost < SLACK, f"{PAINTS} paints of the {name} view dropped {lost} references to None"
+    win.close_store()
