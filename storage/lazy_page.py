@@ -67,3 +67,14 @@ class LazyPage(Sequence[Memory]):
 def page_ids(page: Sequence[Memory]) -> list[str]:
     """The ids of a page's memories, without decoding a LazyPage's rows."""
     return page.ids() if isinstance(page, LazyPage) else [memory.id for memory in page]
+
+
+def changed_positions(old: Sequence[Memory], new: Sequence[Memory]) -> list[int]:
+    """The positions where new holds another memory than old, or another version of it. Two
+    LazyPages compare the rows as the store returned them, decoding nothing."""
+    if isinstance(old, LazyPage) and isinstance(new, LazyPage):
+        pairs: Iterator[tuple[Any, Any]] = zip(old._rows, new._rows, strict=False)
+    else:
+        pairs = zip(old, new, strict=False)
+    changed = [n for n, (was, now) in enumerate(pairs) if was != now]
+    return changed + list(range(min(len(old), len(new)), max(len(old), len(new))))

@@ -10,18 +10,20 @@ last row (a seek where the store can), not by offset. Chunks are kept as the sto
 returned them: a row is decoded into a Memory when the view first shows it.
 
 When the store changes, refresh() reads the rows shown again off the UI thread
-and swaps them in place (a layout change, not a reset): the selection and the
-scroll position follow their memories, and rows that left the query go.
+and swaps them in place: where every row still holds its memory, only the rows
+that changed repaint; where rows moved, a layout change (not a reset) lets the
+selection and the scroll position follow their memories, and rows that left the
+query go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
-from mnemoscope.storage.lazy_page import page_ids
+from mnemoscope.storage.lazy_page import changed_positions, page_ids
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QColor
 
@@ -50,6 +52,7 @@ _MEMORY = int(MemoryRole)
 _ROLES = frozenset((_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND, _MEMORY))
 _GRAY = QBrush(QColor("gray"))
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience") else None for key, _title in COLUMNS)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -71,7 +74,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._total: int | None = None
         self._rows = 0
         self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
-        self._texts: dict[int, tuple[Memory, tuple[str, ...]]] = {}  # a row's display texts, by the memory read
+        self._cells: dict[int, _Cells] = {}  # a shown row's memory and formatted cells
         self._pending: set[int] = set()
         self._counting = False
         self.label = ""
@@ -99,7 +102,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._total, self._rows = None, 0
         self._pages.clear()
-        self._texts.clear()
+        self._cells.clear()
         self._pending.clear()
         self.endResetModel()
         self._counting = False
@@ -125,7 +128,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         self._pending.clear()
         self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
-        self._texts.clear()
+        self._cells.clear()
         self._total = self._rows = len(memories)
         self.label = label
         self.endResetModel()
@@ -174,6 +177,11 @@ class MemoryTableModel(QAbstractTableModel):
         old_rows = self._rows
         new_rows = total
         pages = {start: page for start, page in pages.items() if start < new_rows}
+        if self._update_in_place(new_rows, pages):
+            self._total = total
+            self.total_changed.emit(total)
+            self.refreshed.emit()
+            return
         # Same row count first: persistent indexes (the selection) follow their memories by id.
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
@@ -185,7 +193,7 @@ class MemoryTableModel(QAbstractTableModel):
             keep = row is not None and row < min(old_rows, new_rows)
             moved.append(self.index(row, index.column()) if keep else QModelIndex())
         self._pages = pages
-        self._texts.clear()
+        self._cells.clear()
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
         if new_rows < old_rows:
@@ -205,6 +213,25 @@ class MemoryTableModel(QAbstractTableModel):
         self.total_changed.emit(self._total)
         self.refreshed.emit()
 
+    def _update_in_place(self, rows: int, pages: dict[int, Sequence[Memory]]) -> bool:
+        """Swap in pages that hold the same memories on the same rows, and repaint only the rows
+        that changed (an edit repaints one row, not the window). False if any row moved."""
+        if rows != self._rows or pages.keys() != self._pages.keys():
+            return False
+        changed: dict[int, list[int]] = {}
+        for start, page in pages.items():
+            old = self._pages[start]
+            if len(old) != len(page) or page_ids(old) != page_ids(page):
+                return False
+            changed[start] = changed_positions(old, page)
+        for start, positions in changed.items():
+            if positions:
+                self._pages[start] = pages[start]
+            for n in positions:
+                self._cells.pop(start + n, None)
+                self.dataChanged.emit(self.index(start + n, 0), self.index(start + n, len(COLUMNS) - 1))
+        return True
+
     def _on_count(self, generation: int, total: int) -> None:
         if generation != self._generation:
             return
@@ -223,8 +250,8 @@ class MemoryTableModel(QAbstractTableModel):
             self._rows = rows
             for start in [s for s in self._pages if s >= rows]:
                 del self._pages[start]
-            for row in [r for r in self._texts if r >= rows]:
-                del self._texts[row]
+            for row in [r for r in self._cells if r >= rows]:
+                del self._cells[row]
             self.endRemoveRows()
 
     # -- lazy rows ------------------------------------------------------------------------
@@ -267,7 +294,7 @@ class MemoryTableModel(QAbstractTableModel):
         """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""
         del self._pages[start]
         for row in range(start, start + self._chunk):
-            self._texts.pop(row, None)
+            self._cells.pop(row, None)
 
     def _memory(self, row: int) -> Memory | None:
         """The memory at row if its chunk is cached (decoded now if it was not yet)."""
@@ -305,47 +332,44 @@ class MemoryTableModel(QAbstractTableModel):
             return COLUMNS[section][1]
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # A view asks for every role of every visible cell at each repaint: answer the roles
-        # we never use at once, and format a row's texts once per read, not per paint.
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        # A view asks for seven roles of every visible cell at each repaint, each through its own
+        # call into Python (a third of a repaint's time): answer the roles we never use first,
+        # and the others from the row's cells, formatted once when the row is first shown.
         if role not in _ROLES:
             return None
         row = index.row()
+        cells = self._cells.get(row)
+        if cells is None:
+            cells = self._row_cells(row)
+            if cells is None:  # not read yet: its chunk is on its way
+                if role == _DISPLAY and index.column() == 0:
+                    return PLACEHOLDER
+                return _GRAY if role == _FOREGROUND else None
+        if role == _DISPLAY:
+            return cells.texts[index.column()]
+        if role == _FOREGROUND:
+            return cells.foreground
+        if role == _ALIGNMENT:
+            return _ALIGNMENTS[index.column()]
+        if role == _MEMORY:
+            return cells.memory
+        return _tooltip(cells.memory, COLUMNS[index.column()][0])
+
+    def _row_cells(self, row: int) -> _Cells | None:
+        """The row's cells if its chunk is cached (else the chunk is requested)."""
         if not 0 <= row < self._rows:
             return None
         memory = self._memory(row)
         if memory is None:
             self._request(row)
-            if role == _DISPLAY and index.column() == 0:
-                return PLACEHOLDER
-            if role == _FOREGROUND:
-                return _GRAY
             return None
-        column = index.column()
-        if role == _DISPLAY:
-            texts = self._texts.get(row)
-            if texts is None or texts[0] is not memory:
-                texts = self._texts[row] = (memory, tuple(_display(memory, key) for key, _title in COLUMNS))
-            return texts[1][column]
-        key = COLUMNS[column][0]
-        if role == _TOOLTIP:
-            if key == "content":
-                return memory.content
-            if key in ("created_at", "last_accessed"):
-                return getattr(memory, key).isoformat()
-            return None
-        if role == _MEMORY:
-            return memory
-        if role == _ALIGNMENT:
-            return _RIGHT if key in ("access_count", "salience") else None
-        if role == _FOREGROUND and memory.status is not Status.ACTIVE:
-            return _GRAY
-        return None
+        cells = self._cells[row] = _Cells(
+            memory,
+            tuple(_display(memory, key) for key, _title in COLUMNS),
+            None if memory.status is Status.ACTIVE else _GRAY,
+        )
+        return cells
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         key = COLUMNS[column][0]
@@ -355,6 +379,20 @@ class MemoryTableModel(QAbstractTableModel):
         descending = order == Qt.SortOrder.DescendingOrder
         if (wanted, descending) != (self._query.order, self._query.descending):
             self.set_query(replace(self._query, order=wanted, descending=descending))
+
+
+class _Cells(NamedTuple):
+    memory: Memory
+    texts: tuple[str, ...]
+    foreground: QBrush | None
+
+
+def _tooltip(memory: Memory, key: str) -> str | None:
+    if key == "content":
+        return memory.content
+    if key in ("created_at", "last_accessed"):
+        return getattr(memory, key).isoformat()
+    return None
 
 
 def _display(memory: Memory, key: str) -> str:

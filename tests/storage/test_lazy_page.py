@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.lazy_page import LazyPage
+from mnemoscope.storage import MemoryQuery, Order, open_store
+from mnemoscope.storage.lazy_page import LazyPage, changed_positions
 from mnemoscope.storage.native.memory_db import SqliteSource
 
 
@@ -49,3 +49,16 @@ def test_a_native_page_reads_like_a_list_of_memories(tmp_path: Path) -> None:
         assert [m.content for m in page] == [m.content for m in again]
         assert all(m.revision and m.created_at.tzinfo for m in page)
         assert store.get(page[0].id) == page[0]
+
+
+def test_two_reads_of_a_page_compare_row_by_row_without_decoding(tmp_path: Path) -> None:
+    _store(tmp_path, 12)
+    with open_store(tmp_path) as store:
+        query = MemoryQuery(order=Order.CREATED)
+        first = store.page(query, 10)
+        assert isinstance(first, LazyPage)
+        store.touch(first[3].id)  # one more access: another version of the same memory
+        second = store.page(query, 10)
+        assert changed_positions(first, second) == [3]
+        assert changed_positions(second, second[:7]) == [7, 8, 9]  # a shorter page: its missing rows
+        assert changed_positions(list(first), list(first)) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.storage import Kind, MemoryQuery, Order, open_store
+from mnemoscope.storage.curation import Curator
 from mnemoscope.ui.memory_model import PLACEHOLDER, MemoryTableModel
 from PySide6.QtCore import QModelIndex, Qt
 
@@ -105,3 +106,25 @@ def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, store) -> None:
         assert model.rowCount() == 50 and model.memory_at(49) is not None
     _loaded(qtbot, model)
     assert model.rowCount() == store.count()
+
+
+def test_an_edit_elsewhere_repaints_only_its_row(qtbot, store) -> None:
+    """A refresh after an edit swaps the rows in place: one row changes, nothing moves."""
+    query = MemoryQuery(order=Order.CREATED, kinds=(Kind.SQLITE,))
+    model = MemoryTableModel(store, chunk=50)
+    model.set_query(query)
+    _loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.memory_at(10) is not None)
+    before = [model.data(model.index(r, 0)) for r in range(model.rowCount()) if model.memory_at(r) is not None]
+    target = model.memory_at(3)
+    Curator(store).edit(target.id, expected_revision=target.revision, content="rewritten by another window")
+    changed: list[tuple[int, int]] = []
+    moved: list[bool] = []
+    model.dataChanged.connect(lambda first, last, _roles=(): changed.append((first.row(), last.row())))
+    model.layoutChanged.connect(lambda *_: moved.append(True))
+    with qtbot.waitSignal(model.refreshed):
+        model.refresh()
+    assert changed == [(3, 3)] and moved == []
+    after = [model.data(model.index(r, 0)) for r in range(len(before))]
+    assert after[3] == "rewritten by another window"
+    assert after[:3] + after[4:] == before[:3] + before[4:]
