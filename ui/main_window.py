@@ -29,7 +29,7 @@ from mnemoscope.storage import (
 
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.search import search
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setSortingEnabled(False)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)  # one line per memory, elided: the detail panel shows it whole
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionsClickable(True)
@@ -155,6 +156,9 @@ class MainWindow(QMainWindow):
         self.graph = GraphView()
         self.graph.load_failed.connect(self.show_error)
         self.views.addTab(self.graph, "Graph")
+        self.views.currentChanged.connect(lambda _index: self._reload_stale_view())
+        self._stale_views: set[str] = set()  # views the store changed under while they were hidden
+        self._sidebar_stale = False
         self.setCentralWidget(self.views)
 
         self.sidebar = Sidebar()
@@ -361,6 +365,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Mnemoscope — {store.root}" + (" (read-only)" if store.read_only else ""))
         self._remember_recent(store.root)
         self._populate_sidebar()
+        self._stale_views.clear()
         self.scratchpad.load(store)
         self.salience.load(store)
         self.timeline.load(store)
@@ -404,17 +409,36 @@ class MainWindow(QMainWindow):
         if event.everything:
             self.statusBar().showMessage("The store changed on disk; refreshed.", 5_000)
         self.model.refresh()
-        self._populate_sidebar()
-        self.salience.load(store)
-        self.timeline.reload()
+        self._sidebar_stale = True
+        self._stale_views |= {"salience", "timeline"}
         if event.everything or not event.ids:  # sessions, scratchpad or graph may have changed
-            self.scratchpad.load(store)
-            self.graph.load(store)
+            self._stale_views |= {"scratchpad", "graph"}
+        self._reload_stale_view()
         self.store_changed.emit()
+
+    def _reload_stale_view(self) -> None:
+        """Read the shown view again if the store changed since it last read: a hidden view waits
+        until it is shown, so that a step's reads do not compete with the table's repaint."""
+        name = VIEWS[self.views.currentIndex()]
+        store = self.store
+        if name not in self._stale_views or store is None:
+            return
+        self._stale_views.discard(name)
+        if name == "timeline":
+            self.timeline.reload()
+        elif name == "salience":
+            self.salience.load(store)
+        elif name == "scratchpad":
+            self.scratchpad.load(store)
+        elif name == "graph":
+            self.graph.load(store)
 
     def _on_model_refreshed(self) -> None:
         """Rows were swapped in place: the selection followed them; show what it holds now."""
         self._on_selection_changed()
+        if self._sidebar_stale:
+            self._sidebar_stale = False
+            QTimer.singleShot(0, self._populate_sidebar)
 
     def _on_session_curated(self, outcome: Outcome) -> None:
         for note in outcome.notes:

@@ -249,6 +249,29 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     assert window.store.get(target.id).access_count == target.access_count + 1
 
 
+def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindow) -> None:
+    """A step repaints the table; the views behind other tabs read the store again only when
+    a person shows them, and then show the store as it is."""
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
+    reloads: list[str] = []
+    window.salience.loaded.connect(lambda: reloads.append("salience"))
+    window.timeline.loaded.connect(lambda: reloads.append("timeline"))
+    window.select_row(_find_row(qtbot, window, "feature flags"))
+    with qtbot.waitSignals([window.curated, window.model.refreshed], timeout=10_000):
+        qtbot.keyClick(window.table, Qt.Key.Key_Delete)
+    qtbot.wait(300)
+    assert reloads == []
+    with qtbot.waitSignal(window.salience.loaded, timeout=10_000):
+        qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    assert sum(b["count"] for b in window.salience.histogram.bins) == window.store.counts()["statuses"]["active"]
+    with qtbot.waitSignal(window.timeline.loaded, timeout=10_000):
+        qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert sum(b["memories"] for b in window.timeline.chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))
+    qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)  # shown again, nothing changed since
+    qtbot.wait(300)
+    assert reloads == ["salience", "timeline"]
+
+
 def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.timeline
