@@ -6,17 +6,21 @@ timeline. Two measures:
 
 - a profile hook on the UI thread records every call into SQLAlchemy, sqlite3, Chroma and
   the journal: there must be none (no storage I/O on the UI thread, whatever the machine);
-- between two ticks, the time the UI thread itself spent working (its CPU time) stays under
-  the issue's 50 ms, and the wall-clock gap under MAX_WALL_GAP_MS (see there why not 50 yet).
-  A run that does not hold both runs again on a fresh copy (at most RUNS runs); one must hold.
+- between two ticks, the time the UI thread itself worked (its CPU time) stays under the
+  issue's 50 ms, and the time it was held up under MAX_HELD_MS: the wall-clock gap less the
+  time the kernel kept it waiting for a core (from /proc's schedstat: on a 2-core machine
+  another process can take both cores for 100 ms, and no application's UI thread ticks then).
+  A run that does not hold runs again on a fresh copy (at most RUNS runs); one must hold.
   The first window of a process pays one-time costs (glyph caches, first paints: 50-110 ms
-  on this machine), so the first run often does not. Every run's figures are printed.
+  on this machine), so the first run may not. Every run's figures are printed, the plain
+  wall-clock gaps too.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,11 +38,11 @@ from PySide6.QtWidgets import QApplication
 MEMORIES = 100_000
 TICK_MS = 10
 MAX_GAP_MS = 50.0  # issue 8: "no gap over 50 ms" of work on the UI thread
-# The wall-clock bound CI holds to. Workers no longer build rows (pages are decoded as the table
-# shows them), which took the UI thread's GIL waits of 60-170 ms away: quiet runs now stay under
-# 50 ms (largest 41-48 ms after the first window), but on a loaded run of the CI machine edit and
-# promote reached 58-75 ms in all four runs, so 50 is not yet a bound CI can hold.
-MAX_WALL_GAP_MS = 100.0
+# Held up: the UI thread's work plus its waits for the GIL and for SQLite. A step's one full
+# repaint of the table (rows moved) or of the window (a dialog closed) costs 25-36 ms of CPU
+# here, and the workers reading the store meanwhile share the two cores, so edit and promote
+# reach 41-69 ms on a quiet run (delete, undo, search, graph and timeline stay under 40).
+MAX_HELD_MS = 80.0
 RUNS = 4  # runs at most, each on a fresh copy; one must hold both bounds
 STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal.py", "storage/sqlite_db.py",
               "storage/native/memory_db.py", "storage/native/markdown.py", "storage/native/vectors.py")
@@ -91,17 +95,29 @@ class Heartbeat:
         self.timer.setInterval(TICK_MS)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._on_timer_timeout)
-        self.last = time.perf_counter()
-        self.cpu = time.thread_time()
-        self.largest = self.busiest = 0.0
+        self.schedstat = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat")
+        self.last, self.cpu, self.waited = self._clocks()
+        self.largest = self.busiest = self.held = 0.0
         self.gaps: dict[str, float] = {}
         self.busy: dict[str, float] = {}
+        self.held_up: dict[str, float] = {}
+
+    def _clocks(self) -> tuple[float, float, float]:
+        """Wall clock, the UI thread's CPU time, and how long the kernel has kept it waiting
+        for a core (seconds; 0 where the kernel does not say)."""
+        try:
+            waited = int(self.schedstat.read_text().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            waited = 0.0
+        return time.perf_counter(), time.thread_time(), waited
 
     def _on_timer_timeout(self) -> None:
-        now, cpu = time.perf_counter(), time.thread_time()
-        self.largest = max(self.largest, (now - self.last) * 1000)
+        now, cpu, waited = self._clocks()
+        gap = (now - self.last) * 1000
+        self.largest = max(self.largest, gap)
         self.busiest = max(self.busiest, (cpu - self.cpu) * 1000)
-        self.last, self.cpu = now, cpu
+        self.held = max(self.held, gap - (waited - self.waited) * 1000)
+        self.last, self.cpu, self.waited = now, cpu, waited
 
     def _on_call(self, frame, event: str, arg) -> None:  # noqa: ANN001  (a sys.setprofile hook)
         if event != "call":  # Python frames: sqlite3 is only reached through them here
@@ -114,8 +130,8 @@ class Heartbeat:
     @contextmanager
     def measure(self, action: str) -> Iterator[None]:
         self.timer.start()
-        self.last, self.cpu = time.perf_counter(), time.thread_time()
-        self.largest = self.busiest = 0.0
+        self.last, self.cpu, self.waited = self._clocks()
+        self.largest = self.busiest = self.held = 0.0
         if self.hook:
             sys.setprofile(self._on_call)  # this thread only
         try:
@@ -125,6 +141,7 @@ class Heartbeat:
         self._on_timer_timeout()  # the stretch from the last tick to the end counts too
         self.gaps[action] = round(self.largest, 1)
         self.busy[action] = round(self.busiest, 1)
+        self.held_up[action] = round(self.held, 1)
         self.timer.stop()
 
 
@@ -159,15 +176,16 @@ def test_no_gap_over_50_ms_on_a_100k_store(qtbot, _big_template: Path, big_store
     with capsys.disabled():
         for run in runs:
             print("\nlargest heartbeat gap per action, wall clock (ms):", run.gaps)
+            print("less the time the kernel kept the UI thread waiting for a core (ms):", run.held_up)
             print("largest UI-thread work between two ticks (ms):", run.busy)
     assert any(_holds(run) for run in runs), (
-        f"in each of {len(runs)} runs the UI thread worked over {MAX_GAP_MS} ms without a tick or the "
-        f"heartbeat stopped for over {MAX_WALL_GAP_MS} ms: {[(run.busy, run.gaps) for run in runs]}"
+        f"in each of {len(runs)} runs the UI thread worked over {MAX_GAP_MS} ms or was held up over "
+        f"{MAX_HELD_MS} ms without a tick: {[(run.busy, run.held_up) for run in runs]}"
     )
 
 
 def _holds(run: Heartbeat) -> bool:
-    return max(run.busy.values()) <= MAX_GAP_MS and max(run.gaps.values()) <= MAX_WALL_GAP_MS
+    return max(run.busy.values()) <= MAX_GAP_MS and max(run.held_up.values()) <= MAX_HELD_MS
 
 
 def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> Heartbeat:
@@ -248,10 +266,10 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     assert graph.nodes
 
     with beat.measure("timeline"):
-        qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
-        with qtbot.waitSignal(win.timeline.loaded, timeout=20_000):
-            win.timeline.bin_box.setCurrentText("day")
+        qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # shown: it reads the changed store
+        win.timeline.bin_box.setCurrentText("day")
         chart = win.timeline.chart
+        _settled(qtbot, win, lambda: chart.data.get("bin") == "day")
         busiest = max(chart.data["bins"], key=lambda b: b["memories"])
         with qtbot.waitSignal(win.model.total_changed, timeout=20_000):
             qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.bar_center(busiest["bin"]).toPoint())
