@@ -341,6 +341,8 @@ class MemoryTableModel(QAbstractTableModel):
         row = index.row()
         cells = self._cells.get(row)
         if cells is None:
+            if not 0 <= row < self._rows:
+                return None
             cells = self._row_cells(row)
             if cells is None:  # not read yet: its chunk is on its way
                 if role == _DISPLAY and index.column() == 0:
@@ -358,8 +360,6 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _row_cells(self, row: int) -> _Cells | None:
         """The row's cells if its chunk is cached (else the chunk is requested)."""
-        if not 0 <= row < self._rows:
-            return None
         memory = self._memory(row)
         if memory is None:
             self._request(row)
