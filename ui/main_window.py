@@ -436,9 +436,6 @@ class MainWindow(QMainWindow):
     def _on_model_refreshed(self) -> None:
         """Rows were swapped in place: the selection followed them; show what it holds now."""
         self._on_selection_changed()
-        if self._sidebar_stale:
-            self._sidebar_stale = False
-            QTimer.singleShot(0, self._populate_sidebar)
 
     def _on_session_curated(self, outcome: Outcome) -> None:
         for note in outcome.notes:
@@ -702,6 +699,9 @@ class MainWindow(QMainWindow):
     def _on_model_total_changed(self, total: int) -> None:
         label = self.model.label if self.model is not None and self.model.label else "memories"
         self.count_label.setText(f"{total:,} {label}")
+        if self._sidebar_stale:  # the store changed: count again once the table has its rows
+            self._sidebar_stale = False
+            QTimer.singleShot(0, self._populate_sidebar)
 
     # -- recent stores, window state, drag & drop ------------------------------------------------------
 

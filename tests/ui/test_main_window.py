@@ -272,6 +272,18 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     assert reloads == ["salience", "timeline"]
 
 
+def test_the_sidebar_counts_a_step_even_when_the_query_changes_at_once(qtbot, window: MainWindow) -> None:
+    """The sidebar counts again after a step; picking a filter before the table's rows are back
+    drops that refresh, and must not drop the count."""
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
+    before = int(window.sidebar.topLevelItem(0).text(1))
+    window.select_row(0)
+    with qtbot.waitSignal(window.curated):
+        qtbot.keyClick(window.table, Qt.Key.Key_Delete)
+    window.apply_filter("channel", "webshop")
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItem(0).text(1) == str(before - 1))
+
+
 def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.timeline
