@@ -100,21 +100,28 @@ def vector_list(
     vector_query = MemoryQuery(
         channels=query.channels, layers=query.layers, statuses=query.statuses, order=query.order
     )
-    found = sorted(
-        (hit for v in vector_sources for hit in v.vector_search(embedding, text, vector_query, k * 2)),
-        key=lambda hit: hit[1],
-    )
-    out: list[Memory] = []
-    seen: set[str] = set()
-    for memory, _distance in found:
-        memory = _canonical(store, memory)
-        if memory.id in seen:
-            continue
-        if query.statuses and memory.status not in query.statuses:
-            continue
-        seen.add(memory.id)
-        out.append(memory)
-    return out[:k], notices
+    # Ask each source for k nearest first, and for more only if copies of one memory, or
+    # memories whose owner's status the query leaves out, left fewer than k: every hit read is
+    # a record fetched and a Memory built.
+    wanted = k
+    while True:
+        found = sorted(
+            (hit for v in vector_sources for hit in v.vector_search(embedding, text, vector_query, wanted)),
+            key=lambda hit: hit[1],
+        )
+        out: list[Memory] = []
+        seen: set[str] = set()
+        for memory, _distance in found:
+            memory = _canonical(store, memory)
+            if memory.id in seen:
+                continue
+            if query.statuses and memory.status not in query.statuses:
+                continue
+            seen.add(memory.id)
+            out.append(memory)
+        if len(out) >= k or len(found) < wanted:  # enough, or every source gave all it has
+            return out[:k], notices
+        wanted *= 4
 
 
 def search(

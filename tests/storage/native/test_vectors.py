@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import chromadb
 import pytest
 from chromadb.config import Settings
 
-from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, open_store
+from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, Status, open_store
 from mnemoscope.storage.embedding import HashingEmbedder
-from mnemoscope.storage.views.search import search, similar
+from mnemoscope.storage.views.search import search, similar, vector_list
 
 
 def _foreign_collection(path: Path) -> None:
@@ -118,3 +119,23 @@ def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_pa
         _migration_versions(ChromaFiles(tmp_path, may_recover=False))  # read-only: reported, not touched
     assert (tmp_path / "chroma.sqlite3-journal").exists()
     assert _migration_versions(ChromaFiles(tmp_path)) == {"sysdb": 3}
+
+
+def test_vector_search_reads_further_when_the_nearest_hits_left_the_query(demo_path: Path) -> None:
+    """An agent archives the 6 memories nearest a vector in memory.db and leaves their vectors as
+    they were: a search for the 3 nearest active memories reads past all 6, and finds what a
+    full scan finds."""
+    with open_store(demo_path) as store:
+        target = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
+        embedding = store.embedding_of(target.id)
+        assert embedding is not None
+        nearest, _ = vector_list(store, None, MemoryQuery(), 6, embedding=embedding)
+        archived = [m.id for m in nearest]
+    with sqlite3.connect(demo_path / "memory.db") as con:  # the agent's write
+        con.executemany("UPDATE memories SET status = 'archived' WHERE id = ?", [(i,) for i in archived])
+    con.close()
+    with open_store(demo_path) as store:
+        found, _ = vector_list(store, None, MemoryQuery(), 3, embedding=embedding)
+        everything, _ = vector_list(store, None, MemoryQuery(statuses=()), 100, embedding=embedding)
+    active = [m.id for m in everything if m.status is Status.ACTIVE]
+    assert [m.id for m in found] == active[:3] and not set(archived) & {m.id for m in found}
