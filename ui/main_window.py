@@ -366,6 +366,7 @@ class MainWindow(QMainWindow):
         self._remember_recent(store.root)
         self._populate_sidebar()
         self._stale_views.clear()
+        self._sidebar_stale = False  # a change to the store closed before its refresh came back
         self.scratchpad.load(store)
         self.salience.load(store)
         self.timeline.load(store)
