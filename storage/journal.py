@@ -41,8 +41,10 @@ class Journal:
         self.label = label
 
     @classmethod
-    def in_database(cls, engine: Engine, db_path: Path) -> Journal:
-        return cls(lambda _create: engine, db_path)
+    def in_database(cls, engine: Callable[[], Engine], db_path: Path) -> Journal:
+        """The journal in memory.db's own tables; engine() is asked for only when the journal
+        is first read or written (a read-only open that only pages makes no engine)."""
+        return cls(lambda _create: engine(), db_path)
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:

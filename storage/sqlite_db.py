@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import sqlite3
 import stat
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
+from .looking import looked
 
 if TYPE_CHECKING:  # SQLAlchemy loads with the first engine: reading a markdown or Chroma store needs none
     from sqlalchemy.engine import Connection, Engine
@@ -29,6 +31,10 @@ PROBE_TIMEOUT = 3.0
 
 
 def is_sqlite_file(path: Path) -> bool:
+    return bool(looked("sqlite magic", path, lambda: _is_sqlite_file(path)))
+
+
+def _is_sqlite_file(path: Path) -> bool:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
             return False
@@ -183,8 +189,51 @@ def peek_schema(path: Path) -> Schema:
     return schema
 
 
-def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> Engine:
-    """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions."""
+def sqlite_connector(path: Path, *, read_only: bool = False) -> Callable[[], sqlite3.Connection]:
+    """New connections to one SQLite file for reading, set up as an engine's are (autocommit,
+    a busy timeout, ln and pow), without SQLAlchemy: a read-only open that only reads needs
+    no engine. read_only: connections that write no byte (see _ReadOnlyConnections)."""
+    path = Path(path)
+    opener: Callable[[], sqlite3.Connection] = (
+        _ReadOnlyConnections(path, BUSY_TIMEOUT) if read_only else functools.partial(_writable_connection, path)
+    )
+
+    def connect() -> sqlite3.Connection:
+        con = opener()
+        try:
+            _set_up(con, read_only=True, wal=False)
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    connect.opener = opener  # type: ignore[attr-defined]  # an engine on the same file shares it
+    return connect
+
+
+def _writable_connection(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path.resolve(), timeout=BUSY_TIMEOUT, check_same_thread=False)
+
+
+def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> None:
+    # The driver would begin a transaction only at the first write, after the reads a
+    # conflict check makes; SQLAlchemy's "begin" (sqlite_engine) opens it instead.
+    # (The busy timeout is the driver's: every connection here is made with timeout=BUSY_TIMEOUT.)
+    dbapi_conn.isolation_level = None
+    if not read_only:
+        dbapi_conn.execute("PRAGMA foreign_keys = ON")
+        if wal:
+            dbapi_conn.execute("PRAGMA journal_mode = WAL")
+            dbapi_conn.execute("PRAGMA synchronous = NORMAL")
+    _ensure_math_functions(dbapi_conn)
+
+
+def sqlite_engine(
+    path: Path, *, read_only: bool = False, wal: bool = True, creator: Callable[[], sqlite3.Connection] | None = None
+) -> Engine:
+    """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions.
+    creator: where a read-only engine gets its connections (a sqlite_connector's opener),
+    so that it and the connector count the same open connections."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.exc import DisconnectionError
     from sqlalchemy.pool import QueuePool
@@ -195,7 +244,7 @@ def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> E
     # ones do not stand in an agent's way; close() (dispose) closes them.
     pooling: dict[str, Any] = {"poolclass": QueuePool, "pool_size": 2, "max_overflow": -1}
     if read_only:
-        engine = create_engine("sqlite://", creator=_ReadOnlyConnections(path, BUSY_TIMEOUT), **pooling)
+        engine = create_engine("sqlite://", creator=creator or _ReadOnlyConnections(path, BUSY_TIMEOUT), **pooling)
     else:
         engine = create_engine(
             f"sqlite:///{path.resolve()}",
@@ -212,17 +261,8 @@ def sqlite_engine(path: Path, *, read_only: bool = False, wal: bool = True) -> E
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-        # The driver would begin a transaction only at the first write, after the reads a
-        # conflict check makes; SQLAlchemy's "begin" below opens it instead.
         _record.info["file"] = file_identity(path)
-        dbapi_conn.isolation_level = None
-        dbapi_conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
-        if not read_only:
-            dbapi_conn.execute("PRAGMA foreign_keys = ON")
-            if wal:
-                dbapi_conn.execute("PRAGMA journal_mode = WAL")
-                dbapi_conn.execute("PRAGMA synchronous = NORMAL")
-        _ensure_math_functions(dbapi_conn)
+        _set_up(dbapi_conn, read_only=read_only, wal=wal)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -257,10 +297,17 @@ def rehearsal(engine: Engine) -> Iterator[Connection]:
             transaction.rollback()
 
 
+_BUILT_IN_MATH: list[bool] = []  # whether this process's SQLite has ln and pow, once known
+
+
 def _ensure_math_functions(dbapi_conn: sqlite3.Connection) -> None:
-    try:
-        dbapi_conn.execute("SELECT ln(1.0), pow(2.0, 2.0)")
-    except sqlite3.OperationalError:
+    if not _BUILT_IN_MATH:
+        try:
+            dbapi_conn.execute("SELECT ln(1.0), pow(2.0, 2.0)")
+            _BUILT_IN_MATH.append(True)
+        except sqlite3.OperationalError:
+            _BUILT_IN_MATH.append(False)
+    if not _BUILT_IN_MATH[0]:
         dbapi_conn.create_function("ln", 1, math.log, deterministic=True)
         dbapi_conn.create_function("pow", 2, math.pow, deterministic=True)
 

@@ -19,6 +19,7 @@ from .embedding import Embedder, HashingEmbedder, embedder_by_name
 from .errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError, UnsupportedError
 from .formats import detect_formats
 from .journal import INTERRUPTED, Journal
+from .looking import is_file, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
 from .salience import PromotionThresholds, SalienceModel
@@ -496,20 +497,20 @@ def detect(path: Path) -> dict[Kind, Path]:
     """What store kinds a path holds, and where each one lives."""
     path = Path(path)
     found: dict[Kind, Path] = {}
-    if path.is_file():
+    if is_file(path):
         if path.name == DB_NAME:
             found[Kind.SQLITE] = path
         elif path.name == CHROMA_FILE:
             found[Kind.CHROMA] = path.parent
         return found
     # Each source decides; its module is imported only where its file is present.
-    if (path / DB_NAME).is_file():
+    if is_file(path / DB_NAME):
         from .native.memory_db import SqliteSource
 
         if SqliteSource.detect(path):
             found[Kind.SQLITE] = path / DB_NAME
     for chroma_dir in (path / VECTORS_DIR, path):
-        if (chroma_dir / CHROMA_FILE).is_file():
+        if is_file(chroma_dir / CHROMA_FILE):
             from .native.vectors import ChromaSource
 
             if ChromaSource.detect(chroma_dir):
@@ -528,8 +529,9 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
     path = Path(path).expanduser()
     if not path.exists():
         raise UnreadableStoreError(f"{path} does not exist.")
-    found = detect(path)
-    matches = detect_formats(path)
+    with one_look():  # every detector asks about the same few files: list each folder once
+        found = detect(path)
+        matches = detect_formats(path)
     for match in matches:
         for kind, claimed in match.claims:
             if found.get(kind) == claimed:
@@ -560,7 +562,7 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
 
             sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
         journal = (
-            Journal.in_database(db.engine, db.db_path)
+            Journal.in_database(lambda: db.engine, db.db_path)
             if db is not None
             else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
         )
@@ -626,6 +628,6 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     embedder = embedder or HashingEmbedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
     vectors = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(db.engine, db.db_path))
+    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(lambda: db.engine, db.db_path))
     store.save_settings(StoreSettings(embedder=embedder.name))
     return store

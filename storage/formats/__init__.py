@@ -29,11 +29,12 @@ class FormatMatch:
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
+    from ..looking import one_look
     from . import agenticx, claude_memory, crewai, google_adk, langgraph, letta, mem0, openai_agents, openclaw
-    from .base import one_look
 
+    path = Path(path)
     found: list[FormatMatch] = []
     with one_look():
         for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory):
-            found += module.detect(Path(path))
+            found += module.detect(path)
     return found

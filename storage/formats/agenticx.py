@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
+from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Layer, ScratchEntry, Session, Turn
 from ..native.markdown import MarkdownSource
 from ..source import Snapshot
@@ -239,7 +240,7 @@ def _has(tables: dict[str, set[str]], wanted: dict[str, set[str]]) -> bool:
 
 def detect(path: Path) -> list[FormatMatch]:
     path = Path(path)
-    folders = [path, path / "memory"] if path.is_dir() else [path]
+    folders = [path, path / "memory"] if is_dir(path) else [path]
     matches = []
     for candidate in (f for folder in folders for f in sqlite_files(folder)):
         tables = sqlite_tables(candidate)
@@ -254,7 +255,7 @@ def detect(path: Path) -> list[FormatMatch]:
                 open=partial(AgenticxIndexSource, candidate, tables),
             ))
     workspace = path / "workspace"
-    if matches and path.is_dir() and MarkdownSource.detect(workspace):
+    if matches and is_dir(path) and MarkdownSource.detect(workspace):
         # ~/.agenticx: the workspace beside memory/ is part of the same store.
         matches.append(FormatMatch(
             "markdown", "AgenticX workspace markdown", workspace,

@@ -19,13 +19,13 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
+from ..looking import children, is_file, looked
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (
@@ -362,34 +362,10 @@ def writing(path: Path) -> Iterator[sqlite3.Connection]:
         con.close()
 
 
-_LOOK: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("mnemoscope_one_look", default=None)
-
-
-@contextlib.contextmanager
-def one_look() -> Iterator[None]:
-    """Within the block each folder's SQLite files and each file's tables are probed once,
-    however many formats ask: every format's detect looks at the same *.db files."""
-    token = _LOOK.set({})
-    try:
-        yield
-    finally:
-        _LOOK.reset(token)
-
-
-def _looked(what: str, path: Path, probe: Callable[[], Any]) -> Any:
-    seen = _LOOK.get()
-    if seen is None:
-        return probe()
-    key = (what, str(path))
-    if key not in seen:
-        seen[key] = probe()
-    return seen[key]
-
-
 def sqlite_tables(path: Path) -> dict[str, set[str]]:
     """Table name -> column names of a SQLite file; {} for anything that is not one.
     Raises LockedError when another program holds it locked (the open fails at once)."""
-    tables: dict[str, set[str]] = _looked("tables", path, lambda: _sqlite_tables(path))
+    tables: dict[str, set[str]] = looked("tables", path, lambda: _sqlite_tables(path))
     return {name: set(columns) for name, columns in tables.items()}
 
 
@@ -476,15 +452,13 @@ def vec0_note(path: Path, table: str, count: int) -> str:
 
 def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sqlite3")) -> list[Path]:
     """SQLite files a path names or holds directly (not recursively)."""
-    return list(_looked(f"sqlite files {suffixes}", path, lambda: _sqlite_files(Path(path), suffixes)))
+    return list(looked(f"sqlite files {suffixes}", path, lambda: _sqlite_files(Path(path), suffixes)))
 
 
 def _sqlite_files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    if path.is_file():
+    if is_file(path):
         return [path] if is_sqlite_file(path) else []
-    if not path.is_dir():
-        return []
-    return sorted(p for p in path.iterdir() if p.suffix in suffixes and p.is_file() and is_sqlite_file(p))
+    return [p for p in children(path) if p.suffix in suffixes and is_file(p) and is_sqlite_file(p)]
 
 
 def plain_row(row: sqlite3.Row) -> Snapshot:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..atomic_file import atomic_write_bytes
 from ..errors import UnsupportedError
+from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
 from . import FormatMatch
@@ -122,7 +123,7 @@ def _is_memory_file(path: Path, root: Path) -> bool:
 def detect(path: Path) -> list[FormatMatch]:
     path = Path(path)
     for directory in (path, path / DIR_NAME):
-        if directory.name == DIR_NAME and directory.is_dir():
+        if directory.name == DIR_NAME and is_dir(directory):
             if any(_is_memory_file(p, directory) for p in directory.rglob("*")):
                 # The model lists this directory; the journal stays out of its sight.
                 return [FormatMatch("claude-memory", "Claude memory directory", directory,

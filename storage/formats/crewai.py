@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..looking import is_dir, is_file
 from ..model import GLOBAL_CHANNEL, Layer
 from ..native.vectors import ChromaSource
 from ..source import Snapshot
@@ -152,24 +153,24 @@ def _rag_source(path: Path, kind: str) -> ChromaSource:
 
 def detect(path: Path) -> list[FormatMatch]:
     path = Path(path)
-    if path.is_file():
+    if is_file(path):
         if LTM_COLUMNS <= sqlite_tables(path).get("long_term_memories", set()):
             return [FormatMatch("crewai", CrewLongTermSource.label, path, open=lambda: CrewLongTermSource(path))]
         return []
-    if not path.is_dir():
+    if not is_dir(path):
         return []
     matches = []
     ltm = path / LTM_FILE
-    if ltm.is_file() and LTM_COLUMNS <= sqlite_tables(ltm).get("long_term_memories", set()):
+    if is_file(ltm) and LTM_COLUMNS <= sqlite_tables(ltm).get("long_term_memories", set()):
         matches.append(FormatMatch("crewai", CrewLongTermSource.label, ltm, open=lambda: CrewLongTermSource(ltm)))
     for kind in RAG_TYPES:
-        for folder in sorted((path / kind).iterdir()) if (path / kind).is_dir() else []:
+        for folder in sorted((path / kind).iterdir()) if is_dir(path / kind) else []:
             if ChromaSource.detect(folder):
                 matches.append(FormatMatch(
                     "chroma", f"CrewAI {RAG_TYPES[kind]}", folder, open=partial(_rag_source, folder, kind),
                 ))
     for folder in (path / "memory", path):
-        if (folder / f"{LANCE_TABLE}.lance").is_dir():
+        if is_dir(folder / f"{LANCE_TABLE}.lance"):
             matches.append(FormatMatch(
                 "crewai-lancedb", CrewLanceSource.label, folder, open=partial(CrewLanceSource, folder),
             ))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
+from ..looking import children, is_dir, is_file
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, RecordReading, split_record_id
 from ..query import MemoryQuery
@@ -70,7 +71,7 @@ def is_history_db(path: Path) -> bool:
 def find_layout(path: Path) -> tuple[Path, Path | None] | None:
     """(chroma dir, history.db or None) for a folder, a chroma dir or a history.db."""
     path = Path(path)
-    if path.is_file():
+    if is_file(path):
         if path.name == CHROMA_FILE:
             path = path.parent
         elif is_history_db(path):
@@ -78,14 +79,14 @@ def find_layout(path: Path) -> tuple[Path, Path | None] | None:
             return (chroma, path) if chroma is not None else None
         else:
             return None
-    if not path.is_dir():
+    if not is_dir(path):
         return None
     chroma = _chroma_beside(path)
     if chroma is None:
         return None
     for folder in (chroma, chroma.parent, path):
         candidate = folder / HISTORY_FILE
-        if candidate.is_file() and is_history_db(candidate):
+        if is_file(candidate) and is_history_db(candidate):
             return chroma, candidate
     return chroma, None
 
@@ -94,8 +95,8 @@ def _chroma_beside(folder: Path) -> Path | None:
     if is_mem0_chroma(folder):
         return folder
     with contextlib.suppress(OSError):
-        for child in sorted(folder.iterdir()):
-            if child.is_dir() and is_mem0_chroma(child):
+        for child in children(folder):
+            if is_dir(child) and is_mem0_chroma(child):
                 return child
     return None
 

@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..looking import children, is_dir, is_file
 from ..model import Layer, Session, Turn
 from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
@@ -238,26 +239,28 @@ def index_layout(tables: dict[str, set[str]]) -> str | None:
 def _workspace(state: Path) -> Path | None:
     """The workspace the state dir's config names, else ``<state>/workspace``."""
     try:
+        if not is_file(state / "openclaw.json"):
+            raise FileNotFoundError
         config = json.loads((state / "openclaw.json").read_text(encoding="utf-8"))
         configured = config["agents"]["defaults"]["workspace"]
     except (OSError, ValueError, KeyError, TypeError):
         configured = None
     workspace = Path(configured).expanduser() if configured else state / "workspace"
-    return workspace if workspace.is_dir() else None
+    return workspace if is_dir(workspace) else None
 
 
 def _agents(state: Path) -> dict[str, dict[str, Any]]:
     """Per agent id: its index file and layout, and where its transcripts are."""
     agents: dict[str, dict[str, Any]] = {}
     memory_dir = state / "memory"
-    for db in sorted(memory_dir.glob("*.sqlite")) if memory_dir.is_dir() else []:
+    for db in sorted(memory_dir.glob("*.sqlite")) if is_dir(memory_dir) else []:
         layout = index_layout(sqlite_tables(db))
         if layout is not None:
             agents.setdefault(db.stem, {}).update(index=db, layout=layout)
     agents_dir = state / "agents"
-    for folder in sorted(agents_dir.iterdir()) if agents_dir.is_dir() else []:
+    for folder in children(agents_dir) if is_dir(agents_dir) else []:
         agent_db = folder / "agent" / AGENT_DB
-        tables = sqlite_tables(agent_db) if agent_db.is_file() else {}
+        tables = sqlite_tables(agent_db) if is_file(agent_db) else {}
         if tables:
             layout = index_layout(tables)
             entry = agents.setdefault(folder.name, {})
@@ -266,14 +269,14 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
             if "transcript_events" in tables:
                 entry["transcripts"] = agent_db
         sessions = folder / "sessions"
-        if "transcripts" not in agents.get(folder.name, {}) and sessions.is_dir() and any(sessions.glob("*.jsonl")):
+        if "transcripts" not in agents.get(folder.name, {}) and is_dir(sessions) and any(sessions.glob("*.jsonl")):
             agents.setdefault(folder.name, {})["transcripts"] = sessions
     return agents
 
 
 def detect(path: Path) -> list[FormatMatch]:
     path = Path(path)
-    if path.is_file():
+    if is_file(path):
         tables = sqlite_tables(path)
         layout = index_layout(tables)
         if layout is None and "transcript_events" not in tables:
@@ -281,7 +284,7 @@ def detect(path: Path) -> list[FormatMatch]:
         agent = path.parent.parent.name if path.name == AGENT_DB else path.stem
         transcripts = path if "transcript_events" in tables else None
         return [_match(agent, path if layout else None, layout or "none", transcripts, None, path)]
-    if not path.is_dir():
+    if not is_dir(path):
         return []
     agents = _agents(path)
     workspace = _workspace(path)

@@ -34,6 +34,7 @@ from markdown_it.token import Token
 
 from ..atomic_file import rewrite
 from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
+from ..looking import is_dir, is_file
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery
 from ..source import (
@@ -703,15 +704,15 @@ class MarkdownSource:
     @staticmethod
     def detect(path: Path) -> float:
         path = Path(path)
-        if not path.is_dir():
+        if not is_dir(path):
             return 0.0
-        if any((path / name).is_file() for name in ROOT_FILES):
+        if any(is_file(path / name) for name in ROOT_FILES):
             return 1.0
-        if any((path / rel).is_file() for rel in LEARNINGS_FILES):
+        if any(is_file(path / rel) for rel in LEARNINGS_FILES):
             return 0.9
         for d in MEMORY_DIRS:
             folder = path / d
-            if folder.is_dir() and any(folder.glob("*.md")):
+            if is_dir(folder) and any(folder.glob("*.md")):
                 return 0.9
         return 0.0
 

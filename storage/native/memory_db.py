@@ -12,6 +12,7 @@ import re
 import shutil
 import sqlite3
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -31,6 +32,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..lazy_page import LazyPage
+from ..looking import is_dir, is_file
 from ..model import (
     EDITABLE_FIELDS,
     Entity,
@@ -70,10 +72,10 @@ from ..sqlite_db import (
     friendly_errors,
     is_sqlite_file,
     peek_schema,
-    placeholder,
     read_only_connection,
     read_only_rows,
     rehearsal,
+    sqlite_connector,
     sqlite_engine,
     sqlite_error,
     write_transaction,
@@ -187,29 +189,46 @@ class SqliteSource:
     format = "mnemoscope"
     label = "Mnemoscope memory.db"
 
-    def __init__(self, db_path: Path, engine: Engine, schema_version: int | None = None) -> None:
+    def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
+                 schema_version: int | None = None) -> None:
+        """engine: the writable engine an open made (and migrated with); a read-only source
+        makes one only when something asks for it (the journal): its reads need none."""
         self.db_path = Path(db_path)
         self.root = self.db_path.parent
-        self.engine = engine
+        self._connect = sqlite_connector(self.db_path, read_only=read_only)
+        self._engine = engine
+        self._engine_lock = threading.Lock()
+        self._readers = HeldReaders(self._connect, self.db_path)
         try:
-            with friendly_errors(self.db_path), engine.connect() as conn:
-                self.schema_version = schema.read_version(conn) if schema_version is None else schema_version
-                columns = conn.exec_driver_sql("PRAGMA table_info(memories)").fetchall()
+            if schema_version is None:
+                with friendly_errors(self.db_path), self.engine.connect() as conn:
+                    schema_version = schema.read_version(conn)
+            self.schema_version = schema_version
+            with self._reading() as dbapi:
+                columns = self._fetch(dbapi, "PRAGMA table_info(memories)")[1]
         except BaseException:
-            engine.dispose()  # its pooled connection would keep the -wal it made after we fail
+            self.close()  # a connection left open would keep the -wal it made after we fail
             raise
         not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
-        self._mark = placeholder(engine)
-        self._readers = HeldReaders(engine, self.db_path)
+        self._mark = "?"  # the read paths' connections are sqlite3's
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine for writes and the journal, made on first use."""
+        if self._engine is None:
+            with self._engine_lock:
+                if self._engine is None:
+                    self._engine = sqlite_engine(self.db_path, read_only=True, creator=self._connect.opener)  # type: ignore[attr-defined]
+        return self._engine
 
     # -- opening -------------------------------------------------------------
 
     @staticmethod
     def detect(path: Path) -> float:
-        candidate = Path(path) / DB_NAME if Path(path).is_dir() else Path(path)
-        if candidate.name != DB_NAME or not candidate.is_file():
+        candidate = Path(path) / DB_NAME if is_dir(path) else Path(path)
+        if candidate.name != DB_NAME or not is_file(candidate):
             return 0.0
         return 1.0 if is_sqlite_file(candidate) else 0.5
 
@@ -240,16 +259,22 @@ class SqliteSource:
             if not read_only and found:
                 _check_intact(db_path)
         if read_only:
-            return cls(db_path, _read_only_engine(db_path, stored), schema.SCHEMA_VERSION)
+            _check_read_only_version(db_path, stored)
+            return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION)
         engine = sqlite_engine(db_path)
-        with friendly_errors(db_path):
-            with engine.begin() as conn:
-                schema.migrate(conn)
-        return cls(db_path, engine)
+        try:
+            with friendly_errors(db_path):
+                with engine.begin() as conn:
+                    schema.migrate(conn)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(db_path, read_only=False, engine=engine)
 
     def close(self) -> None:
         self._readers.close()
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -979,16 +1004,15 @@ def relation_row(relation: Relation) -> dict[str, Any]:
     }
 
 
-def _read_only_engine(db_path: Path, stored: object) -> Engine:
-    """An engine that cannot write (no migration, no journal-mode switch, no checkpoint) on a
-    file whose meta table holds the schema version stored."""
+def _check_read_only_version(db_path: Path, stored: object) -> None:
+    """A read-only open reads only the schema version this Mnemoscope writes: it cannot
+    migrate the file (the meta table holds the version stored)."""
     found = schema.version_of(stored) or 0
     if found != schema.SCHEMA_VERSION:
         raise UnreadableStoreError(
             f"{db_path} has schema version {found}; this Mnemoscope reads version {schema.SCHEMA_VERSION}"
             + (" (open it once without read-only to upgrade it)." if found < schema.SCHEMA_VERSION else ".")
         )
-    return sqlite_engine(db_path, read_only=True)
 
 
 def _peek_tables(db_path: Path) -> tuple[Schema, object]:

@@ -1,9 +1,9 @@
-"""One reading connection per thread, kept checked out of an engine's pool.
+"""One reading connection per thread, opened without SQLAlchemy and kept.
 
 A page of a hundred rows takes SQLite about 0.3 ms; a checkout from SQLAlchemy's pool and the
-reset on its return add a fifth of that again, and a new connection parses the schema and
-starts with a cold cache. The read paths of memory.db use the connection their thread used
-last time instead, kept open until the source closes.
+reset on its return add a fifth of that again, making an engine costs more than the page, and a
+new connection parses the schema and starts with a cold cache. The read paths of memory.db use
+the connection their thread used last time instead, kept open until the source closes.
 
 Connections are kept by the thread's id, not in a threading.local: a Qt pool thread runs each
 task in a new Python thread state, so its thread-local values vanish between tasks. At most
@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,8 @@ class _Held:
 
 
 class HeldReaders:
-    def __init__(self, engine: Any, path: Path) -> None:
-        self._engine = engine
+    def __init__(self, connect: Callable[[], Any], path: Path) -> None:
+        self._connect = connect
         self._path = path
         self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
@@ -66,7 +66,7 @@ class HeldReaders:
                 return held
         if held is not None:
             self._drop(held)
-        held = _Held(self._engine.raw_connection(), identity, time.monotonic(), 1)
+        held = _Held(self._connect(), identity, time.monotonic(), 1)
         with self._lock:
             self._held[thread] = held
             idle = sorted((h.used, t) for t, h in self._held.items() if h.busy == 0)
@@ -81,10 +81,10 @@ class HeldReaders:
             for thread in kept:
                 del self._held[thread]
         if kept:
-            held.dbapi.invalidate()
+            held.dbapi.close()
 
     def close(self) -> None:
-        """Return every connection to the pool (which the engine then disposes of)."""
+        """Close every connection."""
         with self._lock:
             held, self._held = list(self._held.values()), {}
         for h in held:

@@ -10,6 +10,7 @@ refused, never downgraded.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 
 from sqlalchemy import (
@@ -250,17 +251,23 @@ def structure_problems(found: Mapping[str, tuple[str, Collection[str]]]) -> list
     tables and views (name -> (type, column names)): a table missing, replaced by a view, or
     lacking columns. Extra tables, columns, indexes and triggers are the owner's business."""
     problems = []
-    for table in metadata.sorted_tables:
-        kind, columns = found.get(table.name, ("", ()))
+    for name, expected in _expected_tables():
+        kind, columns = found.get(name, ("", ()))
         if not kind:
-            problems.append(f"no table {table.name}")
+            problems.append(f"no table {name}")
         elif kind != "table":
-            problems.append(f"{table.name} is a {kind}, not a table")
+            problems.append(f"{name} is a {kind}, not a table")
         else:
-            missing = [c.name for c in table.columns if c.name not in columns]
+            missing = [c for c in expected if c not in columns]
             if missing:
-                problems.append(f"{table.name} lacks {', '.join(missing)}")
+                problems.append(f"{name} lacks {', '.join(missing)}")
     return problems
+
+
+@functools.cache
+def _expected_tables() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each table of this schema version with its columns (sorted_tables sorts anew per call)."""
+    return tuple((t.name, tuple(c.name for c in t.columns)) for t in metadata.sorted_tables)
 
 
 def migrate(conn: Connection) -> int:

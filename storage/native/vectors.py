@@ -50,6 +50,7 @@ from ..errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
+from ..looking import is_file
 from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..query import MemoryQuery, Order
 from ..source import (
@@ -306,7 +307,7 @@ class ChromaSource:
 
     @staticmethod
     def detect(path: Path) -> float:
-        return 1.0 if (Path(path) / CHROMA_FILE).is_file() else 0.0
+        return 1.0 if is_file(Path(path) / CHROMA_FILE) else 0.0
 
     @classmethod
     def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False) -> ChromaSource:

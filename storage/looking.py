@@ -1,0 +1,106 @@
+"""One look at the file system while a path's stores are detected.
+
+Opening a path asks every store kind and every foreign format whether the path holds it, and
+they ask about the same few folders and files: is there a memory.db, a chroma.sqlite3, a
+MEMORY.md, a ``memory`` folder, which ``*.db`` files are SQLite and what tables they hold.
+Within ``one_look()`` each folder is listed once (``os.scandir``, whose entries know whether
+they are files or folders without a stat each) and each answer is kept for the rest of the
+block; outside it every question goes to the file system as usual. A look lasts one
+detection: what changes on disk after it is seen by the next open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+_LOOK: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("mnemoscope_one_look", default=None)
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within the block each folder is listed once and each probe (looked) runs once per path,
+    however many detectors ask. Nested blocks share the outer look."""
+    if _LOOK.get() is not None:
+        yield
+        return
+    token = _LOOK.set({})
+    try:
+        yield
+    finally:
+        _LOOK.reset(token)
+
+
+def looked(what: str, path: str | Path, probe: Callable[[], Any]) -> Any:
+    """probe()'s answer about path, asked once per look (every time outside one)."""
+    seen = _LOOK.get()
+    if seen is None:
+        return probe()
+    key = (what, os.fspath(path))
+    if key not in seen:
+        seen[key] = probe()
+    return seen[key]
+
+
+def _entry(path: str | Path) -> os.DirEntry[str] | None | bool:
+    """path's entry in its folder's listing; None when the folder lists no such name; False
+    when there is no listing to ask (no look, a folder that cannot be listed, a name such as
+    '..'), and the caller asks the file system itself."""
+    if _LOOK.get() is None:
+        return False
+    folder, name = os.path.split(os.fspath(path))
+    if name in ("", ".", ".."):
+        return False
+    listing = looked("listing", folder or ".", lambda: _listing(folder or "."))
+    if listing is None:
+        return False
+    return listing.get(name)
+
+
+def _listing(folder: str) -> dict[str, os.DirEntry[str]] | None:
+    try:
+        with os.scandir(folder) as entries:
+            return {entry.name: entry for entry in entries}
+    except OSError:
+        return None
+
+
+def is_file(path: str | Path) -> bool:
+    """Whether path is a file (following a symbolic link), as Path.is_file answers."""
+    entry = _entry(path)
+    if entry is False:
+        return os.path.isfile(path)
+    return entry is not None and _answer(entry.is_file)  # type: ignore[union-attr]
+
+
+def is_dir(path: str | Path) -> bool:
+    """Whether path is a folder (following a symbolic link), as Path.is_dir answers."""
+    entry = _entry(path)
+    if entry is False:
+        return os.path.isdir(path)
+    return entry is not None and _answer(entry.is_dir)  # type: ignore[union-attr]
+
+
+def exists(path: str | Path) -> bool:
+    entry = _entry(path)
+    if entry is False:
+        return os.path.exists(path)
+    return entry is not None and (not entry.is_symlink() or os.path.exists(path))  # type: ignore[union-attr]
+
+
+def children(folder: str | Path) -> list[Path]:
+    """The entries of a folder, sorted by name; [] when it is not a folder that can be listed."""
+    folder = Path(folder)
+    listing = looked("listing", os.fspath(folder), lambda: _listing(os.fspath(folder)))
+    return [folder / name for name in sorted(listing)] if listing else []
+
+
+def _answer(question: Callable[[], bool]) -> bool:
+    try:
+        return question()
+    except OSError:  # a symbolic link whose target vanished
+        return False
