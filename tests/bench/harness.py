@@ -65,6 +65,23 @@ def median_s(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> floa
     return statistics.median(times)
 
 
+def paired_medians_s(project: Callable[[], object], baseline: Callable[[], object], repeat: int = 31,
+                     warmup: int = 3) -> tuple[float, float]:
+    """The median seconds of project and of baseline, run in turns (project, baseline, project,
+    ...) so that a change in the machine's load meets both alike: for operations of a
+    millisecond or two, where five runs each would read the load more than the code."""
+    for _ in range(warmup):
+        project()
+        baseline()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for fn, taken in zip((project, baseline), times, strict=True):
+            start = time.perf_counter()
+            fn()
+            taken.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 @dataclass(frozen=True)
 class Row:
     suite: str  # "native", "chroma", "openai-agents", "cli", "gui", ...
