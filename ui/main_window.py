@@ -44,7 +44,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QProgressDialog,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -56,6 +55,7 @@ from .edit_dialog import EditDialog
 from .gc_pauses import freeze_long_lived_objects
 from .graph_view import GraphView
 from .memory_model import MemoryTableModel
+from .memory_table import MemoryTable
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchpadView
 from .sidebar import Sidebar, gather_counts
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         self.search_mode.setObjectName("search_mode")
         self.search_mode.addItems(SEARCH_MODES)
         self.search_mode.setCurrentText("hybrid")
-        self.table = QTableView()
+        self.table = MemoryTable()
         self.table.setObjectName("memories_table")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

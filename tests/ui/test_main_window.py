@@ -15,9 +15,9 @@ from helpers.table_rows import read_every_row
 from mnemoscope.storage import Kind, MemoryQuery, Status
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtGui import QImage, QRegion
+from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem, QWidget
 
 
 @pytest.fixture
@@ -282,6 +282,55 @@ def test_the_sidebar_counts_a_step_even_when_the_query_changes_at_once(qtbot, wi
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     window.apply_filter("channel", "webshop")
     qtbot.waitUntil(lambda: window.sidebar.topLevelItem(0).text(1) == str(before - 1))
+
+
+class _PaintedRegion(QObject):
+    """The region of a widget its paint events covered."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.region = QRegion()
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.region = self.region.united(event.region())
+        return False
+
+
+def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot, window: MainWindow) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    window.select_row(2)
+    window.search_box.setFocus()
+    qtbot.waitUntil(lambda: window.search_box.hasFocus())
+    viewport = window.table.viewport()
+    row_height = window.table.rowHeight(2)
+    painted = _PaintedRegion(viewport)
+    for focus in (window.table, window.search_box, window.table):
+        qtbot.wait(50)  # every earlier paint done
+        painted.region = QRegion()
+        focus.setFocus()
+        qtbot.waitUntil(lambda focus=focus: focus.hasFocus())
+        qtbot.wait(50)
+        bounds = painted.region.boundingRect()
+        assert not painted.region.isEmpty(), "the focus frame was not repainted"
+        assert bounds.height() <= row_height and bounds.top() == window.table.rowViewportPosition(2), (
+            f"a focus change repainted {bounds} of the {viewport.rect()} viewport, not row 2 alone"
+        )
+    other = QWidget()  # another window taking the activation, as a dialog does, and giving it back
+    qtbot.addWidget(other)
+    other.show()
+    for active in (other, window):
+        qtbot.wait(50)
+        painted.region = QRegion()
+        active.activateWindow()
+        qtbot.waitUntil(lambda active=active: QApplication.activeWindow() is active)
+        qtbot.wait(50)
+        bounds = painted.region.boundingRect()
+        assert bounds.height() <= row_height, f"activating {active} repainted {bounds} of the table, not one row"
+    assert window.table.currentIndex().row() == 2 and [m.id for m in window.selected_memories()] == [
+        window.model.memory_at(2).id]
 
 
 def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: MainWindow) -> None:
