@@ -61,7 +61,7 @@ from .scratchpad_view import ScratchpadView
 from .sidebar import Sidebar, gather_counts
 from .store_session import Conflict, JournalSteps, StoreSession
 from .timeline_view import TimelineView
-from .workers import Worker, start_worker
+from .workers import ASKED, AT_ONCE, Worker, start_worker
 
 MAX_RECENT = 8
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
@@ -123,6 +123,9 @@ class MainWindow(QMainWindow):
         self.table.setSortingEnabled(False)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)  # one line per memory, elided: the detail panel shows it whole
+        # A scroll bar appearing with the first rows would narrow the viewport, resize the columns
+        # and repaint the table again; a store of memories scrolls anyway.
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionsClickable(True)
@@ -453,7 +456,7 @@ class MainWindow(QMainWindow):
     # -- sidebar ---------------------------------------------------------------------------------
 
     def _populate_sidebar(self) -> None:
-        self.session.read(gather_counts, on_result=self._on_sidebar_counts)
+        self.session.read(gather_counts, on_result=self._on_sidebar_counts, priority=AT_ONCE)
 
     def _on_sidebar_counts(self, data: dict[str, Any]) -> None:
         notes = data["notes"]
@@ -569,7 +572,8 @@ class MainWindow(QMainWindow):
         """Read the memory, its journal history and its owner's log on a worker, then show them."""
         self._detail_generation += 1
         generation = self._detail_generation
-        self.session.read(_detail_of, memory_id, on_result=lambda found: self._on_detail_read(generation, found))
+        self.session.read(_detail_of, memory_id, on_result=lambda found: self._on_detail_read(generation, found),
+                          priority=ASKED)
 
     def _on_detail_read(self, generation: int, found: dict[str, Any]) -> None:
         if generation != self._detail_generation or self.store is None:

@@ -27,7 +27,7 @@ from mnemoscope.storage.lazy_page import changed_positions, page_ids
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from .workers import start_worker
+from .workers import AT_ONCE, start_worker
 
 PLACEHOLDER = "loading…"
 MAX_CHUNKS = 40
@@ -110,7 +110,9 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _count(self) -> None:
         """Count the query's rows (a scan on a big store: it starts once the first rows are in,
-        so that it does not compete with them for the two cores this machine may have)."""
+        so that it does not compete with them for the two cores this machine may have). It goes
+        ahead of the other views' aggregates waiting for a thread: the table's extent depends on
+        it, and each change of that extent repaints the table."""
         if self._counting:
             return
         self._counting = True
@@ -120,6 +122,7 @@ class MemoryTableModel(QAbstractTableModel):
             self._query,
             on_result=lambda n: self._on_count(generation, n),
             on_error=self.load_failed.emit,
+            priority=AT_ONCE,
         )
 
     def show_list(self, memories: list[Memory], label: str) -> None:

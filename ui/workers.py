@@ -28,6 +28,12 @@ def running_workers() -> int:
     return len(_running)
 
 
+# Run-queue priorities on a pool (QThreadPool starts the highest waiting first): what a person
+# just asked for (the selected memory), then the counts the window shows at once (the table's,
+# which sizes it, and the sidebar's), then every other aggregate (timeline, salience, graph).
+ASKED, AT_ONCE, AGGREGATE = 2, 1, 0
+
+
 class WorkerSignals(QObject):
     """Signals: started(), yielded(object), returned(object), errored(object), finished()."""
 
@@ -89,13 +95,15 @@ def start_worker(
     on_finished: Callable[[], None] | None = None,
     pool: QThreadPool | None = None,
     with_worker: bool = False,
+    priority: int = AGGREGATE,
     **kwargs: Any,
 ) -> Worker:
     """Run func(*args, **kwargs) on the pool; callbacks run on the UI thread.
 
     with_worker: func is called as func(worker, *args, **kwargs), so it can report
     progress and see a cancel from its first line (the pool may start it before
-    start_worker returns)."""
+    start_worker returns). priority: a worker waiting for a thread starts before those of
+    lower priority (QThreadPool's run queue)."""
     worker = Worker(func, *args, **kwargs)
     if with_worker:
         worker._args = (worker, *args)
@@ -109,5 +117,5 @@ def start_worker(
         worker.signals.yielded.connect(on_progress)
     if on_finished is not None:
         worker.signals.finished.connect(on_finished)
-    (pool or QThreadPool.globalInstance()).start(worker)
+    (pool or QThreadPool.globalInstance()).start(worker, priority)
     return worker
