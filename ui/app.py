@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,9 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from .main_window import MainWindow
+from .workers import running_workers
+
+IDLE_WAIT_S = 10.0  # the longest a screenshot waits for the window to settle
 
 
 def run_app(
@@ -43,7 +47,15 @@ def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, 
         waiting.discard(what)
         if not waiting:
             waiting.add("done")
-            QTimer.singleShot(300, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
+            grab_when_idle(time.monotonic() + IDLE_WAIT_S)
+
+    def grab_when_idle(deadline: float) -> None:
+        """The sidebar, the detail panel and the counts arrive after the rows: grab once no
+        worker is left (or at the deadline), after one more round of paints."""
+        if running_workers() and time.monotonic() < deadline:
+            QTimer.singleShot(50, lambda: grab_when_idle(deadline))
+            return
+        QTimer.singleShot(100, lambda: (window.grab().save(str(screenshot)), window.close(), app.quit()))
 
     def on_opened(_store: Any) -> None:
         assert window.model is not None
