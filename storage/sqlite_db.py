@@ -189,17 +189,22 @@ def peek_schema(path: Path) -> Schema:
     return schema
 
 
-def sqlite_connector(path: Path, *, read_only: bool = False) -> Callable[[], sqlite3.Connection]:
+class SqliteConnector:
     """New connections to one SQLite file for reading, set up as an engine's are (autocommit,
     a busy timeout, ln and pow), without SQLAlchemy: a read-only open that only reads needs
-    no engine. read_only: connections that write no byte (see _ReadOnlyConnections)."""
-    path = Path(path)
-    opener: Callable[[], sqlite3.Connection] = (
-        _ReadOnlyConnections(path, BUSY_TIMEOUT) if read_only else functools.partial(_writable_connection, path)
-    )
+    no engine. read_only: connections that write no byte (see _ReadOnlyConnections); else
+    query-only connections to a file this process writes through its engine."""
 
-    def connect() -> sqlite3.Connection:
-        con = opener()
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        path = Path(path)
+        # An engine made later on the same read-only file takes its connections from opener,
+        # so that both count the same open connections.
+        self.opener: Callable[[], sqlite3.Connection] = (
+            _ReadOnlyConnections(path, BUSY_TIMEOUT) if read_only else functools.partial(_query_only_connection, path)
+        )
+
+    def __call__(self) -> sqlite3.Connection:
+        con = self.opener()
         try:
             _set_up(con, read_only=True, wal=False)
         except BaseException:
@@ -207,12 +212,13 @@ def sqlite_connector(path: Path, *, read_only: bool = False) -> Callable[[], sql
             raise
         return con
 
-    connect.opener = opener  # type: ignore[attr-defined]  # an engine on the same file shares it
-    return connect
 
-
-def _writable_connection(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path.resolve(), timeout=BUSY_TIMEOUT, check_same_thread=False)
+def _query_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection for reading a database this process may write: it refuses writes itself
+    (writes go through the engine, in a transaction with a conflict check)."""
+    con = sqlite3.connect(path.resolve(), timeout=BUSY_TIMEOUT, check_same_thread=False)
+    con.execute("PRAGMA query_only = ON")
+    return con
 
 
 def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> None:
@@ -232,7 +238,7 @@ def sqlite_engine(
     path: Path, *, read_only: bool = False, wal: bool = True, creator: Callable[[], sqlite3.Connection] | None = None
 ) -> Engine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions.
-    creator: where a read-only engine gets its connections (a sqlite_connector's opener),
+    creator: where a read-only engine gets its connections (a SqliteConnector's opener),
     so that it and the connector count the same open connections."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.exc import DisconnectionError

@@ -238,13 +238,13 @@ def index_layout(tables: dict[str, set[str]]) -> str | None:
 
 def _workspace(state: Path) -> Path | None:
     """The workspace the state dir's config names, else ``<state>/workspace``."""
-    try:
-        if not is_file(state / "openclaw.json"):
-            raise FileNotFoundError
-        config = json.loads((state / "openclaw.json").read_text(encoding="utf-8"))
-        configured = config["agents"]["defaults"]["workspace"]
-    except (OSError, ValueError, KeyError, TypeError):
-        configured = None
+    configured = None
+    config_file = state / "openclaw.json"
+    if is_file(config_file):
+        try:
+            configured = json.loads(config_file.read_text(encoding="utf-8"))["agents"]["defaults"]["workspace"]
+        except (OSError, ValueError, KeyError, TypeError):
+            configured = None
     workspace = Path(configured).expanduser() if configured else state / "workspace"
     return workspace if is_dir(workspace) else None
 

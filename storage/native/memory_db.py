@@ -67,6 +67,7 @@ from ..source import (
 from ..sqlite_db import (
     PROBE_TIMEOUT,
     Schema,
+    SqliteConnector,
     file_identity,
     files_token,
     friendly_errors,
@@ -75,7 +76,6 @@ from ..sqlite_db import (
     read_only_connection,
     read_only_rows,
     rehearsal,
-    sqlite_connector,
     sqlite_engine,
     sqlite_error,
     write_transaction,
@@ -195,7 +195,8 @@ class SqliteSource:
         makes one only when something asks for it (the journal): its reads need none."""
         self.db_path = Path(db_path)
         self.root = self.db_path.parent
-        self._connect = sqlite_connector(self.db_path, read_only=read_only)
+        self._connect = SqliteConnector(self.db_path, read_only=read_only)
+        self._read_only = read_only
         self._engine = engine
         self._engine_lock = threading.Lock()
         self._readers = HeldReaders(self._connect, self.db_path)
@@ -220,7 +221,8 @@ class SqliteSource:
         if self._engine is None:
             with self._engine_lock:
                 if self._engine is None:
-                    self._engine = sqlite_engine(self.db_path, read_only=True, creator=self._connect.opener)  # type: ignore[attr-defined]
+                    self._engine = (sqlite_engine(self.db_path, read_only=True, creator=self._connect.opener)
+                                    if self._read_only else sqlite_engine(self.db_path))
         return self._engine
 
     # -- opening -------------------------------------------------------------
