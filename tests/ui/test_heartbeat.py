@@ -19,24 +19,20 @@ timeline. Two measures:
 from __future__ import annotations
 
 import shutil
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.heartbeat import Heartbeat
 from mnemoscope.storage import Entity, Layer, Relation, create_workspace
 from mnemoscope.storage.native.memory_db import SqliteSource
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 MEMORIES = 100_000
-TICK_MS = 10
 MAX_GAP_MS = 50.0  # issue 8: "no gap over 50 ms" of work on the UI thread
 # Held up: the UI thread's work plus its waits for the GIL and for SQLite, under the same 50 ms.
 # (A full repaint of the table is 10-25 ms of CPU and, while workers read the store, twice that
@@ -45,9 +41,6 @@ MAX_GAP_MS = 50.0  # issue 8: "no gap over 50 ms" of work on the UI thread
 # stay under 50 ms.)
 MAX_HELD_MS = 50.0
 RUNS = 4  # runs at most, each on a fresh copy; one must hold both bounds
-STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal.py", "storage/sqlite_db.py",
-              "storage/native/memory_db.py", "storage/native/markdown.py", "storage/native/vectors.py")
-PURE = ("owns", "capabilities")  # what a source answers from the id alone, without reading
 CHANNELS = ("_global", "webshop", "rust-cli", "notes")
 
 
@@ -84,66 +77,6 @@ def big_store(_big_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "big"
     shutil.copytree(_big_template, target)
     return target
-
-
-class Heartbeat:
-    """Ticks on the UI thread; measure() gives the largest gap between ticks during a block."""
-
-    def __init__(self, hook: bool) -> None:
-        self.hook = hook
-        self.storage_calls: dict[str, int] = {}
-        self.timer = QTimer()
-        self.timer.setInterval(TICK_MS)
-        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self.timer.timeout.connect(self._on_timer_timeout)
-        self.schedstat = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat")
-        self.last, self.cpu, self.waited = self._clocks()
-        self.largest = self.busiest = self.held = 0.0
-        self.gaps: dict[str, float] = {}
-        self.busy: dict[str, float] = {}
-        self.held_up: dict[str, float] = {}
-
-    def _clocks(self) -> tuple[float, float, float]:
-        """Wall clock, the UI thread's CPU time, and how long the kernel has kept it waiting
-        for a core (seconds; 0 where the kernel does not say)."""
-        try:
-            waited = int(self.schedstat.read_text().split()[1]) / 1e9
-        except (OSError, IndexError, ValueError):
-            waited = 0.0
-        return time.perf_counter(), time.thread_time(), waited
-
-    def _on_timer_timeout(self) -> None:
-        now, cpu, waited = self._clocks()
-        gap = (now - self.last) * 1000
-        self.largest = max(self.largest, gap)
-        self.busiest = max(self.busiest, (cpu - self.cpu) * 1000)
-        self.held = max(self.held, gap - (waited - self.waited) * 1000)
-        self.last, self.cpu, self.waited = now, cpu, waited
-
-    def _on_call(self, frame, event: str, arg) -> None:  # noqa: ANN001  (a sys.setprofile hook)
-        if event != "call":  # Python frames: sqlite3 is only reached through them here
-            return
-        where = frame.f_code.co_filename
-        if any(part in where for part in STORAGE_IO) and frame.f_code.co_name not in PURE:
-            name = f"{where}:{frame.f_code.co_name}"
-            self.storage_calls[name] = self.storage_calls.get(name, 0) + 1
-
-    @contextmanager
-    def measure(self, action: str) -> Iterator[None]:
-        self.timer.start()
-        self.last, self.cpu, self.waited = self._clocks()
-        self.largest = self.busiest = self.held = 0.0
-        if self.hook:
-            sys.setprofile(self._on_call)  # this thread only
-        try:
-            yield
-        finally:
-            sys.setprofile(None)
-        self._on_timer_timeout()  # the stretch from the last tick to the end counts too
-        self.gaps[action] = round(self.largest, 1)
-        self.busy[action] = round(self.busiest, 1)
-        self.held_up[action] = round(self.held, 1)
-        self.timer.stop()
 
 
 def _settled(qtbot, win: MainWindow, extra: Callable[[], bool] = lambda: True) -> None:
