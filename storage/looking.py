@@ -85,13 +85,6 @@ def is_dir(path: str | Path) -> bool:
     return entry is not None and _answer(entry.is_dir)  # type: ignore[union-attr]
 
 
-def exists(path: str | Path) -> bool:
-    entry = _entry(path)
-    if entry is False:
-        return os.path.exists(path)
-    return entry is not None and (not entry.is_symlink() or os.path.exists(path))  # type: ignore[union-attr]
-
-
 def children(folder: str | Path) -> list[Path]:
     """The entries of a folder, sorted by name; [] when it is not a folder that can be listed."""
     folder = Path(folder)

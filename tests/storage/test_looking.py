@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import looking
-from mnemoscope.storage.looking import children, exists, is_dir, is_file, one_look
+from mnemoscope.storage.looking import children, is_dir, is_file, one_look
 
 
 @pytest.fixture
@@ -27,10 +27,10 @@ NAMES = ("memory.db", "memory", "memory/2026-09-25.md", "link-to-file", "link-to
 
 
 def test_answers_as_pathlib_does_inside_and_outside_a_look(tree: Path) -> None:
-    expected = {name: ((tree / name).is_file(), (tree / name).is_dir(), (tree / name).exists()) for name in NAMES}
-    assert {name: (is_file(tree / name), is_dir(tree / name), exists(tree / name)) for name in NAMES} == expected
+    expected = {name: ((tree / name).is_file(), (tree / name).is_dir()) for name in NAMES}
+    assert {name: (is_file(tree / name), is_dir(tree / name)) for name in NAMES} == expected
     with one_look():
-        assert {name: (is_file(tree / name), is_dir(tree / name), exists(tree / name)) for name in NAMES} == expected
+        assert {name: (is_file(tree / name), is_dir(tree / name)) for name in NAMES} == expected
     assert children(tree) == sorted(tree.iterdir())
     assert children(tree / "memory.db") == children(tree / "absent") == []
 
