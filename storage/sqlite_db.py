@@ -10,6 +10,7 @@ import sqlite3
 import stat
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,6 +140,39 @@ def _counted(owner: _ReadOnlyConnections) -> type[sqlite3.Connection]:
                 owner.closed()
 
     return Counted
+
+
+@contextlib.contextmanager
+def checkpoint_held_off(path: Path) -> Iterator[None]:
+    """Close connections to path in the block without folding another program's -wal into it.
+
+    When the last connection to a WAL database closes, SQLite checkpoints the -wal into the
+    file and deletes it. A store that wrote nothing (a failed or refused write) should leave
+    the files as the agent left them, so a read-only connection holds the file open across the
+    block (in WAL mode any open connection keeps the others' closes from checkpointing) and
+    closes last: a read-only connection never checkpoints."""
+    guard: sqlite3.Connection | None = None
+    try:
+        guard = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=0,
+                                check_same_thread=False)
+        guard.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # begins its hold on the file
+    except sqlite3.Error:  # nothing to hold: not a WAL database, or unreadable; closes change nothing then
+        if guard is not None:
+            guard.close()
+        guard = None
+    try:
+        yield
+    finally:
+        if guard is not None:
+            guard.close()
+
+
+_CHANGED: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def has_changed_rows(engine: Engine) -> bool:
+    """Whether a transaction of engine's committed a change to a row."""
+    return engine in _CHANGED
 
 
 def read_only_connection(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
@@ -272,7 +306,13 @@ def sqlite_engine(
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
+        conn.info["changes"] = conn.connection.dbapi_connection.total_changes  # type: ignore[union-attr]
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(IMMEDIATE) else "BEGIN")
+
+    @event.listens_for(engine, "commit")
+    def _on_commit(conn: Connection) -> None:
+        if conn.connection.dbapi_connection.total_changes != conn.info.get("changes"):  # type: ignore[union-attr]
+            _CHANGED.add(engine)
 
     return engine
 

@@ -68,9 +68,11 @@ from ..sqlite_db import (
     PROBE_TIMEOUT,
     Schema,
     SqliteConnector,
+    checkpoint_held_off,
     file_identity,
     files_token,
     friendly_errors,
+    has_changed_rows,
     is_sqlite_file,
     peek_schema,
     read_only_connection,
@@ -190,10 +192,12 @@ class SqliteSource:
     label = "Mnemoscope memory.db"
 
     def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
-                 schema_version: int | None = None) -> None:
+                 schema_version: int | None = None, found_wal: bool = False) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
-        makes one only when something asks for it (the journal): its reads need none."""
+        makes one only when something asks for it (the journal): its reads need none.
+        found_wal: whether another program's -wal was there before the engine opened the file."""
         self.db_path = Path(db_path)
+        self._found_wal = found_wal
         self.root = self.db_path.parent
         self._connect = SqliteConnector(self.db_path, read_only=read_only)
         self._read_only = read_only
@@ -263,20 +267,26 @@ class SqliteSource:
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION)
+        found_wal = db_path.with_name(db_path.name + "-wal").exists()
         engine = sqlite_engine(db_path)
         try:
             with friendly_errors(db_path):
                 with engine.begin() as conn:
                     schema.migrate(conn)
         except BaseException:
-            engine.dispose()
+            with checkpoint_held_off(db_path) if found_wal else contextlib.nullcontext():
+                engine.dispose()
             raise
-        return cls(db_path, read_only=False, engine=engine)
+        return cls(db_path, read_only=False, engine=engine, found_wal=found_wal)
 
     def close(self) -> None:
-        self._readers.close()
-        if self._engine is not None:
-            self._engine.dispose()
+        # Another program's -wal is folded into memory.db only by a source that wrote rows
+        # itself: a refused or failed write leaves every file as it found them.
+        wrote = self._engine is not None and has_changed_rows(self._engine)
+        with checkpoint_held_off(self.db_path) if self._found_wal and not wrote else contextlib.nullcontext():
+            self._readers.close()
+            if self._engine is not None:
+                self._engine.dispose()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(

@@ -4,6 +4,7 @@ OS tells), a native library's panic, a file the OS refuses."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import subprocess
@@ -99,3 +100,38 @@ def test_a_write_a_trigger_refuses_is_one_line_and_writes_nothing(capsys, demo_p
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "memories are frozen" in lines[0], lines
     assert _hashes(demo_path) == before
+
+
+KILLED_AGENT = """
+import os, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("PRAGMA wal_autocheckpoint = 0")
+for statement in sys.argv[2:]:
+    con.execute(statement)
+os._exit(0)  # killed: its last connection never closes, so its -wal is never checkpointed
+"""
+
+
+@pytest.mark.parametrize("case", ["a trigger refuses it", "the id is not there"])
+def test_a_failed_write_leaves_a_killed_agents_wal_as_it_was(capsys, demo_path: Path, case: str) -> None:
+    """The agent's committed writes stay in its -wal: a write of ours that fails or finds
+    nothing to do does not fold them into memory.db when it closes (SQLite's last close does)."""
+    from mnemoscope.app import cli
+
+    db = demo_path / "memory.db"
+    with contextlib.closing(sqlite3.connect(db)) as con:  # closed: an open one would hold off any checkpoint
+        target = con.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id LIMIT 1").fetchone()[0]
+    agent_writes = ["UPDATE memories SET access_count = access_count + 1 WHERE rowid % 2 = 0"]
+    if case == "a trigger refuses it":
+        agent_writes.append("CREATE TRIGGER no_update BEFORE UPDATE ON memories BEGIN SELECT RAISE(ABORT, 'frozen'); END")
+    else:
+        target = "m-000000000000"
+    subprocess.run([sys.executable, "-c", KILLED_AGENT, str(db), *agent_writes], check=True)
+    assert (demo_path / "memory.db-wal").stat().st_size > 0
+    before = _hashes(demo_path)
+    assert cli.main(["rm", str(demo_path), target]) == (2 if case == "a trigger refuses it" else 1)
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert _hashes(demo_path) == before
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:  # the agent's writes stay
+        assert con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'no_update'").fetchone()[0] == (
+            case == "a trigger refuses it")
