@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,17 +35,27 @@ PENDING, INTERRUPTED, FAILED = "pending", "interrupted", "failed"
 
 
 class Journal:
-    def __init__(self, engine_factory: Callable[[bool], Engine | None], label: Path) -> None:
+    def __init__(
+        self,
+        engine_factory: Callable[[bool], Engine | None],
+        label: Path,
+        reading: Callable[[], AbstractContextManager[Any]] | None = None,
+    ) -> None:
         # engine_factory(create) returns the engine, or None when it does not exist yet.
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
+        self._reading = reading
         self.label = label
 
     @classmethod
-    def in_database(cls, engine: Callable[[], Engine], db_path: Path) -> Journal:
+    def in_database(
+        cls, engine: Callable[[], Engine], db_path: Path, reading: Callable[[], AbstractContextManager[Any]]
+    ) -> Journal:
         """The journal in memory.db's own tables; engine() is asked for only when the journal
-        is first read or written (a read-only open that only pages makes no engine)."""
-        return cls(lambda _create: engine(), db_path)
+        is first written or searched. reading() lends the store's own DB-API connection for the
+        reads every open makes (settings, unfinished steps, the count): a read-only open, and
+        `info`, need neither an engine nor SQLAlchemy."""
+        return cls(lambda _create: engine(), db_path, reading)
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
@@ -80,15 +91,8 @@ class Journal:
     # -- settings ------------------------------------------------------------------
 
     def read_setting(self, key: str) -> Any:
-        engine = self._get_engine(False)
-        if engine is None:
-            return None
-        from .sqlite_db import friendly_errors, placeholder
-
-        # Read at every open: as driver SQL, with no statement to compile for a new engine.
-        with friendly_errors(self.label), engine.connect() as conn:
-            row = conn.exec_driver_sql(f"SELECT value FROM meta WHERE key = {placeholder(engine)}", (key,)).first()
-        return json.loads(row[0]) if row else None
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
+        return json.loads(rows[0]["value"]) if rows else None
 
     def write_setting(self, key: str, value: Any) -> None:
         engine = self._get_engine(True)
@@ -195,15 +199,7 @@ class Journal:
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
-        engine = self._get_engine(False)
-        if engine is None:
-            return []
-        from .sqlite_db import friendly_errors, placeholder
-
-        # Read at every open: as driver SQL, with no statement to compile for a new engine.
-        sql = f"SELECT * FROM audit WHERE state = {placeholder(engine)} ORDER BY seq DESC"
-        with friendly_errors(self.label), engine.connect() as conn:
-            return [_entry(r._mapping) for r in conn.exec_driver_sql(sql, (PENDING,))]
+        return [_entry(row) for row in self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC", (PENDING,))]
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._get_engine(True)
@@ -282,16 +278,25 @@ class Journal:
         return rows[0] if rows else None
 
     def count(self) -> int:
+        rows = self._read("SELECT count(*) AS entries FROM audit", ())
+        return int(rows[0]["entries"]) if rows else 0
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """The rows of one query every open runs, as driver SQL (`?` placeholders; nothing to
+        compile): on the store's reading connection where it lends one, else on the engine.
+        None without a journal yet."""
+        if self._reading is not None:
+            with self._reading() as dbapi:
+                cursor = dbapi.execute(sql, params)
+                names = [d[0] for d in cursor.description]
+                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         engine = self._get_engine(False)
         if engine is None:
-            return 0
-        from sqlalchemy import func, select
-
-        from .native import schema
-        from .sqlite_db import friendly_errors
+            return []
+        from .sqlite_db import friendly_errors, placeholder
 
         with friendly_errors(self.label), engine.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(schema.audit)).scalar_one())
+            return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
 
     def _select(self, statement: Callable[[Any, Any], Any]) -> list[AuditEntry]:
         """The entries statement(sqlalchemy, schema) selects; none, and no import, without a journal."""

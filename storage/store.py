@@ -562,7 +562,7 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
 
             sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
         journal = (
-            Journal.in_database(lambda: db.engine, db.db_path)
+            Journal.in_database(lambda: db.engine, db.db_path, db.reading)
             if db is not None
             else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
         )
@@ -628,6 +628,6 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     embedder = embedder or HashingEmbedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
     vectors = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(lambda: db.engine, db.db_path))
+    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(lambda: db.engine, db.db_path, db.reading))
     store.save_settings(StoreSettings(embedder=embedder.name))
     return store

@@ -209,7 +209,7 @@ class SqliteSource:
                 with friendly_errors(self.db_path), self.engine.connect() as conn:
                     schema_version = schema.read_version(conn)
             self.schema_version = schema_version
-            with self._reading() as dbapi:
+            with self.reading() as dbapi:
                 columns = self._fetch(dbapi, "PRAGMA table_info(memories)")[1]
         except BaseException:
             self.close()  # a connection left open would keep the -wal it made after we fail
@@ -347,7 +347,7 @@ class SqliteSource:
         return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[Any]:
+    def reading(self) -> Iterator[Any]:
         """This thread's DB-API connection for the read paths, which render their SQL
         themselves: SQLAlchemy's execution layer would add half the query's time again to a
         page, and a checkout from the pool a fifth."""
@@ -366,7 +366,7 @@ class SqliteSource:
             cursor.close()
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._reading() as dbapi:
+        with self.reading() as dbapi:
             return self._fetch(dbapi, sql, params)[1]
 
     def count(self, query: MemoryQuery) -> int:
@@ -384,7 +384,7 @@ class SqliteSource:
         The rows are decoded into memories as they are read (see LazyPage)."""
         if not query.wants_kind(self.kind) or limit <= 0:
             return []
-        with self._reading() as conn:
+        with self.reading() as conn:
             seekable = query.order not in self._nullable_orders
             bound: tuple[Any, str] | None = None
             start, before = None, False  # the position of the first row asked for, when it is known
@@ -542,7 +542,7 @@ class SqliteSource:
             "SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
             f"WHERE {where} ORDER BY bm25(memories_fts) LIMIT {self._mark}"
         )
-        with self._reading() as dbapi:
+        with self.reading() as dbapi:
             names, rows = self._fetch(dbapi, sql, [match, *params, k])
         now = utcnow()
         return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
@@ -997,11 +997,8 @@ class SqliteSource:
 
     def table_counts(self) -> dict[str, int]:
         names = ("sessions", "turns", "scratchpad", "memories", "entities", "relations", "audit")
-        with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return {
-                name: int(conn.execute(text(f"SELECT count(*) FROM {name}")).scalar_one())
-                for name in names
-            }
+        with self.reading() as dbapi:
+            return {name: int(dbapi.execute(f"SELECT count(*) FROM {name}").fetchone()[0]) for name in names}
 
 
 def relation_row(relation: Relation) -> dict[str, Any]:
