@@ -27,6 +27,21 @@ TARGET_RATIO = 15.0
 BASELINE = "python -c pass"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _compiled_package() -> None:
+    """Time the program as pip installs it, its bytecode compiled (pip compiles at install).
+    An editable checkout run under PYTHONDONTWRITEBYTECODE=1, as this machine's CI is, never
+    writes any, and each run would time the compiler on every module of ours instead."""
+    import compileall
+    import importlib.util
+
+    for package in ("mnemoscope.app", "mnemoscope.storage"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations is not None
+        for folder in spec.submodule_search_locations:
+            assert compileall.compile_dir(folder, quiet=1)
+
+
 def _exe() -> str:
     exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
     assert exe, "the mnemoscope console script is installed with the package"
