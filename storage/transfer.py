@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from .errors import StoreError, UnsupportedError
+from .formats import mnemoscope_export
 from .model import Memory
 from .query import MemoryQuery, Order
 from .source import SessionSource
@@ -176,16 +177,25 @@ def _import_key(origin: str, memory: Memory) -> str:
 
 def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vectors: bool) -> dict[str, Any]:
     metadata = dict(memory.metadata)
-    metadata["import"] = {
-        "format": _format_of(memory),
-        "path": origin,
-        "original_id": memory.id,
-        "location": memory.source.location,
-    }
+    restored = memory.source.format == mnemoscope_export.FORMAT  # our own export, read back
+    if restored:
+        # A restore, not a new import: the memory comes back as it was exported, its provenance too.
+        imported_from = memory.provenance.imported_from
+        was_row = mnemoscope_export.was_memory_db_row(memory)
+        metadata.pop("exported_source", None)
+    else:
+        imported_from = f"{_format_of(memory)}:{origin}#{memory.id}"
+        was_row = memory.source.kind.value == "sqlite" and not memory.source.format
+        metadata["import"] = {
+            "format": _format_of(memory),
+            "path": origin,
+            "original_id": memory.id,
+            "location": memory.source.location,
+        }
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
     # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.
-    native_id = memory.source.kind.value == "sqlite" and not memory.source.format and keep_id
+    native_id = was_row and keep_id
     return sqlite.memory_row(
         memory.content,
         memory_id=memory.id if native_id else None,
@@ -202,7 +212,7 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
         metadata=metadata,
         derived_from=memory.provenance.derived_from,
         promoted_from=memory.provenance.promoted_from,
-        imported_from=f"{_format_of(memory)}:{origin}#{memory.id}",
+        imported_from=imported_from,
         import_key=key,
         status=memory.status,
         vector_state="fresh" if vectors else "none",

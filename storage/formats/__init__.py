@@ -30,11 +30,23 @@ class FormatMatch:
 
 def detect_formats(path: Path) -> list[FormatMatch]:
     from ..looking import one_look
-    from . import agenticx, claude_memory, crewai, google_adk, langgraph, letta, mem0, openai_agents, openclaw
+    from . import (
+        agenticx,
+        claude_memory,
+        crewai,
+        google_adk,
+        langgraph,
+        letta,
+        mem0,
+        mnemoscope_export,
+        openai_agents,
+        openclaw,
+    )
 
     path = Path(path)
     found: list[FormatMatch] = []
     with one_look():
-        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory):
+        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory,
+                       mnemoscope_export):
             found += module.detect(path)
     return found

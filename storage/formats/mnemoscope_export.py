@@ -1,0 +1,125 @@
+"""Mnemoscope's own JSONL export, read back: one memory per line, as ``Memory.to_dict`` writes it.
+
+``mnemoscope export --format jsonl`` writes every memory of a store (every status) with its
+layer, channel, tags, times, counters, provenance and metadata. Opened, the file lists those
+memories read-only; imported (``mnemoscope import export.jsonl DEST``), it restores them:
+transfer.py keeps each memory's id where it was a memory.db row, and its provenance as it was.
+A line that is not such a record is left out and reported, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ..looking import is_file
+from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..source import Capabilities, revision_of
+from ..timeutil import parse_time, utcnow
+from . import FormatMatch
+from .base import Contents, FormatSource
+
+FORMAT = "mnemoscope-export"
+SUFFIX = ".jsonl"
+# The keys every line of an export has (Memory.to_dict): what detection checks on the first line.
+RECORD_KEYS = frozenset({"id", "content", "layer", "channel", "source", "status", "provenance"})
+
+
+class ExportSource(FormatSource):
+    kind = Kind.MARKDOWN  # a text file beside the workspace's markdown, not a database
+    format = FORMAT
+    label = "Mnemoscope JSONL export"
+    read_only_reason = "an export is a copy; import it into a workspace to curate it"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path.parent, [path])
+
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        return Capabilities(read_only=True, read_only_reason=self.read_only_reason, keyword_search=True)
+
+    def load(self) -> Contents:
+        contents = Contents()
+        path = self.files[0]
+        seen: set[str] = set()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    memory = _memory(json.loads(line), path.name, number)
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                    contents.problems.append(f"{path.name}:{number} is not an exported memory ({exc}); left out")
+                    continue
+                if memory.id in seen:
+                    contents.problems.append(f"{path.name}:{number} repeats {memory.id}; the first one is read")
+                    continue
+                seen.add(memory.id)
+                contents.memories.append(memory)
+        return contents
+
+
+def _memory(record: dict[str, Any], file_name: str, line: int) -> Memory:
+    if not isinstance(record, dict) or not RECORD_KEYS <= record.keys():
+        raise ValueError("missing " + ", ".join(sorted(RECORD_KEYS - set(record))) if isinstance(record, dict)
+                         else "not a JSON object")
+    content = record["content"]
+    if not isinstance(content, str) or not isinstance(record["id"], str) or not record["id"]:
+        raise TypeError("id and content must be text")
+    provenance = record["provenance"] or {}
+    created = parse_time(record.get("created_at")) or utcnow()
+    updated = parse_time(record.get("updated_at")) or created
+    metadata = record.get("metadata") or {}
+    return Memory(
+        id=record["id"],
+        source=SourceRef(Kind.MARKDOWN, f"{file_name}:{line}", path=file_name, line_start=line, line_end=line,
+                         format=FORMAT),
+        layer=Layer(record["layer"]),
+        channel=record["channel"] or GLOBAL_CHANNEL,
+        content=content,
+        created_at=created,
+        updated_at=updated,
+        last_accessed=parse_time(record.get("last_accessed")) or updated,
+        access_count=int(record.get("access_count") or 0),
+        salience=float(record.get("salience", 0.5)),
+        confidence=float(record.get("confidence", 1.0)),
+        conversations=int(record.get("conversations") or 0),
+        tags=tuple(str(t) for t in record.get("tags") or ()),
+        metadata={**metadata, "exported_source": record["source"]} if isinstance(metadata, dict) else {},
+        status=Status(record["status"]),
+        provenance=Provenance(
+            promoted_from=provenance.get("promoted_from"),
+            derived_from=tuple(provenance.get("derived_from") or ()),
+            imported_from=provenance.get("imported_from"),
+        ),
+        revision=revision_of(record),
+    )
+
+
+def was_memory_db_row(memory: Memory) -> bool:
+    """Whether an exported memory was a row of memory.db (its id then names it there too)."""
+    source = memory.metadata.get("exported_source") or {}
+    return source.get("kind") == Kind.SQLITE.value and not source.get("format")
+
+
+def _first_record(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    record = json.loads(line)
+                    return record if isinstance(record, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    path = Path(path)
+    if path.suffix != SUFFIX or not is_file(path):
+        return []
+    record = _first_record(path)
+    if record is None or not RECORD_KEYS <= record.keys():
+        return []
+    return [FormatMatch(FORMAT, ExportSource.label, path, open=partial(ExportSource, path), journal_dir=None)]
