@@ -167,12 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--salience", type=float)
     p.add_argument("--expect-revision", help="refuse if the memory's revision is no longer this")
 
-    p = add("promote", "promote project memories to _global (daily-log bullet -> MEMORY.md); several: one step")
+    p = add("promote", "promote project memories to _global (a linked copy; daily-log bullet -> MEMORY.md); "
+            "several: one step")
     p.add_argument("path", type=Path)
     p.add_argument("id", nargs="*")
     _selection_args(p)
     p.add_argument("--to", default="_global")
     p.add_argument("--reason", default="")
+    p.add_argument("--force", action="store_true",
+                   help="promote memories below the store's thresholds too (the journal records which they missed)")
+    p.add_argument("--candidates", action="store_true",
+                   help="list the project facts that meet the thresholds instead (nothing is written)")
 
     p = add("rm", "delete memories (soft, restorable; several ids or a filter: one undoable step); --purge removes them for good")
     p.add_argument("path", type=Path)
@@ -270,10 +275,10 @@ READ_COMMANDS = {
 }
 
 
-def _open(args: argparse.Namespace) -> MemoryStore:
+def _open(args: argparse.Namespace, *, read_only: bool = False) -> MemoryStore:
     from mnemoscope.storage import open_store
 
-    return open_store(args.path, read_only=args.read_only or args.command in READ_COMMANDS)
+    return open_store(args.path, read_only=read_only or args.read_only or args.command in READ_COMMANDS)
 
 
 def _curator(store: MemoryStore) -> Curator:
@@ -503,8 +508,21 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 @command("promote")
 def cmd_promote(args: argparse.Namespace) -> int:
+    if args.candidates:
+        if args.id or args.force:
+            raise UsageError("--candidates lists; give ids (and --force) without it to promote.")
+        with _open(args, read_only=True) as store:
+            thresholds = store.settings.promotion
+            found = store.promotion_candidates()
+            data = {
+                "thresholds": {"confidence": thresholds.confidence, "access_count": thresholds.access_count,
+                               "conversations": thresholds.conversations},
+                "candidates": [{**m.to_dict(), "promotion": thresholds.check(m)} for m in found],
+            }
+            return _emit(args, data, output.promotion_candidates)
     with _open(args) as store:
-        return _outcome(args, _curator(store).promote(_selected(args, store), to=args.to, reason=args.reason))
+        outcome = _curator(store).promote(_selected(args, store), to=args.to, reason=args.reason, force=args.force)
+        return _outcome(args, outcome)
 
 
 @command("rm")

@@ -69,6 +69,20 @@ def memory_table(data: dict[str, Any]) -> str:
     return f"{table}\n({shown} of {data['total']})"
 
 
+def promotion_candidates(data: dict[str, Any]) -> str:
+    t = data["thresholds"]
+    rows = [
+        [m["id"], m["channel"], f"{m['confidence']:.2f}", str(m["access_count"]), str(m["conversations"]),
+         _clip(m["content"], 60)]
+        for m in data["candidates"]
+    ]
+    head = (f"Project facts meeting every promotion threshold (confidence >= {t['confidence']:g}, "
+            f"access_count >= {t['access_count']}, conversations >= {t['conversations']}):")
+    if not rows:
+        return head + "\n(none)"
+    return f"{head}\n{_table(rows, ['ID', 'CHANNEL', 'CONF', 'ACCESSES', 'CONVS', 'CONTENT'])}\n({len(rows)})"
+
+
 def memory_detail(m: dict[str, Any]) -> str:
     out = [
         f"{m['id']}  [{m['status']}]",
@@ -176,15 +190,24 @@ def scratchpad(data: dict[str, Any]) -> str:
 
 
 def salience_one(r: dict[str, Any]) -> str:
-    return "\n".join(
-        [
-            f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
-            f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
-            f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
-            f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
-            f"  decay {r['model']['decay_rate']}/day (half-life {r['model']['half_life_days']} days)",
-        ]
-    )
+    if r.get("kind") == "entity":
+        flag = "; cleanup candidate" if r["cleanup_candidate"] else ""
+        return "\n".join([
+            f"{r['id']} ({r['name']}): entity salience {r['effective']:.3f} at {r['at'][:10]} "
+            f"(stored {r['stored_salience']:.2f}, last accessed {(r['last_accessed'] or 'never')[:10]}){flag}",
+            f"  {r['formula']}",
+        ])
+    lines = [
+        f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
+        f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
+        f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
+        f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
+        f"  {r['formula']} (half-life {r['model']['half_life_days']} days)",
+    ]
+    if "confidence" in r:
+        c = r["confidence"]
+        lines.append(f"  inferred fact: confidence {c['effective']:.3f} (stored {c['stored']:.2f}); {c['formula']}")
+    return "\n".join(lines)
 
 
 def salience_overview(data: dict[str, Any]) -> str:
@@ -196,6 +219,13 @@ def salience_overview(data: dict[str, Any]) -> str:
     for r in data["at_risk"]:
         flag = " cleanup candidate" if r["cleanup_candidate"] else ""
         out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}")
+    if data["entities_at_risk"]:
+        out.append("entities most at risk:")
+        for r in data["entities_at_risk"]:
+            flag = " cleanup candidate" if r["cleanup_candidate"] else ""
+            out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['name'], 50)}{flag}")
+    out.append("decay:")
+    out += [f"  {name}: {formula}" for name, formula in data["formulas"].items()]
     return "\n".join(out)
 
 

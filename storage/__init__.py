@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each on first use
     from .curation import Curator, Outcome
     from .errors import (
+        BelowThresholdError,
         ConflictError,
         NotFoundError,
         NothingToDoError,
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Curator", "Outcome"), "curation"),
     **dict.fromkeys(
         (
+            "BelowThresholdError",
             "ConflictError",
             "NotFoundError",
             "NothingToDoError",
@@ -84,6 +86,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "AuditEntry",
+    "BelowThresholdError",
     "ConflictError",
     "Curator",
     "Entity",

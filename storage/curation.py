@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import (
+    BelowThresholdError,
     ConflictError,
     NotFoundError,
     NothingToDoError,
@@ -139,8 +140,18 @@ class Curator:
         return self._run(EDIT, [p for p in planned if p.plan.changes])
 
     def promote(
-        self, memory_ids: Ids, *, to: str = GLOBAL_CHANNEL, reason: str = "", expected_revision: Revisions = None
+        self,
+        memory_ids: Ids,
+        *,
+        to: str = GLOBAL_CHANNEL,
+        reason: str = "",
+        expected_revision: Revisions = None,
+        force: bool = False,
     ) -> Outcome:
+        """A copy of each memory in channel ``to``, linked to it by PROMOTED_FROM (seed 002);
+        the original stays. A memory that counts its accesses and is below the store's promotion thresholds is refused
+        (BelowThresholdError, nothing written) unless force: the journal then records which
+        thresholds it missed."""
         def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
             if not caps.can_promote:
                 label = self.store.source_for(memory.id).label
@@ -151,18 +162,23 @@ class Curator:
             if memory.status is not Status.ACTIVE:
                 raise UnsupportedError(f"{memory.id} is {memory.status.value}; restore it before promoting.")
             check = self.store.settings.promotion.check(memory)
-            return {"from_channel": memory.channel, "to_channel": to, "reason": reason, **check}
+            return {"from_channel": memory.channel, "to_channel": to, "reason": reason, "forced": False,
+                    "shortfall": self.store.promotion_shortfall(memory), **check}
 
         planned = self._plan_each(PROMOTE, memory_ids, {"to": to, "reason": reason}, expected_revision, check)
+        unmet = {p.id: p.details["shortfall"] for p in planned if p.details["shortfall"]}
+        if unmet and not force:
+            listed = "; ".join(f"{memory_id}: {', '.join(failed)}" for memory_id, failed in unmet.items())
+            raise BelowThresholdError(
+                f"Below the promotion thresholds ({listed}); nothing was promoted. "
+                "Promote anyway with --force (the journal records which thresholds were missed).",
+                unmet,
+            )
         for p in planned:
             p.details["promoted_to"] = p.plan.new_id
-            if not p.details["all_met"]:
-                unmet = [k for k, ok in p.details["met"].items() if not ok]
-                p.plan.notes.append(
-                    "Promoted by hand below the automatic thresholds ("
-                    + ", ".join(f"{k} {p.details['values'][k]} < {p.details['thresholds'][k]}" for k in unmet)
-                    + ")."
-                )
+            if p.id in unmet:
+                p.details["forced"] = True
+                p.plan.notes.append(f"Promoted below the thresholds ({', '.join(p.details['failed'])}).")
         return self._run(PROMOTE, planned, channel=to)
 
     def delete(self, memory_ids: Ids, *, purge: bool = False, expected_revision: Revisions = None) -> Outcome:

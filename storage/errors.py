@@ -50,3 +50,12 @@ class UnsupportedError(StoreError):
 
 class NothingToDoError(StoreError):
     """Undo with an empty journal, redo with nothing undone, and the like."""
+
+
+class BelowThresholdError(UnsupportedError):
+    """A promotion asked for memories that do not meet the store's promotion thresholds;
+    unmet names, per memory id, each threshold missed as "name value < threshold"."""
+
+    def __init__(self, message: str, unmet: dict[str, list[str]]) -> None:
+        super().__init__(message)
+        self.unmet = unmet

@@ -1,19 +1,26 @@
-"""Salience decay: how a memory fades when nobody reads it (seed 002, DESIGN).
+"""Decay: how memories, entities and inferred facts fade when nobody reads them (seed 002, DESIGN).
 
-effective(t) = min(1, salience * rate ** days_since_access(t) * (1 + boost * ln(1 + access_count)))
-
-Defaults: rate 0.95/day (half-life ~13.5 days), boost 0.1, cleanup threshold 0.1
-for memories not accessed in 30 days. All four are per-store settings.
+A memory's salience, continuously:
+    effective(t) = min(1, salience * rate ** days_since_access(t) * (1 + boost * ln(1 + access_count)))
+    defaults: rate 0.95/day (half-life ~13.5 days), boost 0.1, cleanup threshold 0.1 for
+    memories not accessed in 30 days.
+An entity's salience, by seed 002's daily job (entities not accessed in 24 h lose 5%):
+    salience * rate ** whole_days_since_access(t), rate 0.95; cleanup deletes entities below
+    0.1 not accessed in 30 days.
+An inferred fact's confidence, by its weekly job (slower):
+    confidence * rate ** whole_weeks_since_access(t), rate 0.95, for facts whose certainty is
+    "inferred" or "uncertain" (seed 002's calibration: 0.70 and 0.50; explicit 0.95, implied 0.85).
+Every parameter is a per-store setting.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .model import Memory
+from .model import Entity, Memory
 from .timeutil import as_utc
 
 
@@ -96,6 +103,10 @@ class SalienceModel:
         d["half_life_days"] = round(self.half_life_days, 2)
         return d
 
+    def formula(self) -> str:
+        return (f"min(1, salience x {self.decay_rate:g} ^ days since last access x "
+                f"(1 + {self.access_boost:g} x ln(1 + accesses)))")
+
 
 @dataclass(frozen=True)
 class PromotionThresholds:
@@ -124,4 +135,56 @@ class PromotionThresholds:
             "values": {k: v[0] for k, v in checks.items()},
             "met": {k: v[2] for k, v in checks.items()},
             "all_met": all(v[2] for v in checks.values()),
+            "failed": [f"{k} {v[0]:g} < {v[1]:g}" for k, v in checks.items() if not v[2]],
         }
+
+
+def _idle_days(last: datetime | None, at: datetime) -> float:
+    return max((as_utc(at) - as_utc(last)).total_seconds() / 86400.0, 0.0) if last is not None else 0.0
+
+
+@dataclass(frozen=True)
+class EntityDecay:
+    """Seed 002: "Entity salience: daily decay for entities not accessed in 24h", by
+    decayed = initial * rate ** days_since_access; cleanup "deletes entities with salience
+    < 0.1 not accessed in 30 days". The daily job decays an entity once per whole idle day."""
+
+    rate: float = 0.95
+    cleanup_threshold: float = 0.1
+    cleanup_min_idle_days: int = 30
+
+    def effective(self, entity: Entity, at: datetime) -> float:
+        return entity.salience * self.rate ** math.floor(_idle_days(entity.last_accessed, at))
+
+    def is_cleanup_candidate(self, entity: Entity, at: datetime) -> bool:
+        return (entity.last_accessed is not None and _idle_days(entity.last_accessed, at) >= self.cleanup_min_idle_days
+                and self.effective(entity, at) < self.cleanup_threshold)
+
+    def formula(self) -> str:
+        return f"salience x {self.rate:g} ^ whole days since last access (once a day, after 24 h idle)"
+
+
+@dataclass(frozen=True)
+class InferredFactDecay:
+    """Seed 002: "Fact confidence: weekly decay for inferred facts (slower decay)". A fact is
+    inferred when its certainty label says so (metadata "certainty": inferred or uncertain) or,
+    unlabelled, when its confidence is at most the seed's calibration of "inferred" (0.70)."""
+
+    rate: float = 0.95
+    period_days: float = 7.0
+    labels: tuple[str, ...] = field(default=("inferred", "uncertain"))
+    inferred_confidence: float = 0.70
+
+    def applies(self, memory: Memory) -> bool:
+        label = memory.metadata.get("certainty")
+        if isinstance(label, str) and label:
+            return label.lower() in self.labels
+        return memory.confidence <= self.inferred_confidence
+
+    def effective(self, memory: Memory, at: datetime) -> float:
+        if not self.applies(memory):
+            return memory.confidence
+        return memory.confidence * self.rate ** math.floor(_idle_days(memory.last_accessed, at) / self.period_days)
+
+    def formula(self) -> str:
+        return f"confidence x {self.rate:g} ^ whole weeks since last access ({self.period_days:g}-day periods)"

@@ -22,7 +22,7 @@ from .journal import INTERRUPTED, Journal
 from .looking import is_file, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
-from .salience import PromotionThresholds, SalienceModel
+from .salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
 from .source import (
     Capabilities,
     Change,
@@ -52,21 +52,30 @@ class StoreSettings:
     salience: SalienceModel = field(default_factory=SalienceModel)
     promotion: PromotionThresholds = field(default_factory=PromotionThresholds)
     embedder: str | None = None
+    entity_decay: EntityDecay = field(default_factory=EntityDecay)
+    fact_decay: InferredFactDecay = field(default_factory=InferredFactDecay)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "salience": asdict(self.salience),
             "promotion": asdict(self.promotion),
             "embedder": self.embedder,
+            "entity_decay": asdict(self.entity_decay),
+            "fact_decay": {**asdict(self.fact_decay), "labels": list(self.fact_decay.labels)},
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> StoreSettings:
         data = data or {}
+        fact = dict(data.get("fact_decay", {}))
+        if "labels" in fact:
+            fact["labels"] = tuple(fact["labels"])
         return cls(
             salience=SalienceModel(**data.get("salience", {})),
             promotion=PromotionThresholds(**data.get("promotion", {})),
             embedder=data.get("embedder"),
+            entity_decay=EntityDecay(**data.get("entity_decay", {})),
+            fact_decay=InferredFactDecay(**fact),
         )
 
 
@@ -360,6 +369,20 @@ class MemoryStore:
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:
         return [r for s in self._with("graph") for r in s.relations(types, channels, touching)]
+
+    def promotion_shortfall(self, memory: Memory) -> list[str]:
+        """The promotion thresholds memory misses ("access_count 2 < 5"); none where nothing
+        counts its accesses (a markdown bullet): such memories are promoted by hand, as their
+        owner does."""
+        if not self.source_for(memory.id).capabilities(memory.id).can_reinforce:
+            return []
+        return list(self.settings.promotion.check(memory)["failed"])
+
+    def promotion_candidates(self, limit: int = 1000) -> list[Memory]:
+        """Project facts that meet this store's promotion thresholds (settings.promotion) and
+        were not promoted yet, the most confident first: the memory.db rows of a workspace."""
+        return [m for s in self.sources if hasattr(s, "promotion_candidates")
+                for m in s.promotion_candidates(self.settings.promotion, limit)][:limit]
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
         return [m for s in self._with("graph") for m in s.memories_about(entity_id, limit)][:limit]

@@ -580,7 +580,7 @@ class MainWindow(QMainWindow):
             return
         memory = found["memory"]
         self.detail.show_memory(memory, found["history"], found["promotion"], found["owner_history"])
-        self.salience.show_memory(self.store.settings.salience, memory)
+        self.salience.show_memory(self.store.settings.salience, memory, self.store.settings.fact_decay)
         if found["owner_error"] is not None:
             self.show_error(found["owner_error"])
 
@@ -616,9 +616,27 @@ class MainWindow(QMainWindow):
         return [m.id for m in selected], {m.id: m.revision for m in selected}
 
     def promote_selected(self) -> None:
+        """Promote the selection as one step; memories below the store's promotion thresholds
+        are named first and promoted only when the person says so (forced, and journaled so)."""
         ids, revisions = self._selection()
-        if ids:
+        store = self.store
+        if not ids or store is None:
+            return
+        thresholds = store.settings.promotion
+        unmet = {m.id: failed for m in self.selected_memories() if (failed := store.promotion_shortfall(m))}
+        if not unmet:
             self.session.curate("promote", ids, expected_revision=revisions)
+            return
+        listed = "\n".join(f"{memory_id}: {', '.join(failed)}" for memory_id, failed in list(unmet.items())[:10])
+        more = f"\n... and {len(unmet) - 10} more" if len(unmet) > 10 else ""
+        self._ask(
+            "confirm_promote_box", "Promote below the thresholds",
+            f"{len(unmet)} of the {len(ids)} selected memories do not meet this store's promotion thresholds "
+            f"(confidence >= {thresholds.confidence:g}, accesses >= {thresholds.access_count}, "
+            f"conversations >= {thresholds.conversations}):\n\n{listed}{more}\n\n"
+            "Promote anyway? The journal records which thresholds were missed; you can undo it.",
+            lambda: self.session.curate("promote", ids, expected_revision=revisions, force=True),
+        )
 
     def delete_selected(self) -> None:
         """Delete the selection as one step; several memories are confirmed first (no nested loop)."""
@@ -628,15 +646,19 @@ class MainWindow(QMainWindow):
         if len(ids) == 1:
             self.session.curate("delete", ids, expected_revision=revisions)
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete memories",
-                          f"Delete {len(ids)} memories? You can undo this.",
+        self._ask("confirm_delete_box", "Delete memories", f"Delete {len(ids)} memories? You can undo this.",
+                  lambda: self.session.curate("delete", ids, expected_revision=revisions))
+
+    def _ask(self, name: str, title: str, text: str, on_yes: Callable[[], None]) -> None:
+        """A window-modal Yes/No question (no nested event loop); on_yes runs on Yes."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text,
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.setObjectName("confirm_delete_box")
+        box.setObjectName(name)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
         def answered(_result: int) -> None:
             if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
-                self.session.curate("delete", ids, expected_revision=revisions)
+                on_yes()
 
         box.finished.connect(answered)
         box.open()

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from mnemoscope.storage import Memory, MemoryStore
 from mnemoscope.storage.timeutil import parse_time
-from mnemoscope.storage.salience import SalienceModel
+from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
 from mnemoscope.storage.views.overview import salience_overview, salience_report
 
 from .workers import start_worker
@@ -130,6 +130,10 @@ class SalienceView(QWidget):
         self.curve.setObjectName("salience_curve")
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
+        self.formulas = QLabel("")
+        self.formulas.setObjectName("decay_formulas")
+        self.formulas.setWordWrap(True)
+        self.formulas.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.histogram = HistogramWidget()
         self.histogram.setObjectName("salience_histogram")
         self.at_risk = QTableWidget(0, 4)
@@ -152,6 +156,7 @@ class SalienceView(QWidget):
         left = QVBoxLayout()
         left.addWidget(QLabel("Effective salience of active memories"))
         left.addWidget(self.histogram, 1)
+        left.addWidget(self.formulas)
         right = QVBoxLayout()
         right.addWidget(QLabel("Most at risk"))
         right.addWidget(self.at_risk, 1)
@@ -182,21 +187,26 @@ class SalienceView(QWidget):
         self.histogram.set_bins([])
         self.at_risk.setRowCount(0)
 
-    def show_memory(self, model: SalienceModel, memory: Memory) -> None:
-        report = salience_report(model, memory)
+    def show_memory(self, model: SalienceModel, memory: Memory, fact_decay: InferredFactDecay | None = None) -> None:
+        report = salience_report(model, memory, fact_decay=fact_decay)
         memory_id = memory.id
         self.curve.set_report(report)
         crossing = (report["crosses_threshold_at"] or "never")[:10]
-        self.caption.setText(
+        text = (
             f"{memory_id}: effective {report['effective']:.3f} now (stored {report['stored_salience']:.2f}, "
             f"{report['access_count']} accesses); falls below {report['model']['cleanup_threshold']} on {crossing}; "
             f"decay {report['model']['decay_rate']}/day, half-life {report['model']['half_life_days']} days."
         )
+        if "confidence" in report:
+            c = report["confidence"]
+            text += f" Inferred fact: confidence {c['effective']:.3f} now (stored {c['stored']:.2f}), {c['formula']}."
+        self.caption.setText(text)
 
     def _on_overview(self, generation: int, data: dict[str, Any]) -> None:
         if generation != self._generation:
             return
         self.histogram.set_bins(data["histogram"])
+        self.formulas.setText("\n".join(f"{name.capitalize()}: {formula}" for name, formula in data["formulas"].items()))
         rows = data["at_risk"]
         self.at_risk.setRowCount(len(rows))
         for r, item in enumerate(rows):

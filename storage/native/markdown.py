@@ -1039,13 +1039,20 @@ class MarkdownSource:
 
     def plan_move_to_memory_file(self, record_id: str, snap: Snapshot, content: str) -> Plan:
         removal = Change(record_id, snap, None)
+        added = self.plan_add_to_memory_file(content)
+        if not added.changes:
+            return Plan([removal], new_id=added.new_id, notes=[f"{MEMORY_FILE} already held it; the entry was removed."])
+        return Plan([removal, *added.changes], new_id=added.new_id)
+
+    def plan_add_to_memory_file(self, content: str) -> Plan:
+        """A bullet appended to MEMORY.md; no change where MEMORY.md already says it (new_id names that bullet)."""
         already = self.find_same(MEMORY_FILE, content)
         if already is not None:
-            return Plan([removal], new_id=already.record_id, notes=[f"{MEMORY_FILE} already held it; the entry was removed."])
+            return Plan([], new_id=already.record_id)
         line = self.append_bullet_position(MEMORY_FILE)
         inserted = {"path": MEMORY_FILE, "line": line, "text": bullet_text(content)}
         new_id = record_id_for(MEMORY_FILE, content)
-        return Plan([removal, Change(new_id, None, inserted)], new_id=new_id)
+        return Plan([Change(new_id, None, inserted)], new_id=new_id)
 
     def find_same(self, rel: str, content: str) -> Block | None:
         """The first block of rel whose content is content (white space folded)."""

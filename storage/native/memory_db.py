@@ -35,6 +35,7 @@ from ..lazy_page import LazyPage
 from ..looking import is_dir, is_file
 from ..model import (
     EDITABLE_FIELDS,
+    GLOBAL_CHANNEL,
     Entity,
     Kind,
     Layer,
@@ -49,6 +50,7 @@ from ..model import (
     Turn,
 )
 from ..query import MemoryQuery, Order, sort_key
+from ..salience import PromotionThresholds
 from ..source import (
     DELETE,
     EDIT,
@@ -660,7 +662,8 @@ class SqliteSource:
         raise UnsupportedError(f"{memory.id}: {operation} is not something a memory.db row can do.")
 
     def _plan_promote(self, memory: Memory, row: Snapshot, to: str, reason: str, now: str) -> Plan:
-        """A linked copy in channel ``to`` (PROMOTED_FROM), the original archived."""
+        """A copy in channel ``to`` linked to the original by PROMOTED_FROM; the original stays
+        (seed 002). The copy's access clock starts now, so that it does not start out idle."""
         if memory.channel == to:
             raise NothingToDoError(f"{memory.id} is already in channel {to}.")
         promoted_id = new_id()
@@ -672,6 +675,7 @@ class SqliteSource:
             "promoted_from": memory.id,
             "created_at": now,
             "updated_at": now,
+            "last_accessed": now,
             "import_key": None,
             "metadata": json.dumps(metadata, sort_keys=True),
         }
@@ -679,13 +683,8 @@ class SqliteSource:
         relation = relation_row(
             Relation(relation_id, promoted_id, memory.id, RelationType.PROMOTED_FROM.value, to, 1.0, parse_time(now))
         )
-        archived = {**row, "status": Status.ARCHIVED.value, "updated_at": now}
         return Plan(
-            [
-                Change(promoted_id, None, promoted),
-                Change(RELATION_PREFIX + relation_id, None, relation),
-                Change(memory.id, row, archived),
-            ],
+            [Change(promoted_id, None, promoted), Change(RELATION_PREFIX + relation_id, None, relation)],
             new_id=promoted_id,
         )
 
@@ -994,6 +993,21 @@ class SqliteSource:
         )
         with friendly_errors(self.db_path), self.engine.connect() as conn:
             return [self._memory(row._mapping) for row in conn.execute(stmt)]
+
+    def promotion_candidates(self, thresholds: PromotionThresholds, limit: int) -> list[Memory]:
+        """Active project-channel memories that meet every promotion threshold and have no
+        promoted copy yet, the most confident first (seed 002's promote_prominent_facts)."""
+        sql = (
+            "SELECT * FROM memories WHERE status = ? AND channel != ? AND confidence >= ? AND access_count >= ? "
+            "AND conversations >= ? AND id NOT IN (SELECT promoted_from FROM memories WHERE promoted_from IS NOT NULL "
+            "AND status != ?) ORDER BY confidence DESC, access_count DESC, id LIMIT ?"
+        )
+        params = (Status.ACTIVE.value, GLOBAL_CHANNEL, thresholds.confidence, thresholds.access_count,
+                  thresholds.conversations, Status.DELETED.value, limit)
+        with self.reading() as conn:
+            names, rows = self._fetch(conn, sql, params)
+        now = utcnow()
+        return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
 
     def table_counts(self) -> dict[str, int]:
         names = ("sessions", "turns", "scratchpad", "memories", "entities", "relations", "audit")

@@ -24,8 +24,9 @@ from typing import Any
 
 from ..embedding import Embedder
 from ..errors import NotFoundError
-from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
+from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from ..query import MemoryQuery
+from ..salience import PromotionThresholds
 from ..source import (
     DELETE,
     EDIT,
@@ -249,11 +250,12 @@ class NativeWorkspace:
         plan = part.plan(operation, memory, fields, context)
         if part is not self.db or not plan.changes:
             return plan
-        row = next(c.before for c in plan.changes if c.record == memory.id)
+        # the memory's row as planned from; a promotion leaves it as it is and plans its copy
+        row = next((c.before for c in plan.changes if c.record == memory.id), None) or self.db.read_record(memory.id)
         assert row is not None
         vector = self._vector_copy(memory.id)
         block = self._markdown_copy(row)
-        own = plan.changes[-1] if operation == PROMOTE else plan.changes[0]  # this memory's row change
+        own = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
         if operation == EDIT:
             plan.changes += self._edit_copies(own.after, vector, block, "content" in fields, context)
         elif operation in (DELETE, RESTORE, REINFORCE):
@@ -309,23 +311,25 @@ class NativeWorkspace:
     def _promote_copies(
         self, plan: Plan, row: Snapshot, vector: tuple[str, Snapshot] | None, block: Block | None
     ) -> list[Change]:
-        promoted, archived = plan.changes[0].after, plan.changes[-1].after
-        assert promoted is not None and archived is not None
+        """The promoted row's own copies: a daily-log entry is copied into MEMORY.md (the entry
+        stays, as the original row does) and the vector is mirrored under the new id."""
+        promoted = plan.changes[0].after
+        assert promoted is not None
         changes = []
+        promoted["md_file"] = None
         if block is not None and daily_date(block.path) is not None:
             assert self.markdown is not None
-            changes += self.markdown.plan_move_to_memory_file(block.record_id, block.snapshot(), row["content"]).changes
-            promoted["md_file"], archived["md_file"] = MEMORY_FILE, None
-        elif block is None:
-            promoted["md_file"] = None
+            added = self.markdown.plan_add_to_memory_file(row["content"])
+            if added.changes:
+                changes += added.changes
+                promoted["md_file"] = MEMORY_FILE
+            else:
+                plan.notes.append(f"{MEMORY_FILE} already held it; no second bullet was written.")
         if vector is not None:
-            rid, vsnap = vector
-            promoted_vector = copy.deepcopy(vsnap)
+            promoted_vector = copy.deepcopy(vector[1])
             promoted_vector["id"] = promoted["id"]
             promoted_vector["metadata"] = {**memory_metadata(promoted), MIRROR_KEY: True}
-            archived_vector = with_metadata(vsnap, status=Status.ARCHIVED.value, updated_at=archived["updated_at"])
             changes.append(Change(record_id_for(NATIVE_COLLECTION, promoted["id"]), None, promoted_vector))
-            changes.append(Change(rid, vsnap, archived_vector))
         return changes
 
     def stale_ids(self) -> list[str]:
@@ -386,6 +390,9 @@ class NativeWorkspace:
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:
         return self.db.relations(types, channels, touching) if self.db is not None else []
+
+    def promotion_candidates(self, thresholds: PromotionThresholds, limit: int) -> list[Memory]:
+        return self.db.promotion_candidates(thresholds, limit) if self.db is not None else []
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
         return self.db.memories_about(entity_id, limit) if self.db is not None else []

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model import Memory, Status
+from ..errors import NotFoundError
+from ..model import Entity, Memory, Status
 from ..query import MemoryQuery
-from ..salience import SalienceModel
+from ..salience import EntityDecay, InferredFactDecay, SalienceModel
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
 
@@ -45,11 +47,21 @@ def _json_or_none(value: str) -> Any:
 
 
 def salience_of(store: MemoryStore, memory_id: str, at: datetime | None = None) -> dict[str, Any]:
-    """One memory's effective salience now (or at a date), its curve and its crossing date."""
-    return salience_report(store.settings.salience, store.get(memory_id), at)
+    """One memory's effective salience now (or at a date), its curve and its crossing date; for
+    an inferred fact its decayed confidence too. An entity's id gives the entity's decay."""
+    try:
+        memory = store.get(memory_id)
+    except NotFoundError:
+        entity = next((e for e in store.entities() if e.id == memory_id), None)
+        if entity is None:
+            raise
+        return entity_salience_report(store.settings.entity_decay, entity, at)
+    return salience_report(store.settings.salience, memory, at, store.settings.fact_decay)
 
 
-def salience_report(model: SalienceModel, memory: Memory, at: datetime | None = None) -> dict[str, Any]:
+def salience_report(
+    model: SalienceModel, memory: Memory, at: datetime | None = None, fact_decay: InferredFactDecay | None = None
+) -> dict[str, Any]:
     """salience_of for a memory already read."""
     at = as_utc(at) if at else utcnow()
     report = model.report(memory, at)
@@ -60,7 +72,35 @@ def salience_report(model: SalienceModel, memory: Memory, at: datetime | None = 
         {"at": t.isoformat(), "effective": round(v, 6)} for t, v in model.curve(memory, start, end, 40)
     ]
     report["model"] = model.to_dict()
+    report["formula"] = model.formula()
+    if fact_decay is not None and fact_decay.applies(memory):
+        report["confidence"] = {
+            "stored": memory.confidence,
+            "effective": round(fact_decay.effective(memory, at), 6),
+            "formula": fact_decay.formula(),
+            "model": _model_dict(fact_decay),
+        }
     return report
+
+
+def entity_salience_report(decay: EntityDecay, entity: Entity, at: datetime | None = None) -> dict[str, Any]:
+    at = as_utc(at) if at else utcnow()
+    return {
+        "kind": "entity",
+        "id": entity.id,
+        "name": entity.name,
+        "stored_salience": entity.salience,
+        "last_accessed": entity.last_accessed.isoformat() if entity.last_accessed else None,
+        "at": at.isoformat(),
+        "effective": round(decay.effective(entity, at), 6),
+        "cleanup_candidate": decay.is_cleanup_candidate(entity, at),
+        "formula": decay.formula(),
+        "model": _model_dict(decay),
+    }
+
+
+def _model_dict(model: EntityDecay | InferredFactDecay) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model).items()}
 
 
 def salience_overview(
@@ -86,9 +126,17 @@ def salience_overview(
             histogram[min(int(value * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)] += 1
             candidates.append(memory)
     candidates.sort(key=lambda m: (model.effective(m, at), m.id))
+    settings = store.settings
+    entities = sorted(store.entities(), key=lambda e: (settings.entity_decay.effective(e, at), e.id))
     return {
         "at": at.isoformat(),
         "model": model.to_dict(),
+        "formulas": {
+            "memory salience": model.formula(),
+            "entity salience": settings.entity_decay.formula(),
+            "inferred-fact confidence": settings.fact_decay.formula(),
+        },
+        "entities_at_risk": [entity_salience_report(settings.entity_decay, e, at) for e in entities[:at_risk]],
         "histogram": [
             {"from": i / HISTOGRAM_BINS, "to": (i + 1) / HISTOGRAM_BINS, "count": n}
             for i, n in enumerate(histogram)

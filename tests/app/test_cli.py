@@ -306,3 +306,24 @@ def test_rm_of_several_ids_or_a_filter_is_one_undoable_step(capsys, demo_path: P
     matched = run_json(capsys, "rm", demo_path, "--match-channel", "webshop")
     assert len(matched["ids"]) > 1
     assert run_json(capsys, "ls", demo_path, "--channel", "webshop")["total"] == 0
+
+
+def test_promote_lists_candidates_and_needs_force_below_the_thresholds(capsys, demo_path: Path) -> None:
+    """Seed 002's thresholds (confidence >= 0.85, access_count >= 5, conversations >= 2)."""
+    listed = run_json(capsys, "promote", demo_path, "--candidates")
+    assert listed["thresholds"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
+    assert listed["candidates"] and all(c["promotion"]["all_met"] for c in listed["candidates"])
+    assert all(c["channel"] != "_global" for c in listed["candidates"])
+
+    rows = run_json(capsys, "ls", demo_path, "--kind", "sqlite", "--limit", "300")["memories"]
+    below = next(m for m in rows if m["channel"] != "_global" and m["access_count"] < 5)
+    before = state_of(demo_path)
+    code, _out, err = run(capsys, "promote", demo_path, below["id"])
+    assert code == 1 and f"access_count {below['access_count']} < 5" in err and "--force" in err
+    assert state_of(demo_path) == before
+
+    promoted = run_json(capsys, "promote", demo_path, below["id"], "--force")["ids"][0]
+    entry = run_json(capsys, "history", demo_path)["entries"][0]
+    assert entry["details"]["forced"] is True and f"access_count {below['access_count']} < 5" in entry["details"]["failed"]
+    assert run_json(capsys, "show", demo_path, below["id"])["status"] == "active"  # the original stays
+    assert run_json(capsys, "show", demo_path, promoted)["provenance"]["promoted_from"] == below["id"]

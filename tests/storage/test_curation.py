@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -11,6 +12,7 @@ from helpers.store_state import sql_rows, state_of
 
 from helpers.markdown_ids import md_id
 from mnemoscope.storage import (
+    BelowThresholdError,
     ConflictError,
     Curator,
     MemoryQuery,
@@ -21,6 +23,7 @@ from mnemoscope.storage import (
     open_store,
 )
 from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, STALE_KEY, record_id_for
+from mnemoscope.storage.timeutil import utcnow
 
 
 def _mirrored_memory(root: Path) -> str:
@@ -36,7 +39,7 @@ def _promotable(root: Path) -> str:
 OPERATIONS = {
     "edit content": lambda c, ids: c.edit(ids["mirrored"], content="keep the public API frozen until 2.0"),
     "edit fields": lambda c, ids: c.edit(ids["promotable"], tags=["a", "b"], layer="procedural", channel="webshop", salience=0.2),
-    "promote": lambda c, ids: c.promote(ids["mirrored"], reason="test"),
+    "promote": lambda c, ids: c.promote(ids["mirrored"], reason="test", force=True),
     "delete": lambda c, ids: c.delete(ids["mirrored"]),
     "purge": lambda c, ids: c.delete(ids["mirrored"], purge=True),
     "edit markdown": lambda c, ids: c.edit(ids["daily"], content="rewritten daily entry"),
@@ -95,18 +98,68 @@ def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -
 
 
 def test_promote_links_new_global_memory_and_snapshots_thresholds(demo_path: Path) -> None:
+    """Seed 002: the promoted fact is a copy in _global linked PROMOTED_FROM to the original,
+    which stays; the copy's access clock starts now, so it is not a cleanup candidate at once."""
     memory_id = _promotable(demo_path)
     with open_store(demo_path) as store:
+        original = store.get(memory_id)
         outcome = Curator(store).promote(memory_id, reason="asked for twice")
         new = store.get(outcome.ids[0])
         assert new.channel == "_global" and new.provenance.promoted_from == memory_id
-        assert store.get(memory_id).status is Status.ARCHIVED
+        assert store.get(memory_id) == original and store.get(memory_id).status is Status.ACTIVE
+        assert new.last_accessed > original.last_accessed
+        assert (utcnow() - new.last_accessed).total_seconds() < 60
+        assert not store.settings.salience.is_cleanup_candidate(new, utcnow())
         relation = store.workspace.db.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
         assert (relation.source_id, relation.target_id) == (new.id, memory_id)
         entry = store.journal.history(limit=1)[0]
         assert entry.operation == "promote"
         assert entry.details["thresholds"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
-        assert entry.details["all_met"] is True
+        assert entry.details["all_met"] is True and entry.details["forced"] is False
+
+
+def _with_stats(root: Path, memory_id: str, confidence: float, access_count: int, conversations: int) -> None:
+    with contextlib.closing(sqlite3.connect(root / "memory.db")) as con, con:
+        con.execute("UPDATE memories SET confidence = ?, access_count = ?, conversations = ?, channel = 'webshop' "
+                    "WHERE id = ?", (confidence, access_count, conversations, memory_id))
+
+
+@pytest.mark.parametrize(("stats", "failed"), [
+    ((0.85, 5, 2), []),  # the seed's thresholds, each met exactly
+    ((0.84, 5, 2), ["confidence 0.84 < 0.85"]),
+    ((0.95, 4, 2), ["access_count 4 < 5"]),
+    ((0.95, 5, 1), ["conversations 1 < 2"]),
+])
+def test_promotion_below_a_threshold_needs_force_and_is_recorded(
+    demo_path: Path, stats: tuple[float, int, int], failed: list[str]
+) -> None:
+    memory_id = _promotable(demo_path)
+    _with_stats(demo_path, memory_id, *stats)
+    with open_store(demo_path) as store:
+        curator = Curator(store)
+        if failed:
+            before = state_of(demo_path)
+            with pytest.raises(BelowThresholdError) as refused:
+                curator.promote(memory_id)
+            assert refused.value.unmet == {memory_id: failed} and failed[0] in str(refused.value)
+            assert state_of(demo_path) == before  # nothing written, nothing journaled
+        outcome = curator.promote(memory_id, force=bool(failed))
+        entry = store.journal.history(limit=1)[0]
+        assert entry.details["forced"] is bool(failed) and entry.details["failed"] == failed
+        assert store.get(outcome.ids[0]).channel == "_global"
+
+
+def test_promotion_candidates_are_the_project_facts_that_meet_every_threshold(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        candidates = store.promotion_candidates()
+        thresholds = store.settings.promotion
+        everything = store.page(MemoryQuery(), limit=store.count(MemoryQuery()))
+        expected = {m.id for m in everything if m.channel != "_global" and m.source.kind.value == "sqlite"
+                    and thresholds.check(m)["all_met"]}
+        assert expected and {m.id for m in candidates} == expected
+        promoted = Curator(store).promote(candidates[0].id).ids[0]
+        after = {m.id for m in store.promotion_candidates()}
+        assert candidates[0].id not in after and promoted not in after  # promoted once, and _global is no project
 
 
 def test_promoting_a_daily_bullet_moves_it_into_memory_md(demo_path: Path) -> None:
@@ -317,7 +370,10 @@ def test_a_mixed_selection_is_promoted_as_one_step(demo_path: Path) -> None:
         ids = _mixed_selection(store, demo_path)
         before = state_of(demo_path)
         curator = Curator(store)
-        outcome = curator.promote(ids)
+        with pytest.raises(BelowThresholdError) as refused:
+            curator.promote(ids)
+        assert set(refused.value.unmet) == {ids[3], ids[5]}  # markdown bullets count no accesses: by hand
+        outcome = curator.promote(ids, force=True)
         assert len(outcome.ids) == len(ids)
         memory_md = (demo_path / "MEMORY.md").read_text()
         for new_id in outcome.ids:

@@ -113,11 +113,22 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
     qtbot.waitUntil(lambda: window.promote_action.isEnabled())
+    # Two of the six count accesses and miss the store's thresholds: the window names them and asks.
+    window.promote_action.trigger()
+    box = window.findChild(QMessageBox, "confirm_promote_box")
+    assert box is not None and "2 of the 6 selected memories" in box.text()
+    assert f"{selection[3]}: access_count" in box.text() and f"{selection[5]}: access_count 0 < 5" in box.text()
+    qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)
+    assert window.store.journal.count() == entries and state_of(demo_path) == before  # No writes nothing
+    window.promote_action.trigger()
+    box = window.findChild(QMessageBox, "confirm_promote_box")
     with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
-        window.promote_action.trigger()
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     outcome = promoted.args[0]
     assert outcome.operation == "promote" and len(outcome.ids) == len(selection)
     assert window.store.journal.count() == entries + 1
+    each = window.store.journal.history(limit=1)[0].details["each"]
+    assert sorted(d["forced"] for d in each) == [False] * 4 + [True] * 2
     assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3
     assert window.undo_action.text() == "&Undo promote"
     with qtbot.waitSignal(window.curated, timeout=10_000):

@@ -57,7 +57,8 @@ def _big_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         rows.append(SqliteSource.memory_row(
             f"memory {i}: the user mentioned topic {i % 997} while working on {CHANNELS[i % 4]}",
             memory_id=f"m-{i:06d}", channel=CHANNELS[i % 4], layer=layers[i % len(layers)],
-            created_at=start + timedelta(minutes=7 * i), salience=(i % 100) / 100, access_count=i % 9,
+            created_at=start + timedelta(minutes=7 * i), salience=(i % 100) / 100,
+            access_count=5 + i % 9, conversations=2 + i % 3,  # each meets the promotion thresholds: no question
             tags=(f"t{i % 13}",),
         ))
         if len(rows) == 10_000:

@@ -134,7 +134,7 @@ def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, d
         qtbot.keyClick(window.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     new_id = promoted.args[0].ids[0]
     assert window.store.get(new_id).channel == "_global"
-    assert window.store.get(target.id).status is Status.ARCHIVED
+    assert window.store.get(target.id) == target  # the original stays, linked by PROMOTED_FROM
     assert window.undo_action.text() == "&Undo promote"
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
@@ -233,6 +233,10 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     assert sum(b["count"] for b in window.salience.histogram.bins) == active
     effective = [float(window.salience.at_risk.item(r, 0).text()) for r in range(window.salience.at_risk.rowCount())]
     assert effective == sorted(effective)
+    formulas = window.salience.formulas.text()  # each decay the seed describes, with its parameters
+    assert "Memory salience: min(1, salience x 0.95 ^ days since last access" in formulas
+    assert "Entity salience: salience x 0.95 ^ whole days" in formulas
+    assert "Inferred-fact confidence: confidence x 0.95 ^ whole weeks" in formulas
     # A markdown memory keeps no access count: one clear message, nothing changes.
     window.salience.select_at_risk(0)
     with qtbot.waitSignal(window.error_shown) as shown:
@@ -497,7 +501,8 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
     with qtbot.waitSignal(window.curated, timeout=20_000):
         window.delete_selected()
     shown = read_every_row(qtbot, window.model)
-    project = next(r for r, m in enumerate(shown) if m.channel != "_global" and m.source.kind is Kind.SQLITE)
+    project = next(r for r, m in enumerate(shown)
+                   if m.channel != "_global" and m.source.kind is Kind.SQLITE and not window.store.promotion_shortfall(m))
     window.select_row(project)
     qtbot.waitUntil(lambda: window.promote_action.isEnabled())
     with qtbot.waitSignal(window.curated, timeout=20_000):
@@ -515,7 +520,7 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
             and total == sum(_group_counts(window, "Layers").values())
         )
 
-    # The promoted original is archived: counted under Status, not in the active totals.
-    qtbot.waitUntil(lambda: _group_counts(window, "Status").get("archived", 0) == 1 and agree(), timeout=10_000)
+    # The promoted copy is one more active memory; the original stays active beside it.
+    qtbot.waitUntil(lambda: window.model.total == len(shown) + 1 and agree(), timeout=10_000)
     assert main(["ls", str(window.store.root), "--limit", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == window.model.total

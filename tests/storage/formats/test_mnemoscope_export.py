@@ -41,7 +41,7 @@ def test_export_then_import_reproduces_every_memory(capsys, demo_path: Path, tmp
     with sqlite3.connect(demo_path / "memory.db") as con:
         rows = [r[0] for r in con.execute("SELECT id FROM memories WHERE channel != '_global' ORDER BY id LIMIT 3")]
     # Curated first, so that statuses, tags and provenance differ from the defaults.
-    assert run(capsys, "promote", demo_path, rows[0])[0] == 0
+    assert run(capsys, "promote", demo_path, rows[0], "--force")[0] == 0
     assert run(capsys, "rm", demo_path, rows[1])[0] == 0
     assert run(capsys, "edit", demo_path, rows[2], "--tag", "billing", "--tag", "kept")[0] == 0
     before = exported(capsys, demo_path, tmp_path / "before.jsonl")

@@ -87,7 +87,7 @@ def test_a_hostile_md_file_is_never_read_or_written(world: tuple[Path, Path], md
         curator.redo()
         curator.delete(memory_id)
         curator.undo()
-        promoted = curator.promote(memory_id).details
+        promoted = curator.promote(memory_id, force=True).details
         assert promoted
         curator.undo()
         curator.delete(memory_id, purge=True)
@@ -103,7 +103,7 @@ def test_the_cli_leaves_the_outside_alone(world: tuple[Path, Path], md_file: str
     assert main(["show", str(ws), memory_id, "--json"]) == 0
     assert '"state": "outside"' in capsys.readouterr().out
     assert main(["edit", str(ws), memory_id, "--content", "PWNED"]) == 0
-    assert main(["promote", str(ws), memory_id]) == 0
+    assert main(["promote", str(ws), memory_id, "--force"]) == 0
     assert main(["undo", str(ws)]) == 0
     assert main(["rm", str(ws), memory_id]) == 0
     assert main(["rm", str(ws), memory_id, "--purge"]) == 0
@@ -180,7 +180,7 @@ def test_a_memory_file_and_folder_linked_outside_are_not_written(tmp_path: Path)
         memories = store.page(MemoryQuery(), limit=100)
         assert [m.content for m in memories] == ["likes small diffs"]
         with pytest.raises(StoreError, match="not a file inside"):
-            Curator(store).promote(memories[0].id)
+            Curator(store).promote(memories[0].id, force=True)
         for rel, text in (("MEMORY.md", "kept as it is"), ("memory/2026-01-05.md", "a daily fact out there")):
             with pytest.raises(NotFoundError):
                 Curator(store).delete(record_id_for(rel, text))

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
-from mnemoscope.storage import Kind, Layer, Memory, MemoryQuery, open_store
-from mnemoscope.storage.views.graph import graph_view
+from mnemoscope.storage import Entity, Kind, Layer, Memory, MemoryQuery, open_store
 from mnemoscope.storage.model import SourceRef, classify_scratch_key
-from mnemoscope.storage.salience import PromotionThresholds, SalienceModel
+from mnemoscope.storage.salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
+from mnemoscope.storage.timeutil import utcnow
+from mnemoscope.storage.views.graph import graph_view
 from mnemoscope.storage.views.search import rrf
 from mnemoscope.storage.views.timeline import bin_bounds, timeline
 
@@ -66,6 +66,63 @@ def test_promotion_thresholds() -> None:
     check = PromotionThresholds().check(memory(confidence=0.9, access_count=5, conversations=1))
     assert check["met"] == {"confidence": True, "access_count": True, "conversations": False}
     assert not check["all_met"]
+
+
+def entity(**kw) -> Entity:
+    return Entity(**{"id": "e-1", "name": "Dana", "type": "person", "salience": 0.8, "last_accessed": T0, **kw})
+
+
+def test_entity_salience_decays_5_percent_a_day_after_24_hours_idle() -> None:
+    """Seed 002: "Entity salience: daily decay for entities not accessed in 24h", rate 0.95,
+    and cleanup "deletes entities with salience < 0.1 not accessed in 30 days"."""
+    decay = EntityDecay()
+    e = entity()
+    assert decay.effective(e, T0 + timedelta(hours=23)) == pytest.approx(0.8)  # not yet idle 24 h
+    assert decay.effective(e, T0 + timedelta(hours=25)) == pytest.approx(0.8 * 0.95)
+    assert decay.effective(e, T0 + timedelta(days=14, hours=3)) == pytest.approx(0.8 * 0.95**14)  # ~half: 0.39
+    weak = entity(salience=0.12)
+    assert decay.effective(weak, T0 + timedelta(days=4)) < 0.1  # below the threshold after 4 days ...
+    assert not decay.is_cleanup_candidate(weak, T0 + timedelta(days=29))  # ... kept until idle 30 days
+    assert decay.is_cleanup_candidate(weak, T0 + timedelta(days=30))
+    assert not decay.is_cleanup_candidate(entity(), T0 + timedelta(days=30))  # 0.8 x 0.95^30 = 0.17
+
+
+@pytest.mark.parametrize(("confidence", "certainty", "decays"), [
+    (0.70, None, True),  # the seed's calibration of "inferred"
+    (0.50, None, True),  # "uncertain"
+    (0.85, None, False),  # "implied"
+    (0.95, None, False),  # "explicit"
+    (0.90, "inferred", True),  # a label says more than the number
+    (0.60, "explicit", False),
+])
+def test_inferred_fact_confidence_decays_weekly(confidence: float, certainty: str | None, decays: bool) -> None:
+    """Seed 002: "Fact confidence: weekly decay for inferred facts (slower decay)"."""
+    decay = InferredFactDecay()
+    fact = memory(confidence=confidence, metadata={"certainty": certainty} if certainty else {})
+    assert decay.applies(fact) is decays
+    assert decay.effective(fact, T0 + timedelta(days=6)) == pytest.approx(confidence)  # not a whole week yet
+    three_weeks = decay.effective(fact, T0 + timedelta(days=21))
+    assert three_weeks == pytest.approx(confidence * 0.95**3 if decays else confidence)
+
+
+def test_salience_of_an_entity_and_of_an_inferred_fact(demo_path: Path) -> None:
+    from mnemoscope.storage.views.overview import salience_of, salience_overview
+
+    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    with open_store(demo_path) as store:
+        dana = next(e for e in store.entities() if e.id == "e-dana")
+        report = salience_of(store, "e-dana", at)
+        assert report["kind"] == "entity"
+        assert report["effective"] == pytest.approx(EntityDecay().effective(dana, at), abs=1e-6)
+        assert "0.95 ^ whole days" in report["formula"]
+        overview = salience_overview(store, at)
+        assert set(overview["formulas"]) == {"memory salience", "entity salience", "inferred-fact confidence"}
+        values = [r["effective"] for r in overview["entities_at_risk"]]
+        assert values and values == sorted(values)
+        fact = store.add_memory("Dana may be moving to Lisbon", channel="webshop", confidence=0.7)
+        inferred = salience_of(store, fact, utcnow() + timedelta(days=15))  # two whole weeks idle
+        assert inferred["confidence"]["stored"] == 0.7
+        assert inferred["confidence"]["effective"] == pytest.approx(0.7 * 0.95**2, abs=1e-6)
 
 
 def test_rrf_rewards_agreement() -> None:
