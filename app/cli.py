@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("demo", "write the demo workspace (all three store kinds) into DIR")
     p.add_argument("dir", type=Path)
 
+    p = add("discover", "find memory stores: every supported tool's, under DIR (default: home and the tools' usual "
+            "places); nothing is written")
+    p.add_argument("dir", type=Path, nargs="*")
+    p.add_argument("--depth", type=int, default=4, help="how many folder levels below DIR to look (default 4)")
+
     p = add("info", "what a store holds: kinds, counts per kind/channel/layer, schema version")
     p.add_argument("path", type=Path)
 
@@ -272,6 +277,7 @@ def _say(message: str) -> None:
 # Commands that only look: they open the store read-only, so not a byte of it changes.
 READ_COMMANDS = {
     "info", "ls", "show", "search", "timeline", "graph", "scratchpad", "sessions", "salience", "history", "export",
+    "discover",
 }
 
 
@@ -311,6 +317,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError(f"{target} is not empty; the demo is written only into a new or empty folder.")
     with write_demo(target, progress=lambda step: print(f"demo: {step}", file=sys.stderr)) as store:
         return _emit(args, store.info(), output.info)
+
+
+@command("discover")
+def cmd_discover(args: argparse.Namespace) -> int:
+    from mnemoscope.storage.discover import discover
+
+    if args.depth < 0:
+        raise UsageError("--depth must not be negative.")
+    for folder in args.dir:
+        if not folder.exists():
+            raise UsageError(f"{folder} does not exist.")
+    found = discover(args.dir or None, max_depth=args.depth)
+    return _emit(args, {"stores": [f.to_dict() for f in found]}, output.discovered)
 
 
 @command("info")

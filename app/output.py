@@ -244,6 +244,26 @@ def history(data: dict[str, Any]) -> str:
     return _table(rows, ["#", "AT", "OPERATION", "STATE", "ACTOR", "TARGETS"]) if rows else "no curation steps yet"
 
 
+def discovered(data: dict[str, Any]) -> str:
+    from mnemoscope.storage.discover import human_size
+
+    rows = [
+        [
+            f["tool"],
+            f["path"],
+            str(f["memories"]) if f["memories"] is not None else "?",
+            human_size(f["size"]),
+            (f["last_write"] or "")[:16].replace("T", " "),
+        ]
+        for f in data["stores"]
+    ]
+    if not rows:
+        return "no memory stores found"
+    problems = [f"  {f['path']}: {f['problem']}" for f in data["stores"] if f["problem"]]
+    table = _table(rows, ["TOOL", "PATH", "MEMORIES", "SIZE", "LAST WRITE"])
+    return "\n".join([table, f"({len(rows)} stores)", *(["could not be counted:", *problems] if problems else [])])
+
+
 def exported(data: dict[str, Any]) -> str:
     return f"exported {data['exported']} memories ({', '.join(data['statuses'])}) as {data['format']} to {data['out']}"
 

@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 
 from .conflict_dialog import ConflictDialog
 from .detail_panel import DetailPanel
+from .discover_dialog import DiscoverDialog
 from .edit_dialog import EditDialog
 from .gc_pauses import freeze_long_lived_objects
 from .graph_view import GraphView
@@ -201,7 +202,9 @@ class MainWindow(QMainWindow):
         )
         self.refresh_action = self._action("&Refresh", self.session.refresh, QKeySequence.StandardKey.Refresh)
         self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.import_action = self._action("&Import into a workspace…", self.choose_import, "Ctrl+Shift+O")
+        self.import_action = self._action("&Import into a workspace…", self.choose_import)
+        self.discover_action = self._action("&Discover stores…", self.discover_stores, "Ctrl+Shift+D",
+                                            "Find the memory stores on this machine, every supported tool's")
         self.undo_action = self._action("&Undo", lambda: self.session.curate("undo"), QKeySequence.StandardKey.Undo)
         self.redo_action = self._action("&Redo", lambda: self.session.curate("redo"), QKeySequence.StandardKey.Redo)
         self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
@@ -216,6 +219,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_file_action)
         file_menu.addAction(self.open_read_only_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.discover_action)
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -263,6 +267,15 @@ class MainWindow(QMainWindow):
         path = QFileDialog.getExistingDirectory(self, "Open a memory store read-only")
         if path:
             self.open_path(Path(path), read_only=True)
+
+    def discover_stores(self, roots: list[Path] | None = None) -> DiscoverDialog:
+        """File > Discover stores…: the stores found (on a worker); the one chosen opens here."""
+        dialog = DiscoverDialog(self, roots)
+        dialog.setObjectName("discover_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open_requested.connect(self.open_path)
+        dialog.open()
+        return dialog
 
     def open_path(self, path: Path, *, read_only: bool = False) -> None:
         """Open a store off the UI thread; errors reach the person as one message."""

@@ -1,0 +1,177 @@
+"""Finding memory stores without being told where they are.
+
+``discover(roots)`` walks folders breadth-first, asks every store kind and every foreign format
+whether a folder holds its store (the same detection ``open_store`` runs) and lists what it
+finds: the tool, where, how big, how many memories, when last written. A folder that holds a
+store is not walked further (its insides are that store). Nothing is opened for writing: each
+store found is opened read-only to count it, then closed.
+
+Without roots it looks where the supported tools write by default: the home folder (a few
+levels), their dot-folders (``~/.agenticx``, ``~/.openclaw``, ``~/.letta``, ``~/.mem0``,
+``~/.agentix``, ``~/.crewai``) and the XDG data folder (``~/.local/share``, where CrewAI keeps
+a project's memory).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import StoreError
+from .looking import one_look
+from .model import Kind
+from .query import MemoryQuery
+
+# Tool folders worth walking into although they are hidden (.local: the XDG data folder); any other
+# dot-folder is skipped.
+TOOL_DOT_FOLDERS = (".agenticx", ".openclaw", ".letta", ".mem0", ".agentix", ".crewai", ".langgraph", ".local")
+# Never stores, often huge.
+SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", ".git", ".venv", "venv", ".tox", ".cache",
+                     ".mnemoscope", "proc", "sys", "dev"})
+DEFAULT_DEPTH = 4
+ALL_STATUSES = MemoryQuery(statuses=())
+_NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN: "markdown"}
+
+
+@dataclass(frozen=True)
+class FoundStore:
+    tool: str  # what wrote it, as info names it ("mem0 (Chroma + history.db)", "Mnemoscope workspace (...)")
+    path: Path  # what to open
+    size: int  # bytes in its files
+    last_write: datetime | None
+    memories: int | None  # None when it could not be counted (problem says why)
+    problem: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "path": str(self.path),
+            "size": self.size,
+            "last_write": self.last_write.isoformat() if self.last_write else None,
+            "memories": self.memories,
+            "problem": self.problem,
+        }
+
+
+def human_size(n: float) -> str:
+    """Bytes as a person reads them: 812 B, 3.4 KB, 1.2 MB."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def usual_places(home: Path | None = None) -> list[Path]:
+    """Where the supported tools keep their stores by default, that exist here."""
+    home = Path(home) if home is not None else Path.home()
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    places = [home, *(home / name for name in TOOL_DOT_FOLDERS), data_home]
+    return [p for p in dict.fromkeys(places) if p.is_dir()]
+
+
+def discover(
+    roots: Iterable[Path] | None = None,
+    *,
+    max_depth: int = DEFAULT_DEPTH,
+    progress: Callable[[Path], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> list[FoundStore]:
+    """Every store under roots (default: usual_places()), each listed once, in path order."""
+    found: dict[str, FoundStore] = {}
+    for root in roots if roots is not None else usual_places():
+        for path, label in _stores_under(Path(root).expanduser(), max_depth, progress, cancelled):
+            key = os.path.realpath(path)
+            if key not in found:
+                found[key] = _described(path, label)
+    return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def _stores_under(
+    root: Path, max_depth: int, progress: Callable[[Path], None] | None, cancelled: Callable[[], bool]
+) -> Iterator[tuple[Path, str]]:
+    level = [root]
+    for depth in range(max_depth + 1):
+        below: list[Path] = []
+        for folder in level:
+            if cancelled():
+                return
+            if progress is not None:
+                progress(folder)
+            label = _store_label(folder)
+            if label:
+                yield folder, label
+            elif depth < max_depth and not folder.is_file():
+                below += _subfolders(folder)
+        level = below
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(
+                e.name for e in entries
+                if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED
+                and (not e.name.startswith(".") or e.name in TOOL_DOT_FOLDERS)
+            )
+    except OSError:  # unreadable, vanished: nothing to find there
+        return []
+    return [folder / name for name in names]
+
+
+def _store_label(path: Path) -> str:
+    """What store path itself holds, as a label ("" for none). A format that answers for a
+    store further in (Letta's ``.letta/sqlite.db`` seen from the home folder) does not make
+    path a store: the walk finds that one where it is."""
+    from .formats import detect_formats
+    from .store import detect
+
+    try:
+        with one_look():
+            kinds = detect(path)
+            matches = detect_formats(path)
+    except (OSError, StoreError):
+        return ""
+    for match in matches:
+        for kind, claimed in match.claims:
+            if kinds.get(kind) == claimed:
+                del kinds[kind]
+    labels = ["Mnemoscope workspace (" + ", ".join(_NATIVE_LABELS[k] for k in kinds) + ")"] if kinds else []
+    labels += [m.label for m in matches if Path(m.location) == path or Path(m.location).parent == path]
+    return " + ".join(dict.fromkeys(labels))
+
+
+def _described(path: Path, tool: str) -> FoundStore:
+    from .store import open_store
+
+    size, last = _footprint(path)
+    try:
+        with open_store(path, read_only=True) as store:
+            memories: int | None = store.count(ALL_STATUSES)
+        problem = ""
+    except StoreError as exc:
+        memories, problem = None, str(exc)
+    return FoundStore(tool, path, size, last, memories, problem)
+
+
+def _footprint(path: Path, limit: int = 20_000) -> tuple[int, datetime | None]:
+    """Bytes and the newest modification time of the files at path (at most limit files)."""
+    size, newest, seen = 0, 0.0, 0
+    walk = [(str(path.parent), [], [path.name])] if path.is_file() else os.walk(path)
+    for folder, dirs, files in walk:
+        dirs[:] = [d for d in dirs if d not in SKIPPED]
+        for name in files:
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            size += st.st_size
+            newest = max(newest, st.st_mtime)
+            seen += 1
+            if seen >= limit:
+                break
+    return size, (datetime.fromtimestamp(newest, timezone.utc) if newest else None)

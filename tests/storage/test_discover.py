@@ -1,0 +1,106 @@
+"""Finding stores without a path: a home folder holding a store of every supported tool, each
+written where that tool writes it (by the tool's own library where one installs here)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from helpers.store_state import state_of
+from mnemoscope.app.cli import main
+from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage.demo import write_demo
+from mnemoscope.storage.discover import discover, usual_places
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A home folder, and where each tool's store is in it."""
+    from formats import test_google_adk, test_langgraph, test_mem0, test_openai_agents
+    from formats.test_agenticx import build_agenticx_home
+    from formats.test_claude_memory import build_claude_memories
+    from formats.test_crewai import build_crewai_storage
+    from formats.test_letta import build_letta_home
+    from formats.test_openai_agents_sql import build
+    from helpers.owners import run_owner
+
+    home = tmp_path_factory.mktemp("discover") / "dana"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "notes.txt").write_text("not a memory store\n")
+    (home / "node_modules" / "x").mkdir(parents=True)  # skipped, however deep
+    write_demo(home / "agent-workspace", now=datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)).close()
+    (home / "projects" / "support-bot").mkdir(parents=True)
+    build(home / "projects" / "support-bot" / "agent_memory.db", 40)
+    (home / "mem0-agent").mkdir()
+    run_owner(test_mem0.BUILD, root=str(home / "mem0-agent"), mem0_dir=str(home / "mem0-agent" / ".mem0"))
+    (home / "projects" / "planner").mkdir()
+    run_owner(test_langgraph.BUILD, root=str(home / "projects" / "planner"))
+    (home / "projects" / "adk").mkdir()
+    run_owner(test_google_adk.BUILD, db=str(home / "projects" / "adk" / "sessions.db"))
+    (home / "projects" / "triage").mkdir()
+    run_owner(test_openai_agents.BUILD, db=str(home / "projects" / "triage" / "conversations.db"),
+              items=test_openai_agents.ITEMS)
+    return {
+        "Mnemoscope workspace": home / "agent-workspace",
+        "OpenAI Agents": home / "projects" / "support-bot",
+        "mem0": home / "mem0-agent",
+        "LangGraph": home / "projects" / "planner",
+        "Google ADK": home / "projects" / "adk",
+        "OpenAI Agents SDK": home / "projects" / "triage",
+        "AgenticX": build_agenticx_home(home),
+        "OpenClaw": _openclaw(home),
+        "Letta": build_letta_home(home) / ".letta",
+        "CrewAI": build_crewai_storage(_mkdir(home / ".local" / "share")),
+        "Claude memory": build_claude_memories(home).parent,  # app/: opening it opens app/memories
+    } | {"": home}
+
+
+def _openclaw(home: Path) -> Path:
+    from formats.test_openclaw import build_openclaw_state
+
+    return build_openclaw_state(home)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_discover_lists_every_tools_store_in_a_home_folder_and_writes_nothing(home: dict[str, Path]) -> None:
+    root = home[""]
+    before = state_of(root)
+    found = discover([root])
+    assert state_of(root) == before  # nothing written, nothing left behind
+    by_path = {f.path: f for f in found}
+    expected = {path for tool, path in home.items() if tool}
+    assert set(by_path) == expected, sorted(str(p) for p in set(by_path) ^ expected)
+    for tool, path in home.items():
+        if not tool:
+            continue
+        store = by_path[path]
+        assert tool.split()[0].lower() in store.tool.lower(), (tool, store.tool)
+        with open_store(path, read_only=True) as opened:  # the app opens each from the list
+            assert store.memories == opened.count(MemoryQuery(statuses=())) > 0, tool
+        assert store.size > 0 and store.last_write is not None and not store.problem
+
+
+def test_discover_on_the_command_line(capsys, home: dict[str, Path]) -> None:
+    assert main(["discover", str(home[""]), "--json"]) == 0
+    stores = json.loads(capsys.readouterr().out)["stores"]
+    assert {Path(s["path"]) for s in stores} == {p for t, p in home.items() if t}
+    assert main(["discover", str(home[""] / ".letta"), "--depth", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "Letta" in out and "(1 stores)" in out
+    assert main(["discover", str(home[""]), "--depth", "0"]) == 0  # ~ only wraps stores: none is ~ itself
+    assert capsys.readouterr().out.strip() == "no memory stores found"
+
+
+def test_usual_places_are_the_tools_folders_that_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".agenticx").mkdir()
+    (tmp_path / ".letta").mkdir()
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert usual_places(tmp_path) == [tmp_path, tmp_path / ".agenticx", tmp_path / ".letta"]
+    (tmp_path / ".local" / "share").mkdir(parents=True)
+    assert usual_places(tmp_path)[-1] == tmp_path / ".local" / "share"

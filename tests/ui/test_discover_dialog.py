@@ -1,0 +1,46 @@
+"""File > Discover stores…: the stores under a folder are listed, and the one chosen opens."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+from mnemoscope.storage.demo import write_demo
+from mnemoscope.ui.main_window import MainWindow
+
+
+def test_discover_lists_the_stores_under_a_folder_and_opens_the_one_chosen(qtbot, tmp_path: Path) -> None:
+    from formats.test_agenticx import build_agenticx_home
+    from formats.test_crewai import build_crewai_storage
+
+    home = tmp_path / "home"
+    home.mkdir()
+    write_demo(home / "workspace", now=datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)).close()
+    agenticx = build_agenticx_home(home)
+    (home / "projects").mkdir()
+    crew = build_crewai_storage(home / "projects")
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    assert win.discover_action.text() == "&Discover stores…"
+
+    dialog = win.discover_stores([home])
+    with qtbot.waitSignal(dialog.searched, timeout=30_000):
+        pass
+    rows = {dialog.table.item(r, 1).text(): dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())}
+    assert set(rows) == {str(home / "workspace"), str(agenticx), str(crew)}
+    assert "AgenticX" in rows[str(agenticx)] and "CrewAI" in rows[str(crew)]
+    assert rows[str(home / "workspace")].startswith("Mnemoscope workspace")
+    assert dialog.status.text() == "3 memory stores found; double-click one to open it."
+    assert not dialog.open_button.isEnabled()
+
+    row = next(r for r in range(dialog.table.rowCount()) if dialog.table.item(r, 1).text() == str(crew))
+    dialog.table.selectRow(row)
+    assert dialog.open_button.isEnabled()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
+    assert win.store is not None and win.store.root == crew
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None)
