@@ -80,14 +80,29 @@ def discover(
     max_depth: int = DEFAULT_DEPTH,
     progress: Callable[[Path], None] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
+    count: bool = True,
+    max_folders: int | None = None,
 ) -> list[FoundStore]:
-    """Every store under roots (default: usual_places()), each listed once, in path order."""
+    """Every store under roots (default: usual_places()), each listed once, in path order.
+    count=False: the stores are not opened (no counts, sizes or dates); max_folders: stop
+    after looking at that many folders."""
     found: dict[str, FoundStore] = {}
+    looked = 0
+
+    def stop() -> bool:
+        return cancelled() or (max_folders is not None and looked >= max_folders)
+
+    def seen(folder: Path) -> None:
+        nonlocal looked
+        looked += 1
+        if progress is not None:
+            progress(folder)
+
     for root in roots if roots is not None else usual_places():
-        for path, label in _stores_under(Path(root).expanduser(), max_depth, progress, cancelled):
+        for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
             key = os.path.realpath(path)
             if key not in found:
-                found[key] = _described(path, label)
+                found[key] = _described(path, label) if count else FoundStore(label, path, 0, None, None)
     return sorted(found.values(), key=lambda f: str(f.path))
 
 

@@ -21,6 +21,16 @@ class UnreadableStoreError(StoreError):
     exit_code = 2
 
 
+class WrapsStoresError(UnreadableStoreError):
+    """The folder is no store itself but holds some (a home folder, a crew's data folder):
+    inside lists them, to offer instead."""
+
+    def __init__(self, message: str, folder: str, inside: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.folder = folder
+        self.inside = inside  # (path, tool)
+
+
 class StoreFileError(StoreError):
     """A store's file cannot be used as it is now: not readable or writable here (permissions,
     a read-only file system, something else in its place), or refused by its database engine."""

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .embedding import Embedder, HashingEmbedder, embedder_by_name
-from .errors import ConflictError, NotFoundError, ReadOnlyError, StoreError, UnreadableStoreError, UnsupportedError
+from .errors import (
+    ConflictError,
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    UnreadableStoreError,
+    UnsupportedError,
+    WrapsStoresError,
+)
 from .formats import detect_formats
 from .journal import INTERRUPTED, Journal
 from .looking import is_file, one_look
@@ -567,10 +575,11 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
                 f"{path} is a SQLite database Mnemoscope does not recognise as a memory store."
             )
         what = "file" if path.is_file() else "folder"
-        raise UnreadableStoreError(
-            f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
-            "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...)."
-        )
+        message = (f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
+                   "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...).")
+        if path.is_dir():
+            _offer_stores_inside(path, message)
+        raise UnreadableStoreError(message)
     root = path if path.is_dir() else path.parent
     opened: list[Any] = []
     try:
@@ -595,6 +604,21 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
         for source in opened:
             source.close()
         raise
+
+
+def _offer_stores_inside(folder: Path, message: str) -> None:
+    """Raise WrapsStoresError when folder is no store but holds some a few levels down."""
+    from .discover import discover
+
+    inside = [(str(f.path), f.tool) for f in discover([folder], max_depth=3, count=False, max_folders=400)]
+    if inside:
+        shown = "; ".join(f"{p} ({tool})" for p, tool in inside[:5]) + ("; ..." if len(inside) > 5 else "")
+        raise WrapsStoresError(
+            f"{folder} is no memory store itself but holds {len(inside)}: {shown}. Open one of those "
+            f"(mnemoscope discover {folder} lists them all).",
+            str(folder),
+            inside,
+        )
 
 
 def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | None) -> Any:

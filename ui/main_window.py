@@ -26,7 +26,7 @@ from mnemoscope.storage import (
     StoreError,
     StoreEvent,
 )
-
+from mnemoscope.storage.errors import WrapsStoresError
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.search import search
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal
@@ -719,7 +719,15 @@ class MainWindow(QMainWindow):
         box.open()
 
     def show_error(self, exc: BaseException) -> None:
-        """The one channel every error reaches the person through."""
+        """The one channel every error reaches the person through. A folder that is no store
+        but holds some (a home folder) offers those instead."""
+        if isinstance(exc, WrapsStoresError):
+            self.last_error = str(exc)
+            self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+            dialog = self.discover_stores([Path(exc.folder)])
+            dialog.status.setText(f"{exc.folder} is no memory store itself. Looking for the stores inside it…")
+            self.error_shown.emit(str(exc))
+            return
         if isinstance(exc, StoreError):
             text = str(exc)
         else:

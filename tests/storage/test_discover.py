@@ -104,3 +104,11 @@ def test_usual_places_are_the_tools_folders_that_exist(tmp_path: Path, monkeypat
     assert usual_places(tmp_path) == [tmp_path, tmp_path / ".agenticx", tmp_path / ".letta"]
     (tmp_path / ".local" / "share").mkdir(parents=True)
     assert usual_places(tmp_path)[-1] == tmp_path / ".local" / "share"
+
+
+def test_opening_a_folder_that_only_holds_stores_names_them(capsys, home: dict[str, Path]) -> None:
+    projects = home[""] / "projects"
+    assert main(["ls", str(projects)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mnemoscope: {projects} is no memory store itself but holds 4: ")
+    assert str(home["LangGraph"]) in err and "discover" in err and len(err.strip().splitlines()) == 1

@@ -6,9 +6,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from mnemoscope.storage.demo import write_demo
+from mnemoscope.ui.discover_dialog import DiscoverDialog
 from mnemoscope.ui.main_window import MainWindow
 
 
@@ -44,3 +45,24 @@ def test_discover_lists_the_stores_under_a_folder_and_opens_the_one_chosen(qtbot
         qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
     assert win.store is not None and win.store.root == crew
     qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None)
+
+
+def test_opening_a_folder_that_only_holds_stores_offers_them(qtbot, tmp_path: Path) -> None:
+    from formats.test_agenticx import build_agenticx_home
+
+    home = tmp_path / "home"
+    home.mkdir()
+    agenticx = build_agenticx_home(home)
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.error_shown, timeout=20_000) as shown:
+        win.open_path(home)
+    assert f"{home} is no memory store itself but holds 1: {agenticx} (AgenticX" in shown.args[0]
+    dialog = win.findChild(DiscoverDialog, "discover_dialog")
+    assert dialog is not None and "no memory store itself" in dialog.status.text()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=20_000)
+    assert dialog.table.item(0, 1).text() == str(agenticx)
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        dialog.table.cellDoubleClicked.emit(0, 0)
+    assert win.store.root == agenticx and win.findChild(QMessageBox, "error_box") is None
