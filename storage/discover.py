@@ -117,11 +117,13 @@ def _stores_under(
                 return
             if progress is not None:
                 progress(folder)
-            label = _store_label(folder)
+            label, hidden = _store_label(folder)
+            yield from hidden
             if label:
                 yield folder, label
             elif depth < max_depth and not folder.is_file():
-                below += _subfolders(folder)
+                taken = {path for path, _label in hidden}
+                below += [p for p in _subfolders(folder) if p not in taken]
         level = below
 
 
@@ -138,9 +140,10 @@ def _subfolders(folder: Path) -> list[Path]:
     return [folder / name for name in names]
 
 
-def _store_label(path: Path) -> str:
-    """What store path itself holds, as a label ("" for none). A format that answers for a
-    store further in (Letta's ``.letta/sqlite.db`` seen from the home folder) does not make
+def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
+    """What store path itself holds, as a label ("" for none), and the stores kept in a hidden
+    tool folder of path (``~/.agentix``, Letta's ``~/.letta/sqlite.db`` seen from the home
+    folder), each at that folder. A format that answers for a store further in does not make
     path a store: the walk finds that one where it is."""
     from .formats import detect_formats
     from .store import detect
@@ -150,14 +153,21 @@ def _store_label(path: Path) -> str:
             kinds = detect(path)
             matches = detect_formats(path)
     except (OSError, StoreError):
-        return ""
+        return "", []
     for match in matches:
         for kind, claimed in match.claims:
             if kinds.get(kind) == claimed:
                 del kinds[kind]
     labels = ["Mnemoscope workspace (" + ", ".join(_NATIVE_LABELS[k] for k in kinds) + ")"] if kinds else []
-    labels += [m.label for m in matches if Path(m.location) == path or Path(m.location).parent == path]
-    return " + ".join(dict.fromkeys(labels))
+    hidden: list[tuple[Path, str]] = []
+    for match in matches:
+        location = Path(match.location)
+        below = location.relative_to(path).parts if location.is_relative_to(path) else ()
+        if below and below[0].startswith(".") and (path / below[0]).is_dir():
+            hidden.append((path / below[0], match.label))
+        elif location == path or location.parent == path:
+            labels.append(match.label)
+    return " + ".join(dict.fromkeys(labels)), hidden
 
 
 def _described(path: Path, tool: str) -> FoundStore:

@@ -32,6 +32,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
     from ..looking import one_look
     from . import (
         agenticx,
+        agentix,
         claude_memory,
         crewai,
         google_adk,
@@ -46,7 +47,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
     path = Path(path)
     found: list[FormatMatch] = []
     with one_look():
-        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, openclaw, crewai, letta, claude_memory,
-                       mnemoscope_export):
+        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, agentix, openclaw, crewai, letta,
+                       claude_memory, mnemoscope_export):
             found += module.detect(path)
     return found

@@ -123,7 +123,8 @@ def _is_memory_file(path: Path, root: Path) -> bool:
 def detect(path: Path) -> list[FormatMatch]:
     path = Path(path)
     for directory in (path, path / DIR_NAME):
-        if directory.name == DIR_NAME and is_dir(directory):
+        if directory.name == DIR_NAME and directory.parent.name != ".agentix" and is_dir(directory):
+            # (.agentix/memories is the Agentix main agent's: agentix.py reads it with its sub-agents')
             if any(_is_memory_file(p, directory) for p in directory.rglob("*")):
                 # The model lists this directory; the journal stays out of its sight.
                 return [FormatMatch("claude-memory", "Claude memory directory", directory,

@@ -68,7 +68,7 @@ ROOT_FILES: dict[str, Layer] = {
     "HEARTBEAT.md": Layer.PROCEDURAL,
 }
 LEARNINGS_FILES = ("learnings/errors.md", "learnings/corrections.md")
-MEMORY_DIRS = ("memory", ".agentix/memories")
+MEMORY_DIRS = ("memory",)  # (.agentix/memories is the Agentix format's, files of every kind: formats/agentix.py)
 DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 CHANNEL_HEADING = re.compile(r"^(?:project|channel)\s*[:=]\s*(\S+)", re.IGNORECASE)
 HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")

@@ -26,7 +26,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from formats.test_openai_agents_sql import build
     from helpers.owners import run_owner
 
-    home = tmp_path_factory.mktemp("discover") / "dana"
+    from formats.test_agentix import build_agentix
+
+    project, home = build_agentix(tmp_path_factory.mktemp("discover"))  # home/code/trip-planner, home/.agentix
     (home / "Documents").mkdir(parents=True)
     (home / "Documents" / "notes.txt").write_text("not a memory store\n")
     (home / "node_modules" / "x").mkdir(parents=True)  # skipped, however deep
@@ -54,6 +56,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "Letta": build_letta_home(home) / ".letta",
         "CrewAI": build_crewai_storage(_mkdir(home / ".local" / "share")),
         "Claude memory": build_claude_memories(home).parent,  # app/: opening it opens app/memories
+        "Agentix": project / ".agentix",
+        "Agentix (user scope)": home / ".agentix",
     } | {"": home}
 
 
@@ -93,8 +97,9 @@ def test_discover_on_the_command_line(capsys, home: dict[str, Path]) -> None:
     assert main(["discover", str(home[""] / ".letta"), "--depth", "0"]) == 0
     out = capsys.readouterr().out
     assert "Letta" in out and "(1 stores)" in out
-    assert main(["discover", str(home[""]), "--depth", "0"]) == 0  # ~ only wraps stores: none is ~ itself
-    assert capsys.readouterr().out.strip() == "no memory stores found"
+    assert main(["discover", str(home[""]), "--depth", "0", "--json"]) == 0  # ~ itself: only its tool folders
+    assert [Path(s["path"]) for s in json.loads(capsys.readouterr().out)["stores"]] == [
+        home["Agentix (user scope)"], home["Letta"]]
 
 
 def test_usual_places_are_the_tools_folders_that_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -140,3 +140,29 @@ def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
         assert not win.edit_action.isEnabled() and not win.delete_action.isEnabled()
         assert reason in win.delete_action.toolTip()
     win.close_store()
+
+
+def test_the_window_shows_agentix_sub_agents_and_scopes_as_channels(qtbot, tmp_path, monkeypatch):
+    from formats.test_agentix import build_agentix
+
+    project, home = build_agentix(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(project)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 7, timeout=10_000)
+
+    def channels() -> dict[str, int]:
+        for i in range(win.sidebar.topLevelItemCount()):
+            top = win.sidebar.topLevelItem(i)
+            if top.text(0) == "Channels":
+                return {top.child(j).text(0): int(top.child(j).text(1)) for j in range(top.childCount())}
+        return {}
+
+    qtbot.waitUntil(lambda: channels() == {"main": 3, "project/researcher": 2, "local/researcher": 1,
+                                           "user/writer": 1}, timeout=10_000)
+    _select(qtbot, win, "- short sentences\n")
+    assert win.edit_action.isEnabled() and win.delete_action.isEnabled()  # the tool's own files: curated as it writes them
+    win.close_store()

@@ -138,5 +138,6 @@ def test_agent_memory_folders_and_learnings_are_read(tmp_path: Path) -> None:
     (tmp_path / "learnings" / "corrections.md").write_text("- say colour\n")
     with open_store(tmp_path) as store:
         by_id = {m.id: m for m in store.page(limit=10)}
-        assert by_id[md_id(store, ".agentix/memories/preferences.md", 3)].content == "likes tea"
+        assert by_id["agentix:main/preferences.md"].content == "# Preferences\n\n- likes tea\n"  # one file, one note
         assert by_id[md_id(store, "learnings/corrections.md", 1)].layer is Layer.PROCEDURAL
+        assert len(by_id) == 2
