@@ -149,9 +149,9 @@ class Curator:
         force: bool = False,
     ) -> Outcome:
         """A copy of each memory in channel ``to``, linked to it by PROMOTED_FROM (seed 002);
-        the original stays. A memory that counts its accesses and is below the store's promotion thresholds is refused
-        (BelowThresholdError, nothing written) unless force: the journal then records which
-        thresholds it missed."""
+        the original stays. A memory that counts its accesses and misses one of the store's
+        promotion thresholds is refused (BelowThresholdError, nothing written) unless force:
+        the journal then records which thresholds it missed."""
         def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
             if not caps.can_promote:
                 label = self.store.source_for(memory.id).label

@@ -575,11 +575,12 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
                 f"{path} is a SQLite database Mnemoscope does not recognise as a memory store."
             )
         what = "file" if path.is_file() else "folder"
-        message = (f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
-                   "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...).")
         if path.is_dir():
-            _offer_stores_inside(path, message)
-        raise UnreadableStoreError(message)
+            _offer_stores_inside(path)
+        raise UnreadableStoreError(
+            f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
+            "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...)."
+        )
     root = path if path.is_dir() else path.parent
     opened: list[Any] = []
     try:
@@ -606,7 +607,7 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
         raise
 
 
-def _offer_stores_inside(folder: Path, message: str) -> None:
+def _offer_stores_inside(folder: Path) -> None:
     """Raise WrapsStoresError when folder is no store but holds some a few levels down."""
     from .discover import discover
 
