@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .candidates_dialog import CandidatesDialog
 from .conflict_dialog import ConflictDialog
 from .detail_panel import DetailPanel
 from .discover_dialog import DiscoverDialog
@@ -234,6 +235,9 @@ class MainWindow(QMainWindow):
         self.notes_action = self._action("Store &notes…", self.show_store_notes, None,
                                          "Read-only parts and problems found in the open store")
         tools_menu.addAction(self.notes_action)
+        self.candidates_action = self._action("Promotion &candidates…", self.show_promotion_candidates, None,
+                                              "Project facts that meet the promotion thresholds")
+        tools_menu.addAction(self.candidates_action)
         view_menu = self.menuBar().addMenu("&View")
         for i, name in enumerate(VIEWS):
             view_menu.addAction(self._action(f"&{name.title()}", lambda n=name: self.show_view(n), f"Ctrl+{i + 1}"))
@@ -708,8 +712,21 @@ class MainWindow(QMainWindow):
             action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
         self.refresh_action.setEnabled(has_store)
         self.reembed_action.setEnabled(has_store and not self.store.read_only)
+        self.candidates_action.setEnabled(has_store)
 
     # -- messages -------------------------------------------------------------------------------------
+
+    def show_promotion_candidates(self) -> CandidatesDialog | None:
+        """Tools > Promotion candidates: the qualifying facts (read on a worker), promoted as one step."""
+        if self.store is None:
+            return None
+        dialog = CandidatesDialog(self.store, self)
+        dialog.setObjectName("candidates_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.load_failed.connect(self.show_error)
+        dialog.promote_requested.connect(lambda ids: self.session.curate("promote", ids))
+        dialog.open()
+        return dialog
 
     def show_store_notes(self) -> None:
         text = "\n".join(f"• {note}" for note in self.store_notes) or "Nothing to note: every part of this store is writable and consistent."

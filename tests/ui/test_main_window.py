@@ -524,3 +524,23 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
     qtbot.waitUntil(lambda: window.model.total == len(shown) + 1 and agree(), timeout=10_000)
     assert main(["ls", str(window.store.root), "--limit", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == window.model.total
+
+
+def test_promotion_candidates_are_listed_and_promoted_in_one_step(qtbot, window: MainWindow) -> None:
+    from mnemoscope.ui.candidates_dialog import CandidatesDialog
+
+    assert window.candidates_action.isEnabled()
+    expected = [m.id for m in window.store.promotion_candidates()]
+    window.candidates_action.trigger()
+    dialog = window.findChild(CandidatesDialog, "candidates_dialog")
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == len(expected) > 1, timeout=10_000)
+    assert [dialog.table.item(r, 0).text() for r in range(len(expected))] == expected
+    assert all(dialog.table.item(r, 1).text() != "_global" for r in range(len(expected)))
+    assert not dialog.promote_button.isEnabled()
+    dialog.table.selectRow(0)
+    with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
+        qtbot.mouseClick(dialog.promote_button, Qt.MouseButton.LeftButton)
+    outcome = promoted.args[0]
+    assert outcome.operation == "promote" and window.store.get(outcome.ids[0]).provenance.promoted_from == expected[0]
+    assert window.findChild(QMessageBox, "confirm_promote_box") is None  # it met every threshold: nothing to ask
+    assert expected[0] not in [m.id for m in window.store.promotion_candidates()]
