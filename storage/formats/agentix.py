@@ -23,7 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..atomic_file import atomic_write_bytes
 from ..errors import UnsupportedError
 from ..looking import is_dir
 from ..model import Kind, Layer
@@ -31,6 +30,7 @@ from ..native.markdown import inside
 from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
+from .text_files import edited_text, text_snapshot, write_text_file
 
 AGENTIX = ".agentix"
 MAIN = "main"
@@ -128,14 +128,7 @@ class AgentixSource(FormatSource):
 
     @staticmethod
     def _snapshot(folder: Path, rel: str) -> Snapshot | None:
-        try:
-            data = (folder / rel).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        try:
-            return {"path": rel, "text": data.decode("utf-8")}
-        except UnicodeDecodeError:
-            return None
+        return text_snapshot(folder, rel)
 
     def _located(self, record_id: str) -> tuple[Path, str]:
         """The memory folder and the path inside it that record_id names; nothing outside."""
@@ -151,20 +144,12 @@ class AgentixSource(FormatSource):
         return self._snapshot(*self._located(record_id))
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
-        text = requested["content"]
-        if snap["text"].endswith("\n") and not text.endswith("\n"):
-            text += "\n"
-        return {**snap, "text": text}
+        return edited_text(snap, requested)
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         folder, rel = self._located(record_id)
         self.check_expected(record_id, self._snapshot(folder, rel), expected)
-        path = folder / rel
-        if new is None:
-            os.unlink(path)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(path, new["text"].encode("utf-8"))
+        write_text_file(folder / rel, new)
         self.invalidate()
         return self._snapshot(folder, rel)
 

@@ -11,18 +11,17 @@ back.
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..atomic_file import atomic_write_bytes
 from ..errors import UnsupportedError
 from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
+from .text_files import edited_text, text_snapshot, write_text_file
 
 DIR_NAME = "memories"
 TEXT_SUFFIXES = {".md", ".txt", ".xml", ".json", ".yaml", ".yml", ".csv", ""}
@@ -75,15 +74,7 @@ class ClaudeMemorySource(FormatSource):
         return contents
 
     def _snapshot(self, rel: str) -> Snapshot | None:
-        path = self.root / rel
-        try:
-            data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            return None
-        try:
-            return {"path": rel, "text": data.decode("utf-8")}
-        except UnicodeDecodeError:
-            return None
+        return text_snapshot(self.root, rel)
 
     def _rel(self, record_id: str) -> str:
         rel = record_id[len(self.id_prefix):]
@@ -96,19 +87,12 @@ class ClaudeMemorySource(FormatSource):
         return self._snapshot(self._rel(record_id))
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
-        text = requested["content"]
-        if snap["text"].endswith("\n") and not text.endswith("\n"):
-            text += "\n"
-        return {**snap, "text": text}
+        return edited_text(snap, requested)
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         rel = self._rel(record_id)
         self.check_expected(record_id, self._snapshot(rel), expected)
-        path = self.root / rel
-        if new is None:
-            os.unlink(path)
-        else:
-            atomic_write_bytes(path, new["text"].encode("utf-8"))
+        write_text_file(self.root / rel, new)
         self.invalidate()
         return self._snapshot(rel)
 
