@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
-from .looking import one_look
 from .model import Kind
 from .query import MemoryQuery
 
@@ -145,19 +144,12 @@ def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
     tool folder of path (``~/.agentix``, Letta's ``~/.letta/sqlite.db`` seen from the home
     folder), each at that folder. A format that answers for a store further in does not make
     path a store: the walk finds that one where it is."""
-    from .formats import detect_formats
-    from .store import detect
+    from .store import detect_everything
 
     try:
-        with one_look():
-            kinds = detect(path)
-            matches = detect_formats(path)
+        kinds, matches = detect_everything(path)
     except (OSError, StoreError):
         return "", []
-    for match in matches:
-        for kind, claimed in match.claims:
-            if kinds.get(kind) == claimed:
-                del kinds[kind]
     labels = ["Mnemoscope workspace (" + ", ".join(_NATIVE_LABELS[k] for k in kinds) + ")"] if kinds else []
     hidden: list[tuple[Path, str]] = []
     for match in matches:

@@ -25,7 +25,7 @@ from .errors import (
     UnsupportedError,
     WrapsStoresError,
 )
-from .formats import detect_formats
+from .formats import FormatMatch, detect_formats
 from .journal import INTERRUPTED, Journal
 from .looking import is_file, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
@@ -554,12 +554,9 @@ def detect(path: Path) -> dict[Kind, Path]:
     return found
 
 
-def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
-    """Open whatever memory a file or folder holds. Raises UnreadableStoreError.
-    read_only: nothing is written, not even recovery of an interrupted step; every write is refused."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise UnreadableStoreError(f"{path} does not exist.")
+def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
+    """The native kinds and the foreign formats path holds, in one look at the file system; a
+    native reading of files a format claims (a mem0 Chroma directory) is left out."""
     with one_look():  # every detector asks about the same few files: list each folder once
         found = detect(path)
         matches = detect_formats(path)
@@ -567,6 +564,16 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
         for kind, claimed in match.claims:
             if found.get(kind) == claimed:
                 del found[kind]
+    return found, matches
+
+
+def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
+    """Open whatever memory a file or folder holds. Raises UnreadableStoreError.
+    read_only: nothing is written, not even recovery of an interrupted step; every write is refused."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise UnreadableStoreError(f"{path} does not exist.")
+    found, matches = detect_everything(path)
     if not found and not matches:
         from .sqlite_db import is_sqlite_file
 

@@ -30,7 +30,7 @@ from ..native.markdown import inside
 from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
-from .text_files import edited_text, text_snapshot, write_text_file
+from .text_files import edited_text, files_token, text_snapshot, write_text_file
 
 AGENTIX = ".agentix"
 MAIN = "main"
@@ -89,14 +89,7 @@ class AgentixSource(FormatSource):
         return [folder / rel for _channel, folder, rel in self._files()]
 
     def change_token(self) -> str:
-        parts = []
-        for channel, folder, rel in self._files():
-            try:
-                st = os.stat(folder / rel)
-            except OSError:
-                continue
-            parts.append(f"{channel}/{rel}:{st.st_mtime_ns}:{st.st_size}")
-        return "agentix:" + "/".join(parts)
+        return files_token("agentix:", ((f"{channel}/{rel}", folder / rel) for channel, folder, rel in self._files()))
 
     def load(self) -> Contents:
         contents = Contents()

@@ -21,7 +21,7 @@ from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
-from .text_files import edited_text, text_snapshot, write_text_file
+from .text_files import edited_text, files_token, text_snapshot, write_text_file
 
 DIR_NAME = "memories"
 TEXT_SUFFIXES = {".md", ".txt", ".xml", ".json", ".yaml", ".yml", ".csv", ""}
@@ -45,14 +45,7 @@ class ClaudeMemorySource(FormatSource):
         return self._paths()
 
     def change_token(self) -> str:
-        parts = []
-        for path in self._paths():
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            parts.append(f"{path.relative_to(self.root)}:{st.st_mtime_ns}:{st.st_size}")
-        return "claude:" + "/".join(parts)
+        return files_token("claude:", ((str(path.relative_to(self.root)), path) for path in self._paths()))
 
     def load(self) -> Contents:
         contents = Contents()

@@ -4,6 +4,7 @@ text as a snapshot, an edit as the tools make it, and the write that puts either
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,16 @@ def write_text_file(path: Path, new: Snapshot | None) -> None:
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, new["text"].encode("utf-8"))
+
+
+def files_token(prefix: str, files: Iterable[tuple[str, Path]]) -> str:
+    """A change token over the files (each named as the store names it): any file added,
+    removed, renamed, rewritten or touched gives another one."""
+    parts = []
+    for name, path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+    return prefix + "/".join(parts)
