@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -50,15 +50,36 @@ def _entry(path: str | Path) -> os.DirEntry[str] | None | bool:
     """path's entry in its folder's listing; None when the folder lists no such name; False
     when there is no listing to ask (no look, a folder that cannot be listed, a name such as
     '..'), and the caller asks the file system itself."""
-    if _LOOK.get() is None:
+    seen = _LOOK.get()
+    if seen is None:
         return False
     folder, name = os.path.split(os.fspath(path))
     if name in ("", ".", ".."):
         return False
-    listing = looked("listing", folder or ".", lambda: _listing(folder or "."))
+    listing = _listing_in(seen, folder or ".")
     if listing is None:
         return False
     return listing.get(name)
+
+
+def _listing_in(seen: dict[tuple[str, str], Any], folder: str) -> dict[str, os.DirEntry[str]] | None:
+    key = ("listing", folder)
+    if key not in seen:
+        seen[key] = _listing(folder)
+    return seen[key]
+
+
+def names(folder: str | Path) -> Collection[str]:
+    """The names a folder lists (empty when it is not a folder that can be listed). Detectors
+    ask it before they build a path to a file that is usually not there: in a look the answer
+    is the folder's one listing, and a name not in it costs no Path and no system call."""
+    seen = _LOOK.get()
+    if seen is None:
+        try:
+            return frozenset(os.listdir(folder))
+        except OSError:
+            return frozenset()
+    return _listing_in(seen, os.fspath(folder)) or {}
 
 
 def _listing(folder: str) -> dict[str, os.DirEntry[str]] | None:

@@ -45,6 +45,22 @@ def _is_sqlite_file(path: Path) -> bool:
         return False
 
 
+def file_state(path: Path | str) -> tuple[int, ...] | None:
+    """Device, inode, mtime and size of a SQLite file, with mtime and size of its -wal if there
+    is one; None when the file is not there. A file in the same state holds the same database,
+    whatever path it is reached by: a key for what was read from it."""
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    try:
+        wal = os.stat(name + "-wal")
+    except OSError:
+        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, wal.st_mtime_ns, wal.st_size
+
+
 def files_token(*paths: Path) -> str:
     """Name, mtime and size of each SQLite file and its -wal companion that exists now.
 
@@ -73,22 +89,23 @@ class _ReadOnlyConnections:
     can be writing either, and the file is read as immutable."""
 
     def __init__(self, path: Path, timeout: float) -> None:
-        self.path = Path(path).resolve()
+        self.path = Path(os.path.realpath(path))
+        self._name = os.fspath(self.path)
         self.timeout = timeout
         self._lock = threading.Lock()
         self._open = 0
 
     def __call__(self) -> sqlite3.Connection:
-        path = self.path
-        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        path, name = self.path, self._name
+        if not os.access(os.path.dirname(name), os.W_OK) or (os.path.exists(name) and not os.access(name, os.W_OK)):
             return self._connect("mode=ro&immutable=1")
         with self._lock:
-            wal, journal = (path.with_name(path.name + end).exists() for end in ("-wal", "-journal"))
+            wal, journal = (os.path.exists(name + end) for end in ("-wal", "-journal"))
             if journal and not wal and in_wal_mode(path):
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
-            if not path.exists() or ((wal or journal) and self._open == 0):
+            if not os.path.exists(name) or ((wal or journal) and self._open == 0):
                 return self._connect("mode=ro")
             con = self._connect("mode=rw", factory=_counted(self))
             self._open += 1
@@ -97,7 +114,7 @@ class _ReadOnlyConnections:
 
     def _connect(self, mode: str, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
         return sqlite3.connect(
-            f"file:{self.path}?{mode}", uri=True, timeout=self.timeout, check_same_thread=False, factory=factory
+            f"file:{self._name}?{mode}", uri=True, timeout=self.timeout, check_same_thread=False, factory=factory
         )
 
     def closed(self) -> None:
@@ -191,7 +208,7 @@ def read_only_rows(path: Path, sql: str, timeout: float = BUSY_TIMEOUT) -> list[
 
 
 Schema = dict[str, tuple[str, frozenset[str]]]  # table or view name -> (type, column names)
-_SCHEMAS: dict[tuple[str, str], Schema] = {}
+_SCHEMAS: dict[tuple[int, ...], Schema] = {}
 
 
 def peek_schema(path: Path) -> Schema:
@@ -199,8 +216,8 @@ def peek_schema(path: Path) -> Schema:
     waiting at most PROBE_TIMEOUT for another program's lock. Remembered while the file (and its
     -wal) keep their size and mtime, so that the formats probing one file during one open read
     it once. Raises LockedError when it stays locked, sqlite3.Error when it is no database."""
-    key = (os.path.realpath(path), files_token(Path(path)))
-    if key in _SCHEMAS:
+    key = file_state(path)
+    if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:
         with contextlib.closing(read_only_connection(path, PROBE_TIMEOUT)) as con:
@@ -217,9 +234,10 @@ def peek_schema(path: Path) -> Schema:
         if isinstance(error, LockedError):
             raise error from None
         raise
-    if len(_SCHEMAS) >= 16:
-        del _SCHEMAS[next(iter(_SCHEMAS))]
-    _SCHEMAS[key] = schema
+    if key is not None:
+        if len(_SCHEMAS) >= 16:
+            del _SCHEMAS[next(iter(_SCHEMAS))]
+        _SCHEMAS[key] = schema
     return schema
 
 

@@ -27,7 +27,7 @@ from .errors import (
 )
 from .formats import FormatMatch, detect_formats
 from .journal import INTERRUPTED, Journal
-from .looking import is_file, one_look
+from .looking import is_file, names, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
 from .salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
@@ -535,12 +535,13 @@ def detect(path: Path) -> dict[Kind, Path]:
             found[Kind.CHROMA] = path.parent
         return found
     # Each source decides; its module is imported only where its file is present.
-    if is_file(path / DB_NAME):
+    listed = names(path)
+    if DB_NAME in listed and is_file(path / DB_NAME):
         from .native.memory_db import SqliteSource
 
         if SqliteSource.detect(path):
             found[Kind.SQLITE] = path / DB_NAME
-    for chroma_dir in (path / VECTORS_DIR, path):
+    for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
         if is_file(chroma_dir / CHROMA_FILE):
             from .native.vectors import ChromaSource
 

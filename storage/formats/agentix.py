@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..looking import is_dir
+from ..looking import is_dir, names
 from ..model import Kind, Layer
 from ..native.markdown import inside
 from ..source import Snapshot
@@ -173,11 +173,10 @@ def _project_of(path: Path) -> Path | None:
     for candidate in (path, *path.parents[:3]):
         if candidate.name == AGENTIX:
             return candidate.parent
-    return path if is_dir(path / AGENTIX) else None
+    return path if AGENTIX in names(path) and is_dir(path / AGENTIX) else None
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
     project = _project_of(path)
     if project is None:
         return []

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
-from ..looking import children, is_file, looked
+from ..looking import is_file, looked, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (
@@ -458,7 +458,8 @@ def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sq
 def _sqlite_files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
     if is_file(path):
         return [path] if is_sqlite_file(path) else []
-    return [p for p in children(path) if p.suffix in suffixes and is_file(p) and is_sqlite_file(p)]
+    candidates = sorted(name for name in names(path) if name.endswith(suffixes) and name not in suffixes)
+    return [p for p in (path / name for name in candidates) if is_file(p) and is_sqlite_file(p)]
 
 
 def plain_row(row: sqlite3.Row) -> Snapshot:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..looking import is_dir
+from ..looking import is_dir, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
 from . import FormatMatch
@@ -98,8 +98,7 @@ def _is_memory_file(path: Path, root: Path) -> bool:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
-    for directory in (path, path / DIR_NAME):
+    for directory in (path, path / DIR_NAME) if path.name == DIR_NAME or DIR_NAME in names(path) else ():
         if directory.name == DIR_NAME and directory.parent.name != ".agentix" and is_dir(directory):
             # (.agentix/memories is the Agentix main agent's: agentix.py reads it with its sub-agents')
             if any(_is_memory_file(p, directory) for p in directory.rglob("*")):

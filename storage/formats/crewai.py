@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import is_dir, is_file
+from ..looking import is_dir, is_file, names
 from ..model import GLOBAL_CHANNEL, Layer
 from ..native.vectors import ChromaSource
 from ..source import Snapshot
@@ -152,7 +152,6 @@ def _rag_source(path: Path, kind: str) -> ChromaSource:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
     if is_file(path):
         if LTM_COLUMNS <= sqlite_tables(path).get("long_term_memories", set()):
             return [FormatMatch("crewai", CrewLongTermSource.label, path, open=lambda: CrewLongTermSource(path))]
@@ -160,17 +159,19 @@ def detect(path: Path) -> list[FormatMatch]:
     if not is_dir(path):
         return []
     matches = []
+    listed = names(path)
     ltm = path / LTM_FILE
-    if is_file(ltm) and LTM_COLUMNS <= sqlite_tables(ltm).get("long_term_memories", set()):
+    if LTM_FILE in listed and is_file(ltm) and LTM_COLUMNS <= sqlite_tables(ltm).get("long_term_memories", set()):
         matches.append(FormatMatch("crewai", CrewLongTermSource.label, ltm, open=lambda: CrewLongTermSource(ltm)))
     for kind in RAG_TYPES:
-        for folder in sorted((path / kind).iterdir()) if is_dir(path / kind) else []:
+        for folder in sorted((path / kind).iterdir()) if kind in listed and is_dir(path / kind) else []:
             if ChromaSource.detect(folder):
                 matches.append(FormatMatch(
                     "chroma", f"CrewAI {RAG_TYPES[kind]}", folder, open=partial(_rag_source, folder, kind),
                 ))
-    for folder in (path / "memory", path):
-        if is_dir(folder / f"{LANCE_TABLE}.lance"):
+    lance = f"{LANCE_TABLE}.lance"
+    for folder in (path / "memory", path) if "memory" in listed or lance in listed else ():
+        if is_dir(folder / lance):
             matches.append(FormatMatch(
                 "crewai-lancedb", CrewLanceSource.label, folder, open=partial(CrewLanceSource, folder),
             ))

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import is_dir
+from ..looking import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
@@ -139,8 +139,7 @@ def is_letta(tables: dict[str, set[str]]) -> bool:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
-    candidates = sqlite_files(path) + (sqlite_files(path / ".letta") if is_dir(path) else [])
+    candidates = sqlite_files(path) + (sqlite_files(path / ".letta") if ".letta" in names(path) and is_dir(path) else [])
     matches = []
     for candidate in candidates:
         tables = sqlite_tables(candidate)

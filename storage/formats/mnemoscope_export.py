@@ -116,7 +116,6 @@ def _first_record(path: Path) -> dict[str, Any] | None:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
     if path.suffix != SUFFIX or not is_file(path):
         return []
     record = _first_record(path)

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import children, is_dir, is_file
+from ..looking import children, is_dir, is_file, names
 from ..model import Layer, Session, Turn
 from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
@@ -239,12 +239,15 @@ def index_layout(tables: dict[str, set[str]]) -> str | None:
 def _workspace(state: Path) -> Path | None:
     """The workspace the state dir's config names, else ``<state>/workspace``."""
     configured = None
+    listed = names(state)
     config_file = state / "openclaw.json"
-    if is_file(config_file):
+    if "openclaw.json" in listed and is_file(config_file):
         try:
             configured = json.loads(config_file.read_text(encoding="utf-8"))["agents"]["defaults"]["workspace"]
         except (OSError, ValueError, KeyError, TypeError):
             configured = None
+    if not configured and "workspace" not in listed:
+        return None
     workspace = Path(configured).expanduser() if configured else state / "workspace"
     return workspace if is_dir(workspace) else None
 
@@ -252,13 +255,14 @@ def _workspace(state: Path) -> Path | None:
 def _agents(state: Path) -> dict[str, dict[str, Any]]:
     """Per agent id: its index file and layout, and where its transcripts are."""
     agents: dict[str, dict[str, Any]] = {}
+    listed = names(state)
     memory_dir = state / "memory"
-    for db in sorted(memory_dir.glob("*.sqlite")) if is_dir(memory_dir) else []:
+    for db in sorted(memory_dir.glob("*.sqlite")) if "memory" in listed and is_dir(memory_dir) else []:
         layout = index_layout(sqlite_tables(db))
         if layout is not None:
             agents.setdefault(db.stem, {}).update(index=db, layout=layout)
     agents_dir = state / "agents"
-    for folder in children(agents_dir) if is_dir(agents_dir) else []:
+    for folder in children(agents_dir) if "agents" in listed and is_dir(agents_dir) else []:
         agent_db = folder / "agent" / AGENT_DB
         tables = sqlite_tables(agent_db) if is_file(agent_db) else {}
         if tables:
@@ -275,7 +279,6 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
     if is_file(path):
         tables = sqlite_tables(path)
         layout = index_layout(tables)
@@ -287,7 +290,7 @@ def detect(path: Path) -> list[FormatMatch]:
     if not is_dir(path):
         return []
     agents = _agents(path)
-    workspace = _workspace(path)
+    workspace = _workspace(path) if agents else None
     matches = [
         _match(agent, found.get("index"), found.get("layout", "none"), found.get("transcripts"), workspace,
                found.get("index") or found.get("transcripts") or path)

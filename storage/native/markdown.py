@@ -34,7 +34,7 @@ from markdown_it.token import Token
 
 from ..atomic_file import rewrite
 from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
-from ..looking import is_dir, is_file
+from ..looking import is_dir, is_file, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
 from ..query import MemoryQuery
 from ..source import (
@@ -703,16 +703,15 @@ class MarkdownSource:
 
     @staticmethod
     def detect(path: Path) -> float:
-        path = Path(path)
         if not is_dir(path):
             return 0.0
-        if any(is_file(path / name) for name in ROOT_FILES):
+        listed = names(path)
+        if any(name in listed and is_file(path / name) for name in ROOT_FILES):
             return 1.0
-        if any(is_file(path / rel) for rel in LEARNINGS_FILES):
+        if "learnings" in listed and any(is_file(path / rel) for rel in LEARNINGS_FILES):
             return 0.9
         for d in MEMORY_DIRS:
-            folder = path / d
-            if is_dir(folder) and any(folder.glob("*.md")):
+            if d in listed and is_dir(path / d) and any(name.endswith(".md") for name in names(path / d)):
                 return 0.9
         return 0.0
 

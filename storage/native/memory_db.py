@@ -71,7 +71,7 @@ from ..sqlite_db import (
     Schema,
     SqliteConnector,
     checkpoint_held_off,
-    file_identity,
+    file_state,
     files_token,
     friendly_errors,
     has_changed_rows,
@@ -242,8 +242,9 @@ class SqliteSource:
 
     @classmethod
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:
-        db_path = Path(path) / DB_NAME if Path(path).is_dir() else Path(path)
-        if not db_path.exists():
+        db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
+        exists = os.path.exists(db_path)
+        if not exists:
             if not create:
                 raise UnreadableStoreError(f"No {DB_NAME} in {db_path.parent}.")
             db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +255,7 @@ class SqliteSource:
                 f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
             )
         stored: object = None
-        if db_path.exists():
+        if exists:
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
                 _check_inside(db_path)
@@ -1042,8 +1043,8 @@ def _peek_tables(db_path: Path) -> tuple[Schema, object]:
     """Tables and views with their columns, and the schema version meta holds (None if none),
     read without writing a byte (no WAL switch, no migration) and waiting once for a lock.
     Remembered, as peek_schema is, while the file and its -wal keep their size and mtime."""
-    key = (os.path.realpath(db_path), file_identity(db_path), files_token(db_path))
-    if key in _PEEKED:
+    key = file_state(db_path)
+    if key is not None and key in _PEEKED:
         return _PEEKED[key]
     try:
         found = peek_schema(db_path)
@@ -1055,13 +1056,14 @@ def _peek_tables(db_path: Path) -> tuple[Schema, object]:
         raise sqlite_error(db_path, exc) from None
     except UnicodeDecodeError:
         raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
-    if len(_PEEKED) >= 16:
-        del _PEEKED[next(iter(_PEEKED))]
-    _PEEKED[key] = found, stored
+    if key is not None:
+        if len(_PEEKED) >= 16:
+            del _PEEKED[next(iter(_PEEKED))]
+        _PEEKED[key] = found, stored
     return found, stored
 
 
-_PEEKED: dict[tuple[str, object, str], tuple[Schema, object]] = {}
+_PEEKED: dict[tuple[int, ...], tuple[Schema, object]] = {}
 
 
 def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
