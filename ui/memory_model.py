@@ -24,13 +24,13 @@ from typing import Any, NamedTuple
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
 from mnemoscope.storage.lazy_page import changed_positions, page_ids
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from .workers import AT_ONCE, start_worker
 
 PLACEHOLDER = "loading…"
-MAX_CHUNKS = 40
+MAX_CHUNKS = 80
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("content", "Content"),
     ("layer", "Layer"),
@@ -65,7 +65,7 @@ class MemoryTableModel(QAbstractTableModel):
     chunk_loaded = Signal(int)
     refreshed = Signal()
 
-    def __init__(self, store: MemoryStore, chunk: int = 200, parent: Any = None) -> None:
+    def __init__(self, store: MemoryStore, chunk: int = 100, parent: Any = None) -> None:
         super().__init__(parent)
         self._store = store
         self._chunk = chunk
@@ -89,6 +89,11 @@ class MemoryTableModel(QAbstractTableModel):
     @property
     def query(self) -> MemoryQuery:
         return self._query
+
+    @property
+    def chunk(self) -> int:
+        """How many rows are read at a time."""
+        return self._chunk
 
     @property
     def total(self) -> int | None:
@@ -282,9 +287,9 @@ class MemoryTableModel(QAbstractTableModel):
         if generation != self._generation:
             return
         self._pending.discard(start)
-        if self._total is None:  # the first rows, before the count
+        first = self._total is None  # the first rows, before the count
+        if first:
             self._show_rows(len(page))
-            self._count()
         self._pages[start] = page
         while len(self._pages) > MAX_CHUNKS:
             self._forget(next(iter(self._pages)))
@@ -292,6 +297,10 @@ class MemoryTableModel(QAbstractTableModel):
         if last >= start:
             self.dataChanged.emit(self.index(start, 0), self.index(last, len(COLUMNS) - 1))
         self.chunk_loaded.emit(start)
+        if first:
+            # After the view has had its turn to paint them: a count thread started now would
+            # compete with that paint for the interpreter.
+            QTimer.singleShot(0, self, lambda: generation == self._generation and self._count())
 
     def _forget(self, start: int) -> None:
         """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""

@@ -95,7 +95,7 @@ def test_first_rows_and_the_last_row_against_qsqltablemodel(qtbot, size: int) ->
         qtbot.waitUntil(lambda: model.total is not None, timeout=60_000)  # the count comes after the first rows
         assert model.rowCount() == total
         end_s = _timed(qtbot, view.scrollToBottom, lambda: model.memory_at(total - 1) is not None)
-        assert model.cached_rows() <= MAX_CHUNKS * 200
+        assert model.cached_rows() <= MAX_CHUNKS * model.chunk
         last = model.memory_at(total - 1)
         assert last is not None and last.id == store.page(MemoryQuery(), 1, total - 1)[0].id
         view.setModel(None)
