@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..looking import children, is_dir, is_file, names
-from ..model import Layer, Session, Turn
+from ..model import Layer, Session, Status, Turn
 from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
@@ -107,6 +107,8 @@ class OpenClawAgentSource(FormatSource):
                     channel=self.agent,
                     metadata={"indexed_path": chunk["path"], "agent": self.agent, "dangling": gone},
                     snapshot={k: chunk[k] for k in ("id", "path", "hash", "text")},
+                    # Its owner deleted the file: what the index still holds of it is not active.
+                    status=Status.DELETED if gone else Status.ACTIVE,
                 )
             )
         for table, count in vectors.items():

@@ -82,7 +82,7 @@ def _tool_stores():
     # builder, memories, a keyword and the memory it finds, a session with scratchpad keys
     return {
         "agenticx": (build_agenticx_home, 7, "tax", "Reviewed the tax forms", "s1"),
-        "openclaw": (build_openclaw_state, 7, "Madrid", "Looked at flights to Madrid.", None),
+        "openclaw": (build_openclaw_state, 7, "Porto-Lisbon", "Booked the Porto-Lisbon train.", None),
         "crewai": (build_crewai_storage, 4, "fastest", "The 9:00 train is fastest", None),
         "letta": (build_letta_home, 3, "careful", "I am a careful travel agent.", None),
     }
@@ -95,7 +95,8 @@ def test_read_commands_on_each_tool_store(capsys, tmp_path: Path, name: str):
     info = run_json(capsys, "info", path)
     assert info["total"] == total and info["formats"]
     listed = run_json(capsys, "ls", path, "--limit", "50")
-    assert len(listed["memories"]) == total
+    assert len(listed["memories"]) == info["counts"]["statuses"]["active"]
+    assert len(run_json(capsys, "ls", path, "--limit", "50", "--status", "all")["memories"]) == total
     found = run_json(capsys, "search", path, word, "--mode", "keyword")
     assert found["hits"][0]["content"] == hit
     shown = run_json(capsys, "show", path, found["hits"][0]["id"])

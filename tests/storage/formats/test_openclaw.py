@@ -20,7 +20,8 @@ import pytest
 
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ReadOnlyError
-from mnemoscope.storage.model import Kind
+from mnemoscope.storage.model import Kind, Status
+from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.views.search import search
 from mnemoscope.storage.store import open_store
 from mnemoscope.storage.transfer import import_store
@@ -140,6 +141,9 @@ def build_openclaw_state(tmp_path: Path) -> Path:
     return state
 
 
+GONE = MemoryQuery(statuses=(Status.DELETED,))
+
+
 @pytest.fixture
 def state(tmp_path: Path) -> Path:
     return build_openclaw_state(tmp_path)
@@ -151,8 +155,10 @@ def test_opens_workspace_both_index_layouts_and_both_transcript_layouts(state: P
         assert described["main"]["layout"] == "legacy" and described["ops"]["layout"] == "agent-db"
         markdown = [m for m in store.page(limit=100) if m.source.kind is Kind.MARKDOWN]
         assert {m.source.path for m in markdown} == set(WORKSPACE) - {"memory/2026-11-18.md"}
-        orphan = [m for m in store.page(limit=100) if m.source.format == "openclaw"]
-        assert [(m.content, m.channel) for m in orphan] == [("Looked at flights to Madrid.", "main")]
+        # Chunks of a file the agent deleted are still in its index: listed as deleted, not active.
+        assert not [m for m in store.page(limit=100) if m.source.format == "openclaw"]
+        orphan = [m for m in store.page(GONE, limit=100) if m.source.format == "openclaw"]
+        assert [(m.content, m.channel, m.status) for m in orphan] == [("Looked at flights to Madrid.", "main", Status.DELETED)]
         sessions = {s.id: s for s in store.sessions()}
         assert sessions["sess-1"].title == "Trains" and sessions["sess-1"].channel == "main"
         assert [(t.role, t.content) for t in store.turns("sess-1")] == [
@@ -195,7 +201,7 @@ def test_workspace_markdown_is_editable_and_the_index_is_read_only(state: Path):
     index = state / "memory" / "main.sqlite"
     before = index.read_bytes()
     with open_store(state) as store:
-        orphan = next(m for m in store.page(limit=100) if m.source.format == "openclaw")
+        orphan = next(m for m in store.page(GONE, limit=100) if m.source.format == "openclaw")
         with pytest.raises(ReadOnlyError, match="rebuilds its memory index"):
             Curator(store).delete(orphan.id)
         user = next(m for m in store.page(limit=100) if m.source.path == "USER.md")
@@ -216,14 +222,15 @@ def test_the_agent_database_alone_opens_with_its_chunks_shown(state: Path):
 
 def test_keyword_search_and_import(state: Path, tmp_path: Path):
     with open_store(state) as store:
-        found = {h.memory.content for h in search(store, "Madrid", mode="keyword").hits}
+        assert not search(store, "Madrid", mode="keyword").hits
+        found = {h.memory.content for h in search(store, "Madrid", mode="keyword", query=GONE).hits}
         assert found == {"Looked at flights to Madrid."}
     dest = tmp_path / "ws"
     summary = import_store(state, dest)
     assert summary.imported == 7 and summary.sessions == 2
     assert import_store(state, dest).imported == 0
     with open_store(dest) as store:
-        madrid = next(m for m in store.page(limit=50) if m.content == "Looked at flights to Madrid.")
+        madrid = next(m for m in store.page(GONE, limit=50) if m.content == "Looked at flights to Madrid.")
         assert madrid.metadata["import"]["format"] == "openclaw" and madrid.channel == "main"
         assert [t.content for t in store.turns("sess-1")][0] == "Book me a train to Lisbon"
 
@@ -233,4 +240,4 @@ def test_restoring_a_deleted_file_clears_its_drift(state: Path):
         assert any("2026-11-18.md no longer exists" in p for p in store.problems())
         (state / "workspace" / "memory" / "2026-11-18.md").write_text("Looked at flights to Madrid.\n", encoding="utf-8")
         assert not any("2026-11-18.md" in p for p in store.problems())
-        assert not [m for m in store.page(limit=100) if m.source.format == "openclaw"]
+        assert not [m for m in store.page(GONE, limit=100) if m.source.format == "openclaw"]
