@@ -169,7 +169,8 @@ def sessions(data: dict[str, Any]) -> str:
     if "turns" in data:
         out = [f"{data['session']['id']}  {data['session']['title']}  ({data['session']['turn_count']} turns)"]
         for t in data["turns"]:
-            out.append(f"  #{t['index']} {t['timestamp'][:19]} {t['role']}: {_clip(t['content'], 100)}")
+            kind = f" [{t['kind']}]" if t.get("kind", "message") != "message" else ""
+            out.append(f"  #{t['index']} {t['timestamp'][:19]} {t['role']}{kind}: {_clip(t['content'], 100)}")
         return "\n".join(out)
     rows = [
         [s["id"], s["channel"] or "-", str(s["turn_count"]), (s["started_at"] or "")[:19], _clip(s["title"] or "", 50)]

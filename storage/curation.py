@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .errors import (
     BelowThresholdError,
@@ -29,7 +29,7 @@ from .errors import (
     UnsupportedError,
 )
 from .journal import DONE, FAILED, LOG, UNDONE
-from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, Status
+from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, ScratchEntry, Status
 from .source import (
     DELETE,
     EDIT,
@@ -42,6 +42,7 @@ from .source import (
     Change,
     Plan,
     PlanContext,
+    Snapshot,
     in_apply_order,
     prepare_writes,
 )
@@ -71,6 +72,27 @@ class Outcome:
             "notes": self.notes,
             "details": self.details,
         }
+
+
+@runtime_checkable
+class ScratchWriter(Protocol):
+    """A source whose scratchpad keys are records of its write primitive (read_record /
+    write_record), so that editing and deleting one is a curation step like any other."""
+
+    scratch_note: str  # what a user should know when writing there ("" for nothing)
+
+    def scratch_record(self, session_id: str, key: str) -> str:
+        """The record id of one key; raises UnsupportedError for a key that is no scratchpad row."""
+        ...
+
+    def is_scratch_record(self, record_id: str) -> bool: ...
+
+    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
+        """The record holding value as the owner writes it (current itself if the owner would read
+        the same value back from it)."""
+        ...
+
+    def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry: ...
 
 
 @dataclass
@@ -256,6 +278,70 @@ class Curator:
         outcome.details.update({"count": len(targets), "embedder": embedder.name})
         return outcome
 
+    def set_scratch(self, session_id: str, key: str, value: Any, *, expected: str | None = None) -> Outcome:
+        """Set one scratchpad key of a session (a new key is added) as the session's owner
+        writes it; value keeps its JSON type. expected: the value as it was read
+        (ScratchEntry.value); if it is no longer that, ConflictError and nothing is written."""
+        source, record, before = self._scratch(session_id, key, expected)
+        after = source.scratch_snapshot(before, session_id, key, value, self._context().now)
+        if after is before:
+            raise NothingToDoError(f"{key} of session {session_id} already holds that value; nothing changed.")
+        details = {"session_id": session_id, "key": key, "from": _scratch_value(source, before),
+                   "to": source.scratch_entry(after).value}
+        return self._scratch_step(EDIT, source, Change(record, before, after), session_id, details)
+
+    def delete_scratch(self, session_id: str, key: str, *, expected: str | None = None) -> Outcome:
+        """Remove one scratchpad key of a session (undo puts it back); expected as for set_scratch."""
+        source, record, before = self._scratch(session_id, key, expected)
+        if before is None:
+            raise NotFoundError(f"Session {session_id} has no scratchpad key {key}.")
+        details = {"session_id": session_id, "key": key, "from": _scratch_value(source, before), "to": None}
+        return self._scratch_step(DELETE, source, Change(record, before, None), session_id, details)
+
+    def scratch_writable(self, session_id: str) -> bool:
+        """Whether set_scratch and delete_scratch can write the scratchpad of this session."""
+        try:
+            self._scratch_source(session_id)
+        except StoreError:
+            return False
+        return not self.store.read_only
+
+    def _scratch_source(self, session_id: str) -> ScratchWriter:
+        holders = [
+            s for s in self.store.sources
+            if s.capabilities().sessions and any(x.id == session_id for x in s.sessions())  # type: ignore[attr-defined]
+        ]
+        if not holders:
+            raise NotFoundError(f"No session {session_id} in {self.store.root}.")
+        writer = next((s for s in holders if isinstance(s, ScratchWriter)), None)
+        if writer is None:
+            raise UnsupportedError(
+                f"The scratchpad of session {session_id} is kept in {holders[0].label}, whose scratchpad "
+                "Mnemoscope only reads."
+            )
+        return writer
+
+    def _scratch(self, session_id: str, key: str, expected: str | None) -> tuple[ScratchWriter, str, Snapshot | None]:
+        self.store.require_writable()
+        source = self._scratch_source(session_id)
+        record = source.scratch_record(session_id, key)
+        caps = self.store.source_for(record).capabilities(record)
+        if caps.read_only:
+            raise ReadOnlyError(f"The scratchpad of session {session_id} cannot be changed: {caps.read_only_reason}.")
+        before = self.store.source_for(record).read_record(record)
+        now = _scratch_value(source, before)
+        if expected is not None and now != expected:
+            state = "was removed" if now is None else "changed"
+            raise ConflictError(
+                f"{key} of session {session_id} {state} since it was read; nothing was written. Reload and try again."
+            )
+        return source, record, before
+
+    def _scratch_step(self, operation: str, source: ScratchWriter, change: Change, session_id: str,
+                      details: dict[str, Any]) -> Outcome:
+        plan = Plan([change], notes=[source.scratch_note] if source.scratch_note else [])
+        return self._run(operation, [_Planned(change.record, session_id, plan, details)])
+
     def undo(self) -> Outcome:
         self.store.require_writable()
         entry = self.store.journal.next_to_undo()
@@ -426,7 +512,20 @@ class Curator:
     def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()
         ids = tuple(dict.fromkeys([*targets, *(c.record for c in changes)]))
+        # A scratchpad key is no memory: an event naming no memory says sessions and scratchpads may have changed.
+        ids = tuple(i for i in ids if not self._is_scratch(i))
         self.store.notify(StoreEvent(ids, journal=True))
+
+    def _is_scratch(self, record_id: str) -> bool:
+        try:
+            source = self.store.source_for(record_id)
+        except NotFoundError:
+            return False
+        return isinstance(source, ScratchWriter) and source.is_scratch_record(record_id)
+
+
+def _scratch_value(source: ScratchWriter, snapshot: Snapshot | None) -> str | None:
+    return source.scratch_entry(snapshot).value if snapshot is not None else None
 
 
 def _failed_write(record: str, exc: Exception) -> StoreError:

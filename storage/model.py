@@ -244,6 +244,9 @@ class Turn:
     role: str
     content: str
     timestamp: datetime
+    # "message", or what the owner put in the conversation that is no message: "compaction"
+    # (a summary standing for the older turns it replaced).
+    kind: str = "message"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -252,6 +255,7 @@ class Turn:
             "role": self.role,
             "content": self.content,
             "timestamp": _iso(self.timestamp),
+            "kind": self.kind,
         }
 
 

@@ -20,20 +20,36 @@ a changed or removed row cannot be taken out of them, and AgenticX rebuilds the
 chunks from the markdown anyway (edit the workspace files instead). What the
 index holds that no longer matches the workspace is reported as problems, and
 chunks of files that are gone are shown so their text is not lost.
+
+Read from agenticx 0.6.5 as well: ``~/.agenticx/sessions/<id>/messages.json`` is each
+session's full chat history (studio/storage/local_file.py), so a session's turns are
+read from it, and session_messages only stands in for a session whose file is gone;
+``agent_messages.json`` beside it is the model's context, whose first message is a
+``[compacted]`` system message once ContextCompactor has summarised the older turns
+(runtime/compactor.py): shown as a turn of kind "compaction". MemoryHook
+(runtime/hooks/memory_hook.py) appends ``## Session Facts (<date>)`` blocks of at
+most eight facts to ``memory/<date>.md`` and ``## Auto-extracted (<date>)`` sections of
+at most four to MEMORY.md; those bullets carry ``origin: auto-extracted`` and the tag
+``auto-extracted``, every other one ``origin: manual``. The workspace is the one the
+home's config.yaml names (``memory.path``, seed 000; ``workspace_dir``, agenticx
+0.6.5), else ``AGX_WORKSPACE_ROOT``, else ``<home>/workspace``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnsupportedError
-from ..looking import is_dir
-from ..model import GLOBAL_CHANNEL, Layer, ScratchEntry, Session, Turn
-from ..native.markdown import MarkdownSource
+from ..errors import NotFoundError, UnsupportedError
+from ..looking import is_dir, is_file, looked
+from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Turn
+from ..native.markdown import FileBlocks, MarkdownSource, daily_date, inside
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
@@ -50,6 +66,23 @@ from .base import (
 )
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
+SESSIONS_DIR = "sessions"
+MESSAGES_FILE = "messages.json"
+AGENT_MESSAGES_FILE = "agent_messages.json"
+COMPACTED_MARKER = "[compacted]"
+COMPACTION = "compaction"
+WORKSPACE_ENV = "AGX_WORKSPACE_ROOT"
+CONFIG_FILE = "config.yaml"
+# MemoryHook's limits (seed 000; agenticx/runtime/hooks/memory_hook.py).
+MAX_FACTS_PER_SESSION = 8
+MAX_AUTO_EXTRACTED_FACTS = 4
+DAILY_LOG_CAP = 8000  # characters: no block is appended that would take a daily log past it
+MEMORY_MD_CAP = 4000  # characters: Auto-extracted sections are appended only below it
+DAILY_COMPACT_ABOVE = 2000  # characters: past it the day's log is deduplicated
+DEDUP_KEY_CHARS = 80
+AUTO_HEADING = re.compile(r"^(Auto-extracted|Session Facts)\b\s*(?:\((\d{4}-\d{2}-\d{2})\))?")
+AUTO_EXTRACTED = "auto-extracted"
+MANUAL = "manual"
 SESSION_TABLES = {
     "scratchpad": {"session_id", "key", "value", "updated_at"},
     "session_summaries": {"id", "session_id", "summary", "created_at"},
@@ -72,8 +105,53 @@ def decode_scratchpad_value(raw: str) -> Any:
         return raw
 
 
+def encode_scratchpad_value(value: Any) -> str:
+    """What AgenticX's ``_encode_scratchpad_value`` writes: every value typed JSON behind the prefix."""
+    return SCRATCHPAD_JSON_PREFIX + json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A messages.json message's text as AgenticX's ``_message_content_text`` makes it for its
+    search copy: text parts of a content list joined by lines, other parts as JSON."""
+    raw = message.get("content")
+    if raw is None:
+        return ""
+    if isinstance(raw, list):
+        return "\n".join(map(_part_text, raw))
+    return str(raw)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, dict):
+        text = part.get("text")
+        if part.get("type") in ("text", "input_text") and isinstance(text, str):
+            return text
+        return json.dumps(part, ensure_ascii=False)
+    return str(part)
+
+
+def is_compaction(role: str, content: str) -> bool:
+    """ContextCompactor's summary: a system message holding the ``[compacted]`` marker (its own
+    ``_has_compacted_prefix`` test), or any message with the marker opening a line."""
+    if role == "system" and COMPACTED_MARKER in content:
+        return True
+    return any(line.startswith(COMPACTED_MARKER) for line in content.splitlines())
+
+
+def _message_rows(path: Path) -> list[dict[str, Any]] | None:
+    """The messages of a messages.json file (a list, or the legacy {"messages": [...]}); None when
+    it cannot be read as one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if isinstance(data, dict):
+        data = data.get("messages") or data.get("chat_history")
+    return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
 
 
 class AgenticxSessionSource(FormatSource):
@@ -86,6 +164,25 @@ class AgenticxSessionSource(FormatSource):
         self.path = path
         self.tables = tables
         self.id_prefix = f"agx:{path.name}:"
+        self.scratch_prefix = f"agx-scratchpad:{path.name}:"
+        # ~/.agenticx/memory/sessions.sqlite: the sessions' folders are ~/.agenticx/sessions/<id>/.
+        home = path.parent.parent if path.parent.name == "memory" else path.parent
+        self.home = home
+        self.sessions_dir = home / SESSIONS_DIR
+        self._todo_sessions: set[str] = set()
+
+    def watched(self) -> list[Path]:
+        # A session folder added or removed changes the folder; a history rewritten, its files.
+        folders = [self.sessions_dir, *self._session_dirs()]
+        return self.files + folders + [d / name for d in folders[1:] for name in (MESSAGES_FILE, AGENT_MESSAGES_FILE)]
+
+    def _session_dirs(self) -> list[Path]:
+        """The session folders (a link is not followed: it may lead out of the home)."""
+        if not self.sessions_dir.is_dir() or inside(self.home, SESSIONS_DIR) is None:
+            return []
+        with os.scandir(self.sessions_dir) as entries:
+            names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        return [self.sessions_dir / name for name in names]
 
     def load(self) -> Contents:
         contents = Contents()
@@ -109,16 +206,20 @@ class AgenticxSessionSource(FormatSource):
                 )
             )
         for row in scratch:
-            value = decode_scratchpad_value(str(row["value"]))
-            at = parse_time(row["updated_at"]) or utcnow()
-            contents.scratch.append(ScratchEntry(row["session_id"], row["key"], _shown(value), at))
+            contents.scratch.append(self.scratch_entry(plain_row(row)))
+        self._todo_sessions = {row["session_id"] for row in todos}
         for row in todos:
             at = parse_time(row["updated_at"]) or utcnow()
             contents.scratch.append(ScratchEntry(row["session_id"], "todos", str(row["data"]), at))
+        copies: dict[str, list[Turn]] = {}
         for row in messages:
-            turns = contents.turns.setdefault(row["session_id"], [])
+            turns = copies.setdefault(row["session_id"], [])
             at = parse_time(row["timestamp"]) or parse_time(row["indexed_at"]) or utcnow()
-            turns.append(Turn(row["session_id"], len(turns), row["role"], row["content"], at))
+            kind = COMPACTION if is_compaction(row["role"], row["content"]) else "message"
+            turns.append(Turn(row["session_id"], len(turns), row["role"], row["content"], at, kind))
+        contents.turns = copies
+        for folder in self._session_dirs():
+            self._read_history(folder, copies.get(folder.name, []), contents)
         starts: dict[str, datetime] = {}
         for session_id, at in (
             [(m.channel, m.created_at) for m in contents.memories]
@@ -131,22 +232,115 @@ class AgenticxSessionSource(FormatSource):
             contents.sessions.append(Session(session_id, session_id, f"session {session_id}", starts[session_id], len(turns)))
         return contents
 
+    def _read_history(self, folder: Path, copy: list[Turn], contents: Contents) -> None:
+        """A session's turns from its messages.json, with the compaction summary of its
+        agent_messages.json placed before the turns it kept verbatim."""
+        session_id = folder.name
+        file = inside(self.home, f"{SESSIONS_DIR}/{session_id}/{MESSAGES_FILE}")
+        if file is None or not file.is_file():
+            return
+        rows = _message_rows(file)
+        if rows is None:
+            contents.problems.append(
+                f"{SESSIONS_DIR}/{session_id}/{MESSAGES_FILE} is not a list of messages; "
+                + (f"its search copy in {self.path.name} is shown instead" if copy else "no turns are shown")
+            )
+            return
+        fallback = parse_time(_mtime(file)) or utcnow()
+        turns: list[Turn] = []
+        for message in rows:
+            role = str(message.get("role") or "unknown")
+            text = message_text(message)
+            at = parse_time(message.get("timestamp") or message.get("created_at") or message.get("ts"))
+            at = at or (turns[-1].timestamp if turns else fallback)
+            turns.append(Turn(session_id, 0, role, text, at, COMPACTION if is_compaction(role, text) else "message"))
+        if not any(t.kind == COMPACTION for t in turns):
+            turns = _with_compaction(session_id, turns, inside(self.home, f"{SESSIONS_DIR}/{session_id}/{AGENT_MESSAGES_FILE}"))
+        contents.turns[session_id] = [
+            Turn(session_id, i, t.role, t.content, t.timestamp, t.kind) for i, t in enumerate(turns)
+        ]
+        if copy and len(copy) != len(rows):
+            contents.problems.append(
+                f"session {session_id}: {MESSAGES_FILE} holds {len(rows)} message(s), its search copy in "
+                f"{self.path.name} {len(copy)} (AgenticX indexes a session again when it saves it); "
+                f"the turns shown are {MESSAGES_FILE}'s"
+            )
+
     def read_record(self, record_id: str) -> Snapshot | None:
+        scratch = self._scratch_key(record_id)
         with reading(self.path) as con:
-            row = con.execute("SELECT * FROM session_summaries WHERE id = ?", (self._row_id(record_id),)).fetchone()
+            if scratch is not None:
+                row = con.execute("SELECT * FROM scratchpad WHERE session_id = ? AND key = ?", scratch).fetchone()
+            else:
+                row = con.execute("SELECT * FROM session_summaries WHERE id = ?", (self._row_id(record_id),)).fetchone()
         return plain_row(row) if row is not None else None
 
     def _row_id(self, record_id: str) -> str:
         return record_id[len(self.id_prefix):]
 
+    def owns(self, record_id: str) -> bool:
+        return record_id.startswith((self.id_prefix, self.scratch_prefix))
+
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
         return {**snap, "summary": requested["content"]}
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        scratch = self._scratch_key(record_id)
+        if scratch is not None:
+            session_id, key = scratch
+            return self.write_row(
+                self.path, "scratchpad", {"session_id": session_id, "key": key}, record_id, expected, new,
+                updates=("value", "updated_at"),
+            )
         return self.write_row(
             self.path, "session_summaries", {"id": self._row_id(record_id)}, record_id, expected, new,
             updates=("summary",), before=self._refuse_last_summary,
         )
+
+    # -- the scratchpad, written as SessionStore writes it -----------------------------------
+
+    def scratch_record(self, session_id: str, key: str) -> str:
+        """The record id of one scratchpad key (a row of ``scratchpad``), for the write primitive."""
+        self.contents()  # which sessions keep todos
+        if key == "todos" and session_id in self._todo_sessions:
+            raise UnsupportedError(
+                f"todos of session {session_id} is AgenticX's todo list (its own table), not a scratchpad key; "
+                "it is not edited here."
+            )
+        return self.scratch_prefix + json.dumps([session_id, key], ensure_ascii=False)
+
+    def is_scratch_record(self, record_id: str) -> bool:
+        return record_id.startswith(self.scratch_prefix)
+
+    def _scratch_key(self, record_id: str) -> tuple[str, str] | None:
+        if not record_id.startswith(self.scratch_prefix):
+            return None
+        try:
+            session_id, key = json.loads(record_id[len(self.scratch_prefix):])
+        except (ValueError, TypeError):
+            raise NotFoundError(f"{record_id} names no scratchpad key.") from None
+        return str(session_id), str(key)
+
+    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
+        """The row SessionStore._save_scratchpad_sync writes for value (current itself when
+        AgenticX would read the same value back from it)."""
+        if current is not None and _same_json(decode_scratchpad_value(str(current["value"])), value):
+            return current
+        try:
+            encoded = encode_scratchpad_value(value)
+        except (TypeError, ValueError):
+            raise UnsupportedError(f"The value of {key} is not JSON; AgenticX keeps JSON values only.") from None
+        return {"session_id": session_id, "key": key, "value": encoded, "updated_at": now}
+
+    def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry:
+        value = decode_scratchpad_value(str(snapshot["value"]))
+        at = parse_time(snapshot["updated_at"]) or utcnow()
+        return ScratchEntry(snapshot["session_id"], snapshot["key"], _shown(value), at)
+
+    scratch_note = (
+        "AgenticX saves a session's whole scratchpad from memory while that session runs; "
+        "edit it while the session is not open in AgenticX."
+    )
 
     @staticmethod
     def _refuse_last_summary(con: Any, current: Any, new: Snapshot | None) -> None:
@@ -160,6 +354,39 @@ class AgenticxSessionSource(FormatSource):
                 f"AgenticX lists sessions by their summaries; deleting the last one would hide session "
                 f"{current['session_id']} from its history. Edit the summary instead."
             )
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _with_compaction(session_id: str, turns: list[Turn], agent_messages: Path | None) -> list[Turn]:
+    """turns with the ``[compacted]`` summary that opens agent_messages.json (the model's
+    context) placed before the first turn it kept verbatim (at the end when none is found)."""
+    if agent_messages is None or not agent_messages.is_file():
+        return turns
+    rows = _message_rows(agent_messages)
+    if not rows:
+        return turns
+    role, text = str(rows[0].get("role") or "system"), message_text(rows[0])
+    if not is_compaction(role, text):
+        return turns
+    position = len(turns)
+    for kept in rows[1:]:
+        wanted = message_text(kept)
+        found = next((i for i in range(len(turns) - 1, -1, -1) if wanted and turns[i].content == wanted), None)
+        if found is not None:
+            position = found
+            break
+    at = turns[position].timestamp if position < len(turns) else parse_time(_mtime(agent_messages)) or utcnow()
+    return [*turns[:position], Turn(session_id, 0, role, text, at, COMPACTION), *turns[position:]]
 
 
 class AgenticxIndexSource(FormatSource):
@@ -227,6 +454,182 @@ class AgenticxIndexSource(FormatSource):
         )
 
 
+@dataclass
+class _LogNotes:
+    """What MemoryHook's rules say about one workspace file: the later copies of a daily-log
+    fact (line -> the line of its first copy) and the caps the file exceeds."""
+
+    parsed: FileBlocks | None = None
+    duplicates: dict[int, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+class AgenticxWorkspace(MarkdownSource):
+    """The workspace markdown of an AgenticX home: MarkdownSource's memories and curation, each
+    bullet told apart as MemoryHook's (auto-extracted) or a person's (manual), daily-log
+    duplicates flagged and MemoryHook's caps reported."""
+
+    format = "agenticx-workspace"
+    label = "AgenticX workspace markdown"
+
+    def __init__(self, root: Path, notes: tuple[str, ...] = ()) -> None:
+        self._notes: dict[str, _LogNotes] = {}
+        self._config_notes = list(notes)
+        super().__init__(root)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(), "files": [str(self.root)], "read_only": False, "read_only_reason": "",
+            "editable_fields": list(self.capabilities().editable_fields), "deletable": True, "problems": self.problems(),
+        }
+
+    def problems(self) -> list[str]:
+        return self._config_notes + super().problems() + [p for rel in self.files() for p in self._log_notes(rel).problems]
+
+    def memory(self, block: Any) -> Memory:
+        memory = super().memory(block)
+        auto = AUTO_HEADING.match(block.heading)
+        metadata: dict[str, Any] = {**memory.metadata, "origin": AUTO_EXTRACTED if auto else MANUAL}
+        if auto and auto.group(2):
+            metadata["extracted_on"] = auto.group(2)
+        first = self._log_notes(block.path).duplicates.get(block.line)
+        if first is not None:
+            metadata["duplicate_of_line"] = first
+        tags = (*memory.tags, AUTO_EXTRACTED) if auto else memory.tags
+        return memory.with_changes(tags=tags, metadata=metadata)
+
+    def _log_notes(self, rel: str) -> _LogNotes:
+        if rel != "MEMORY.md" and daily_date(rel) is None:
+            return _LogNotes()
+        parsed = self._parsed(rel) if rel not in self._cache else self._cache[rel][1]
+        known = self._notes.get(rel)
+        if known is not None and known.parsed is parsed:
+            return known
+        path = inside(self.root, rel)
+        try:
+            text = path.read_bytes().decode("utf-8").removeprefix("\ufeff") if path is not None else ""
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        notes = _LogNotes(parsed)
+        if rel == "MEMORY.md":
+            _memory_md_caps(text, notes)
+        else:
+            _daily_log_rules(rel, text, notes)
+        self._notes[rel] = notes
+        return notes
+
+
+def _sections(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
+    """(heading, [(line number, bullet line stripped)]) per heading, as MemoryHook reads lines."""
+    sections: list[tuple[str, list[tuple[int, str]]]] = [("", [])]
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            sections.append((stripped.lstrip("#").strip(), []))
+        elif stripped.startswith("- "):
+            sections[-1][1].append((number, stripped))
+    return sections
+
+
+def _too_many_facts(rel: str, text: str, notes: _LogNotes, cap: int) -> None:
+    for heading, bullets in _sections(text):
+        if AUTO_HEADING.match(heading) and len(bullets) > cap:
+            notes.problems.append(
+                f"{rel}: the section \"{heading}\" (line {bullets[0][0]}) holds {len(bullets)} facts, more than the "
+                f"{cap} MemoryHook writes at a time (written by hand or by another tool)"
+            )
+
+
+def _memory_md_caps(text: str, notes: _LogNotes) -> None:
+    if len(text) >= MEMORY_MD_CAP:
+        notes.problems.append(
+            f"MEMORY.md holds {len(text):,} characters: MemoryHook appends Auto-extracted sections only while "
+            f"it is under {MEMORY_MD_CAP:,}, so no more facts reach it"
+        )
+    _too_many_facts("MEMORY.md", text, notes, MAX_AUTO_EXTRACTED_FACTS)
+
+
+def _daily_log_rules(rel: str, text: str, notes: _LogNotes) -> None:
+    """MemoryHook's dedup of a daily log (_maybe_compact_daily: bullets keyed by their first 80
+    characters, lower-cased; the first kept) and its caps."""
+    if len(text) > DAILY_LOG_CAP:
+        notes.problems.append(
+            f"{rel} holds {len(text):,} characters, over the {DAILY_LOG_CAP:,} MemoryHook keeps a daily log "
+            "under: it appends no more session facts to it"
+        )
+    _too_many_facts(rel, text, notes, MAX_FACTS_PER_SESSION)
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for _heading, bullets in _sections(text):
+        for number, stripped in bullets:
+            groups.setdefault(stripped[:DEDUP_KEY_CHARS].lower(), []).append((number, stripped))
+    for copies in groups.values():
+        if len(copies) < 2:
+            continue
+        lines = [number for number, _ in copies]
+        notes.duplicates.update({line: lines[0] for line in lines[1:]})
+        first = copies[0][1]
+        shown = first[2:62] + ("…" if len(first) > 62 else "")
+        notes.problems.append(
+            f"{rel}: lines {', '.join(map(str, lines))} repeat one fact (\"{shown}\"); MemoryHook keeps only line "
+            f"{lines[0]} when it deduplicates the day's log (once it is over {DAILY_COMPACT_ABOVE:,} characters)"
+        )
+
+
+# -- where the workspace is ---------------------------------------------------------------------
+
+
+def configured_roots(config: Path) -> list[str]:
+    """The workspace roots config.yaml names: ``memory.path`` (seed 000), then ``workspace_dir``
+    (agenticx 0.6.5's own key). Read line by line: both are plain scalars, and YAML is no
+    dependency of Mnemoscope (PyYAML only comes with chromadb)."""
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    found: dict[str, str] = {}
+    section, child_indent = "", None
+    for raw in text.splitlines():
+        line = re.sub(r"\s+#.*$", "", raw).rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        key, colon, value = line.strip().partition(":")
+        value = value.strip().strip("\"'")
+        if not colon:
+            continue
+        if indent == 0:
+            section, child_indent = key, None
+            if key == "workspace_dir" and value:
+                found.setdefault(key, value)
+        elif section == "memory":
+            child_indent = indent if child_indent is None else child_indent
+            if indent == child_indent and key == "path" and value:
+                found.setdefault("memory.path", value)
+    return [found[k] for k in ("memory.path", "workspace_dir") if k in found]
+
+
+def workspace_root(home: Path) -> tuple[Path, tuple[str, ...]]:
+    """The workspace of an AgenticX home and what a user should know about how it was found:
+    the first of config.yaml's root, ``AGX_WORKSPACE_ROOT`` and ``<home>/workspace`` that holds
+    workspace markdown."""
+    home = Path(home)
+    named: list[tuple[str, Path]] = []
+    if is_file(home / CONFIG_FILE):
+        for value in configured_roots(home / CONFIG_FILE):
+            root = Path(value).expanduser()
+            named.append((f"{CONFIG_FILE} names {value}", root if root.is_absolute() else home / root))
+    env = os.environ.get(WORKSPACE_ENV, "").strip()
+    if env:
+        named.append((f"{WORKSPACE_ENV} is {env}", Path(env).expanduser()))
+    passed: list[str] = []
+    for why, root in named:
+        if MarkdownSource.detect(root):
+            return root, tuple(passed)
+        passed.append(f"{why} as the workspace root, which holds no workspace markdown")
+    default = home / "workspace"
+    return default, tuple(f"{p}; {default} is read instead" for p in passed)
+
+
 def _dangling_fts_rows(con: Any, fts: str, table: str) -> int:
     # A contentless FTS5 table keeps one docsize row per indexed rowid.
     return con.execute(
@@ -254,11 +657,12 @@ def detect(path: Path) -> list[FormatMatch]:
                 "agenticx-index", AgenticxIndexSource.label, candidate,
                 open=partial(AgenticxIndexSource, candidate, tables),
             ))
-    workspace = path / "workspace"
-    if matches and is_dir(path) and MarkdownSource.detect(workspace):
-        # ~/.agenticx: the workspace beside memory/ is part of the same store.
-        matches.append(FormatMatch(
-            "markdown", "AgenticX workspace markdown", workspace,
-            open=partial(MarkdownSource.open, workspace), journal_dir=path,
-        ))
+    if matches and is_dir(path):
+        # ~/.agenticx: its workspace (<home>/workspace unless configured) is part of the same store.
+        workspace, notes = looked("agenticx workspace", path, lambda: workspace_root(path))
+        if MarkdownSource.detect(workspace):
+            matches.append(FormatMatch(
+                "markdown", AgenticxWorkspace.label, workspace,
+                open=partial(AgenticxWorkspace, workspace, notes), journal_dir=path,
+            ))
     return matches

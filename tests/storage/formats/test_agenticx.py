@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.errors import ReadOnlyError, UnsupportedError
+from mnemoscope.storage.errors import ConflictError, NotFoundError, NothingToDoError, ReadOnlyError, UnsupportedError
 from mnemoscope.storage.model import ScratchEntry
 from mnemoscope.storage.views.search import search
 from mnemoscope.storage.store import open_store
@@ -170,7 +170,7 @@ def listed_sessions(db: Path) -> list[str]:
 def test_opens_the_whole_agenticx_home(home: Path):
     with open_store(home) as store:
         formats = {f["format"] for f in store.info()["formats"]}
-        assert formats == {"agenticx", "agenticx-index"}
+        assert formats == {"agenticx", "agenticx-index", "agenticx-workspace"}
         # Workspace markdown (2 blocks), 3 summaries, 1 archived turn, 1 chunk of a deleted file.
         assert store.counts()["kinds"] == {"markdown": 2, "sqlite": 5}
         contents = {m.content for m in store.page(limit=50)}
@@ -256,3 +256,297 @@ def test_import_round_trip(home: Path, tmp_path: Path):
         lisbon = next(m for m in store.page(limit=50) if m.content == "Old note about Lisbon.")
         assert lisbon.metadata["import"]["format"] == "agenticx-index"
         assert {e.key for e in store.scratch_entries("s1")} >= {"session_facts", "todos"}
+
+
+# -- messages.json, compaction, MemoryHook's workspace files, the configured root, scratchpad writes --------
+
+COMPACTED = ("[session_memory]{\"facts\":[]}\n\n[compacted] 已压缩 2 条历史消息，以下为摘要：\n"
+             "The user wanted a hotel in Porto by the river; Hotel Infante was booked.")
+# sessions/s1/messages.json as SessionManager._save_messages_snapshot writes it (ms timestamps).
+S1_HISTORY = [
+    {"id": "m1", "role": "user", "content": "Find me a hotel in Porto", "timestamp": 1763630000000},
+    {"id": "m2", "role": "assistant", "content": "Booked Hotel Infante", "timestamp": 1763630060000},
+    {"id": "m3", "role": "user", "content": [{"type": "text", "text": "Is breakfast included?"}],
+     "timestamp": 1763630120000},
+    {"id": "m4", "role": "tool", "content": "{\"breakfast\": true}", "timestamp": 1763630130000},
+    {"id": "m5", "role": "assistant", "content": "Yes, breakfast is included.", "timestamp": 1763630140000},
+]
+# agent_messages.json after ContextCompactor: its [compacted] system message, then the messages kept verbatim.
+S1_CONTEXT = [
+    {"role": "system", "content": COMPACTED},
+    {"role": "user", "content": "Is breakfast included?"},
+    {"role": "tool", "content": "{\"breakfast\": true}"},
+    {"role": "assistant", "content": "Yes, breakfast is included."},
+]
+# A session whose chat history holds the compaction itself, and nothing in sessions.sqlite.
+S4_HISTORY = [
+    {"role": "system", "content": "[compacted] 已压缩 30 条历史消息，以下为摘要：\nPlanned a Lisbon weekend.",
+     "timestamp": 1763700000000},
+    {"role": "user", "content": "And the train back?", "timestamp": 1763700060000},
+]
+DAY = "2026-11-20"
+REQUEST = "- 用户请求: 请帮我找一家波尔图的酒店，要靠近河边，并且需要含早餐"
+DONE = "- 完成事项: Booked Hotel Infante in Porto, breakfast included, done"
+
+
+def memory_hook_append(workspace: Path, day: str, facts: list[str]) -> None:
+    """MemoryHook._append_to_memory, for a given day."""
+    daily = workspace / "memory" / f"{day}.md"
+    block = f"## Session Facts ({day})\n" + "\n".join(facts) + "\n\n"
+    existing = daily.read_text(encoding="utf-8") if daily.exists() else ""
+    if len(existing) + len(block) > 8000:
+        return
+    with open(daily, "a", encoding="utf-8") as fh:
+        fh.write(block)
+    long_term = workspace / "MEMORY.md"
+    if long_term.exists() and len(long_term.read_text(encoding="utf-8")) < 4000:
+        with open(long_term, "a", encoding="utf-8") as fh:
+            fh.write(f"\n## Auto-extracted ({day})\n")
+            for fact in facts[:4]:
+                fh.write(f"{fact}\n")
+
+
+def memory_hook_dedup(text: str) -> list[int]:
+    """The line numbers MemoryHook._maybe_compact_daily drops from a daily log."""
+    seen: set[str] = set()
+    dropped = []
+    for number, line in enumerate(text.strip().split("\n"), 1):
+        stripped = line.strip()
+        if stripped.startswith("- ") and not stripped.startswith("##"):
+            key = stripped[:80].lower()
+            if key in seen:
+                dropped.append(number)
+            seen.add(key)
+    return dropped
+
+
+def build_agenticx_history(tmp_path: Path) -> Path:
+    """build_agenticx_home, with the sessions' folders and MemoryHook's writes to the workspace."""
+    home = build_agenticx_home(tmp_path)
+    for session_id, name, rows in (("s1", "messages.json", S1_HISTORY), ("s1", "agent_messages.json", S1_CONTEXT),
+                                   ("s4", "messages.json", S4_HISTORY)):
+        folder = home / "sessions" / session_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+    workspace = home / "workspace"
+    memory_hook_append(workspace, DAY, [REQUEST, DONE])
+    memory_hook_append(workspace, DAY, [REQUEST, DONE.lower()])  # a second session the same day
+    with open(workspace / "memory" / f"{DAY}.md", "a", encoding="utf-8") as fh:
+        fh.write("## Notes\n- Ask about the airport transfer\n")
+    return home
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    return build_agenticx_history(tmp_path)
+
+
+def test_turns_are_read_from_messages_json_with_the_compaction_as_its_own_kind(history: Path):
+    with open_store(history) as store:
+        turns = store.turns("s1")
+        sessions = {s.id: s for s in store.sessions()}
+        problems = store.problems()
+        on_disk_only = store.turns("s4")
+    assert [(t.role, t.kind) for t in turns] == [
+        ("user", "message"), ("assistant", "message"), ("system", "compaction"),
+        ("user", "message"), ("tool", "message"), ("assistant", "message")]
+    assert turns[2].content == COMPACTED and turns[3].content == "Is breakfast included?"
+    assert [t.index for t in turns] == list(range(6))
+    assert turns[0].timestamp.timestamp() == 1763630000 and turns[2].timestamp == turns[3].timestamp
+    assert turns[2].to_dict()["kind"] == "compaction"
+    assert sessions["s1"].turn_count == 6
+    assert sessions["s4"].turn_count == 2 and [t.kind for t in on_disk_only] == ["compaction", "message"]
+    assert any("session s1: messages.json holds 5 message(s), its search copy in sessions.sqlite 2" in p
+               for p in problems)
+
+
+def test_a_session_without_messages_json_keeps_its_search_copy_and_a_bad_file_is_reported(history: Path):
+    (history / "sessions" / "s1" / "messages.json").write_text("{not json", encoding="utf-8")
+    with open_store(history) as store:
+        turns = store.turns("s1")
+        problems = store.problems()
+    assert [t.content for t in turns] == ["Find me a hotel in Porto", "Booked Hotel Infante"]
+    assert any("sessions/s1/messages.json is not a list of messages; its search copy" in p for p in problems)
+
+
+def test_auto_extracted_bullets_are_told_apart_from_hand_written_ones(history: Path):
+    with open_store(history) as store:
+        shown = store.page(limit=100)
+    by_origin: dict[str, set[str]] = {}
+    for m in shown:
+        if m.source.kind.value == "markdown":
+            by_origin.setdefault(m.metadata["origin"], set()).add(m.content)
+    facts = {REQUEST[2:], DONE[2:], DONE[2:].lower()}
+    assert by_origin["auto-extracted"] == facts
+    assert {"The user prefers window seats.", "Ask about the airport transfer"} <= by_origin["manual"]
+    fact = next(m for m in shown if m.content == DONE[2:] and m.source.path == "MEMORY.md")
+    assert "auto-extracted" in fact.tags and fact.metadata["extracted_on"] == DAY
+    assert fact.metadata["heading"] == f"Auto-extracted ({DAY})"
+    seat = next(m for m in shown if m.content == "The user prefers window seats.")
+    assert "auto-extracted" not in seat.tags
+
+
+def test_daily_log_duplicates_are_the_lines_memory_hook_would_drop(history: Path):
+    daily = history / "workspace" / "memory" / f"{DAY}.md"
+    dropped = memory_hook_dedup(daily.read_text(encoding="utf-8"))
+    assert dropped == [6, 7]
+    with open_store(history) as store:
+        shown = [m for m in store.page(limit=100) if m.source.path == f"memory/{DAY}.md"]
+        problems = store.problems()
+    flagged = {m.source.line_start: m.metadata["duplicate_of_line"] for m in shown if "duplicate_of_line" in m.metadata}
+    assert flagged == {6: 2, 7: 3}
+    notes = [p for p in problems if f"memory/{DAY}.md: lines" in p]
+    assert len(notes) == 2
+    assert "lines 2, 6 repeat one fact" in notes[0] and "keeps only line 2" in notes[0]
+    assert "lines 3, 7 repeat one fact" in notes[1]
+
+
+def test_memory_hook_caps_are_problems_when_exceeded(history: Path):
+    workspace = history / "workspace"
+    nine = [f"- 完成事项: step {i} done" for i in range(9)]
+    (workspace / "memory" / "2026-11-21.md").write_text(
+        "## Session Facts (2026-11-21)\n" + "\n".join(nine) + "\n\n## Pasted\n" + "x" * 8100 + "\n", encoding="utf-8")
+    with open(workspace / "MEMORY.md", "a", encoding="utf-8") as fh:
+        fh.write("\n## Auto-extracted (2026-11-21)\n" + "\n".join(nine[:5]) + "\n\n" + "Long note. " * 400 + "\n")
+    before = (workspace / "memory" / "2026-11-21.md").read_text(encoding="utf-8")
+    memory_hook_append(workspace, "2026-11-21", ["- 完成事项: one more, done"])  # refused by its own cap
+    assert (workspace / "memory" / "2026-11-21.md").read_text(encoding="utf-8") == before
+    with open_store(history) as store:
+        problems = store.problems()
+        info = store.info()
+    assert any("memory/2026-11-21.md holds 8,3" in p and "over the 8,000" in p for p in problems)
+    assert any("memory/2026-11-21.md: the section \"Session Facts (2026-11-21)\" (line 2) holds 9 facts, more than the 8"
+               in p for p in problems)
+    assert any("MEMORY.md holds" in p and "under 4,000" in p for p in problems)
+    assert any("MEMORY.md: the section \"Auto-extracted (2026-11-21)\"" in p and "holds 5 facts, more than the 4" in p
+               for p in problems)
+    workspace_info = next(f for f in info["formats"] if f["format"] == "agenticx-workspace")
+    assert any("over the 8,000" in p for p in workspace_info["problems"])
+
+
+def test_the_configured_workspace_root_is_opened(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("AGX_WORKSPACE_ROOT", raising=False)
+    configured = tmp_path / "notes" / "agx"
+    (configured / "memory").mkdir(parents=True)
+    (configured / "USER.md").write_text("- Lives in Porto\n", encoding="utf-8")
+    elsewhere = tmp_path / "env-ws"
+    elsewhere.mkdir()
+    (elsewhere / "USER.md").write_text("- Set by the environment\n", encoding="utf-8")
+
+    def shown() -> set[str]:
+        with open_store(history) as store:
+            return {m.content for m in store.page(limit=100) if m.source.kind.value == "markdown"}
+
+    (history / "config.yaml").write_text(
+        "llm:\n  provider: openai\n  path: /not/this\n# memory:\n#   path: /nor/this\n"
+        f"memory:\n  backend: sqlite\n  path: \"{configured}\"  # the workspace\n", encoding="utf-8")
+    assert shown() == {"Lives in Porto"}
+    monkeypatch.setenv("AGX_WORKSPACE_ROOT", str(elsewhere))
+    assert shown() == {"Lives in Porto"}  # the home's own config first; the variable is AgenticX's fallback
+    (history / "config.yaml").write_text("memory:\n  backend: sqlite\n", encoding="utf-8")
+    assert shown() == {"Set by the environment"}
+    monkeypatch.delenv("AGX_WORKSPACE_ROOT")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (history / "config.yaml").write_text("workspace_dir: ~/notes/agx\n", encoding="utf-8")  # agenticx 0.6.5's key
+    assert shown() == {"Lives in Porto"}
+    (history / "config.yaml").write_text(f"memory:\n  path: {tmp_path / 'gone'}\n", encoding="utf-8")
+    with open_store(history) as store:
+        assert "The user prefers window seats." in {m.content for m in store.page(limit=100)}
+        assert any(f"config.yaml names {tmp_path / 'gone'} as the workspace root, which holds no workspace markdown"
+                   in p for p in store.problems())
+
+
+def test_a_home_whose_workspace_is_elsewhere_is_detected_with_it(history: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("AGX_WORKSPACE_ROOT", raising=False)
+    moved = tmp_path / "moved-workspace"
+    (history / "workspace").rename(moved)
+    (history / "config.yaml").write_text(f"memory:\n  path: {moved}\n", encoding="utf-8")
+    with open_store(history) as store:
+        assert {f["format"] for f in store.info()["formats"]} == {"agenticx", "agenticx-index", "agenticx-workspace"}
+        assert "The user prefers window seats." in {m.content for m in store.page(limit=100)}
+
+
+def test_scratchpad_edit_and_delete_are_read_back_as_agenticx_reads_them_and_undone(home: Path):
+    db = home / "memory" / "sessions.sqlite"
+    original = sqlite3.connect(db).execute("SELECT key, value FROM scratchpad ORDER BY key").fetchall()
+    events = []
+    with open_store(home) as store:
+        store.subscribe(events.append)
+        curator = Curator(store)
+        entries = {e.key: e for e in store.scratch_entries("s1")}
+        outcome = curator.set_scratch("s1", "session_facts", "prefers metric units\nlives in Lisbon now",
+                                      expected=entries["session_facts"].value)
+        assert any("whole scratchpad" in n for n in outcome.notes)
+        curator.set_scratch("s1", "subagent_result::a1", {"status": "done", "n": 4})
+        curator.set_scratch("s1", "legacy_note", "plain old string, edited")
+        curator.set_scratch("s1", "__taskspace_hint__", "/home/user/trip")
+        curator.delete_scratch("s1", "legacy_note")
+        assert {e.key: e.value for e in store.scratch_entries("s1")}["session_facts"].endswith("Lisbon now")
+    assert events and all(e.ids == () and e.journal for e in events)
+    assert load_scratchpad(db, "s1") == {
+        "session_facts": "prefers metric units\nlives in Lisbon now",
+        "subagent_result::a1": {"status": "done", "n": 4},
+        "__taskspace_hint__": "/home/user/trip",
+    }
+    with sqlite3.connect(db) as con:
+        (raw,) = con.execute("SELECT value FROM scratchpad WHERE key = '__taskspace_hint__'").fetchone()
+    assert raw == PREFIX + json.dumps("/home/user/trip")
+    with open_store(home) as store:
+        for _ in range(5):
+            Curator(store).undo()
+    assert sqlite3.connect(db).execute("SELECT key, value FROM scratchpad ORDER BY key").fetchall() == original
+
+
+def test_a_scratchpad_key_changed_by_agenticx_is_not_overwritten(home: Path):
+    db = home / "memory" / "sessions.sqlite"
+    with open_store(home) as store:
+        seen = {e.key: e.value for e in store.scratch_entries("s1")}["session_facts"]
+        # AgenticX saves the session's scratchpad meanwhile (_save_scratchpad_sync: delete all, insert all).
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE scratchpad SET value = ? WHERE key = 'session_facts'",
+                        (PREFIX + json.dumps("written by the agent"),))
+        with pytest.raises(ConflictError, match="changed since it was read"):
+            Curator(store).set_scratch("s1", "session_facts", "mine", expected=seen)
+        Curator(store).set_scratch("s1", "session_facts", "mine")
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE scratchpad SET value = ? WHERE key = 'session_facts'",
+                        (PREFIX + json.dumps("the agent again"),))
+        with pytest.raises(ConflictError):
+            Curator(store).undo()
+    assert load_scratchpad(db, "s1")["session_facts"] == "the agent again"
+
+
+def test_scratchpad_writes_that_are_refused(home: Path):
+    db = home / "memory" / "sessions.sqlite"
+    before = db.read_bytes()
+    with open_store(home) as store:
+        curator = Curator(store)
+        assert curator.scratch_writable("s1") and not curator.scratch_writable("nope")
+        with pytest.raises(UnsupportedError, match="todo list"):
+            curator.set_scratch("s1", "todos", [])
+        with pytest.raises(NothingToDoError):
+            curator.set_scratch("s1", "subagent_result::a1", {"n": 3, "status": "done"})
+        with pytest.raises(NotFoundError):
+            curator.delete_scratch("s1", "no_such_key")
+        with pytest.raises(NotFoundError, match="No session nope"):
+            curator.set_scratch("nope", "k", "v")
+    with open_store(home, read_only=True) as store:
+        assert not Curator(store).scratch_writable("s1")
+        with pytest.raises(ReadOnlyError):
+            Curator(store).set_scratch("s1", "session_facts", "x")
+    assert db.read_bytes() == before
+
+
+def test_a_scratchpad_mnemoscope_only_reads_is_refused_by_name(tmp_path: Path):
+    from mnemoscope.storage.store import create_workspace
+
+    with create_workspace(tmp_path / "ws") as store:
+        store.add_session("n1")
+        store.set_scratch("n1", "session_facts", "agent wrote this")
+        curator = Curator(store)
+        assert not curator.scratch_writable("n1")
+        with pytest.raises(UnsupportedError, match="whose scratchpad Mnemoscope only reads"):
+            curator.set_scratch("n1", "session_facts", "a person's edit")
+        assert [e.value for e in store.scratch_entries("n1")] == ["agent wrote this"]
+        assert store.journal.count() == 0
