@@ -224,6 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("import", "import any store this tool opens into a native workspace DEST")
     p.add_argument("src", type=Path)
     p.add_argument("dest", type=Path)
+
+    p = add("map", "read a table of a SQLite file no format recognises as memories: show the mapping of its "
+            "columns proposed, correct it, and --save it (every command then opens the file with it)")
+    p.add_argument("path", type=Path)
+    p.add_argument("--table", help="the table to read (default: the remembered one, else the likeliest)")
+    p.add_argument("--map", dest="assign", default="", metavar="FIELD=COLUMN,...",
+                   help="correct the mapping, e.g. content=body,created=ts (FIELD= unmaps a field)")
+    p.add_argument("--save", action="store_true", help="remember the mapping for this file")
+    p.add_argument("--forget", action="store_true", help="forget the mapping remembered for this file")
     return parser
 
 
@@ -301,6 +310,28 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> i
         if text:
             print(text)
     return 0
+
+
+@command("map")
+def cmd_map(args: argparse.Namespace) -> int:
+    from mnemoscope.storage.formats import sqlite_table
+
+    path = args.path.expanduser()
+    if args.forget:
+        kept = sqlite_table.remember_mapping(path, None)
+        return _emit(args, {"path": str(path), "forgotten": True, "mappings": str(kept)},
+                     lambda d: f"Forgot the mapping of {d['path']} (kept in {d['mappings']}).")
+    start = sqlite_table.remembered_mapping(path) if args.table is None else None
+    if start is None or (args.table and args.table != start.table):
+        start = sqlite_table.propose_mapping(path, args.table)
+    mapping = sqlite_table.checked(path, sqlite_table.corrected(start, sqlite_table.parse_assignments(args.assign)))
+    saved = sqlite_table.remember_mapping(path, mapping) if args.save else None
+    data = {
+        "path": str(path), "table": mapping.table, "mapping": mapping.to_dict()["columns"],
+        "writable": mapping.writable, "preview": sqlite_table.preview(path, mapping),
+        "saved_to": str(saved) if saved else None,
+    }
+    return _emit(args, data, output.table_mapping)
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -276,3 +276,19 @@ def imported(data: dict[str, Any]) -> str:
     if data["sessions"] or data["entities"] or data["relations"]:
         out.append(f"also {data['sessions']} sessions, {data['entities']} entities, {data['relations']} relations")
     return "\n".join(out)
+
+
+def table_mapping(data: dict[str, Any]) -> str:
+    """mnemoscope map: the columns each memory field is read from, and a preview."""
+    fields = list(data["mapping"])
+    rows = [[_clip(str(row.get(f, "")), 40) for f in fields] for row in data["preview"]]
+    out = [f"{data['path']}: table {data['table']}",
+           *(f"  {f:<13} <- {column}" for f, column in data["mapping"].items()),
+           "  " + ("editable and deletable by its id column" if data["writable"] else
+                   "read-only (map an id column to edit and delete: --map id=COLUMN)"),
+           "", _table(rows, [f.upper() for f in fields]) if rows else "(the table is empty)", ""]
+    if data["saved_to"]:
+        out.append(f"Remembered (in {data['saved_to']}): every command now opens {data['path']} with this mapping.")
+    else:
+        out.append(f"Correct it with --table and --map FIELD=COLUMN,...; remember it with: mnemoscope map {data['path']} --save")
+    return "\n".join(out)

@@ -31,6 +31,15 @@ class WrapsStoresError(UnreadableStoreError):
         self.inside = inside  # (path, tool)
 
 
+class UnmappedTableError(UnreadableStoreError):
+    """A SQLite file no format recognises and no remembered mapping opens: path is the file,
+    to offer the mapping of one of its tables instead (mnemoscope map)."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class StoreFileError(StoreError):
     """A store's file cannot be used as it is now: not readable or writable here (permissions,
     a read-only file system, something else in its place), or refused by its database engine."""

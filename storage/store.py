@@ -21,6 +21,7 @@ from .errors import (
     NotFoundError,
     ReadOnlyError,
     StoreError,
+    UnmappedTableError,
     UnreadableStoreError,
     UnsupportedError,
     WrapsStoresError,
@@ -575,12 +576,18 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
     if not path.exists():
         raise UnreadableStoreError(f"{path} does not exist.")
     found, matches = detect_everything(path)
+    if not found and not matches and path.is_file():
+        from .formats.sqlite_table import remembered_match  # a table mapped by hand (mnemoscope map)
+
+        matches = [m for m in [remembered_match(path)] if m is not None]
     if not found and not matches:
         from .sqlite_db import is_sqlite_file
 
         if path.is_file() and is_sqlite_file(path):
-            raise UnreadableStoreError(
-                f"{path} is a SQLite database Mnemoscope does not recognise as a memory store."
+            raise UnmappedTableError(
+                f"{path} is a SQLite database Mnemoscope does not recognise as a memory store. "
+                f"Map one of its tables to memories: mnemoscope map {path}",
+                str(path),
             )
         what = "file" if path.is_file() else "folder"
         if path.is_dir():

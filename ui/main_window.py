@@ -26,7 +26,7 @@ from mnemoscope.storage import (
     StoreError,
     StoreEvent,
 )
-from mnemoscope.storage.errors import WrapsStoresError
+from mnemoscope.storage.errors import UnmappedTableError, WrapsStoresError
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.search import search
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal
@@ -743,6 +743,17 @@ class MainWindow(QMainWindow):
             self.count_label.setText("No store open" if self.store is None else self.count_label.text())
             dialog = self.discover_stores([Path(exc.folder)])
             dialog.status.setText(f"{exc.folder} is no memory store itself. Looking for the stores inside it…")
+            self.error_shown.emit(str(exc))
+            return
+        if isinstance(exc, UnmappedTableError):  # a SQLite file no format reads: offer to map a table
+            from .table_mapping_dialog import TableMappingDialog
+
+            self.last_error = str(exc)
+            self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+            self.mapping_dialog = TableMappingDialog(Path(exc.path), self)
+            self.mapping_dialog.setObjectName("table_mapping_dialog")
+            self.mapping_dialog.mapping_accepted.connect(self.open_path)
+            self.mapping_dialog.open()
             self.error_shown.emit(str(exc))
             return
         if isinstance(exc, StoreError):

@@ -35,6 +35,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
         agentix,
         claude_memory,
         crewai,
+        facts_db,
         google_adk,
         langgraph,
         letta,
@@ -47,7 +48,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
     path = Path(path)
     found: list[FormatMatch] = []
     with one_look():
-        for module in (mem0, langgraph, openai_agents, google_adk, agenticx, agentix, openclaw, crewai, letta,
+        for module in (mem0, langgraph, openai_agents, facts_db, google_adk, agenticx, agentix, openclaw, crewai, letta,
                        claude_memory, mnemoscope_export):
             found += module.detect(path)
     return found

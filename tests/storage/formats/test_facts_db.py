@@ -1,0 +1,299 @@
+"""The five-layer system's structured memory DB (seed 003, Layer 2) beside its workspace markdown.
+
+The DB is laid out in the agent's own schema (facts, the vec0 table facts_vec, the FTS5 table
+facts_fts) and written the way its memory store writes a fact: the row, then its FTS row, then
+its vector, through a SQLite that loads sqlite-vec (pysqlite3; this machine's own sqlite3
+cannot load extensions). The workspace gets what memory_save writes: a daily-log line per fact,
+and MEMORY.md for the curated ones.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers.owners import require
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import ConflictError, UnsupportedError
+from mnemoscope.storage.formats.facts_db import VEC_SWITCH
+from mnemoscope.storage.model import Layer
+from mnemoscope.storage.query import MemoryQuery, Order
+from mnemoscope.storage.store import open_store
+from mnemoscope.storage.views.search import search, similar
+
+require("pysqlite3")
+require("sqlite_vec")
+
+import pysqlite3.dbapi2 as vec_sqlite  # noqa: E402
+import sqlite_vec  # noqa: E402
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    id TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    category TEXT DEFAULT 'general',
+    source TEXT DEFAULT 'agent',
+    confidence REAL DEFAULT 1.0,
+    access_count INTEGER DEFAULT 0,
+    last_accessed TEXT,
+    created_at TEXT DEFAULT (datetime('now')),
+    decay_score REAL DEFAULT 1.0
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_vec USING vec0(id TEXT PRIMARY KEY, embedding float[4]);
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(fact_id, key, value, category);
+CREATE TABLE IF NOT EXISTS categories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT UNIQUE NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    embedding BLOB,
+    item_count INTEGER DEFAULT 0,
+    updated_at TEXT DEFAULT (datetime('now'))
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS categories_vec USING vec0(id INTEGER PRIMARY KEY, embedding float[4]);
+CREATE TABLE IF NOT EXISTS logs (
+    id TEXT PRIMARY KEY, action TEXT NOT NULL, input_summary TEXT, output_summary TEXT,
+    task_id TEXT, tokens_used INTEGER DEFAULT 0, duration_ms INTEGER DEFAULT 0,
+    timestamp TEXT DEFAULT (datetime('now'))
+);
+"""
+
+# (id, key, value, category, access_count, last_accessed, created_at, decay_score, embedding)
+FACTS = [
+    ("fact_cat", "cat name", "My cat's name is Whiskerino", "preference", 7, "2026-03-04 10:00:00",
+     "2026-03-01 09:00:00", 2.9, [1.0, 0.0, 0.0, 0.0]),
+    ("fact_pet", "pet food", "Whiskerino eats salmon on Fridays", "preference", 2, "2026-03-02 08:00:00",
+     "2026-03-01 09:05:00", 1.4, [0.9, 0.1, 0.0, 0.0]),
+    ("fact_deploy", "deploy", "Deploys go out on Tuesdays after the standup", "project", 0, None,
+     "2026-03-02 14:00:00", 0.6, [0.0, 0.0, 1.0, 0.0]),
+    ("fact_tz", "timezone", "The user works in Europe/Lisbon time", "identity", 4, "2026-03-03 12:00:00",
+     "2026-03-02 15:00:00", 1.0, [0.5, 0.5, 0.0, 0.0]),
+]
+
+
+def agent_connection(db: Path):
+    con = vec_sqlite.connect(str(db), isolation_level=None)
+    con.enable_load_extension(True)
+    sqlite_vec.load(con)
+    return con
+
+
+def store_fact(con, fact_id, key, value, category, count, accessed, created, decay, embedding) -> None:
+    """What the agent's store_fact writes for a new fact: the row, its FTS row, its vector."""
+    con.execute(
+        "INSERT INTO facts (id, key, value, category, source, confidence, access_count, last_accessed, "
+        "created_at, decay_score) VALUES (?, ?, ?, ?, 'memory_save', 0.9, ?, ?, ?, ?)",
+        (fact_id, key, value, category, count, accessed, created, decay),
+    )
+    con.execute("INSERT INTO facts_fts (fact_id, key, value, category) VALUES (?, ?, ?, ?)",
+                (fact_id, key, value, category))
+    con.execute("INSERT INTO facts_vec (id, embedding) VALUES (?, ?)", (fact_id, sqlite_vec.serialize_float32(embedding)))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "memory").mkdir(parents=True)
+    con = agent_connection(root / "facts.db")
+    con.executescript(SCHEMA)
+    for fact in FACTS:
+        store_fact(con, *fact)
+    con.close()
+    (root / "MEMORY.md").write_text(
+        "# Long-term facts\n\n- My cat's name is Whiskerino\n- The user works in Europe/Lisbon time\n", encoding="utf-8"
+    )
+    (root / "memory" / "2026-03-01.md").write_text(
+        "# 2026-03-01\n\n- 09:00 cat name: My cat's name is Whiskerino\n"
+        "- 09:05 pet food: Whiskerino eats salmon on Fridays\n", encoding="utf-8"
+    )
+    (root / "memory" / "2026-03-02.md").write_text(
+        "# 2026-03-02\n\n- 14:00 deploy: Deploys go out on Tuesdays after the standup\n", encoding="utf-8"
+    )
+    return root
+
+
+def facts_of(store) -> dict[str, object]:
+    return {m.metadata["fact_id"]: m for m in store.page(MemoryQuery(), limit=100) if m.source.format == "facts-db"}
+
+
+def fts_ids(db: Path, words: str) -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        return sorted(r[0] for r in con.execute("SELECT fact_id FROM facts_fts WHERE facts_fts MATCH ?", (words,)))
+    finally:
+        con.close()
+
+
+def vector_ids(db: Path) -> list[str]:
+    con = agent_connection(db)
+    try:
+        return sorted(r[0] for r in con.execute("SELECT id FROM facts_vec"))
+    finally:
+        con.close()
+
+
+def test_the_workspace_and_its_facts_db_open_as_one_store(workspace: Path) -> None:
+    with open_store(workspace) as store:
+        formats = sorted(getattr(s, "format", "") for s in store.sources)
+        assert formats == ["facts-db", "mnemoscope"]
+        facts = facts_of(store)
+        assert set(facts) == {"fact_cat", "fact_pet", "fact_deploy", "fact_tz"}
+        cat = facts["fact_cat"]
+        assert cat.content == "My cat's name is Whiskerino"
+        assert cat.tags == ("preference",)
+        assert cat.layer is Layer.SEMANTIC
+        assert cat.access_count == 7
+        assert cat.last_accessed.isoformat().startswith("2026-03-04T10:00:00")
+        assert cat.created_at.isoformat().startswith("2026-03-01T09:00:00")
+        assert cat.metadata["decay_score"] == 2.9 and cat.metadata["key"] == "cat name"
+        assert cat.salience == 1.0  # min(1, decay_score)
+        assert facts["fact_deploy"].salience == pytest.approx(0.6)
+        # A fact never accessed was last "accessed" when it was created.
+        assert facts["fact_deploy"].last_accessed == facts["fact_deploy"].created_at
+        # The markdown of the workspace is there too: 2 + 2 + 1 bullets, plus the 4 facts.
+        assert store.count(MemoryQuery()) == 9
+        # The most salient fact first, the least last.
+        by_salience = [m.metadata["fact_id"] for m in store.page(MemoryQuery(order=Order.SALIENCE, kinds=()), 100)
+                       if m.source.format == "facts-db"]
+        assert by_salience[-1] == "fact_deploy"
+
+
+def test_categories_named_in_the_categories_table_are_shown(workspace: Path) -> None:
+    con = agent_connection(workspace / "facts.db")
+    con.execute("ALTER TABLE facts ADD COLUMN category_id INTEGER REFERENCES categories(id)")
+    con.execute("INSERT INTO categories (name, item_count) VALUES ('pets', 2)")
+    con.execute("UPDATE facts SET category_id = 1 WHERE id IN ('fact_cat', 'fact_pet')")
+    con.close()
+    with open_store(workspace) as store:
+        facts = facts_of(store)
+        assert facts["fact_pet"].tags == ("pets",)
+        assert facts["fact_tz"].tags == ("identity",)
+
+
+def test_keyword_search_runs_on_the_agents_fts5_index(workspace: Path) -> None:
+    con = agent_connection(workspace / "facts.db")
+    # The index says what the row no longer does: only a search of the index finds it by "kibble".
+    con.execute("UPDATE facts_fts SET value = 'Whiskerino eats kibble' WHERE fact_id = 'fact_pet'")
+    con.close()
+    with open_store(workspace) as store:
+        hits = search(store, "kibble", mode="keyword").hits
+        assert [h.memory.metadata.get("fact_id") for h in hits] == ["fact_pet"]
+        # Both say Whiskerino once (a plain count ties them, and the lower id, fact_cat, would
+        # come first); bm25 ranks the shorter indexed text higher.
+        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        ranked = facts_db.keyword_search("whiskerino", MemoryQuery(), 10)
+        assert [m.metadata["fact_id"] for m in ranked] == ["fact_pet", "fact_cat"]
+        assert any("indexed in facts_fts with other text than their value: fact_pet" in p for p in store.problems())
+
+
+def test_similar_facts_are_found_by_knn_through_sqlite_vec(workspace: Path) -> None:
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        assert store.capabilities(cat.id).vector_search
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+        result = similar(store, cat.id, k=3)
+        assert [h.memory.metadata["fact_id"] for h in result.hits] == ["fact_pet", "fact_tz", "fact_deploy"]
+        # A text cannot be embedded here (the agent's embedder is remote): keyword results, and why.
+        found = search(store, "Whiskerino", mode="vector")
+        assert found.mode == "keyword" and found.notices
+
+
+def test_without_sqlite_vec_the_vectors_are_reported_and_the_rest_works(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        assert not store.capabilities(cat.id).vector_search
+        notes = [p for p in store.problems() if "sqlite-vec" in p]
+        assert any("facts_vec is a sqlite-vec (vec0) table; its 4 vector(s) were not read" in p for p in notes)
+        with pytest.raises(UnsupportedError):
+            similar(store, cat.id)
+        assert [h.memory.metadata.get("fact_id") for h in search(store, "Lisbon", mode="keyword").hits
+                if h.memory.source.format == "facts-db"] == ["fact_tz"]
+        # A delete works without the extension; the vector stays, and the step says so.
+        outcome = Curator(store).delete(cat.id)
+        assert any("vector stays in facts_vec" in n for n in outcome.notes)
+    assert vector_ids(workspace / "facts.db") == ["fact_cat", "fact_deploy", "fact_pet", "fact_tz"]
+    assert fts_ids(workspace / "facts.db", "cat") == []
+
+
+def test_markdown_and_db_disagreements_are_problems(workspace: Path) -> None:
+    with open_store(workspace) as store:
+        # deploy and tz are in the markdown (daily log, MEMORY.md); everything agrees.
+        assert not [p for p in store.problems() if "markdown" in p]
+    con = agent_connection(workspace / "facts.db")
+    store_fact(con, "fact_db_only", "wifi", "The office wifi password rotates monthly", "work", 0, None,
+               "2026-03-05 09:00:00", 1.0, [0.0, 0.0, 0.0, 1.0])
+    con.close()
+    with (workspace / "memory" / "2026-03-02.md").open("a", encoding="utf-8") as f:
+        f.write("- 16:00 The standup moved to 10:30\n")
+    with open_store(workspace) as store:
+        problems = store.problems()
+        assert any("1 fact(s) in facts.db are in no markdown file" in p and "fact_db_only" in p for p in problems)
+        assert any("1 markdown entry hold no fact of facts.db" in p and "memory/2026-03-02.md:4" in p
+                   and "standup moved" in p for p in problems)
+
+
+def test_edit_delete_and_undo_keep_the_fts_index_and_vectors_in_step(workspace: Path) -> None:
+    db = workspace / "facts.db"
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        outcome = Curator(store).edit(cat.id, content="My cat's name is Whiskerina", expected_revision=cat.revision)
+        assert any("old text" in n for n in outcome.notes)
+        assert fts_ids(db, "Whiskerina") == ["fact_cat"]
+        assert fts_ids(db, "cat") == ["fact_cat"]  # one row per fact, not an added one
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT count(*) FROM facts_fts WHERE fact_id = 'fact_cat'").fetchone()[0] == 1
+        con.close()
+        assert store.get(cat.id).content == "My cat's name is Whiskerina"
+        Curator(store).undo()
+        assert fts_ids(db, "Whiskerina") == []
+        assert store.get(cat.id).content == "My cat's name is Whiskerino"
+
+        Curator(store).delete(cat.id)
+        assert store.find(cat.id) is None
+        assert fts_ids(db, "cat") == []
+        assert vector_ids(db) == ["fact_deploy", "fact_pet", "fact_tz"]
+        Curator(store).undo()
+        back = store.get(cat.id)
+        assert (back.content, back.access_count, back.tags) == (cat.content, 7, ("preference",))
+        assert fts_ids(db, "cat") == ["fact_cat"]
+        assert vector_ids(db) == ["fact_cat", "fact_deploy", "fact_pet", "fact_tz"]
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_a_fact_the_agent_changed_since_it_was_read_is_not_overwritten(workspace: Path) -> None:
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        con = agent_connection(workspace / "facts.db")
+        # The agent recalls it: one more access, a new decay score.
+        con.execute("UPDATE facts SET access_count = 8, decay_score = 3.1 WHERE id = 'fact_cat'")
+        con.close()
+        with pytest.raises(ConflictError):
+            Curator(store).edit(cat.id, content="mine", expected_revision=cat.revision)
+        assert store.get(cat.id).content == "My cat's name is Whiskerino"
+        assert fts_ids(workspace / "facts.db", "mine") == []
+
+
+def test_reading_writes_no_byte(workspace: Path) -> None:
+    db = workspace / "facts.db"
+    before = (db.read_bytes(), sorted(os.listdir(workspace)))
+    with open_store(workspace, read_only=True) as store:
+        cat = facts_of(store)["fact_cat"]
+        similar(store, cat.id)
+        search(store, "Whiskerino", mode="keyword")
+        store.problems()
+    assert (db.read_bytes(), sorted(os.listdir(workspace))) == before
+
+
+def test_the_facts_db_opened_alone_and_named_memory_db(workspace: Path, tmp_path: Path) -> None:
+    alone = tmp_path / "data"
+    alone.mkdir()
+    (workspace / "facts.db").rename(alone / "memory.db")
+    with open_store(alone / "memory.db") as store:
+        assert [s.format for s in store.sources] == ["facts-db"]
+        assert store.count(MemoryQuery()) == 4
+        assert not [p for p in store.problems() if "markdown" in p]
