@@ -48,8 +48,11 @@ from .base import (
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
+WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
 TEXT_FIELDS = ("content", "text", "memory", "data", "page_content", "summary")
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+# The channels of pending writes shown as turns (LangGraph's own for errors and interrupts).
+PENDING_ROLES = {"messages": "", "__error__": "error", "__interrupt__": "interrupt"}
 
 
 class LangGraphSource(FormatSource):
@@ -63,6 +66,7 @@ class LangGraphSource(FormatSource):
         self.has_store = STORE_COLUMNS <= tables.get("store", set())
         self.has_vectors = "store_vectors" in tables
         self.has_checkpoints = CHECKPOINT_COLUMNS <= tables.get("checkpoints", set())
+        self.has_writes = WRITE_COLUMNS <= tables.get("writes", set())
         self.id_prefix = f"lg:{path.name}:"
         self.editable_fields = ("content",) if self.has_store else ()
         self._keys: dict[str, tuple[str, str]] = {}
@@ -130,6 +134,8 @@ class LangGraphSource(FormatSource):
                 for i, m in enumerate(messages)
                 if isinstance(m, dict)
             ]
+            if self.has_writes:
+                turns += self._pending_turns(con, steps[-1], session_id, len(turns), at, contents)
             contents.turns[session_id] = turns
             contents.sessions.append(
                 Session(session_id, thread, f"thread {thread} ({len(steps)} checkpoints)", started, len(turns))
@@ -139,6 +145,34 @@ class LangGraphSource(FormatSource):
                     continue
                 text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
                 contents.scratch.append(ScratchEntry(session_id, channel, text, at))
+
+    def _pending_turns(self, con, step: Any, session_id: str, first: int, at: Any, contents: Contents) -> list[Turn]:
+        """What the latest checkpoint's tasks wrote that no checkpoint holds yet (a run stopped by
+        an interrupt, an error or a crash): messages, errors and interrupts, as pending turns."""
+        rows = con.execute(
+            "SELECT channel, type, value FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
+            "ORDER BY task_id, idx",
+            (step["thread_id"], step["checkpoint_ns"], step["checkpoint_id"]),
+        ).fetchall()
+        turns: list[Turn] = []
+        for row in rows:
+            if row["channel"] not in PENDING_ROLES:
+                continue
+            try:
+                value = unpack(row["type"], row["value"])
+            except ValueError as exc:
+                contents.problems.append(f"thread {session_id}: a pending write is not readable ({exc})")
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if row["channel"] == "messages" and isinstance(item, dict):
+                    role, text = ROLES.get(str(item.get("type")), str(item.get("type") or "")), message_text(item)
+                else:
+                    role = PENDING_ROLES[row["channel"]]
+                    if isinstance(item, dict) and "value" in item:  # an Interrupt: what it asks
+                        item = item["value"]
+                    text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+                turns.append(Turn(session_id, first + len(turns), role, text, at, kind="pending"))
+        return turns
 
     # -- the write primitive (store items only) ---------------------------------------------
 
@@ -230,10 +264,19 @@ def item_text(value: Any) -> str:
 
 
 def message_text(message: dict[str, Any]) -> str:
+    """A message's text, then each tool call it makes as name(arguments) (an AI message that
+    only calls tools has no text of its own)."""
     content = message.get("content")
     if isinstance(content, list):  # content blocks
-        return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
-    return str(content or "")
+        text = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    else:
+        text = str(content or "")
+    calls = [
+        f"{call.get('name', '?')}({json.dumps(call.get('args') or {}, ensure_ascii=False, default=str)})"
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict)
+    ]
+    return "\n".join(part for part in (text, *calls) if part)
 
 
 def _json(text: Any) -> Any:
@@ -244,8 +287,17 @@ def _json(text: Any) -> Any:
 
 
 def decode_checkpoint(kind: str | None, blob: Any) -> dict[str, Any]:
-    """A checkpoint as plain data, without LangGraph: msgpack extension types (LangChain
-    messages, pydantic models, datetimes) become dicts of their constructor arguments."""
+    """A checkpoint as plain data (see unpack)."""
+    out = unpack(kind, blob)
+    if not isinstance(out, dict):
+        raise ValueError("not a checkpoint mapping")
+    return out
+
+
+def unpack(kind: str | None, blob: Any) -> Any:
+    """A value LangGraph's serializer wrote, as plain data, without LangGraph: msgpack extension
+    types (LangChain messages, pydantic models, datetimes) become dicts of their constructor
+    arguments."""
     if kind == "msgpack":
         import msgpack
 
@@ -268,8 +320,6 @@ def decode_checkpoint(kind: str | None, blob: Any) -> dict[str, Any]:
             raise ValueError(f"bad JSON: {exc}") from None
     else:
         raise ValueError(f"serialization {kind!r} is not one Mnemoscope reads")
-    if not isinstance(out, dict):
-        raise ValueError("not a checkpoint mapping")
     return out
 
 

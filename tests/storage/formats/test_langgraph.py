@@ -157,3 +157,36 @@ def test_import_round_trip(lg_root, tmp_path: Path):
         assert contents["Dana likes tea"].id.startswith("m-")  # a native id; the original is kept as provenance
         assert contents["Dana likes tea"].metadata["import"]["original_id"] == "lg:store.workspace.db:memories.dana/tea"
         assert [t.content for t in store.turns("thread-1")] == ["plan the trip", "Lisbon in May?"]
+
+
+TOOL_THREAD = """
+import sqlite3 as std_sqlite3
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import empty_checkpoint
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+saver = SqliteSaver(std_sqlite3.connect(root + "/checkpoints.sqlite", check_same_thread=False))
+config = {"configurable": {"thread_id": "thread-tools", "checkpoint_ns": ""}}
+call = AIMessage("", tool_calls=[{"name": "find_hotels", "args": {"city": "Lisbon"}, "id": "call-1"}])
+cp = empty_checkpoint()
+cp["channel_values"] = {"messages": [HumanMessage("find me a hotel"), call]}
+cp["channel_versions"] = {"messages": 1}
+config = saver.put(config, cp, {"source": "loop", "step": 1}, {"messages": 1})
+# The tool ran and wrote its answer, then the run stopped before the next checkpoint.
+saver.put_writes(config, [("messages", [ToolMessage("3 hotels near the river", tool_call_id="call-1", name="find_hotels")])], "task-1")
+saver.put_writes(config, [("__interrupt__", "approve the booking?")], "task-2")
+print(json.dumps("ok"))
+"""
+
+
+def test_tool_calls_and_the_writes_no_checkpoint_holds_yet_are_turns(lg_root):
+    run_owner(TOOL_THREAD, root=str(lg_root))
+    with open_store(lg_root / "checkpoints.sqlite") as store:
+        turns = store.turns("thread-tools")
+        assert [(t.role, t.content, t.kind) for t in turns] == [
+            ("user", "find me a hotel", "message"),
+            ("assistant", 'find_hotels({"city": "Lisbon"})', "message"),
+            ("tool", "3 hotels near the river", "pending"),
+            ("interrupt", "approve the booking?", "pending"),
+        ]
+        assert {s.id: s.turn_count for s in store.sessions()}["thread-tools"] == 4
+        assert [t.kind for t in store.turns("thread-1")] == ["message", "message"]  # no writes pending there
