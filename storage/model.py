@@ -32,6 +32,7 @@ class Kind(str, enum.Enum):
     SQLITE = "sqlite"
     CHROMA = "chroma"
     MARKDOWN = "markdown"
+    QDRANT = "qdrant"  # a Qdrant collection (local mode: points in collection/<name>/storage.sqlite)
 
 
 class RelationType(str, enum.Enum):

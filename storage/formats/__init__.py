@@ -40,6 +40,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
         langgraph,
         letta,
         mem0,
+        mem0_qdrant,
         mnemoscope_export,
         openai_agents,
         openclaw,
@@ -48,7 +49,7 @@ def detect_formats(path: Path) -> list[FormatMatch]:
     path = Path(path)
     found: list[FormatMatch] = []
     with one_look():
-        for module in (mem0, langgraph, openai_agents, facts_db, google_adk, agenticx, agentix, openclaw, crewai, letta,
-                       claude_memory, mnemoscope_export):
+        for module in (mem0, mem0_qdrant, langgraph, openai_agents, facts_db, google_adk, agenticx, agentix, openclaw,
+                       crewai, letta, claude_memory, mnemoscope_export):
             found += module.detect(path)
     return found

@@ -14,6 +14,9 @@ collection runs here) and appends an UPDATE row; a delete removes the record
 and appends a DELETE row (is_deleted = 1). mem0 has no soft delete and no
 channels to promote between, so neither is offered. ``<collection>_entities``
 collections are mem0's entity index, not memories, and are left out.
+
+history.db (Mem0History), the metadata reading and the write as mem0 writes it are shared
+with mem0 on Qdrant's local mode (mem0_qdrant.py).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import copy
 import hashlib
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -107,6 +110,17 @@ def scope_channel(meta: dict[str, Any]) -> str:
     return "/".join(parts) or GLOBAL_CHANNEL
 
 
+def mem0_metadata(meta: dict[str, Any], drift: str | None) -> dict[str, Any]:
+    """A memory's metadata as mem0 means it: custom keys and the scope, not its own bookkeeping."""
+    custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
+    for key in ("actor_id", "role", *SCOPE_KEYS):
+        if meta.get(key):
+            custom[key] = meta[key]
+    if drift:
+        custom["mem0_drift"] = drift
+    return {**custom, **({STALE_KEY: True} if meta.get(STALE_KEY) else {})}
+
+
 class Mem0Reading(RecordReading):
     """mem0's records: scope as the channel, its keys as metadata, drift from history.db."""
 
@@ -118,20 +132,139 @@ class Mem0Reading(RecordReading):
         return [n for n in names if not (n.endswith("_entities") and n[: -len("_entities")] in names)]
 
     def memory(self, memory: Memory, meta: dict[str, Any], *, full: bool) -> Memory:
-        custom = {k: v for k, v in meta.items() if k not in CORE_KEYS and k != STALE_KEY}
-        for key in ("actor_id", "role", *SCOPE_KEYS):
-            if meta.get(key):
-                custom[key] = meta[key]
         # Filtering and sorting need the scope channel, not drift: no history lookup per record.
         drift = self.drift_of(split_record_id(memory.id)[1]) if full else None
-        if drift:
-            custom["mem0_drift"] = drift
         return replace(
             memory,
             channel=scope_channel(meta),
             source=replace(memory.source, format=Mem0Source.format),
-            metadata={**custom, **({STALE_KEY: True} if meta.get(STALE_KEY) else {})},
+            metadata=mem0_metadata(meta, drift),
         )
+
+
+class Mem0History:
+    """mem0's ``history.db`` beside a vector store (None: not found): the ADD / UPDATE / DELETE
+    log of every memory, and the messages of each session scope. ``where`` names the vector
+    store in what it reports ("Chroma", "Qdrant")."""
+
+    def __init__(self, path: Path | None, where: str) -> None:
+        self.path = path
+        self.where = where
+
+    def history(self, key: str) -> list[dict[str, Any]]:
+        if self.path is None:
+            return []
+        with reading(self.path) as con:
+            rows = con.execute(
+                "SELECT * FROM history WHERE memory_id = ? ORDER BY created_at, DATETIME(updated_at)", (key,)
+            ).fetchall()
+        return [{k: row[k] for k in row.keys()} for row in rows]
+
+    def _latest(self) -> dict[str, sqlite3.Row]:
+        if self.path is None:
+            return {}
+        with reading(self.path) as con:
+            rows = con.execute(
+                "SELECT memory_id, event, new_memory, is_deleted FROM history "
+                "ORDER BY DATETIME(updated_at), rowid"
+            ).fetchall()
+        return {row["memory_id"]: row for row in rows}
+
+    def drift(self, records: Iterable[tuple[str, dict[str, Any]]]) -> tuple[dict[str, str], list[str]]:
+        """Per-record drift between the vector store's (key, metadata) records and history.db,
+        and the summary lines."""
+        per_record: dict[str, str] = {}
+        if self.path is None:
+            return per_record, [
+                f"no history.db beside the {self.where} directory (mem0 keeps it in ~/.mem0 by default): "
+                "history and drift are not shown, and edits are not logged for mem0"
+            ]
+        latest = self._latest()
+        stored: set[str] = set()
+        for key, meta in records:
+            stored.add(key)
+            row = latest.get(key)
+            if row is None:
+                per_record[key] = f"in {self.where} but not in history.db"
+            elif row["event"] == "DELETE" or row["is_deleted"]:
+                per_record[key] = f"history.db says deleted, but the record is still in {self.where}"
+            elif (row["new_memory"] or "") != str(meta.get("data", "")):
+                per_record[key] = "text differs from the last history.db entry"
+        lines: list[str] = []
+        gone = [m for m, row in latest.items() if m not in stored and row["event"] != "DELETE" and not row["is_deleted"]]
+        if gone:
+            lines.append(f"{len(gone)} memories are live in history.db but missing from {self.where}: {', '.join(gone[:5])}")
+        by_kind: dict[str, int] = {}
+        for why in per_record.values():
+            by_kind[why] = by_kind.get(why, 0) + 1
+        lines += [f"{n} memories: {why}" for why, n in sorted(by_kind.items())]
+        return per_record, lines
+
+    def _has_messages(self) -> bool:
+        return self.path is not None and "messages" in sqlite_tables(self.path)
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        if self.path is None or not self._has_messages():
+            return []
+        with reading(self.path) as con:
+            rows = con.execute(
+                "SELECT session_scope, count(*) AS n, min(created_at) AS first FROM messages GROUP BY session_scope"
+            ).fetchall()
+        return [
+            Session(row["session_scope"], row["session_scope"], f"mem0 messages of {row['session_scope']}",
+                    parse_time(row["first"]) or utcnow(), row["n"])
+            for row in rows
+            if not channels or row["session_scope"] in channels
+        ]
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        if self.path is None or not self._has_messages():
+            return []
+        with reading(self.path) as con:
+            rows = con.execute(
+                "SELECT role, content, created_at FROM messages WHERE session_scope = ? "
+                "ORDER BY created_at, rowid LIMIT ? OFFSET ?",
+                (session_id, limit, offset),
+            ).fetchall()
+        return [
+            Turn(session_id, offset + i, row["role"] or "", row["content"] or "", parse_time(row["created_at"]) or utcnow())
+            for i, row in enumerate(rows)
+        ]
+
+    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for session in self.sessions():
+            for turn in self.turns(session.id, limit=10**6):
+                if (since and turn.timestamp < since) or (until and turn.timestamp >= until):
+                    continue
+                label = turn.timestamp.strftime(bin_format)
+                counts[label] = counts.get(label, 0) + 1
+        return counts
+
+    def log(self, key: str, expected: Snapshot | None, new: Snapshot | None) -> None:
+        """The history row mem0 appends for a write (ADD, UPDATE or DELETE); none when the text
+        stays (a re-embedding). Raises StoreError."""
+        old_text, new_text = _text(expected), _text(new)
+        if self.path is None or (old_text == new_text and expected is not None and new is not None):
+            return
+        event = "ADD" if expected is None else "DELETE" if new is None else "UPDATE"
+        meta = (new or expected or {}).get("metadata", {})
+        now = to_iso(utcnow())
+        try:
+            with writing(self.path) as con:
+                con.execute(
+                    "INSERT INTO history (id, memory_id, old_memory, new_memory, event, created_at, "
+                    "updated_at, is_deleted, actor_id, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        str(uuid.uuid4()), key,
+                        old_text if expected is not None else None,
+                        new_text if new is not None else None,
+                        event, meta.get("created_at", now), now,
+                        1 if event == "DELETE" else 0, meta.get("actor_id"), meta.get("role"),
+                    ),
+                )
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.path, exc) from None
 
 
 class Mem0Source:
@@ -146,6 +279,7 @@ class Mem0Source:
         self.root = vectors.root
         self.read_only_reason = vectors.read_only_reason
         self.history_path = history
+        self.log = Mem0History(history, "Chroma")
         self._drift: tuple[str, dict[str, str], list[str]] | None = None
 
     @classmethod
@@ -159,20 +293,7 @@ class Mem0Source:
         self.vectors.close()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
-        writable = not self.read_only_reason
-        return Capabilities(
-            read_only=not writable,
-            read_only_reason=self.read_only_reason,
-            editable_fields=("content",) if writable else (),
-            can_promote=False,
-            can_soft_delete=False,
-            keyword_search=True,
-            vector_search=True,
-            sessions=bool(self.history_path),
-            scratchpad=bool(self.history_path),
-            history=True,
-            reembed=writable,
-        )
+        return mem0_capabilities(self.read_only_reason, self.history_path)
 
     def change_token(self) -> str:
         token = self.vectors.change_token()
@@ -229,57 +350,15 @@ class Mem0Source:
     # -- history.db --------------------------------------------------------------------
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        if self.history_path is None:
-            return []
-        _, key = split_record_id(memory_id)
-        with reading(self.history_path) as con:
-            rows = con.execute(
-                "SELECT * FROM history WHERE memory_id = ? ORDER BY created_at, DATETIME(updated_at)", (key,)
-            ).fetchall()
-        return [{k: row[k] for k in row.keys()} for row in rows]
-
-    def _latest_history(self) -> dict[str, sqlite3.Row]:
-        if self.history_path is None:
-            return {}
-        with reading(self.history_path) as con:
-            rows = con.execute(
-                "SELECT memory_id, event, new_memory, is_deleted FROM history "
-                "ORDER BY DATETIME(updated_at), rowid"
-            ).fetchall()
-        return {row["memory_id"]: row for row in rows}
+        return self.log.history(split_record_id(memory_id)[1])
 
     def _drift_state(self) -> tuple[dict[str, str], list[str]]:
         """Per-record drift between Chroma and history.db, and the summary lines."""
         token = self.change_token()
         if self._drift is not None and self._drift[0] == token:
             return self._drift[1], self._drift[2]
-        per_record: dict[str, str] = {}
-        lines: list[str] = []
-        if self.history_path is None:
-            lines.append(
-                "no history.db beside the Chroma directory (mem0 keeps it in ~/.mem0 by default): "
-                "history and drift are not shown, and edits are not logged for mem0"
-            )
-        else:
-            latest = self._latest_history()
-            in_chroma: set[str] = set()
-            for name in self.collections():
-                for record_id, meta in self.vectors.metadata_index(name):
-                    in_chroma.add(record_id)
-                    row = latest.get(record_id)
-                    if row is None:
-                        per_record[record_id] = "in Chroma but not in history.db"
-                    elif row["event"] == "DELETE" or row["is_deleted"]:
-                        per_record[record_id] = "history.db says deleted, but the record is still in Chroma"
-                    elif (row["new_memory"] or "") != str(meta.get("data", "")):
-                        per_record[record_id] = "text differs from the last history.db entry"
-            gone = [m for m, row in latest.items() if m not in in_chroma and row["event"] != "DELETE" and not row["is_deleted"]]
-            if gone:
-                lines.append(f"{len(gone)} memories are live in history.db but missing from Chroma: {', '.join(gone[:5])}")
-            by_kind: dict[str, int] = {}
-            for why in per_record.values():
-                by_kind[why] = by_kind.get(why, 0) + 1
-            lines += [f"{n} memories: {why}" for why, n in sorted(by_kind.items())]
+        records = (entry for name in self.collections() for entry in self.vectors.metadata_index(name))
+        per_record, lines = self.log.drift(records)
         self._drift = (token, per_record, lines)
         return per_record, lines
 
@@ -290,55 +369,18 @@ class Mem0Source:
         return self._drift_state()[1]
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "label": self.label,
-            "files": [str(self.root)] + ([str(self.history_path)] if self.history_path else []),
-            "read_only": bool(self.read_only_reason),
-            "read_only_reason": self.read_only_reason,
-            "editable_fields": list(self.capabilities().editable_fields),
-            "problems": self.problems(),
-        }
+        return mem0_description(self, [self.root])
 
-    def sessions(self, channels=()) -> list[Session]:
-        if self.history_path is None or "messages" not in sqlite_tables(self.history_path):
-            return []
-        with reading(self.history_path) as con:
-            rows = con.execute(
-                "SELECT session_scope, count(*) AS n, min(created_at) AS first FROM messages GROUP BY session_scope"
-            ).fetchall()
-        return [
-            Session(row["session_scope"], row["session_scope"], f"mem0 messages of {row['session_scope']}",
-                    parse_time(row["first"]) or utcnow(), row["n"])
-            for row in rows
-            if not channels or row["session_scope"] in channels
-        ]
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return self.log.sessions(channels)
 
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
-        if self.history_path is None or "messages" not in sqlite_tables(self.history_path):
-            return []
-        with reading(self.history_path) as con:
-            rows = con.execute(
-                "SELECT role, content, created_at FROM messages WHERE session_scope = ? "
-                "ORDER BY created_at, rowid LIMIT ? OFFSET ?",
-                (session_id, limit, offset),
-            ).fetchall()
-        return [
-            Turn(session_id, offset + i, row["role"] or "", row["content"] or "", parse_time(row["created_at"]) or utcnow())
-            for i, row in enumerate(rows)
-        ]
+        return self.log.turns(session_id, limit, offset)
 
-    def turn_bin_counts(self, bin_format, since, until) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for session in self.sessions():
-            for turn in self.turns(session.id, limit=10**6):
-                if (since and turn.timestamp < since) or (until and turn.timestamp >= until):
-                    continue
-                label = turn.timestamp.strftime(bin_format)
-                counts[label] = counts.get(label, 0) + 1
-        return counts
+    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
+        return self.log.turn_bin_counts(bin_format, since, until)
 
-    def scratch_entries(self, session_id=None):
+    def scratch_entries(self, session_id: str | None = None) -> list[Any]:
         return []
 
     # -- the write primitive, as mem0 itself writes ----------------------------------------
@@ -356,49 +398,61 @@ class Mem0Source:
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if new is not None:
-            new = self._as_mem0_writes_it(expected, new)
-        old_text = _text(expected)
-        new_text = _text(new)
+            new = as_mem0_writes_it(expected, new)
         actual = self.vectors.write_record(record_id, expected, new)
-        if self.history_path is None or (old_text == new_text and expected is not None and new is not None):
-            return actual
-        event = "ADD" if expected is None else "DELETE" if new is None else "UPDATE"
-        meta = (new or expected or {}).get("metadata", {})
-        now = to_iso(utcnow())
         try:
-            with writing(self.history_path) as con:
-                con.execute(
-                    "INSERT INTO history (id, memory_id, old_memory, new_memory, event, created_at, "
-                    "updated_at, is_deleted, actor_id, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        str(uuid.uuid4()), split_record_id(record_id)[1],
-                        old_text if expected is not None else None,
-                        new_text if new is not None else None,
-                        event, meta.get("created_at", now), now,
-                        1 if event == "DELETE" else 0, meta.get("actor_id"), meta.get("role"),
-                    ),
-                )
+            self.log.log(split_record_id(record_id)[1], expected, new)
         except StoreError:
             self.vectors.write_record(record_id, actual, expected)  # put Chroma back: both or neither
             raise
-        except sqlite3.Error as exc:
-            self.vectors.write_record(record_id, actual, expected)
-            raise sqlite_error(self.history_path, exc) from None
         self._drift = None
         return actual
 
-    @staticmethod
-    def _as_mem0_writes_it(expected: Snapshot | None, new: Snapshot) -> Snapshot:
-        new = copy.deepcopy(new)
-        meta = new["metadata"]
-        if new.get("document") is not None and expected is not None and expected.get("document") is None:
-            meta["data"], new["document"] = new["document"], None
-        text = str(meta.get("data", ""))
-        if text != _text(expected) or "hash" not in meta:
-            meta["hash"] = hashlib.md5(text.encode()).hexdigest()
-            # mem0 stores its spaCy lemmas here, and the text itself when spaCy is absent.
-            meta["text_lemmatized"] = text
-        return new
+
+def mem0_capabilities(read_only_reason: str, history: Path | None) -> Capabilities:
+    """What mem0's own API can do, and so what Mnemoscope does: edit the text, delete (no soft
+    delete, no channels to promote between, no access count)."""
+    writable = not read_only_reason
+    return Capabilities(
+        read_only=not writable,
+        read_only_reason=read_only_reason,
+        editable_fields=("content",) if writable else (),
+        can_promote=False,
+        can_soft_delete=False,
+        keyword_search=True,
+        vector_search=True,
+        sessions=bool(history),
+        scratchpad=bool(history),
+        history=True,
+        reembed=writable,
+    )
+
+
+def mem0_description(source: Any, stores: list[Path]) -> dict[str, Any]:
+    history = source.log.path
+    return {
+        "format": source.format,
+        "label": source.label,
+        "files": [str(p) for p in stores] + ([str(history)] if history else []),
+        "read_only": bool(source.read_only_reason),
+        "read_only_reason": source.read_only_reason,
+        "editable_fields": list(source.capabilities().editable_fields),
+        "problems": source.problems(),
+    }
+
+
+def as_mem0_writes_it(expected: Snapshot | None, new: Snapshot) -> Snapshot:
+    """A record as mem0's _update_memory leaves it: the text in ``data``, its md5 in ``hash``."""
+    new = copy.deepcopy(new)
+    meta = new["metadata"]
+    if new.get("document") is not None and expected is not None and expected.get("document") is None:
+        meta["data"], new["document"] = new["document"], None
+    text = str(meta.get("data", ""))
+    if text != _text(expected) or "hash" not in meta:
+        meta["hash"] = hashlib.md5(text.encode()).hexdigest()
+        # mem0 stores its spaCy lemmas here, and the text itself when spaCy is absent.
+        meta["text_lemmatized"] = text
+    return new
 
 
 def _text(snap: Snapshot | None) -> str | None:

@@ -22,7 +22,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from formats.test_agenticx import build_agenticx_home
     from formats.test_claude_memory import build_claude_memories
     from formats.test_crewai import build_crewai_storage
+    from formats.test_facts_db import build_facts_workspace
     from formats.test_letta import build_letta_home
+    from formats.test_mem0_qdrant import build_synthorg
     from formats.test_openai_agents_sql import build
     from helpers.owners import run_owner
 
@@ -44,6 +46,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (home / "projects" / "triage").mkdir()
     run_owner(test_openai_agents.BUILD, db=str(home / "projects" / "triage" / "conversations.db"),
               items=test_openai_agents.ITEMS)
+    synthorg = build_synthorg(home / "synthorg-data")  # one mem0 store on embedded Qdrant per agent
     return {
         "Mnemoscope workspace": home / "agent-workspace",
         "OpenAI Agents": home / "projects" / "support-bot",
@@ -58,6 +61,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "Claude memory": build_claude_memories(home).parent,  # app/: opening it opens app/memories
         "Agentix": project / ".agentix",
         "Agentix (user scope)": home / ".agentix",
+        "mem0 (SynthOrg ceo)": synthorg / "ceo",
+        "mem0 (SynthOrg qa-lead)": synthorg / "qa-lead",
+        "structured memory DB (five-layer agent)": build_facts_workspace(home / "assistant" / "workspace"),
     } | {"": home}
 
 

@@ -94,7 +94,11 @@ def store_fact(con, fact_id, key, value, category, count, accessed, created, dec
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
+    return build_facts_workspace(tmp_path / "workspace")
+
+
+def build_facts_workspace(root: Path) -> Path:
+    """A five-layer agent's workspace: MEMORY.md, daily logs and the facts DB (facts.db) beside them."""
     (root / "memory").mkdir(parents=True)
     con = agent_connection(root / "facts.db")
     con.executescript(SCHEMA)

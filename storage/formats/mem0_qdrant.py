@@ -1,0 +1,704 @@
+"""mem0 (``mem0ai``) on Qdrant's local mode, with its SQLite ``history.db``.
+
+mem0 with ``vector_store.provider = "qdrant"`` and a ``path`` (its default, and SynthOrg's
+only choice: ``<data_dir>/qdrant`` + ``<data_dir>/history.db``, one store per agent) runs
+qdrant_client's ``QdrantClient(path=...)``. That folder holds ``meta.json`` (each collection's
+vector size and distance) and ``collection/<name>/storage.sqlite``: one table ``points (id TEXT
+PRIMARY KEY, point BLOB)``, the key being base64 of the pickled point id and the value the
+pickled ``PointStruct`` (id, vector ``{"": dense, "bm25": sparse}`` or a plain list, payload).
+The newest row (highest rowid) of a point id wins, as qdrant_client/local/persistence.py
+loads them. mem0's payload is what its Chroma records hold as metadata (data, hash,
+text_lemmatized, created_at/updated_at, the scope keys, custom metadata), so the memories,
+history, drift and curation are those of mem0 on Chroma (mem0.py); ``<collection>_entities``
+and the telemetry collection ``mem0migrations`` are not memories.
+
+A point is written back as qdrant_client itself writes it (persist()): one ``INSERT OR
+REPLACE`` of the canonical key in one SQLite transaction, taken while holding qdrant_client's
+own lock on the folder (a client that holds it keeps every point in memory and would write
+over ours). mem0 recomputes a BM25 sparse vector with fastembed when it rewrites a text;
+Mnemoscope cannot, so an edit drops the old one, as mem0 does without fastembed.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import io
+import json
+import os
+import pickle
+import re
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
+from ..looking import children, is_dir, is_file, looked, names
+from ..model import Kind, Memory, Session, Turn
+from ..native.memory_db import parse_layer
+from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
+from ..query import MemoryQuery
+from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
+from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
+from . import FormatMatch
+from .base import Contents, FormatSource, make_memory, reading, writing
+from .mem0 import (
+    HISTORY_FILE,
+    Mem0History,
+    as_mem0_writes_it,
+    is_history_db,
+    mem0_capabilities,
+    mem0_description,
+    mem0_metadata,
+    scope_channel,
+)
+
+try:
+    import fcntl
+except ImportError:  # Windows: portalocker locks a byte range there; the SQLite transaction still holds
+    fcntl = None  # type: ignore[assignment]
+
+META_FILE = "meta.json"
+COLLECTIONS_DIR = "collection"
+STORAGE_FILE = "storage.sqlite"
+LOCK_FILE = ".lock"
+TELEMETRY_COLLECTION = "mem0migrations"  # mem0's own usage tracking, in ~/.mem0/migrations_qdrant
+LABEL = "mem0 (Qdrant local)"
+
+# -- the pickled points -------------------------------------------------------------------------
+#
+# qdrant_client stores each point as a pickle, and unpickling runs whatever callable the bytes
+# name (os.system, subprocess.Popen, ...): a store file someone else wrote is untrusted input, and
+# opening it must never run code. So points are read with an Unpickler that resolves only the two
+# qdrant_client model classes a point is made of, each to an inert local stand-in that keeps the
+# state it was given (reading needs no qdrant_client either); any other name refuses the point.
+
+_MODELS = "qdrant_client.http.models.models"
+
+
+class _Model:
+    """A qdrant_client pydantic model as pickled: only its state, kept as loaded."""
+
+    state: Any = None
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    def __getstate__(self) -> Any:
+        return self.state
+
+    def fields(self) -> dict[str, Any]:
+        inner = self.state.get("__dict__") if isinstance(self.state, dict) else None
+        return inner if isinstance(inner, dict) else {}
+
+    @classmethod
+    def built(cls, **fields: Any) -> Any:
+        """The model as pydantic 2 (which mem0 needs) pickles one that qdrant_client constructs."""
+        model = cls()
+        model.state = {
+            "__dict__": fields,
+            "__pydantic_extra__": None,
+            "__pydantic_fields_set__": set(fields),
+            "__pydantic_private__": None,
+        }
+        return model
+
+
+class _PointStruct(_Model):
+    pass
+
+
+class _SparseVector(_Model):
+    pass
+
+
+_STAND_INS: dict[tuple[str, str], type[_Model]] = {
+    (_MODELS, "PointStruct"): _PointStruct,
+    (_MODELS, "SparseVector"): _SparseVector,
+}
+_NAMES = {cls: name for name, cls in _STAND_INS.items()}
+
+
+class RefusedPickle(Exception):
+    """A pickle that names something other than a Qdrant point's parts."""
+
+
+class _PointUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return _STAND_INS[(module, name)]
+        except KeyError:
+            raise RefusedPickle(f"{module}.{name}") from None
+
+
+def load_point(blob: bytes) -> _PointStruct:
+    """A stored point, unpickled without running anything. Raises RefusedPickle for a pickle that
+    names anything but a point's parts, pickle.UnpicklingError (or ValueError) for damage."""
+    try:
+        point = _PointUnpickler(io.BytesIO(blob)).load()
+    except RefusedPickle:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        raise pickle.UnpicklingError(str(exc) or type(exc).__name__) from None
+    if not isinstance(point, _PointStruct):
+        raise pickle.UnpicklingError(f"holds a {type(point).__name__}, not a point")
+    return point
+
+
+def _load_key(text: str) -> Any:
+    """A row's key: base64 of the pickled point id (a str or an int, no class at all)."""
+    return _PointUnpickler(io.BytesIO(base64.b64decode(text))).load()
+
+
+class _PointPickler(pickle._Pickler):
+    """The pure-Python pickler, writing each stand-in under the qdrant_client name it stands for
+    (the C pickler would import qdrant_client to check the name): the bytes are those
+    qdrant_client's own pickle.dumps(point) writes."""
+
+    def save_global(self, obj: Any, name: str | None = None) -> None:
+        if obj not in _NAMES:
+            raise pickle.PicklingError(f"{obj!r} is not part of a Qdrant point")
+        module, qualname = _NAMES[obj]
+        pickler: Any = self  # save, write and memoize are the pure-Python pickler's own (not typed)
+        pickler.save(module)
+        pickler.save(qualname)
+        pickler.write(pickle.STACK_GLOBAL)
+        pickler.memoize(obj)
+
+
+def dump_point(point: _PointStruct) -> bytes:
+    buffer = io.BytesIO()
+    _PointPickler(buffer, protocol=4).dump(point)
+    return buffer.getvalue()
+
+
+def encode_key(point_id: Any) -> str:
+    # qdrant_client pins protocol 4 for keys (CollectionPersistence.KEY_PICKLE_PROTOCOL).
+    return base64.b64encode(pickle.dumps(point_id, protocol=4)).decode("utf-8")
+
+
+_HYPHENATED = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# The spellings of a UUID qdrant_client accepts (qdrant_client/local/utils.py).
+_UUID = re.compile(rf"[0-9a-fA-F]{{32}}|{_HYPHENATED}|\{{{_HYPHENATED}\}}|urn:uuid:{_HYPHENATED}")
+
+
+def normalize_point_id(point_id: Any) -> Any:
+    """A point id as qdrant_client compares them: a UUID by identity, not spelling; an int as is."""
+    if isinstance(point_id, str) and _UUID.fullmatch(point_id):
+        with contextlib.suppress(ValueError):
+            return str(uuid.UUID(point_id))
+    return point_id
+
+
+def _record_key(record_id: str) -> Any:
+    """The point id a record id names: Qdrant ids are unsigned ints or UUIDs."""
+    key = split_record_id(record_id)[1]
+    return int(key) if key.isdigit() and len(key) <= 20 else normalize_point_id(key)
+
+
+def _vector_json(value: Any) -> Any:
+    if isinstance(value, _SparseVector):
+        f = value.fields()
+        return {"$sparse": {"indices": list(f.get("indices") or []), "values": list(f.get("values") or [])}}
+    return value
+
+
+def _vector_object(value: Any) -> Any:
+    if isinstance(value, dict) and "$sparse" in value:
+        return _SparseVector.built(indices=list(value["$sparse"]["indices"]), values=list(value["$sparse"]["values"]))
+    return value
+
+
+def point_snapshot(collection: str, point: _PointStruct) -> Snapshot:
+    """A point as a record snapshot, shaped as mem0's Chroma records are (its payload as the
+    metadata, the dense vector as the embedding); other named vectors (BM25) kept beside."""
+    f = point.fields()
+    vector = f.get("vector")
+    if isinstance(vector, dict):
+        embedding = vector.get("")
+        named: dict[str, Any] | None = {k: _vector_json(v) for k, v in vector.items() if k != ""}
+    else:
+        embedding, named = vector, None
+    payload = f.get("payload")
+    return {
+        "collection": collection,
+        "id": normalize_point_id(f.get("id")),
+        "document": None,
+        "metadata": dict(payload) if isinstance(payload, dict) else {},
+        "embedding": list(embedding) if isinstance(embedding, (list, tuple)) else embedding,
+        "named_vectors": named,
+    }
+
+
+def snapshot_point(snap: Snapshot) -> _PointStruct:
+    named = snap.get("named_vectors")
+    vector: Any = snap["embedding"]
+    if named is not None:
+        vector = {"": snap["embedding"]} if snap["embedding"] is not None else {}
+        vector.update({k: _vector_object(v) for k, v in named.items()})
+    point: _PointStruct = _PointStruct.built(id=snap["id"], vector=vector, payload=snap["metadata"])
+    return point
+
+
+# -- the folder -------------------------------------------------------------------------------
+
+
+def qdrant_collections(folder: Path) -> dict[str, Any] | None:
+    """meta.json's collections of a Qdrant local-mode folder; None when the folder is not one."""
+    if META_FILE not in names(folder):
+        return None
+    found: dict[str, Any] | None = looked("qdrant collections", folder, lambda: _read_meta(Path(folder)))
+    return found
+
+
+def _read_meta(folder: Path) -> dict[str, Any] | None:
+    meta = folder / META_FILE
+    if not is_file(meta) or not is_dir(folder / COLLECTIONS_DIR):
+        return None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    collections = data.get("collections") if isinstance(data, dict) else None
+    return collections if isinstance(collections, dict) else None
+
+
+def memory_collections(every: Sequence[str]) -> list[str]:
+    """The collections that hold memories: not mem0's entity index beside one, not its telemetry."""
+    return sorted(
+        n for n in every if n != TELEMETRY_COLLECTION and not (n.endswith("_entities") and n[: -len("_entities")] in every)
+    )
+
+
+def _newest_point_is_mem0(storage: Path) -> bool:
+    # The bytes are looked at, never unpickled: detecting a store must not run its pickles.
+    if not is_sqlite_file(storage):
+        return False
+    try:
+        rows = read_only_rows(storage, "SELECT point FROM points ORDER BY rowid DESC LIMIT 1")
+    except sqlite3.Error:
+        return False
+    blob = rows[0][0] if rows else None
+    return isinstance(blob, bytes) and all(mark in blob for mark in (b"PointStruct", b"data", b"hash"))
+
+
+def is_mem0_qdrant(folder: Path, *, history_beside: bool) -> bool:
+    """A Qdrant local-mode folder with a memory collection, that mem0 wrote: history.db beside
+    it, or mem0's data + hash in its newest point."""
+    collections = qdrant_collections(folder)
+    wanted = memory_collections(list(collections or ()))
+    if not wanted:
+        return False
+    return history_beside or any(
+        _newest_point_is_mem0(folder / COLLECTIONS_DIR / name / STORAGE_FILE) for name in wanted
+    )
+
+
+def find_layout(path: Path) -> tuple[Path, Path | None] | None:
+    """(Qdrant folder, history.db or None) for a mem0 store folder, its Qdrant folder or its history.db."""
+    path = Path(path)
+    if is_file(path):
+        if path.name != HISTORY_FILE or not is_history_db(path):
+            return None
+        qdrant = next(_qdrant_folders(path.parent), None)
+        return (qdrant, path) if qdrant is not None and is_mem0_qdrant(qdrant, history_beside=True) else None
+    if not is_dir(path):
+        return None
+    for qdrant in _qdrant_folders(path):
+        history = next(
+            (h for h in (qdrant / HISTORY_FILE, qdrant.parent / HISTORY_FILE) if is_file(h) and is_history_db(h)), None
+        )
+        if is_mem0_qdrant(qdrant, history_beside=history is not None):
+            return qdrant, history
+    return None
+
+
+def _qdrant_folders(folder: Path) -> Iterator[Path]:
+    """The folder itself if it is a Qdrant folder, else the Qdrant folders directly in it."""
+    if qdrant_collections(folder) is not None:
+        yield folder
+        return
+    with contextlib.suppress(OSError):
+        for child in children(folder):
+            if is_dir(child) and qdrant_collections(child) is not None:
+                yield child
+
+
+@contextlib.contextmanager
+def qdrant_lock(folder: Path) -> Iterator[None]:
+    """qdrant_client's own lock on the folder (portalocker: an exclusive flock on ``.lock``), held
+    while Mnemoscope writes: a client holding it (a running mem0) keeps every point in memory."""
+    try:
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StoreFileError(f"{folder / LOCK_FILE} cannot be opened ({exc.strerror}); nothing was written.") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LockedError(
+                    f"{folder} is open in another program (a Qdrant client, such as a running mem0, holds its "
+                    "lock); nothing was written. Close it and try again."
+                ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+# -- the source ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Points(Contents):
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)  # record id -> snapshot
+
+
+class Mem0QdrantSource(FormatSource):
+    """A mem0 store on Qdrant's local mode: every collection's points, and history.db."""
+
+    kind = Kind.QDRANT
+    format = "mem0"
+    label = LABEL
+    id_prefix = "vec:"
+    editable_fields = ("content",)
+
+    def __init__(self, qdrant: Path, history: Path | None) -> None:
+        super().__init__(qdrant, [])
+        self.log = Mem0History(history, "Qdrant")
+        self._meta: tuple[str, dict[str, Any]] = ("", {})
+        self._matrices: dict[str, tuple[str, list[str], Any]] = {}
+        self.read_only_reason = self._write_refusal()
+
+    @classmethod
+    def open(cls, qdrant: Path, history: Path | None) -> Mem0QdrantSource:
+        source = cls(qdrant, history)
+        source.collections()  # meta.json must read
+        return source
+
+    def _write_refusal(self) -> str:
+        if not os.access(self.root, os.W_OK):
+            return "its Qdrant folder is read-only here"
+        if self.log.path is not None and not os.access(self.log.path, os.W_OK):
+            return "its history.db is read-only here"
+        return ""
+
+    # -- meta.json and the files watched ------------------------------------------------
+
+    def _collection_configs(self) -> dict[str, Any]:
+        meta = self.root / META_FILE
+        token = files_token(meta)
+        if token != self._meta[0]:
+            collections = _read_meta(self.root)
+            if collections is None:
+                raise UnreadableStoreError(f"{meta} is not a Qdrant local-mode meta.json (or cannot be read).")
+            self._meta = (token, collections)
+        return self._meta[1]
+
+    def collections(self) -> list[str]:
+        return memory_collections(list(self._collection_configs()))
+
+    def storage_of(self, name: str) -> Path:
+        """A collection's storage.sqlite, which must stay inside the folder (qdrant_client checks as much)."""
+        base = self.root / COLLECTIONS_DIR
+        path = base / name / STORAGE_FILE
+        if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(base)) or name in ("", ".", ".."):
+            raise UnreadableStoreError(f"Qdrant collection {name!r} in {self.root} points outside its folder.")
+        return path
+
+    def dense_config(self, name: str) -> tuple[int | None, str]:
+        """The unnamed (dense) vector's size and distance of a collection."""
+        vectors = (self._collection_configs().get(name) or {}).get("vectors") or {}
+        dense = vectors if "size" in vectors else vectors.get("") or {}
+        size = dense.get("size")
+        return (int(size) if isinstance(size, int) else None), str(dense.get("distance") or "Cosine")
+
+    def watched(self) -> list[Path]:
+        files = [self.root / META_FILE, *(self.storage_of(n) for n in self.collections())]
+        return files + ([self.log.path] if self.log.path is not None else [])
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _rows(self, name: str) -> list[sqlite3.Row]:
+        path = self.storage_of(name)
+        if not is_file(path):
+            return []
+        with reading(path) as con:
+            return con.execute("SELECT rowid, id, point FROM points ORDER BY rowid DESC").fetchall()
+
+    def load(self) -> Contents:
+        contents = _Points()
+        loaded: list[tuple[str, Snapshot]] = []
+        for name in self.collections():
+            refused: list[str] = []
+            damaged = 0
+            seen: set[Any] = set()
+            for row in self._rows(name):
+                try:
+                    snap = point_snapshot(name, load_point(row["point"]))
+                except RefusedPickle as exc:
+                    refused.append(str(exc))
+                    continue
+                except pickle.UnpicklingError:
+                    damaged += 1
+                    continue
+                if snap["id"] in seen:
+                    continue  # an older copy qdrant_client would drop: the newest row wins
+                seen.add(snap["id"])
+                loaded.append((name, snap))
+            if refused:
+                contents.problems.append(
+                    f"collection {name}: {len(refused)} point(s) were not read: their pickle calls "
+                    f"{', '.join(sorted(set(refused)))}, not just a Qdrant point's parts (qdrant_client would run "
+                    "it when it opens this store)"
+                )
+            if damaged:
+                contents.problems.append(f"collection {name}: {damaged} point(s) could not be read (damaged pickle)")
+        drift, lines = self.log.drift((str(snap["id"]), snap["metadata"]) for _name, snap in loaded)
+        contents.problems += lines
+        for name, snap in loaded:
+            record = f"{name}:{snap['id']}"
+            contents.snapshots[self.id_prefix + record] = snap
+            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"]))))
+        return contents
+
+    def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None) -> Memory:
+        meta = snap["metadata"]
+        return make_memory(
+            self,
+            record,
+            str(meta.get("data", "")),
+            location=f"{self.root.name}:{name}/{snap['id']}",
+            path=f"{COLLECTIONS_DIR}/{name}/{STORAGE_FILE}",
+            created=meta.get("created_at"),
+            updated=meta.get("updated_at"),
+            layer=parse_layer(meta.get("layer") or meta.get("category") or meta.get("memory_type")),
+            channel=scope_channel(meta),
+            metadata=mem0_metadata(meta, drift),
+            snapshot=snap,
+        )
+
+    def _points(self) -> _Points:
+        contents = self.contents()
+        assert isinstance(contents, _Points)
+        return contents
+
+    def owns(self, record_id: str) -> bool:
+        if not record_id.startswith(self.id_prefix):
+            return False
+        with contextlib.suppress(NotFoundError):
+            return split_record_id(record_id)[0] in self.collections()
+        return False
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        snap = self._points().snapshots.get(record_id)
+        return copy.deepcopy(snap) if snap is not None else None
+
+    def stale_ids(self) -> list[str]:
+        return [i for i, snap in self._points().snapshots.items() if snap["metadata"].get(STALE_KEY)]
+
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        return mem0_capabilities(self.read_only_reason, self.log.path)
+
+    def describe(self) -> dict[str, Any]:
+        return mem0_description(self, [self.root])
+
+    # -- history.db ---------------------------------------------------------------------
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        return self.log.history(split_record_id(memory_id)[1])
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return self.log.sessions(channels)
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        return self.log.turns(session_id, limit, offset)
+
+    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
+        return self.log.turn_bin_counts(bin_format, since, until)
+
+    # -- vectors --------------------------------------------------------------------------
+
+    def embedder_for(self, name: str) -> Any:
+        return None  # mem0 keeps its embedder's configuration in code, not in the store
+
+    def embedding_function_info(self, name: str) -> dict[str, Any]:
+        size, distance = self.dense_config(name)
+        return {
+            "collection": name,
+            "recorded_embedding_function": f"mem0's embedder (not recorded in the store; {size} dimensions, {distance})",
+            "runs_offline_here": False,
+            "embedder": None,
+        }
+
+    def embedding_of(self, memory_id: str) -> list[float] | None:
+        snap = self._points().snapshots.get(memory_id)
+        return list(snap["embedding"]) if snap is not None and snap["embedding"] is not None else None
+
+    def vector_search(
+        self, embedding: list[float] | None, text: str | None, query: MemoryQuery, k: int
+    ) -> list[tuple[Memory, float]]:
+        """Nearest points by exact distance in each collection's own metric (smaller is nearer)."""
+        import numpy as np
+
+        if embedding is None or k <= 0 or not query.wants_kind(self.kind):
+            return []
+        q = np.asarray(embedding, dtype=np.float64)
+        by_id = {m.id: m for m in self._matching(query)}
+        found: list[tuple[Memory, float]] = []
+        for name in self.collections():
+            ids, matrix = self._matrix(name)
+            if not ids:
+                continue
+            if matrix.shape[1] != q.shape[0]:
+                raise StoreError(
+                    f"Vector search in collection {name!r} failed: the query has {q.shape[0]} dimensions, "
+                    f"the collection {matrix.shape[1]}."
+                )
+            distance = self.dense_config(name)[1]
+            if distance == "Dot":
+                d = 1.0 - matrix @ q
+            elif distance == "Euclid":
+                d = np.linalg.norm(matrix - q, axis=1)
+            elif distance == "Manhattan":
+                d = np.abs(matrix - q).sum(axis=1)
+            else:
+                norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+                d = 1.0 - (matrix @ q) / np.where(norms == 0, 1.0, norms)
+            found += [(by_id[i], float(x)) for i, x in zip(ids, d.tolist(), strict=True) if i in by_id]
+        found.sort(key=lambda hit: (hit[1], hit[0].id))
+        return found[:k]
+
+    def _matrix(self, name: str) -> tuple[list[str], Any]:
+        import numpy as np
+
+        token = self.change_token()
+        cached = self._matrices.get(name)
+        if cached is None or cached[0] != token:
+            held = [
+                (i, s["embedding"]) for i, s in self._points().snapshots.items()
+                if s["collection"] == name and isinstance(s["embedding"], list) and s["embedding"]
+            ]
+            size = len(held[0][1]) if held else 0
+            held = [(i, v) for i, v in held if len(v) == size]
+            matrix = np.asarray([v for _i, v in held], dtype=np.float64).reshape(len(held), size)
+            cached = self._matrices[name] = (token, [i for i, _v in held], matrix)
+        return cached[1], cached[2]
+
+    # -- curation, as mem0 writes ---------------------------------------------------------
+
+    def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+        snap = self.read_record(memory.id)
+        if snap is None:
+            raise NotFoundError(f"No memory {memory.id} in {self.label} at {self.root}.")
+        if operation in (DELETE, PURGE):
+            return Plan(
+                [Change(memory.id, snap, None)],
+                notes=[f"{self.label} has no soft delete: the point was removed; undo or restore brings it back."],
+            )
+        if operation == REEMBED:
+            new = copy.deepcopy(snap)
+            new["metadata"].pop(STALE_KEY, None)
+            return Plan([Change(memory.id, snap, new)], embed_text=record_text(snap))
+        if operation != EDIT:
+            return super().plan(operation, memory, fields, context)
+        size = self.dense_config(snap["collection"])[0]
+
+        def embed(text: str) -> list[float] | None:
+            vector = context.embed(text)
+            return vector if vector is None or size is None or len(vector) == size else None  # else: stale
+
+        new = edited_record(snap, fields, replace(context, embed=embed))
+        notes = []
+        sparse = [k for k, v in (new.get("named_vectors") or {}).items() if isinstance(v, dict) and "$sparse" in v]
+        if "content" in fields and sparse:
+            new["named_vectors"] = {k: v for k, v in new["named_vectors"].items() if k not in sparse}
+            notes.append(
+                f"{memory.id}: its {', '.join(sparse)} sparse vector held the old text and was dropped "
+                "(mem0 recomputes it with fastembed on its next update of the memory)"
+            )
+        return Plan([] if new == snap else [Change(memory.id, snap, new)], notes=notes)
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        """Refuse before anything is written when the store cannot be: read-only, or held open."""
+        if self.read_only_reason:
+            raise StoreFileError(f"{self.root} cannot be written: {self.read_only_reason}; nothing was written.")
+        with qdrant_lock(self.root):
+            pass
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        if new is not None:
+            new = as_mem0_writes_it(expected, new)
+        actual = self._write_point(record_id, expected, new)
+        try:
+            self.log.log(str(_record_key(record_id)), expected, new)
+        except StoreError:
+            self._write_point(record_id, actual, expected)  # put the point back: both or neither
+            raise
+        return actual
+
+    def _write_point(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        if self.read_only_reason:
+            raise ReadOnlyError(f"{self.label} at {self.root} is read-only: {self.read_only_reason}.")
+        name = split_record_id(record_id)[0]
+        if name not in self.collections():
+            raise NotFoundError(f"No Qdrant collection {name!r} in {self.root}.")
+        point_id = new["id"] if new is not None else _record_key(record_id)
+        size = self.dense_config(name)[0]
+        if new is not None and size is not None and isinstance(new["embedding"], list) and len(new["embedding"]) != size:
+            raise StoreError(
+                f"{record_id}: the new vector has {len(new['embedding'])} dimensions, collection {name!r} "
+                f"holds {size}; nothing was written."
+            )
+        key = encode_key(point_id)
+        with qdrant_lock(self.root), writing(self.storage_of(name)) as con:
+            rows = self._rows_of(con, point_id, key)
+            current = None
+            if rows:
+                with contextlib.suppress(RefusedPickle, pickle.UnpicklingError):
+                    current = point_snapshot(name, load_point(rows[0]["point"]))
+            self.check_expected(record_id, current, expected)
+            if new is None:
+                con.executemany("DELETE FROM points WHERE rowid = ?", [(row["rowid"],) for row in rows])
+            else:
+                # As persist() does: older keys of the point go, the canonical key holds it.
+                con.executemany("DELETE FROM points WHERE rowid = ?", [(row["rowid"],) for row in rows if row["id"] != key])
+                con.execute("INSERT OR REPLACE INTO points VALUES (?, ?)", (key, sqlite3.Binary(dump_point(snapshot_point(new)))))
+        self.invalidate()
+        return copy.deepcopy(new)
+
+    @staticmethod
+    def _rows_of(con: sqlite3.Connection, point_id: Any, key: str) -> list[sqlite3.Row]:
+        """Every row holding the point, newest first: its canonical key's, or else a key another
+        qdrant_client wrote (another spelling of its UUID, another pickle protocol)."""
+        rows = con.execute("SELECT rowid, id, point FROM points WHERE id = ?", (key,)).fetchall()
+        if rows:
+            return rows
+        found = []
+        for row in con.execute("SELECT rowid, id FROM points ORDER BY rowid DESC").fetchall():
+            with contextlib.suppress(Exception):  # a key that is no plain id is no key of this point
+                if normalize_point_id(_load_key(row["id"])) == point_id:
+                    found.append(row["rowid"])
+        return [con.execute("SELECT rowid, id, point FROM points WHERE rowid = ?", (r,)).fetchone() for r in found]
+
+    def invalidate(self) -> None:
+        super().invalidate()
+        self._matrices.clear()
+
+
+def detect(path: Path) -> list[FormatMatch]:
+    layout = find_layout(path)
+    if layout is None:
+        return []
+    qdrant, history = layout
+    return [
+        FormatMatch(
+            "mem0", LABEL, qdrant,
+            open=lambda: Mem0QdrantSource.open(qdrant, history),
+            journal_dir=history.parent if history is not None else qdrant,
+        )
+    ]
