@@ -314,21 +314,21 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> i
 
 @command("map")
 def cmd_map(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.formats import sqlite_table
+    from mnemoscope.storage import table_mapping
 
     path = args.path.expanduser()
     if args.forget:
-        kept = sqlite_table.remember_mapping(path, None)
+        kept = table_mapping.remember_mapping(path, None)
         return _emit(args, {"path": str(path), "forgotten": True, "mappings": str(kept)},
                      lambda d: f"Forgot the mapping of {d['path']} (kept in {d['mappings']}).")
-    start = sqlite_table.remembered_mapping(path) if args.table is None else None
+    start = table_mapping.remembered_mapping(path) if args.table is None else None
     if start is None or (args.table and args.table != start.table):
-        start = sqlite_table.propose_mapping(path, args.table)
-    mapping = sqlite_table.checked(path, sqlite_table.corrected(start, sqlite_table.parse_assignments(args.assign)))
-    saved = sqlite_table.remember_mapping(path, mapping) if args.save else None
+        start = table_mapping.propose_mapping(path, args.table)
+    mapping = table_mapping.checked(path, table_mapping.corrected(start, table_mapping.parse_assignments(args.assign)))
+    saved = table_mapping.remember_mapping(path, mapping) if args.save else None
     data = {
         "path": str(path), "table": mapping.table, "mapping": mapping.to_dict()["columns"],
-        "writable": mapping.writable, "preview": sqlite_table.preview(path, mapping),
+        "writable": mapping.writable, "preview": table_mapping.preview(path, mapping),
         "saved_to": str(saved) if saved else None,
     }
     return _emit(args, data, output.table_mapping)

@@ -26,6 +26,22 @@ class Status(str, enum.Enum):
     DELETED = "deleted"
 
 
+def parse_layer(value: Any, default: Layer = Layer.SEMANTIC) -> Layer:
+    """The layer a stored value names (any case); default for anything else."""
+    try:
+        return Layer(str(value).lower())
+    except ValueError:
+        return default
+
+
+def parse_status(value: Any) -> Status:
+    """The status a stored value names (any case); active for anything else."""
+    try:
+        return Status(str(value).lower())
+    except ValueError:
+        return Status.ACTIVE
+
+
 class Kind(str, enum.Enum):
     """The store kinds a memory can live in."""
 

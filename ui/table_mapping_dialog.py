@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from mnemoscope.storage.errors import StoreError
-from mnemoscope.storage.formats.sqlite_table import (
+from mnemoscope.storage.table_mapping import (
     FIELD_LABELS,
     FIELDS,
     TableMapping,

@@ -38,8 +38,7 @@ from typing import Any
 
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
 from ..looking import children, is_dir, is_file, looked, names
-from ..model import Kind, Memory, Session, Turn
-from ..native.memory_db import parse_layer
+from ..model import Kind, Memory, Session, Turn, parse_layer
 from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot

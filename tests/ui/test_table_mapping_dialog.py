@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from mnemoscope.storage.formats.sqlite_table import TableMapping, remembered_mapping
+from mnemoscope.storage.table_mapping import TableMapping, remembered_mapping
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.table_mapping_dialog import NONE, TableMappingDialog
 

@@ -14,7 +14,7 @@ import pytest
 
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ConflictError, ReadOnlyError, UnmappedTableError, UnreadableStoreError
-from mnemoscope.storage.formats.sqlite_table import (
+from mnemoscope.storage.table_mapping import (
     TableMapping,
     mappings_file,
     propose_mapping,

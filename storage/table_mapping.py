@@ -1,0 +1,258 @@
+"""A person's mapping of one SQLite table's columns onto memory fields, proposed, corrected and
+remembered per file.
+
+``propose_mapping(path)`` picks the table that looks most like memories and maps its columns onto
+memory fields by name and declared type (``content``/``text``/``body`` -> content, ``category``/
+``kind``/``type`` -> category, ``created_at``/``ts`` -> created, ``importance``/``score`` -> salience,
+``user_id``/``scope`` -> channel, ...). A person checks it and corrects it (``mnemoscope map``, the
+app's mapping dialog); the mapping accepted is remembered per file, keyed by its absolute path,
+in Mnemoscope's own data folder (``table-mappings.json``; MNEMOSCOPE_HOME relocates it, as it
+does the app's settings), never in the owner's file. formats/sqlite_table.py reads the table
+through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from .atomic_file import atomic_write_bytes
+from .errors import UnreadableStoreError
+from .sqlite_db import read_only_rows
+
+# The memory fields a column can stand for, in the order they are proposed and shown.
+FIELDS = ("content", "id", "category", "created", "updated", "accessed", "access_count", "salience", "channel")
+FIELD_LABELS = {
+    "content": "Content", "id": "Id", "category": "Category", "created": "Created", "updated": "Updated",
+    "accessed": "Last accessed", "access_count": "Access count", "salience": "Salience", "channel": "Channel",
+}
+# Column names for each field, best first; a name holding one of these as a word matches less well.
+NAMES: dict[str, tuple[str, ...]] = {
+    "content": ("content", "memory", "text", "body", "fact", "note", "value", "message", "summary", "document", "data"),
+    "id": ("id", "uuid", "memory_id", "fact_id", "note_id", "key"),
+    "category": ("category", "kind", "type", "memory_type", "topic", "label", "tag", "tags"),
+    "created": ("created_at", "created", "creation_time", "inserted_at", "timestamp", "ts", "time", "date"),
+    "updated": ("updated_at", "updated", "modified_at", "modified", "mtime", "last_modified"),
+    "accessed": ("last_accessed", "last_accessed_at", "accessed_at", "last_access", "last_used", "last_used_at",
+                 "last_seen", "last_read"),
+    "access_count": ("access_count", "accesses", "use_count", "uses", "hits", "hit_count", "recall_count",
+                     "retrieval_count", "times_accessed"),
+    "salience": ("salience", "importance", "score", "weight", "priority", "relevance", "decay_score", "strength"),
+    "channel": ("channel", "scope", "namespace", "project", "user_id", "agent_id", "session_id", "thread_id",
+                "user", "agent"),
+}
+NUMERIC_FIELDS = ("access_count", "salience")
+MAPPINGS_FILE = "table-mappings.json"
+# Tables SQLite and its extensions keep for themselves (FTS5 and sqlite-vec shadow tables).
+INTERNAL = re.compile(r"^sqlite_|_(content|data|idx|docsize|config|segments|segdir|stat|rowids|chunks|info|vector_chunks\d+)$")
+
+
+@dataclass(frozen=True)
+class TableMapping:
+    """Which column of one table stands for each memory field (content is required)."""
+
+    table: str
+    columns: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def writable(self) -> bool:
+        return "id" in self.columns
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "columns": {f: self.columns[f] for f in FIELDS if f in self.columns}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TableMapping:
+        return cls(str(data["table"]), {str(k): str(v) for k, v in dict(data.get("columns", {})).items()})
+
+    def describe(self) -> str:
+        return ", ".join(f"{f}={self.columns[f]}" for f in FIELDS if f in self.columns)
+
+
+# -- the tables of a file and the proposal ----------------------------------------------------
+
+
+def table_columns(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """Each plain table of the file (not SQLite's or an index's own) -> [(column, declared type)]."""
+    try:
+        names = [r[0] for r in read_only_rows(
+            path, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+        )]
+        found = {}
+        for name in names:
+            if INTERNAL.search(name):
+                continue
+            info = read_only_rows(path, f"PRAGMA table_info(\"{quoted_name(name)}\")")
+            found[name] = [(str(r[1]), str(r[2] or "").upper()) for r in info]
+        return found
+    except sqlite3.Error as exc:
+        raise UnreadableStoreError(f"{Path(path).name} cannot be read as a SQLite database: {exc}.") from None
+
+
+def propose_mapping(path: Path, table: str | None = None) -> TableMapping:
+    """The mapping proposed for table (default: the table that looks most like memories)."""
+    tables = table_columns(path)
+    if not tables:
+        raise UnreadableStoreError(f"{Path(path).name} holds no table to read memories from.")
+    if table is not None:
+        if table not in tables:
+            raise UnreadableStoreError(f"{Path(path).name} has no table {table!r} (it has {', '.join(tables)}).")
+        return TableMapping(table, _proposed_columns(tables[table]))
+    proposals = [TableMapping(name, _proposed_columns(cols)) for name, cols in tables.items()]
+    return max(proposals, key=lambda m: ("content" in m.columns, len(m.columns), -len(tables[m.table])))
+
+
+def _proposed_columns(columns: list[tuple[str, str]]) -> dict[str, str]:
+    taken: set[str] = set()
+    mapped: dict[str, str] = {}
+    for memory_field in FIELDS:
+        best: tuple[int, str] | None = None
+        for name, declared in columns:
+            if name in taken or not _type_fits(memory_field, declared):
+                continue
+            score = _name_score(memory_field, name.lower())
+            if score and (best is None or score > best[0]):
+                best = (score, name)
+        if best is not None:
+            mapped[memory_field] = best[1]
+            taken.add(best[1])
+    if "content" not in mapped:  # no column says so: the first text column not taken
+        text = [n for n, t in columns if n not in taken and ("CHAR" in t or "TEXT" in t or "CLOB" in t)]
+        if text:
+            mapped["content"] = text[0]
+    return mapped
+
+
+def _name_score(memory_field: str, name: str) -> int:
+    names = NAMES[memory_field]
+    if name in names:
+        return 100 - names.index(name)
+    words = set(re.split(r"[^a-z0-9]+", name))
+    return next((50 - i for i, wanted in enumerate(names) if wanted in words), 0)
+
+
+def _type_fits(memory_field: str, declared: str) -> bool:
+    text = "CHAR" in declared or "TEXT" in declared or "CLOB" in declared
+    if memory_field == "content":
+        return text or declared == ""
+    if memory_field in NUMERIC_FIELDS:
+        return any(t in declared for t in ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")) or declared == ""
+    return "BLOB" not in declared
+
+
+def checked(path: Path, mapping: TableMapping) -> TableMapping:
+    """mapping, if the file's table still has every column it names; else UnreadableStoreError."""
+    tables = table_columns(path)
+    if mapping.table not in tables:
+        raise UnreadableStoreError(f"{Path(path).name} has no table {mapping.table!r} (it has {', '.join(tables)}).")
+    names = {n for n, _t in tables[mapping.table]}
+    unknown = {f: c for f, c in mapping.columns.items() if f not in FIELDS or c not in names}
+    if unknown:
+        raise UnreadableStoreError(
+            f"{mapping.table} in {Path(path).name} cannot be mapped so: "
+            + ", ".join(f"{f}={c}" for f, c in unknown.items())
+            + f" (fields: {', '.join(FIELDS)}; columns: {', '.join(sorted(names))})."
+        )
+    if "content" not in mapping.columns:
+        raise UnreadableStoreError(f"A mapping of {mapping.table} needs a content column (content=COLUMN).")
+    return mapping
+
+
+def corrected(mapping: TableMapping, assignments: dict[str, str]) -> TableMapping:
+    """mapping with fields set to columns (an empty column unmaps the field)."""
+    columns = dict(mapping.columns)
+    for memory_field, column in assignments.items():
+        if column:
+            columns[memory_field] = column
+        else:
+            columns.pop(memory_field, None)
+    return TableMapping(mapping.table, columns)
+
+
+def parse_assignments(text: str) -> dict[str, str]:
+    """``content=body,created=ts,category=`` as {field: column} (an empty column unmaps)."""
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        memory_field, sep, column = part.partition("=")
+        if not sep or memory_field.strip() not in FIELDS:
+            raise UnreadableStoreError(f"{part!r} is not FIELD=COLUMN (fields: {', '.join(FIELDS)}).")
+        found[memory_field.strip()] = column.strip()
+    return found
+
+
+def preview(path: Path, mapping: TableMapping, limit: int = 5) -> list[dict[str, Any]]:
+    """The first rows of the table as the mapping reads them: {field: value}."""
+    columns = [f for f in FIELDS if f in mapping.columns]
+    if not columns:
+        return []
+    select = ", ".join(f'"{quoted_name(mapping.columns[f])}"' for f in columns)
+    try:
+        rows = read_only_rows(path, f'SELECT {select} FROM "{quoted_name(mapping.table)}" LIMIT {int(limit)}')
+    except sqlite3.Error as exc:
+        raise UnreadableStoreError(f"{mapping.table} in {Path(path).name} cannot be read: {exc}.") from None
+    return [dict(zip(columns, row, strict=True)) for row in rows]
+
+
+def quoted_name(name: str) -> str:
+    return name.replace('"', '""')
+
+
+# -- remembered mappings ---------------------------------------------------------------------------
+
+
+def mappings_file() -> Path:
+    """Where accepted mappings are kept: Mnemoscope's data folder (MNEMOSCOPE_HOME relocates it)."""
+    override = os.environ.get("MNEMOSCOPE_HOME")
+    home = Path(override) if override else Path(user_data_dir("mnemoscope", "Mnemoscope"))
+    return home / MAPPINGS_FILE
+
+
+def _file_key(path: Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _remembered() -> dict[str, Any]:
+    try:
+        data = json.loads(mappings_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    return files if isinstance(files, dict) else {}
+
+
+def remembered_mapping(path: Path) -> TableMapping | None:
+    entry = _remembered().get(_file_key(path))
+    try:
+        return TableMapping.from_dict(entry) if isinstance(entry, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def remember_mapping(path: Path, mapping: TableMapping | None) -> Path:
+    """Keep mapping for the file (None: forget it). Returns the file it is kept in."""
+    if mapping is not None:
+        checked(path, mapping)
+        from .store import detect_everything
+
+        found, matches = detect_everything(Path(path))
+        if found or matches:
+            raise UnreadableStoreError(
+                f"{Path(path).name} is already read as {matches[0].label if matches else 'a Mnemoscope store'}; "
+                "a table mapping is only for SQLite files no format recognises."
+            )
+    files = _remembered()
+    if mapping is None:
+        files.pop(_file_key(path), None)
+    else:
+        files[_file_key(path)] = mapping.to_dict()
+    target = mappings_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, (json.dumps({"version": 1, "files": files}, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    return target
