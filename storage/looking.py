@@ -113,6 +113,15 @@ def children(folder: str | Path) -> list[Path]:
     return [folder / name for name in sorted(listing)] if listing else []
 
 
+def subfolders(folder: str | Path) -> list[Path]:
+    """The folders directly in a folder (following symbolic links), sorted by name."""
+    return list(looked("subfolders", folder, lambda: _subfolders(Path(folder))))
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    return [folder / name for name in sorted(names(folder)) if is_dir(os.path.join(folder, name))]
+
+
 def _answer(question: Callable[[], bool]) -> bool:
     try:
         return question()

@@ -535,13 +535,11 @@ def detect(path: Path) -> dict[Kind, Path]:
         elif path.name == CHROMA_FILE:
             found[Kind.CHROMA] = path.parent
         return found
-    # Each source decides; its module is imported only where its file is present.
+    # A file named memory.db is the native store's (opening it says so if it is no such thing,
+    # unless a format claims it); each other source's module is imported only where its file is.
     listed = names(path)
     if DB_NAME in listed and is_file(path / DB_NAME):
-        from .native.memory_db import SqliteSource
-
-        if SqliteSource.detect(path):
-            found[Kind.SQLITE] = path / DB_NAME
+        found[Kind.SQLITE] = path / DB_NAME
     for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
         if is_file(chroma_dir / CHROMA_FILE):
             from .native.vectors import ChromaSource

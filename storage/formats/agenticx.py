@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError, UnsupportedError
-from ..looking import is_dir, is_file, looked
+from ..looking import is_dir, is_file, looked, names
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Turn
 from ..native.markdown import FileBlocks, MarkdownSource, daily_date, inside
 from ..source import Snapshot
@@ -642,8 +642,7 @@ def _has(tables: dict[str, set[str]], wanted: dict[str, set[str]]) -> bool:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
-    folders = [path, path / "memory"] if is_dir(path) else [path]
+    folders = [path, path / "memory"] if is_dir(path) and "memory" in names(path) else [path]
     matches = []
     for candidate in (f for folder in folders for f in sqlite_files(folder)):
         tables = sqlite_tables(candidate)

@@ -508,7 +508,6 @@ def _listed(items: Iterator[str] | Sequence[str]) -> str:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    path = Path(path)
     matches = []
     for candidate in sqlite_files(path):
         tables = sqlite_tables(candidate)

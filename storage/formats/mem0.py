@@ -21,7 +21,6 @@ with mem0 on Qdrant's local mode (mem0_qdrant.py).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import sqlite3
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..looking import children, is_dir, is_file
+from ..looking import is_dir, is_file, names, subfolders
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, RecordReading, split_record_id
 from ..query import MemoryQuery
@@ -50,6 +49,8 @@ HISTORY_COLUMNS = {"id", "memory_id", "old_memory", "new_memory", "event", "crea
 
 def is_mem0_chroma(chroma_dir: Path) -> bool:
     """A Chroma directory whose records carry mem0's data + hash metadata."""
+    if CHROMA_FILE not in names(chroma_dir):
+        return False
     db = Path(chroma_dir) / CHROMA_FILE
     if not is_sqlite_file(db):
         return False
@@ -97,11 +98,7 @@ def find_layout(path: Path) -> tuple[Path, Path | None] | None:
 def _chroma_beside(folder: Path) -> Path | None:
     if is_mem0_chroma(folder):
         return folder
-    with contextlib.suppress(OSError):
-        for child in children(folder):
-            if is_dir(child) and is_mem0_chroma(child):
-                return child
-    return None
+    return next((child for child in subfolders(folder) if is_mem0_chroma(child)), None)
 
 
 def scope_channel(meta: dict[str, Any]) -> str:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
-from ..looking import children, is_dir, is_file, looked, names
+from ..looking import is_dir, is_file, looked, names, subfolders
 from ..model import Kind, Memory, Session, Turn, parse_layer
 from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
@@ -321,10 +321,7 @@ def _qdrant_folders(folder: Path) -> Iterator[Path]:
     if qdrant_collections(folder) is not None:
         yield folder
         return
-    with contextlib.suppress(OSError):
-        for child in children(folder):
-            if is_dir(child) and qdrant_collections(child) is not None:
-                yield child
+    yield from (child for child in subfolders(folder) if qdrant_collections(child) is not None)
 
 
 @contextlib.contextmanager
