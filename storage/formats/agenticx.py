@@ -48,7 +48,7 @@ from typing import Any
 
 from ..errors import NotFoundError, UnsupportedError
 from ..looking import is_dir, is_file, looked, names
-from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Turn
+from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Status, Turn
 from ..native.markdown import FileBlocks, MarkdownSource, daily_date, inside
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
@@ -450,6 +450,7 @@ class AgenticxIndexSource(FormatSource):
                 path=self.path.name, created=at or utcnow(), layer=Layer.SEMANTIC, channel=GLOBAL_CHANNEL,
                 metadata={"indexed_path": chunk["path"], "dangling": True},
                 snapshot={k: v for k, v in plain_row(chunk).items() if k != "embedding"},
+                status=Status.DELETED,  # its owner deleted the file: the index's copy is not active
             )
         )
 

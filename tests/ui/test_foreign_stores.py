@@ -103,7 +103,7 @@ def _builders():
 
     # builder, memories shown, formats in the kind column, a read-only memory and why, a session title
     return {
-        "agenticx": (build_agenticx_home, 7, {"markdown", "agenticx", "agenticx-index"}, "user: what hotel?",
+        "agenticx": (build_agenticx_home, 6, {"markdown", "agenticx", "agenticx-index"}, "user: what hotel?",
                      "contentless", "session s1"),
         # (its index's chunks of a deleted file are listed as deleted, out of the default view)
         "openclaw": (build_openclaw_state, 6, {"markdown"}, None, None, "Trains"),
