@@ -146,9 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--channel", action="append", default=[])
     p.add_argument("--graphml", type=Path, metavar="FILE", help="also write GraphML here")
 
-    p = add("scratchpad", "sessions -> scratchpad keys -> values")
+    p = add("scratchpad", "sessions -> scratchpad keys -> values; with --session, --set or --delete one key "
+            "(one undoable step)")
     p.add_argument("path", type=Path)
     p.add_argument("--session")
+    change = p.add_mutually_exclusive_group()
+    change.add_argument("--set", metavar="KEY=VALUE",
+                        help="set (or add) a key of --session; VALUE is stored as JSON when it parses as JSON, "
+                        "else as text")
+    change.add_argument("--delete", metavar="KEY", help="delete a key of --session")
+    p.add_argument("--expect-value", metavar="VALUE",
+                   help="with --set or --delete: refuse if the key no longer holds this value (as listed)")
 
     p = add("sessions", "sessions, threads and conversations; with --session, that one's turns")
     p.add_argument("path", type=Path)
@@ -470,11 +478,39 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_scratchpad(args: argparse.Namespace) -> int:
     from mnemoscope.storage.views.overview import scratchpad
 
+    if args.set is not None or args.delete is not None:
+        return _scratch_step(args)
+    if args.expect_value is not None:
+        raise UsageError("--expect-value goes with --set or --delete.")
     with _open(args) as store:
         sessions = scratchpad(store, args.session)
         if args.session and not sessions:
             raise NotFoundError(f"No session {args.session}.")
         return _emit(args, {"sessions": sessions}, output.scratchpad)
+
+
+def _scratch_step(args: argparse.Namespace) -> int:
+    """scratchpad --set / --delete: one curation step on a store opened for writing."""
+    from mnemoscope.storage import open_store
+    from mnemoscope.storage.curation import scratch_value
+
+    if not args.session:
+        raise UsageError("Give the session whose scratchpad to change with --session.")
+    if args.set is not None:
+        key, equals, text = args.set.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--set takes KEY=VALUE, not {args.set!r}.")
+    # Not _open: scratchpad is a reading command (opened read-only) unless it sets or deletes a key.
+    with open_store(args.path, read_only=args.read_only) as store:
+        curator = _curator(store)
+        if args.set is not None:
+            outcome = curator.set_scratch(args.session, key, scratch_value(text), expected=args.expect_value)
+        else:
+            outcome = curator.delete_scratch(args.session, args.delete, expected=args.expect_value)
+        for note in outcome.notes:
+            if not args.json:
+                print(f"note: {note}", file=sys.stderr)
+        return _emit(args, outcome.to_dict(), output.scratch_outcome)
 
 
 @command("sessions")

@@ -190,6 +190,17 @@ def scratchpad(data: dict[str, Any]) -> str:
     return "\n".join(out) if out else "no scratchpad entries"
 
 
+def scratch_outcome(data: dict[str, Any]) -> str:
+    d = data["details"]
+    done = "deleted" if d["to"] is None else "added" if d["from"] is None else "set"
+    lines = [f"{done} {d['key']} of session {d['session_id']} (journal #{data['seq']}; undo: mnemoscope undo)"]
+    if d["from"] is not None:
+        lines.append(f"  was: {_clip(d['from'], 100)}")
+    if d["to"] is not None:
+        lines.append(f"  now: {_clip(d['to'], 100)}")
+    return "\n".join(lines)
+
+
 def salience_one(r: dict[str, Any]) -> str:
     if r.get("kind") == "entity":
         flag = "; cleanup candidate" if r["cleanup_candidate"] else ""

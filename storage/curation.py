@@ -13,6 +13,7 @@ forwards again. Nothing here asks what kind of store a memory lives in.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -282,6 +283,8 @@ class Curator:
         """Set one scratchpad key of a session (a new key is added) as the session's owner
         writes it; value keeps its JSON type. expected: the value as it was read
         (ScratchEntry.value); if it is no longer that, ConflictError and nothing is written."""
+        if not key:
+            raise UnsupportedError("A scratchpad key cannot be empty.")
         source, record, before = self._scratch(session_id, key, expected)
         after = source.scratch_snapshot(before, session_id, key, value, self._context().now)
         if after is before:
@@ -300,17 +303,40 @@ class Curator:
 
     def scratch_writable(self, session_id: str) -> bool:
         """Whether set_scratch and delete_scratch can write the scratchpad of this session."""
-        try:
-            self._scratch_source(session_id)
-        except StoreError:
-            return False
-        return not self.store.read_only
+        return not self.scratch_refusals([session_id])[session_id]
+
+    def scratch_refusals(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Why set_scratch and delete_scratch would refuse each session's scratchpad ("" where they
+        would write it), reading each source's sessions once."""
+        if self.store.read_only:
+            return dict.fromkeys(session_ids, f"{self.store.root} was opened read-only.")
+        holders = self._session_holders()
+        out = {}
+        for session_id in session_ids:
+            try:
+                writer = self._scratch_writer(session_id, holders.get(session_id, []))
+            except StoreError as exc:
+                out[session_id] = str(exc)
+                continue
+            caps = writer.capabilities()  # type: ignore[attr-defined]
+            out[session_id] = (
+                f"The scratchpad of session {session_id} cannot be changed: {caps.read_only_reason}."
+                if caps.read_only else ""
+            )
+        return out
+
+    def _session_holders(self) -> dict[str, list[Any]]:
+        holders: dict[str, list[Any]] = {}
+        for source in self.store.sources:
+            if source.capabilities().sessions:
+                for session in source.sessions():  # type: ignore[attr-defined]
+                    holders.setdefault(session.id, []).append(source)
+        return holders
 
     def _scratch_source(self, session_id: str) -> ScratchWriter:
-        holders = [
-            s for s in self.store.sources
-            if s.capabilities().sessions and any(x.id == session_id for x in s.sessions())  # type: ignore[attr-defined]
-        ]
+        return self._scratch_writer(session_id, self._session_holders().get(session_id, []))
+
+    def _scratch_writer(self, session_id: str, holders: list[Any]) -> ScratchWriter:
         if not holders:
             raise NotFoundError(f"No session {session_id} in {self.store.root}.")
         writer = next((s for s in holders if isinstance(s, ScratchWriter)), None)
@@ -522,6 +548,19 @@ class Curator:
         except NotFoundError:
             return False
         return isinstance(source, ScratchWriter) and source.is_scratch_record(record_id)
+
+
+def scratch_value(text: str) -> Any:
+    """A scratchpad value as a person typed it: the JSON value when the text parses as JSON
+    (NaN and Infinity are no JSON), else the text itself (a string)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        return text
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _scratch_value(source: ScratchWriter, snapshot: Snapshot | None) -> str | None:

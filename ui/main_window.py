@@ -59,7 +59,7 @@ from .graph_view import GraphView
 from .memory_model import MemoryTableModel
 from .memory_table import MemoryTable
 from .salience_view import SalienceView
-from .scratchpad_view import ScratchpadView
+from .scratchpad_view import ScratchKey, ScratchpadView, ScratchValueDialog
 from .sidebar import Sidebar, gather_counts
 from .store_session import Conflict, JournalSteps, StoreSession
 from .timeline_view import TimelineView
@@ -146,6 +146,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.table, 1)
         self.scratchpad = ScratchpadView()
         self.scratchpad.load_failed.connect(self.show_error)
+        self.scratchpad.edit_requested.connect(self.edit_scratch_key)
+        self.scratchpad.delete_requested.connect(self.delete_scratch_key)
         self.views = QTabWidget()
         self.views.setObjectName("views")
         self.timeline = TimelineView()
@@ -450,7 +452,7 @@ class MainWindow(QMainWindow):
         elif name == "salience":
             self.salience.load(store)
         elif name == "scratchpad":
-            self.scratchpad.load(store)
+            self.scratchpad.reload(store)
         elif name == "graph":
             self.graph.load(store)
 
@@ -679,6 +681,25 @@ class MainWindow(QMainWindow):
 
         box.finished.connect(answered)
         box.open()
+
+    def edit_scratch_key(self, entry: ScratchKey) -> None:
+        """The value of one scratchpad key in a dialog; Save sets it as one step, checked against
+        the value the view read."""
+        dialog = ScratchValueDialog(entry, self)
+        dialog.setObjectName("scratch_value_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def saved() -> None:
+            if dialog.changed():
+                self.session.curate("set_scratch", entry.session_id, entry.key, dialog.value(), expected=entry.value)
+
+        dialog.accepted.connect(saved)
+        dialog.open()
+
+    def delete_scratch_key(self, entry: ScratchKey) -> None:
+        self._ask("confirm_delete_scratch_box", "Delete scratchpad key",
+                  f"Delete {entry.key} from the scratchpad of session {entry.session_id}? You can undo this.",
+                  lambda: self.session.curate("delete_scratch", entry.session_id, entry.key, expected=entry.value))
 
     def reinforce_selected(self) -> None:
         ids, revisions = self._selection()

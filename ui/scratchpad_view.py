@@ -1,27 +1,63 @@
-"""Scratchpad view: sessions -> keys -> values, reserved key patterns grouped and labelled."""
+"""Scratchpad view: sessions -> keys -> values, reserved key patterns grouped and labelled;
+a key's value edited or the key deleted where its store lets a person write the scratchpad."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QHeaderView, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QToolBar,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from mnemoscope.storage import MemoryStore
+from mnemoscope.storage import Curator, MemoryStore
+from mnemoscope.storage.curation import scratch_value
 from mnemoscope.storage.views.overview import scratchpad
 
 from .workers import start_worker
 
 USER_KEYS = "User and agent keys"
+KEYS = {Qt.Key.Key_F2: "edit", Qt.Key.Key_Delete: "delete"}  # on the tree, before the window's shortcuts
+KEY_ROLE = Qt.ItemDataRole.UserRole + 1  # on a key row's first cell: its ScratchKey
+
+
+@dataclass(frozen=True)
+class ScratchKey:
+    """One scratchpad key as the view read it (value: ScratchEntry.value, the conflict check's)."""
+
+    session_id: str
+    key: str
+    value: str
+    label: str = ""
+
+
+def scratchpad_and_refusals(store: MemoryStore, session_id: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The view's data (on a worker): the sessions' keys, and why each session's scratchpad
+    cannot be written ("" where it can)."""
+    sessions = scratchpad(store, session_id)
+    return sessions, Curator(store).scratch_refusals([s["id"] for s in sessions])
 
 
 class ScratchpadView(QWidget):
-    """Signals: loaded(int) with the number of sessions shown, load_failed(object)."""
+    """Signals: loaded(int) with the number of sessions shown, load_failed(object),
+    edit_requested(object ScratchKey), delete_requested(object ScratchKey)."""
 
     loaded = Signal(int)
     load_failed = Signal(object)
+    edit_requested = Signal(object)
+    delete_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -29,34 +65,69 @@ class ScratchpadView(QWidget):
         self.model.setHorizontalHeaderLabels(["Session / key", "Value", "Updated"])
         self.tree = QTreeView()
         self.tree.setObjectName("scratchpad_tree")
+        self.tree.setAccessibleName("Scratchpad keys")
         self.tree.setModel(self.model)
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.tree.header().resizeSection(0, 320)
+        self.tree.selectionModel().currentChanged.connect(lambda *_: self._update_actions())
+        self.tree.doubleClicked.connect(self._on_tree_double_clicked)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
+        self.tree.installEventFilter(self)
+        self.edit_key_action = QAction("&Edit value…", self)
+        self.edit_key_action.setObjectName("scratch_edit_action")
+        self.edit_key_action.triggered.connect(lambda _checked=False: self._request(self.edit_requested))
+        self.delete_key_action = QAction("&Delete key", self)
+        self.delete_key_action.setObjectName("scratch_delete_action")
+        self.delete_key_action.triggered.connect(lambda _checked=False: self._request(self.delete_requested))
+        self.toolbar = QToolBar()
+        self.toolbar.setObjectName("scratchpad_toolbar")
+        self.toolbar.setAccessibleName("Scratchpad key actions")
+        self.toolbar.addAction(self.edit_key_action)
+        self.toolbar.addAction(self.delete_key_action)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.tree)
         self._generation = 0
+        self._session_id: str | None = None
+        self._refusals: dict[str, str] = {}
+        self._update_actions()
 
     def load(self, store: MemoryStore, session_id: str | None = None) -> None:
+        """Read the scratchpad of every session, or of session_id alone, off the UI thread."""
+        self._session_id = session_id
         self._generation += 1
         generation = self._generation
         start_worker(
-            scratchpad,
+            scratchpad_and_refusals,
             store,
             session_id,
-            on_result=lambda sessions: self._on_loaded(generation, sessions),
+            on_result=lambda result: self._on_loaded(generation, *result),
             on_error=self.load_failed.emit,
         )
 
+    def reload(self, store: MemoryStore) -> None:
+        """Read again what is shown (the same session filter); the selected key stays selected."""
+        self.load(store, self._session_id)
+
     def clear(self) -> None:
         self._generation += 1
+        self._refusals = {}
         self.model.removeRows(0, self.model.rowCount())
+        self._update_actions()
 
-    def _on_loaded(self, generation: int, sessions: list[dict[str, Any]]) -> None:
+    def refusal(self, session_id: str) -> str:
+        """Why this session's scratchpad cannot be written here, as last read ("" if it can)."""
+        return self._refusals.get(session_id, "Not read yet.")
+
+    def _on_loaded(self, generation: int, sessions: list[dict[str, Any]], refusals: dict[str, str]) -> None:
         if generation != self._generation:
             return
+        kept = self.selected_key()
+        self._refusals = refusals
         self.model.removeRows(0, self.model.rowCount())
         for session in sessions:
             title = session.get("title") or session["id"]
@@ -71,6 +142,7 @@ class ScratchpadView(QWidget):
                 value = entry["json"] if entry["json"] is not None else entry["value"]
                 shown = json.dumps(value, ensure_ascii=False) if entry["json"] is not None else _one_line(entry["value"])
                 key_row = _row(entry["key"], shown, (entry["updated_at"] or "")[:16].replace("T", " "))
+                key_row[0].setData(ScratchKey(session["id"], entry["key"], entry["value"], entry["label"]), KEY_ROLE)
                 key_row[1].setToolTip(entry["value"])
                 if entry["json"] is not None:
                     _append_json(key_row[0], value)
@@ -80,6 +152,9 @@ class ScratchpadView(QWidget):
                 groups[label][0].appendRow(key_row)
             self.model.appendRow(head)
         self.tree.expandToDepth(1)
+        if kept is not None:
+            self.select_key(kept.session_id, kept.key)
+        self._update_actions()
         self.loaded.emit(len(sessions))
 
     def keys_under(self, row: int) -> list[str]:
@@ -90,6 +165,147 @@ class ScratchpadView(QWidget):
             group = session.child(g, 0)
             keys += [group.child(k, 0).text() for k in range(group.rowCount())]
         return keys
+
+
+    # -- the key a person acts on -------------------------------------------------------------
+
+    def selected_key(self) -> ScratchKey | None:
+        """The key of the current row (a row inside a key's value counts as that key)."""
+        return self._key_at(self.tree.currentIndex())
+
+    def select_key(self, session_id: str, key: str) -> bool:
+        """Make that key's row current; False when it is not shown."""
+        for row in range(self.model.rowCount()):
+            session = self.model.item(row, 0)
+            for g in range(session.rowCount()):
+                group = session.child(g, 0)
+                for k in range(group.rowCount()):
+                    item = group.child(k, 0)
+                    found = item.data(KEY_ROLE)
+                    if isinstance(found, ScratchKey) and (found.session_id, found.key) == (session_id, key):
+                        self.tree.setCurrentIndex(item.index())
+                        self.tree.scrollTo(item.index())
+                        return True
+        return False
+
+    def _key_at(self, index: QModelIndex) -> ScratchKey | None:
+        item = self.model.itemFromIndex(index.siblingAtColumn(0)) if index.isValid() else None
+        while item is not None:
+            found = item.data(KEY_ROLE)
+            if isinstance(found, ScratchKey):
+                return found
+            item = item.parent()
+        return None
+
+    def _update_actions(self) -> None:
+        entry = self.selected_key()
+        refusal = self.refusal(entry.session_id) if entry is not None else ""
+        for action, verb in ((self.edit_key_action, f"Edit the value of {entry.key if entry else 'a key'}"),
+                             (self.delete_key_action, f"Delete {entry.key if entry else 'a key'}")):
+            action.setEnabled(entry is not None and not refusal)
+            if entry is None:
+                action.setToolTip(f"Select a scratchpad key first ({verb.lower()}).")
+            elif refusal:
+                action.setToolTip(f"The scratchpad cannot be changed here: {refusal}")
+            else:
+                action.setToolTip(f"{verb} in session {entry.session_id} (one step; Edit > Undo undoes it).")
+
+    def _request(self, signal: Any) -> None:
+        entry = self.selected_key()
+        if entry is not None and not self.refusal(entry.session_id):
+            signal.emit(entry)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """F2 and Delete on the tree act on its key, not on the memories the window's shortcuts
+        of the same keys act on."""
+        if watched is self.tree and event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+            assert isinstance(event, QKeyEvent)
+            verb = KEYS.get(Qt.Key(event.key())) if event.modifiers() == Qt.KeyboardModifier.NoModifier else None
+            if verb is not None:
+                event.accept()
+                if event.type() == QEvent.Type.KeyPress:
+                    self._request(self.edit_requested if verb == "edit" else self.delete_requested)
+                return True
+        return super().eventFilter(watched, event)
+
+    def _on_tree_double_clicked(self, index: QModelIndex) -> None:
+        if self._key_at(index) is not None:
+            self._request(self.edit_requested)
+
+    def _on_tree_context_menu(self, pos: QPoint) -> None:
+        if self._key_at(self.tree.indexAt(pos)) is None:
+            return
+        menu = QMenu(self)
+        menu.setObjectName("scratchpad_menu")
+        menu.addAction(self.edit_key_action)
+        menu.addAction(self.delete_key_action)
+        menu.popup(self.tree.viewport().mapToGlobal(pos))
+
+
+class ScratchValueDialog(QDialog):
+    """Edit one key's value as text: stored as JSON when the text parses as JSON, else as text
+    (what the type label says as the person types)."""
+
+    def __init__(self, entry: ScratchKey, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.entry = entry
+        self.setWindowTitle(f"Edit {entry.key}")
+        about = QLabel(f"Session {entry.session_id} · {entry.label or 'scratchpad key'}")
+        about.setObjectName("scratch_value_about")
+        about.setWordWrap(True)
+        self.shown = _editable_text(entry.value)
+        self.editor = QPlainTextEdit(self.shown)
+        self.editor.setObjectName("scratch_value_editor")
+        self.editor.setAccessibleName(f"Value of {entry.key}")
+        self.type_label = QLabel()
+        self.type_label.setObjectName("scratch_value_type")
+        self.type_label.setAccessibleName("How the value will be stored")
+        self.editor.textChanged.connect(self._on_editor_text_changed)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.setObjectName("scratch_value_buttons")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(about)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.type_label)
+        layout.addWidget(buttons)
+        self._on_editor_text_changed()
+        self.resize(560, 380)
+
+    def value(self) -> Any:
+        """The value to store, typed: JSON when the text parses, else the text."""
+        return scratch_value(self.editor.toPlainText())
+
+    def changed(self) -> bool:
+        """Whether the value typed differs from the one read (spacing of JSON aside)."""
+        return _canonical(self.value()) != _canonical(scratch_value(self.shown))
+
+    def _on_editor_text_changed(self) -> None:
+        self.type_label.setText(f"Saved as {_type_name(self.editor.toPlainText())}.")
+
+
+def _editable_text(value: str) -> str:
+    """A stored value as the editor shows it: an object or array indented, anything else as it is."""
+    parsed = scratch_value(value)
+    return json.dumps(parsed, ensure_ascii=False, indent=2) if isinstance(parsed, (dict, list)) else value
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _type_name(text: str) -> str:
+    value = scratch_value(text)
+    if isinstance(value, str):
+        return "text" if value == text else "text (a JSON string)"
+    if isinstance(value, bool):
+        return "JSON true/false"
+    if value is None:
+        return "JSON null"
+    if isinstance(value, (int, float)):
+        return "a JSON number"
+    return "a JSON object" if isinstance(value, dict) else "a JSON array"
 
 
 def _row(*texts: str) -> list[QStandardItem]:

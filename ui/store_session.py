@@ -22,7 +22,8 @@ from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from .workers import Worker, start_worker
 
 POLL_INTERVAL_MS = 2_000
-CURATION_STEPS = ("edit", "promote", "delete", "restore", "reinforce", "undo", "redo", "reembed")
+CURATION_STEPS = ("edit", "promote", "delete", "restore", "reinforce", "undo", "redo", "reembed",
+                  "set_scratch", "delete_scratch")
 
 
 class JournalSteps(NamedTuple):

@@ -91,6 +91,7 @@ from .readers import HeldReaders
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
+SCRATCH_PREFIX = "scratch:"  # + JSON [session id, key]: one scratchpad row
 _ORDER_COLUMNS = {
     Order.RECENT: schema.memories.c.updated_at,
     Order.CREATED: schema.memories.c.created_at,
@@ -579,15 +580,20 @@ class SqliteSource:
     def owns(self, record_id: str) -> bool:
         return not record_id.startswith(("md:", "vec:"))
 
-    def _table_for(self, record_id: str) -> tuple[Any, str]:
+    def _row_for(self, record_id: str) -> tuple[Any, Any]:
+        """The table a record id names and the condition that selects its row."""
+        if record_id.startswith(SCRATCH_PREFIX):
+            session_id, key = scratch_key(record_id)
+            sp = schema.scratchpad.c
+            return schema.scratchpad, and_(sp.session_id == session_id, sp.key == key)
         if record_id.startswith(RELATION_PREFIX):
-            return schema.relations, record_id[len(RELATION_PREFIX) :]
-        return schema.memories, record_id
+            return schema.relations, schema.relations.c.id == record_id[len(RELATION_PREFIX) :]
+        return schema.memories, schema.memories.c.id == record_id
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        table, key = self._table_for(record_id)
+        table, where = self._row_for(record_id)
         with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return _read_row(conn, table, key)
+            return _read_row(conn, table, where)
 
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
@@ -609,22 +615,22 @@ class SqliteSource:
     def _write_row(
         self, conn: Connection, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
-        table, key = self._table_for(record_id)
-        current = _read_row(conn, table, key)
+        table, where = self._row_for(record_id)
+        current = _read_row(conn, table, where)
         if not same_record(current, expected):
             raise ConflictError(
                 f"{record_id} changed since it was read (another writer touched it); "
                 "nothing was written. Reload and try again."
             )
         if new is None:
-            conn.execute(delete(table).where(table.c.id == key))
+            conn.execute(delete(table).where(where))
         elif current is None:
             conn.execute(insert(table).values(_as_stored(new)))
         else:
             changed = {name: value for name, value in new.items() if name not in current or current[name] != value}
             if changed:
-                conn.execute(update(table).where(table.c.id == key).values(_as_stored(changed)))
-        return _read_row(conn, table, key)
+                conn.execute(update(table).where(where).values(_as_stored(changed)))
+        return _read_row(conn, table, where)
 
     # -- planning (rows only; the workspace adds their vector and markdown copies) ----------
 
@@ -735,7 +741,7 @@ class SqliteSource:
     def set_scratch(
         self, session_id: str, key: str, value: Any, updated_at: datetime | None = None
     ) -> None:
-        stored = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        stored = scratch_text(value)
         when = to_iso(updated_at or utcnow())
         with friendly_errors(self.db_path), self.engine.begin() as conn:
             conn.execute(
@@ -906,10 +912,36 @@ class SqliteSource:
         if session_id:
             stmt = stmt.where(sp.session_id == session_id)
         with friendly_errors(self.db_path), self.engine.connect() as conn:
-            return [
-                ScratchEntry(r.session_id, r.key, r.value, parse_time(r.updated_at, utcnow()))
-                for r in conn.execute(stmt)
-            ]
+            return [self.scratch_entry(dict(r._mapping)) for r in conn.execute(stmt)]
+
+    # -- the scratchpad as records of the write primitive (a person's edits, through Curator) ----
+
+    scratch_note = ""
+
+    def scratch_record(self, session_id: str, key: str) -> str:
+        return SCRATCH_PREFIX + json.dumps([session_id, key], ensure_ascii=False)
+
+    def is_scratch_record(self, record_id: str) -> bool:
+        return record_id.startswith(SCRATCH_PREFIX)
+
+    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
+        """The row set_scratch writes for value (current itself when it already holds that value:
+        the same text, or JSON that reads back as the same value)."""
+        try:
+            stored = scratch_text(value)
+        except (TypeError, ValueError):
+            raise UnsupportedError(f"The value of {key} is not JSON; the scratchpad keeps text and JSON only.") from None
+        if current is not None and (current["value"] == stored or _same_json(current["value"], value)):
+            return current
+        return {"session_id": session_id, "key": key, "value": stored, "updated_at": now}
+
+    @staticmethod
+    def scratch_entry(snapshot: Snapshot) -> ScratchEntry:
+        value = snapshot["value"]
+        return ScratchEntry(
+            snapshot["session_id"], snapshot["key"], value if isinstance(value, str) else str(value),
+            parse_time(snapshot["updated_at"], utcnow()),
+        )
 
     def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
         e = schema.entities.c
@@ -1014,6 +1046,30 @@ class SqliteSource:
         names = ("sessions", "turns", "scratchpad", "memories", "entities", "relations", "audit")
         with self.reading() as dbapi:
             return {name: int(dbapi.execute(f"SELECT count(*) FROM {name}").fetchone()[0]) for name in names}
+
+
+def scratch_text(value: Any) -> str:
+    """A scratchpad value as memory.db keeps it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def scratch_key(record_id: str) -> tuple[str, str]:
+    """The (session id, key) a scratchpad record id names."""
+    try:
+        session_id, key = json.loads(record_id[len(SCRATCH_PREFIX) :])
+    except (ValueError, TypeError):
+        raise NotFoundError(f"{record_id} names no scratchpad key.") from None
+    return str(session_id), str(key)
+
+
+def _same_json(stored: Any, value: Any) -> bool:
+    """Whether stored text is JSON that reads back as value (key order and spacing aside)."""
+    if isinstance(value, str) or not isinstance(stored, str):
+        return False
+    try:
+        return json.dumps(json.loads(stored), sort_keys=True) == json.dumps(value, sort_keys=True)
+    except (ValueError, TypeError):
+        return False
 
 
 def relation_row(relation: Relation) -> dict[str, Any]:
@@ -1185,8 +1241,8 @@ def _as_stored(values: Snapshot) -> dict[str, Any]:
     return {name: type_coerce(value, NullType()) for name, value in values.items()}
 
 
-def _read_row(conn: Connection, table: Any, key: str) -> dict[str, Any] | None:
-    row = conn.execute(select(table).where(table.c.id == key)).first()
+def _read_row(conn: Connection, table: Any, where: Any) -> dict[str, Any] | None:
+    row = conn.execute(select(table).where(where)).first()
     return dict(row._mapping) if row else None
 
 

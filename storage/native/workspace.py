@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..embedding import Embedder
-from ..errors import NotFoundError
+from ..errors import NotFoundError, UnsupportedError
 from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from ..query import MemoryQuery
 from ..salience import PromotionThresholds
@@ -382,6 +382,26 @@ class NativeWorkspace:
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
         return self.db.scratch_entries(session_id) if self.db is not None else []
+
+    # A scratchpad key is a memory.db row: its record id routes to the db part like a memory's.
+    scratch_note = ""
+
+    def scratch_record(self, session_id: str, key: str) -> str:
+        return self._scratch_db().scratch_record(session_id, key)
+
+    def is_scratch_record(self, record_id: str) -> bool:
+        return self.db is not None and self.db.is_scratch_record(record_id)
+
+    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
+        return self._scratch_db().scratch_snapshot(current, session_id, key, value, now)
+
+    def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry:
+        return self._scratch_db().scratch_entry(snapshot)
+
+    def _scratch_db(self) -> SqliteSource:
+        if self.db is None:
+            raise UnsupportedError(f"{self.root} has no memory.db, so no scratchpad to write.")
+        return self.db
 
     def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
         return self.db.entities(channels) if self.db is not None else []
