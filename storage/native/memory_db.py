@@ -32,7 +32,6 @@ from ..errors import (
     UnsupportedError,
 )
 from ..lazy_page import LazyPage
-from ..looking import is_dir, is_file
 from ..model import (
     EDITABLE_FIELDS,
     GLOBAL_CHANNEL,
@@ -48,6 +47,8 @@ from ..model import (
     SourceRef,
     Status,
     Turn,
+    parse_layer,
+    parse_status,
 )
 from ..query import MemoryQuery, Order, sort_key
 from ..salience import PromotionThresholds
@@ -127,20 +128,6 @@ def _stored_time(value: Any, default: datetime | None) -> datetime:
 
 def new_id(prefix: str = "m") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-def parse_layer(value: Any, default: Layer = Layer.SEMANTIC) -> Layer:
-    try:
-        return Layer(str(value).lower())
-    except ValueError:
-        return default
-
-
-def parse_status(value: Any) -> Status:
-    try:
-        return Status(str(value).lower())
-    except ValueError:
-        return Status.ACTIVE
 
 
 def _json_list(value: Any) -> tuple[str, ...]:
@@ -233,13 +220,6 @@ class SqliteSource:
         return self._engine
 
     # -- opening -------------------------------------------------------------
-
-    @staticmethod
-    def detect(path: Path) -> float:
-        candidate = Path(path) / DB_NAME if is_dir(path) else Path(path)
-        if candidate.name != DB_NAME or not is_file(candidate):
-            return 0.0
-        return 1.0 if is_sqlite_file(candidate) else 0.5
 
     @classmethod
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:

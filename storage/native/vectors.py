@@ -51,7 +51,18 @@ from ..errors import (
     UnsupportedError,
 )
 from ..looking import is_file
-from ..model import EDITABLE_FIELDS, GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..model import (
+    EDITABLE_FIELDS,
+    GLOBAL_CHANNEL,
+    Kind,
+    Layer,
+    Memory,
+    Provenance,
+    SourceRef,
+    Status,
+    parse_layer,
+    parse_status,
+)
 from ..query import MemoryQuery, Order
 from ..source import (
     DELETE,
@@ -72,7 +83,6 @@ from ..source import (
 from ..sqlite_db import is_sqlite_file
 from ..timeutil import as_utc, parse_time, utcnow
 from .chroma_files import CHROMA_FILE, ChromaFiles, Collection, directory_lock
-from .memory_db import parse_layer, parse_status
 
 NATIVE_COLLECTION = "memories"
 EMBEDDER_KEY = "mnemoscope:embedder"
