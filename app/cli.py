@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--read-only", action="store_true",
         help="refuse every write up front (commands that only read never write anyway)",
     )
+    common.add_argument(
+        "--password-stdin", action="store_true",
+        help="read each password or API key asked for from stdin, one line each, instead of a prompt",
+    )
     parser = argparse.ArgumentParser(
         prog="mnemoscope",
         description="See and fix what your AI agents remember. "
@@ -241,6 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="correct the mapping, e.g. content=body,created=ts (FIELD= unmaps a field)")
     p.add_argument("--save", action="store_true", help="remember the mapping for this file")
     p.add_argument("--forget", action="store_true", help="forget the mapping remembered for this file")
+
+    p = sub.add_parser("credentials", help="passwords and API keys, kept only in the OS keyring",
+                       description="Passwords and API keys, kept only in the OS keyring (never in a file). "
+                       "NAME is a store URL (its password is left out) or a name like embeddings:https://host/v1.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = actions.add_parser("set", help="store a secret for NAME (asked for, or one line of stdin with "
+                           "--password-stdin)", parents=[common])
+    q.add_argument("name")
+    q = actions.add_parser("forget", help="delete the secret stored for NAME", parents=[common])
+    q.add_argument("name")
+    actions.add_parser("status", help="the keyring backend, whether it is usable, and the names stored",
+                       parents=[common])
     return parser
 
 
@@ -655,6 +671,34 @@ def cmd_history(args: argparse.Namespace) -> int:
     with _open(args) as store:
         entries = store.journal.history(limit=args.limit, target=args.id)
         return _emit(args, {"entries": [e.to_dict() for e in entries]}, output.history)
+
+
+# -- credentials ----------------------------------------------------------------------------
+
+
+@command("credentials")
+def cmd_credentials(args: argparse.Namespace) -> int:
+    from mnemoscope.storage import credentials
+
+    from .credentials import read_new_secret
+
+    usable, why = credentials.keyring_status()
+    if args.action == "status":
+        data = {"usable": usable, "why": why, "backend": credentials.keyring_backend_name(),
+                "names": credentials.stored_names(), "names_file": str(credentials.names_file())}
+        return _emit(args, data, output.credentials_status)
+    name = credentials.credential_name(args.name)
+    if not usable:
+        raise credentials.KeyringUnavailableError(
+            f"No usable keyring: {why}. Nothing was stored or deleted for {name}; "
+            "its secret will be asked for each time it is needed."
+        )
+    if args.action == "set":
+        backend = credentials.remember(name, read_new_secret(name, args.password_stdin))
+        return _emit(args, {"name": name, "stored_in": backend}, output.credential_stored)
+    if not credentials.forget(name):
+        raise NotFoundError(f"The keyring held no secret for {name}; nothing was deleted.")
+    return _emit(args, {"name": name, "forgotten": True}, output.credential_forgotten)
 
 
 # -- moving data ----------------------------------------------------------------------------

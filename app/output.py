@@ -303,3 +303,22 @@ def table_mapping(data: dict[str, Any]) -> str:
     else:
         out.append(f"Correct it with --table and --map FIELD=COLUMN,...; remember it with: mnemoscope map {data['path']} --save")
     return "\n".join(out)
+
+
+def credentials_status(data: dict[str, Any]) -> str:
+    out = [f"keyring: {data['backend']}"]
+    if data["usable"]:
+        out.append(f"  usable: {data['why']}")
+    else:
+        out.append(f"  not usable: {data['why']}; secrets are asked for each time they are needed")
+    names = data["names"]
+    out.append(f"  names stored through Mnemoscope ({data['names_file']}): {', '.join(names) if names else 'none'}")
+    return "\n".join(out)
+
+
+def credential_stored(data: dict[str, Any]) -> str:
+    return f"Stored the secret for {data['name']} in the keyring: {data['stored_in']}."
+
+
+def credential_forgotten(data: dict[str, Any]) -> str:
+    return f"Deleted the secret for {data['name']} from the keyring."

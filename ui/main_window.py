@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 
 from .candidates_dialog import CandidatesDialog
 from .conflict_dialog import ConflictDialog
+from .credentials_dialog import CredentialsDialog
 from .detail_panel import DetailPanel
 from .discover_dialog import DiscoverDialog
 from .edit_dialog import EditDialog
@@ -224,6 +225,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.discover_action)
         file_menu.addAction(self.import_action)
+        self.credentials_action = self._action("&Credentials…", self.show_credentials, None,
+                                               "Passwords and API keys, kept in the OS keyring")
+        file_menu.addAction(self.credentials_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
@@ -280,6 +284,14 @@ class MainWindow(QMainWindow):
         dialog.setObjectName("discover_dialog")
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open_requested.connect(self.open_path)
+        dialog.open()
+        return dialog
+
+    def show_credentials(self) -> CredentialsDialog:
+        """File > Credentials…: the secrets kept in the OS keyring (the dialog reads it on workers)."""
+        dialog = CredentialsDialog(self)
+        dialog.setObjectName("credentials_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
 
