@@ -134,6 +134,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--like", metavar="ID", help="memories whose stored vectors are nearest to ID's")
     p.add_argument("--channel", action="append", default=[])
 
+    # A subcommand, not flags on search: the embedder is the store's setting (saved once, like
+    # 'map --save'), matched against its vectors when set; search stays a read that writes nothing.
+    p = add("embedder", "show or set the embedder of a store's text queries and new vectors: an OpenAI-compatible "
+            "endpoint, the local model, or the lexical hashing one; refused unless it is the model (and "
+            "dimension) that wrote the store's vectors")
+    p.add_argument("path", type=Path)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--openai-compatible", metavar="URL",
+                       help="the endpoint's base URL (OpenAI, Azure, Ollama, vLLM, LM Studio: ending in /v1); "
+                       "its API key is read from the keyring as 'embeddings:URL', else from "
+                       "MNEMOSCOPE_EMBEDDINGS_API_KEY, and never saved with the store")
+    which.add_argument("--local", action="store_true",
+                       help="WordLlama l2_supercat, offline (pip install 'mnemoscope[embed-local]')")
+    which.add_argument("--hashing", action="store_true",
+                       help="the lexical hashing embedder (tests and the demo; not semantic)")
+    which.add_argument("--clear", action="store_true", help="forget the store's embedder")
+    p.add_argument("--model", help="the model's name (with --openai-compatible)")
+    p.add_argument("--dimensions", type=int, help="the vectors' length asked of the model (default: its own)")
+
     p = add("timeline", "memory and turn counts per day, week or month")
     p.add_argument("path", type=Path)
     p.add_argument("--bin", default="day", choices=["day", "week", "month"])
@@ -455,6 +474,39 @@ def cmd_search(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"note: {notice}", file=sys.stderr)
         return _emit(args, result.to_dict(), output.search_results)
+
+
+@command("embedder")
+def cmd_embedder(args: argparse.Namespace) -> int:
+    from mnemoscope.storage.embedding import build_embedder
+
+    kind = ("openai-compatible" if args.openai_compatible else "local" if args.local
+            else "hashing" if args.hashing else None)
+    if kind is None and not args.clear and (args.model or args.dimensions):
+        raise UsageError("--model and --dimensions go with --openai-compatible, --local or --hashing.")
+    with _open(args, read_only=kind is None and not args.clear) as store:
+        if kind is not None:
+            embedder = build_embedder(kind, model=args.model, url=args.openai_compatible, dimensions=args.dimensions)
+            # One text first: the endpoint is reachable, takes the key, and says its dimension.
+            embedder.embed(["mnemoscope embedder check"])
+            store.use_embedder(embedder)
+        elif args.clear:
+            store.use_embedder(None)
+        return _emit(args, _embedder_state(store), output.embedder)
+
+
+def _embedder_state(store: MemoryStore) -> dict[str, Any]:
+    settings = store.settings
+    current = store.embedder()
+    return {
+        "path": str(store.root),
+        "embedder": {
+            "model": settings.embedder, "url": settings.embedder_url, "dimensions": settings.embedder_dimensions,
+        } if settings.embedder else None,
+        "label": current.label if current is not None else None,
+        "runs_here": current is not None,
+        "collections": [r.to_dict() for r in store.recorded_embedders()],
+    }
 
 
 @command("timeline")

@@ -128,7 +128,29 @@ def search_results(data: dict[str, Any]) -> str:
         [str(i), h["id"], h["channel"], f"{h['score']:.4f}", _clip(h["content"], 70)]
         for i, h in enumerate(data["hits"], 1)
     ]
-    return f"mode: {data['mode']}\n" + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"])
+    head = f"mode: {data['mode']}\n"
+    if data.get("embedder"):
+        head += f"ranked by: {data['embedder']}\n"
+    return head + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"])
+
+
+def embedder(data: dict[str, Any]) -> str:
+    """The store's embedder, and what each vector collection records about its own."""
+    chosen = data["embedder"]
+    if chosen is None:
+        lines = [f"{data['path']}: no embedder set (text queries use one a collection records, if it runs here)"]
+    else:
+        where = f" at {chosen['url']}" if chosen["url"] else ""
+        dims = f", {chosen['dimensions']} dimensions" if chosen["dimensions"] else ""
+        lines = [f"{data['path']}: embedder {chosen['model']}{dims}{where}"]
+        lines.append(f"  {data['label']}" if data["runs_here"] else "  (it does not run here)")
+    rows = [
+        [c["collection"], c["model"] or "-", str(c["dimensions"] or "-"), c["recorded"] or "-"]
+        for c in data["collections"]
+    ]
+    if rows:
+        lines += ["", _table(rows, ["COLLECTION", "MODEL", "DIMENSIONS", "RECORDED AS"])]
+    return "\n".join(lines)
 
 
 def timeline(data: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .embedding import Embedder, HashingEmbedder, embedder_by_name
+from .embedding import Embedder, HashingEmbedder, RecordedEmbedder, check_match, make_embedder, recorded_embedders
 from .errors import (
     ConflictError,
     NotFoundError,
@@ -60,15 +60,22 @@ CHROMA_FILE = "chroma.sqlite3"
 class StoreSettings:
     salience: SalienceModel = field(default_factory=SalienceModel)
     promotion: PromotionThresholds = field(default_factory=PromotionThresholds)
+    # The embedder for text queries and new vectors: its model's name ("mnemoscope-hashing-256",
+    # "wordllama-l2_supercat", "text-embedding-3-small"), the OpenAI-compatible endpoint that
+    # serves it (None: it runs here) and the dimensions asked of it. Never its API key.
     embedder: str | None = None
     entity_decay: EntityDecay = field(default_factory=EntityDecay)
     fact_decay: InferredFactDecay = field(default_factory=InferredFactDecay)
+    embedder_url: str | None = None
+    embedder_dimensions: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "salience": asdict(self.salience),
             "promotion": asdict(self.promotion),
             "embedder": self.embedder,
+            "embedder_url": self.embedder_url,
+            "embedder_dimensions": self.embedder_dimensions,
             "entity_decay": asdict(self.entity_decay),
             "fact_decay": {**asdict(self.fact_decay), "labels": list(self.fact_decay.labels)},
         }
@@ -83,6 +90,8 @@ class StoreSettings:
             salience=SalienceModel(**data.get("salience", {})),
             promotion=PromotionThresholds(**data.get("promotion", {})),
             embedder=data.get("embedder"),
+            embedder_url=data.get("embedder_url"),
+            embedder_dimensions=data.get("embedder_dimensions"),
             entity_decay=EntityDecay(**data.get("entity_decay", {})),
             fact_decay=InferredFactDecay(**fact),
         )
@@ -121,7 +130,7 @@ class MemoryStore:
         self.workspace: NativeWorkspace | None = _workspace_of(sources)
         vectors = self.workspace.vectors if self.workspace is not None else None
         if vectors is not None and self.settings.embedder:
-            vectors.embedder_override = embedder_by_name(self.settings.embedder)
+            vectors.embedder_override = self.configured_embedder()
         self._listeners: list[Listener] = []
         self._token = ""
         if not read_only:
@@ -231,10 +240,47 @@ class MemoryStore:
         self.journal.write_setting(SETTINGS_KEY, settings.to_dict())
         self.settings = settings
 
+    def configured_embedder(self) -> Embedder | None:
+        """The embedder this store's settings name, if it runs here (None: none is set, or it
+        names a model with no endpoint configured)."""
+        s = self.settings
+        return make_embedder(s.embedder, s.embedder_url, s.embedder_dimensions) if s.embedder else None
+
+    def recorded_embedders(self) -> list[RecordedEmbedder]:
+        """What each vector collection records about the model that wrote its vectors."""
+        return recorded_embedders(self.vector_sources())
+
+    def checked_embedder(self, embedder: Embedder | None = None) -> Embedder | None:
+        """embedder (default: the store's own) once its model and dimension are the vectors'
+        where the store records them; EmbedderMismatchError naming both where not."""
+        embedder = embedder if embedder is not None else self.embedder()
+        if embedder is not None:
+            check_match(embedder, self.recorded_embedders())
+        return embedder
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Make embedder the store's (None: forget it), once it matches the vectors the store
+        holds: its model, its endpoint if it has one, and its dimensions go into the settings."""
+        if embedder is not None:
+            check_match(embedder, self.recorded_embedders())
+        self.save_settings(
+            dataclasses.replace(
+                self.settings,
+                embedder=embedder.name if embedder is not None else None,
+                embedder_url=getattr(embedder, "base_url", None),
+                # What is asked of the model: an endpoint told no dimensions is sent none.
+                embedder_dimensions=getattr(embedder, "requested_dimensions", embedder.dimensions)
+                if embedder is not None else None,
+            )
+        )
+        vectors = self.workspace.vectors if self.workspace is not None else None
+        if vectors is not None:
+            vectors.embedder_override = self.configured_embedder()
+
     def embedder(self) -> Embedder | None:
         """The embedder for new vectors and text queries, if one runs offline here."""
         if self.settings.embedder:
-            return embedder_by_name(self.settings.embedder)
+            return self.configured_embedder()
         for vectors in self.vector_sources():
             for name in vectors.collections():
                 found = vectors.embedder_for(name)
@@ -690,5 +736,8 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
     db = SqliteSource.open(root / DB_NAME, create=True)
     vectors = ChromaSource.create(root / VECTORS_DIR, embedder)
     store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(lambda: db.engine, db.db_path, db.reading))
-    store.save_settings(StoreSettings(embedder=embedder.name))
+    store.save_settings(StoreSettings(
+        embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
+        embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
+    ))
     return store
