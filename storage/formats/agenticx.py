@@ -147,7 +147,7 @@ def _message_rows(path: Path) -> list[dict[str, Any]] | None:
     it cannot be read as one."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nesting too deep
         return None
     if isinstance(data, dict):
         data = data.get("messages") or data.get("chat_history")
@@ -180,8 +180,11 @@ class AgenticxSessionSource(FormatSource):
         """The session folders (a link is not followed: it may lead out of the home)."""
         if not self.sessions_dir.is_dir() or inside(self.home, SESSIONS_DIR) is None:
             return []
-        with os.scandir(self.sessions_dir) as entries:
-            names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        try:
+            with os.scandir(self.sessions_dir) as entries:
+                names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:  # gone or unreadable since it was looked at: no session folders to read
+            return []
         return [self.sessions_dir / name for name in names]
 
     def load(self) -> Contents:
@@ -612,23 +615,36 @@ def configured_roots(config: Path) -> list[str]:
 def workspace_root(home: Path) -> tuple[Path, tuple[str, ...]]:
     """The workspace of an AgenticX home and what a user should know about how it was found:
     the first of config.yaml's root, ``AGX_WORKSPACE_ROOT`` and ``<home>/workspace`` that holds
-    workspace markdown."""
+    workspace markdown.
+
+    A root outside the folder opened is honoured only for the live home (``~/.agenticx``): a copy
+    or a backup of a home whose config names ``~/.agenticx/workspace`` must not edit the live
+    workspace, nor may the variable set for this process redirect another home."""
     home = Path(home)
+    live = os.path.realpath(home) == os.path.realpath(Path.home() / ".agenticx")
     named: list[tuple[str, Path]] = []
     if is_file(home / CONFIG_FILE):
         for value in configured_roots(home / CONFIG_FILE):
             root = Path(value).expanduser()
             named.append((f"{CONFIG_FILE} names {value}", root if root.is_absolute() else home / root))
     env = os.environ.get(WORKSPACE_ENV, "").strip()
-    if env:
+    if env and live:
         named.append((f"{WORKSPACE_ENV} is {env}", Path(env).expanduser()))
     passed: list[str] = []
     for why, root in named:
-        if MarkdownSource.detect(root):
+        if not live and not _inside(root, home):
+            passed.append(f"{why} as the workspace root, outside {home} (not the live ~/.agenticx), so it "
+                          "is not opened from here")
+        elif MarkdownSource.detect(root):
             return root, tuple(passed)
-        passed.append(f"{why} as the workspace root, which holds no workspace markdown")
+        else:
+            passed.append(f"{why} as the workspace root, which holds no workspace markdown")
     default = home / "workspace"
     return default, tuple(f"{p}; {default} is read instead" for p in passed)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def _dangling_fts_rows(con: Any, fts: str, table: str) -> int:

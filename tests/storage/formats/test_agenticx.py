@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.store_state import state_of
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ConflictError, NotFoundError, NothingToDoError, ReadOnlyError, UnsupportedError
 from mnemoscope.storage.model import ScratchEntry, Status
@@ -430,6 +431,7 @@ def test_memory_hook_caps_are_problems_when_exceeded(history: Path):
 
 def test_the_configured_workspace_root_is_opened(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("AGX_WORKSPACE_ROOT", raising=False)
+    monkeypatch.setenv("HOME", str(history.parent))  # the live ~/.agenticx: its config may point anywhere
     configured = tmp_path / "notes" / "agx"
     (configured / "memory").mkdir(parents=True)
     (configured / "USER.md").write_text("- Lives in Porto\n", encoding="utf-8")
@@ -463,6 +465,7 @@ def test_the_configured_workspace_root_is_opened(history: Path, tmp_path: Path, 
 def test_a_home_whose_workspace_is_elsewhere_is_detected_with_it(history: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("AGX_WORKSPACE_ROOT", raising=False)
+    monkeypatch.setenv("HOME", str(history.parent))
     moved = tmp_path / "moved-workspace"
     (history / "workspace").rename(moved)
     (history / "config.yaml").write_text(f"memory:\n  path: {moved}\n", encoding="utf-8")
@@ -553,3 +556,27 @@ def test_a_scratchpad_mnemoscope_only_reads_is_refused_by_name(tmp_path: Path):
         with pytest.raises(UnsupportedError, match="whose scratchpad Mnemoscope only reads"):
             curator.set_scratch("agent-1", "session_facts", "a person's edit")
         assert store.journal.count() == 0
+
+
+def test_a_copied_home_never_opens_the_live_workspace_its_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    live = build_agenticx_home(tmp_path / "me")  # ~/.agenticx
+    monkeypatch.setenv("HOME", str(live.parent))
+    backup = build_agenticx_history(tmp_path / "backup")  # a copy kept elsewhere
+    (backup / "config.yaml").write_text("memory:\n  path: ~/.agenticx/workspace\n", encoding="utf-8")
+    monkeypatch.setenv("AGX_WORKSPACE_ROOT", str(live / "workspace"))
+    live_before = state_of(live)
+    with open_store(backup) as store:
+        [workspace] = [f for f in store.info()["formats"] if f["format"] == "agenticx-workspace"]
+        assert Path(workspace["path"]) == backup / "workspace"
+        assert any("outside" in p and "not opened from here" in p for p in store.problems())
+        mine = next(m for m in store.page(limit=100) if m.source.kind.value == "markdown")
+        Curator(store).delete(mine.id)
+    assert state_of(live) == live_before
+
+
+def test_a_messages_json_nested_too_deep_to_parse_is_reported_not_raised(history: Path):
+    [session] = [d for d in (history / "sessions").iterdir() if (d / "messages.json").is_file()][:1]
+    (session / "messages.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with open_store(history) as store:
+        assert store.turns(session.name) is not None
+        assert any("messages.json" in p for p in store.problems())
