@@ -341,9 +341,13 @@ class MemoryStore:
         return self.recovered + [f"{s.label}: {p}" for s in self.sources for p in s.problems()]
 
     def source_for(self, record_id: str) -> Source:
+        # memory.db keeps whatever ids its agent gave, so the native workspace claims any id: the
+        # other sources, whose ids carry their prefix, are asked first.
         for source in self.sources:
-            if source.owns(record_id):
+            if source is not self.workspace and source.owns(record_id):
                 return source
+        if self.workspace is not None and self.workspace.owns(record_id):
+            return self.workspace
         raise NotFoundError(f"No memory {record_id} in {self.root} (no store holds that kind).")
 
     def capabilities(self, memory_id: str) -> Capabilities:

@@ -580,3 +580,15 @@ def test_a_messages_json_nested_too_deep_to_parse_is_reported_not_raised(history
     with open_store(history) as store:
         assert store.turns(session.name) is not None
         assert any("messages.json" in p for p in store.problems())
+
+
+def test_a_home_that_also_holds_a_memory_db_routes_agenticx_records_to_agenticx(home: Path, tmp_path: Path):
+    from mnemoscope.storage.store import create_workspace
+
+    create_workspace(tmp_path / "native").close()
+    (tmp_path / "native" / "memory.db").rename(home / "memory.db")  # a Mnemoscope memory.db beside AgenticX's files
+    db = home / "memory" / "sessions.sqlite"
+    with open_store(home) as store:
+        assert store.workspace is not None and store.workspace.db is not None
+        Curator(store).set_scratch("s1", "session_facts", "kept by AgenticX")
+    assert load_scratchpad(db, "s1")["session_facts"] == "kept by AgenticX"
