@@ -95,7 +95,8 @@ def _owner_built(module: str, target: str = "store", **paths: str):
 
 
 def _builders():
-    from formats.test_agenticx import build_agenticx_home
+    from formats.test_agenticx import build_agenticx_history, build_agenticx_home
+    from formats.test_facts_db import build_facts_workspace
     from formats.test_claude_memory import build_claude_memories
     from formats.test_crewai import build_crewai_storage
     from formats.test_letta import build_letta_home
@@ -113,11 +114,18 @@ def _builders():
         "langgraph": (_owner_built("langgraph", root=""), 3, {"langgraph"}, None, None, None),
         "google_adk": (_owner_built("google_adk", "sessions.db", db=""), 2, {"google-adk"}, None, None, None),
         "claude": (build_claude_memories, 3, {"claude-memory"}, None, None, None),
+        # messages.json, compaction and MemoryHook's workspace writes
+        "agenticx_history": (build_agenticx_history, 15, {"markdown", "agenticx", "agenticx-index"}, None, None,
+                             "session s4"),
+        # the five-layer agent: its workspace markdown and structured facts DB as one store
+        "facts_db": (lambda tmp: build_facts_workspace(tmp / "workspace"), 9, {"markdown", "facts-db"}, None, None,
+                     None),
     }
 
 
 @pytest.mark.parametrize(
-    "name", ["agenticx", "openclaw", "crewai", "letta", "mem0", "langgraph", "google_adk", "claude"]
+    "name", ["agenticx", "agenticx_history", "facts_db", "openclaw", "crewai", "letta", "mem0", "langgraph",
+             "google_adk", "claude"]
 )
 def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
     build, count, formats, read_only, reason, session = _builders()[name]
