@@ -317,14 +317,23 @@ def table_mapping(data: dict[str, Any]) -> str:
     rows = [[_clip(str(row.get(f, "")), 40) for f in fields] for row in data["preview"]]
     out = [f"{data['path']}: table {data['table']}",
            *(f"  {f:<13} <- {column}" for f, column in data["mapping"].items()),
-           "  " + ("editable and deletable by its id column" if data["writable"] else
-                   "read-only (map an id column to edit and delete: --map id=COLUMN)"),
+           "  " + _mapping_access(data),
            "", _table(rows, [f.upper() for f in fields]) if rows else "(the table is empty)", ""]
     if data["saved_to"]:
         out.append(f"Remembered (in {data['saved_to']}): every command now opens {data['path']} with this mapping.")
     else:
         out.append(f"Correct it with --table and --map FIELD=COLUMN,...; remember it with: mnemoscope map {data['path']} --save")
     return "\n".join(out)
+
+
+def _mapping_access(data: dict[str, Any]) -> str:
+    if data["writable"]:
+        return "editable and deletable by its id column"
+    id_column = data["mapping"].get("id")
+    if id_column:
+        return (f"read-only: the id column {id_column} is neither the table's primary key nor UNIQUE, so one id "
+                "may name several rows (map a unique column to edit and delete: --map id=COLUMN)")
+    return "read-only (map an id column to edit and delete: --map id=COLUMN)"
 
 
 def credentials_status(data: dict[str, Any]) -> str:

@@ -247,7 +247,11 @@ class FormatSource:
         a missing row is inserted whole (undo of a delete, same key and values),
         and an existing row gets the ``updates`` columns of new (none: read-only
         fields). ``before(con, current, new)`` may refuse a write the owner would
-        not survive. Returns the row after the write."""
+        not survive. Returns the row after the write.
+
+        The key must name one row: an UPDATE or DELETE that reaches more (a key
+        column that is not unique) raises ReadOnlyError inside the transaction,
+        which rolls it back, so nothing is written."""
         where = " AND ".join(f'"{column}" = ?' for column in key)
         select = f'SELECT * FROM "{table}" WHERE {where}'
         with writing(path) as con:
@@ -256,7 +260,8 @@ class FormatSource:
             if before is not None:
                 before(con, current, new)
             if new is None:
-                con.execute(f'DELETE FROM "{table}" WHERE {where}', tuple(key.values()))
+                changed = con.execute(f'DELETE FROM "{table}" WHERE {where}', tuple(key.values())).rowcount
+                self._one_row(changed, 1 if current is not None else 0, table, key, record_id)
             elif current is None:
                 values = row_values(new)
                 columns = ", ".join(f'"{c}"' for c in values)
@@ -265,15 +270,25 @@ class FormatSource:
                 )
             elif updates:
                 assignments = ", ".join(f'"{c}" = ?' for c in updates)
-                con.execute(
+                changed = con.execute(
                     f'UPDATE "{table}" SET {assignments} WHERE {where}',
                     tuple(row_values(new)[c] for c in updates) + tuple(key.values()),
-                )
+                ).rowcount
+                self._one_row(changed, 1, table, key, record_id)
             else:
                 raise ReadOnlyError(f"{self.label}: {self.read_only_reason}.")
             after = con.execute(select, tuple(key.values())).fetchone()
         self.invalidate()
         return plain_row(after) if after is not None else None
+
+    def _one_row(self, changed: int, wanted: int, table: str, key: dict[str, Any], record_id: str) -> None:
+        """Refuse (rolling the write transaction back) a write that changed other than wanted rows."""
+        if changed != wanted:
+            named = ", ".join(f"{column} = {value!r}" for column, value in key.items())
+            raise ReadOnlyError(
+                f"{record_id}: {changed} rows of {table} have {named}, where one was to be written; "
+                f"nothing was written ({self.label} names its rows by a key that is not unique)."
+            )
 
 
 

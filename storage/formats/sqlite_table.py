@@ -5,8 +5,10 @@ corrected by a person and remembered per file outside it; once one is remembered
 ``open_store(file)`` opens the table with it.
 
 The table is read with SQL where it lives (sql_backed.py). It is read-only unless the mapping
-names an id column: rows are then edited and deleted by that id, with the conflict check and undo
-every SQL format has.
+names an id column that is unique (the table's sole primary key column, or one with a one-column
+UNIQUE index): rows are then edited and deleted by that id, with the conflict check and undo
+every SQL format has. A row is otherwise named by its rowid, or, in a WITHOUT ROWID table, by its
+primary key.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import Snapshot
-from ..table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns
+from ..table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns, table_keys
 from . import FormatMatch
 from .base import plain_row
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
@@ -30,7 +32,7 @@ def remembered_match(path: Path) -> FormatMatch | None:
     mapping = remembered_mapping(path)
     if mapping is None:
         return None
-    checked(path, mapping)
+    mapping = checked(path, mapping)
     return FormatMatch("sqlite-table", f"{mapping.table} table", Path(path),
                        open=partial(TableSource, Path(path), mapping))
 
@@ -46,23 +48,32 @@ class TableSource(SqlFormatSource):
 
     def __init__(self, path: Path, mapping: TableMapping) -> None:
         super().__init__(path.parent, [path], path)
+        keys = table_keys(path, mapping.table)
+        mapping = checked(path, mapping)  # whether its id column is unique, read from the file now
         self.mapping = mapping
         self.columns = mapping.columns
         self.label = f"{mapping.table} table of {path.name}"
         self.id_prefix = f"tbl:{path.name}:{mapping.table}:"
-        self.id_column = self.columns.get("id")
+        # Rows are written by the id column only where it names one row; else named by their key.
+        self.id_column = self.columns["id"] if mapping.writable else None
         self.editable_fields = ("content",) if self.id_column else ()
         self.deletable = bool(self.id_column)
-        self.read_only_reason = "" if self.id_column else (
-            "no id column is mapped, so a row cannot be named safely for a write (map one: id=COLUMN)"
-        )
+        self.read_only_reason = mapping.read_only_reason
+        # What names a row when no id column does, and orders rows at equal mapped values: the
+        # rowid, or in a WITHOUT ROWID table (which has none) its primary key column.
+        self.row_key = keys.row_key
+        key = f'"{quoted_name(self.row_key)}"' if self.row_key else "rowid"
+        self.key_sql = key
         declared = dict(table_columns(path).get(mapping.table, []))
         created = self.columns.get("created")
         # julianday() reads ISO text; a column of epoch numbers is not filtered by date in SQL.
         sql_time = created if created and not any(t in declared.get(created, "") for t in ("INT", "REAL", "NUM")) else None
+        # spec.key is read back from each row by its name (keyword search): a rowid is selected as
+        # "rowid" too (SQLite names it after an INTEGER PRIMARY KEY column otherwise).
         self.spec = TableSpec(
-            mapping.table, key="rowid", channel=self.columns.get("channel"), created=sql_time,
-            text=self.columns["content"], select='rowid AS "$rowid", *',
+            mapping.table, key=self.row_key or "rowid", channel=self.columns.get("channel"), created=sql_time,
+            text=self.columns["content"],
+            select=f'{key} AS "$rowid", *' if self.row_key else 'rowid AS "$rowid", rowid AS "rowid", *',
         )
 
     def _column(self, row: sqlite3.Row, memory_field: str) -> Any:
@@ -82,7 +93,8 @@ class TableSource(SqlFormatSource):
         channel = self._column(row, "channel")
         salience = _number(self._column(row, "salience"))
         used = set(self.columns.values())
-        metadata = {k: row[k] for k in row.keys() if k not in used and k != "$rowid" and not isinstance(row[k], bytes)}
+        hidden = {"$rowid", "rowid"} if self.row_key is None else {"$rowid"}
+        metadata = {k: row[k] for k in row.keys() if k not in used and k not in hidden and not isinstance(row[k], bytes)}
         if salience is not None:
             metadata[self.columns["salience"]] = salience
         record = self._record(row)
@@ -111,21 +123,27 @@ class TableSource(SqlFormatSource):
         }[query.order]
         column = next((self.columns[f] for f in wanted if f in self.columns), None)
         order = f'"{quoted_name(column)}" {direction}, ' if column else ""
-        return f"{order}rowid {direction}"
+        return f"{order}{self.key_sql} {direction}"
 
     def where_id(self) -> str:
         if self.id_column:
             return f'CAST("{quoted_name(self.id_column)}" AS TEXT) = ?'
+        if self.row_key:
+            return f"CAST({self.key_sql} AS TEXT) = ?"
         return "rowid = ?"
 
     def _id_value(self, record_id: str) -> Any:
         record = record_id[len(self.id_prefix):]
-        return record if self.id_column else int(record.removeprefix("row") or -1)
+        if self.id_column:
+            return record
+        if self.row_key:
+            return record.removeprefix("row")
+        return int(record.removeprefix("row") or -1)
 
-    def record_key(self, record_id: str) -> int:
-        rows = self.rows(f'SELECT rowid FROM "{quoted_name(self.mapping.table)}" WHERE {self.where_id()}',
+    def record_key(self, record_id: str) -> Any:
+        rows = self.rows(f'SELECT {self.key_sql} FROM "{quoted_name(self.mapping.table)}" WHERE {self.where_id()}',
                          [self._id_value(record_id)])
-        return int(rows[0][0]) if rows else -1
+        return rows[0][0] if rows else -1
 
     def get(self, memory_id: str) -> Memory | None:
         if not self.owns(memory_id):
@@ -142,6 +160,8 @@ class TableSource(SqlFormatSource):
         return {**super().describe(), "table": self.mapping.table, "mapping": self.mapping.to_dict()["columns"]}
 
     def problems(self) -> list[str]:
+        if "id" in self.columns and not self.id_column:
+            return [f"{self.path.name}: read-only, {self.read_only_reason}"]
         return []
 
     # -- the write primitive (with an id column) ----------------------------------------------

@@ -72,3 +72,28 @@ def test_map_refuses_an_unknown_field_or_column(capsys, journal: Path) -> None:
     assert "FIELD=COLUMN" in capsys.readouterr().err
     assert main(["map", str(journal), "--map", "created=nowhere", "--save"]) == 2
     assert "created=nowhere" in capsys.readouterr().err
+
+
+def test_map_keeps_a_table_read_only_when_its_id_column_repeats(capsys, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
+    db = tmp_path / "notes.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE notes (user_id TEXT, body TEXT, created_at TEXT)")
+    con.executemany("INSERT INTO notes VALUES (?, ?, ?)", [
+        ("u1", "Likes green tea", "2026-01-01 10:00:00"), ("u1", "Works nights", "2026-01-02 10:00:00"),
+    ])
+    con.commit()
+    con.close()
+    saved = run_json(capsys, "map", str(db), "--map", "id=user_id", "--save")
+    assert saved["mapping"]["id"] == "user_id" and saved["writable"] is False
+    assert main(["map", str(db)]) == 0
+    assert "read-only: the id column user_id is neither the table's primary key nor UNIQUE" in capsys.readouterr().out
+
+    listed = run_json(capsys, "ls", str(db))
+    assert len({m["id"] for m in listed["memories"]}) == 2
+    assert main(["rm", str(db), listed["memories"][0]["id"]]) != 0
+    capsys.readouterr()
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM notes").fetchone()[0] == 2
+    con.close()

@@ -32,10 +32,16 @@ def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return db
 
 
+def loaded(qtbot, dialog: TableMappingDialog) -> None:
+    """Wait for the worker that reads the file's tables and the first preview."""
+    qtbot.waitUntil(lambda: dialog.preview_table.rowCount() > 0, timeout=10_000)
+
+
 def test_the_dialog_proposes_previews_and_remembers_a_corrected_mapping(qtbot, notes: Path) -> None:
     dialog = TableMappingDialog(notes)
     qtbot.addWidget(dialog)
     dialog.show()
+    loaded(qtbot, dialog)
     assert dialog.table_combo.currentText() == "notes"
     assert dialog.field_combos["content"].currentText() == "body"
     assert dialog.field_combos["access_count"].currentText() == "hits"
@@ -45,6 +51,7 @@ def test_the_dialog_proposes_previews_and_remembers_a_corrected_mapping(qtbot, n
 
     dialog.field_combos["created"].setCurrentText("written")
     dialog.field_combos["category"].setCurrentText("topic")
+    qtbot.waitUntil(lambda: dialog.preview_table.columnCount() == 5, timeout=10_000)
     headers = [dialog.preview_table.horizontalHeaderItem(c).text() for c in range(dialog.preview_table.columnCount())]
     assert "Created" in headers and "Category" in headers
     assert "edited and deleted" in dialog.status.text()
@@ -63,8 +70,9 @@ def test_the_dialog_proposes_previews_and_remembers_a_corrected_mapping(qtbot, n
 def test_choosing_another_table_proposes_its_columns(qtbot, notes: Path) -> None:
     dialog = TableMappingDialog(notes)
     qtbot.addWidget(dialog)
+    loaded(qtbot, dialog)
     dialog.table_combo.setCurrentText("prefs")
-    assert dialog.field_combos["content"].currentText() == "k"  # the first text column
+    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "k", timeout=10_000)  # the first text column
     assert [dialog.field_combos["id"].itemText(i) for i in range(dialog.field_combos["id"].count())] == [NONE, "k", "v"]
 
 
@@ -78,9 +86,57 @@ def test_opening_an_unrecognised_file_offers_the_dialog_and_then_opens_it(qtbot,
     dialog = win.findChild(TableMappingDialog, "table_mapping_dialog")
     assert dialog is not None and dialog.isVisible()
     assert win.findChild(object, "error_box") is None
+    qtbot.waitUntil(dialog.open_button.isEnabled, timeout=10_000)
     with qtbot.waitSignal(win.store_opened, timeout=30_000):
         qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 2, timeout=10_000)
     contents = {win.model.memory_at(r).content for r in range(2)}
     assert contents == {"Use the staging cluster for load tests", "Alice owns the billing service"}
     win.close_store()
+
+
+def test_a_file_that_cannot_be_read_is_said_so_in_the_dialog(qtbot, tmp_path: Path, notes: Path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a SQLite database, only some text " * 40)
+    dialog = TableMappingDialog(garbage)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text(), timeout=10_000)
+    assert dialog.table_combo.count() == 0 and not dialog.open_button.isEnabled()
+
+    # A file gone after the dialog read its tables: choosing another table says so.
+    dialog = TableMappingDialog(notes)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    loaded(qtbot, dialog)
+    notes.unlink()
+    dialog.table_combo.setCurrentText("prefs")
+    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text(), timeout=10_000)
+    assert dialog.isVisible()
+
+
+def test_a_table_whose_id_repeats_is_shown_read_only(qtbot, tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "per_user.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE notes (user_id TEXT, body TEXT)")
+    con.executemany("INSERT INTO notes VALUES (?, ?)", [("u1", "Likes tea"), ("u1", "Works nights")])
+    con.commit()
+    con.close()
+    dialog = TableMappingDialog(db)
+    qtbot.addWidget(dialog)
+    loaded(qtbot, dialog)
+    dialog.field_combos["id"].setCurrentText("user_id")
+    qtbot.waitUntil(lambda: "neither the primary key" in dialog.status.text(), timeout=10_000)
+    assert dialog.status.text().startswith("Read-only")
+
+
+def test_a_late_result_is_dropped(qtbot, notes: Path) -> None:
+    dialog = TableMappingDialog(notes)
+    qtbot.addWidget(dialog)
+    loaded(qtbot, dialog)
+    dialog.table_combo.setCurrentText("prefs")
+    dialog.table_combo.setCurrentText("notes")  # asked for before the proposal for prefs came back
+    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "body", timeout=10_000)
+    qtbot.wait(300)
+    assert dialog.field_combos["content"].currentText() == "body"
+    assert dialog.preview_table.item(0, 0).text() == "Use the staging cluster for load tests"

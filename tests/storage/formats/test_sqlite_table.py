@@ -16,13 +16,16 @@ from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ConflictError, ReadOnlyError, UnmappedTableError, UnreadableStoreError
 from mnemoscope.storage.table_mapping import (
     TableMapping,
+    checked,
     mappings_file,
     propose_mapping,
     remember_mapping,
     remembered_mapping,
+    table_columns,
 )
 from mnemoscope.storage.query import MemoryQuery, Order
 from mnemoscope.storage.store import open_store
+from mnemoscope.storage.views.search import keyword_lists
 
 
 @pytest.fixture(autouse=True)
@@ -193,3 +196,175 @@ def test_a_mapping_is_refused_for_files_a_format_reads_and_for_missing_columns(t
     with pytest.raises(UnreadableStoreError, match="created=when"):
         remember_mapping(db, TableMapping("log", {"content": "entry", "created": "when"}))
     assert remembered_mapping(db) is None and remembered_mapping(facts) is None
+
+
+def rows_of(db: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def per_user_db(path: Path) -> Path:
+    """A table whose user_id repeats: one user has several notes."""
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE notes (user_id TEXT, body TEXT, created_at TEXT)")
+    con.executemany("INSERT INTO notes VALUES (?, ?, ?)", [
+        ("u1", "Likes green tea", "2026-01-01 10:00:00"),
+        ("u1", "Works nights", "2026-01-02 10:00:00"),
+        ("u2", "Has a cat", "2026-01-03 10:00:00"),
+    ])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_an_id_column_that_is_not_unique_leaves_the_table_read_only_and_every_row_intact(tmp_path: Path) -> None:
+    db = per_user_db(tmp_path / "notes.db")
+    mapping = checked(db, TableMapping("notes", {"content": "body", "id": "user_id", "created": "created_at"}))
+    assert not mapping.writable and "user_id" in mapping.read_only_reason
+    remember_mapping(db, mapping)
+    with open_store(db) as store:
+        memories = store.page(MemoryQuery(order=Order.CREATED), 10)
+        assert len({m.id for m in memories}) == 3  # named by rowid, not by the repeated user_id
+        liked = next(m for m in memories if m.content == "Likes green tea")
+        assert store.get(liked.id).content == "Likes green tea"
+        caps = store.capabilities(liked.id)
+        assert caps.read_only and "neither the primary key of notes nor UNIQUE" in caps.read_only_reason
+        assert any("user_id" in p for p in store.problems())
+        described = store.foreign[0].describe()
+        assert described["read_only"] and "user_id" in described["read_only_reason"]
+        with pytest.raises(ReadOnlyError):
+            Curator(store).delete(liked.id)
+        with pytest.raises(ReadOnlyError):
+            Curator(store).edit(liked.id, content="Likes coffee")
+    assert sorted(rows_of(db, "SELECT body FROM notes")) == [("Has a cat",), ("Likes green tea",), ("Works nights",)]
+
+
+def test_an_id_column_with_a_unique_index_or_the_sole_primary_key_makes_the_table_writable(tmp_path: Path) -> None:
+    db = tmp_path / "keys.db"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE by_index (memory_id TEXT, body TEXT);
+        CREATE UNIQUE INDEX by_index_id ON by_index(memory_id);
+        CREATE TABLE by_pair (memory_id TEXT, part INTEGER, body TEXT, PRIMARY KEY (memory_id, part));
+        CREATE TABLE by_partial (memory_id TEXT, body TEXT, gone INTEGER);
+        CREATE UNIQUE INDEX live_ids ON by_partial(memory_id) WHERE gone = 0;
+        CREATE TABLE by_text_key (memory_id TEXT PRIMARY KEY, body TEXT);
+    """)
+    con.close()
+    assert propose_mapping(db, "by_index").writable
+    assert propose_mapping(db, "by_text_key").writable
+    pair = propose_mapping(db, "by_pair")
+    assert pair.columns["id"] == "memory_id" and not pair.writable  # half of the key names no one row
+    assert not propose_mapping(db, "by_partial").writable  # unique among some rows only
+    # The proposal prefers a unique column for the id.
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE mixed (key TEXT, id INTEGER PRIMARY KEY, body TEXT)")
+    con.close()
+    assert propose_mapping(db, "mixed").columns["id"] == "id"
+
+
+def test_write_row_refuses_a_key_that_names_several_rows_and_writes_nothing(tmp_path: Path) -> None:
+    from mnemoscope.storage.formats.base import FormatSource, plain_row
+
+    db = per_user_db(tmp_path / "notes.db")
+    source = FormatSource(tmp_path, [db])
+    source.label = "notes table"
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    first = plain_row(con.execute("SELECT * FROM notes WHERE user_id = 'u1' ORDER BY rowid").fetchone())
+    con.close()
+    before = rows_of(db, "SELECT rowid, * FROM notes ORDER BY rowid")
+    with pytest.raises(ReadOnlyError, match="2 rows of notes have user_id = 'u1'.*nothing was written"):
+        source.write_row(db, "notes", {"user_id": "u1"}, "n:u1", first, None)
+    with pytest.raises(ReadOnlyError, match="2 rows of notes"):
+        source.write_row(db, "notes", {"user_id": "u1"}, "n:u1", first, {**first, "body": "overwritten"},
+                         updates=("body",))
+    assert rows_of(db, "SELECT rowid, * FROM notes ORDER BY rowid") == before
+    # One row named: written as before.
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    cat = plain_row(con.execute("SELECT * FROM notes WHERE user_id = 'u2'").fetchone())
+    con.close()
+    after = source.write_row(db, "notes", {"user_id": "u2"}, "n:u2", cat, {**cat, "body": "Has two cats"},
+                             updates=("body",))
+    assert after is not None and after["body"] == "Has two cats"
+
+
+def test_a_table_named_like_a_shadow_table_is_offered_unless_its_virtual_table_exists(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE agent_data (id INTEGER PRIMARY KEY, content TEXT);
+        CREATE TABLE memory_content (id INTEGER PRIMARY KEY, text TEXT);
+        CREATE VIRTUAL TABLE docs USING fts5(body);
+    """)
+    con.execute("INSERT INTO agent_data (content) VALUES ('The build server is ci-3')")
+    con.commit()
+    con.close()
+    tables = table_columns(db)
+    assert "agent_data" in tables and "memory_content" in tables
+    assert not {"docs", "docs_data", "docs_idx", "docs_content", "docs_docsize", "docs_config"} & set(tables)
+    assert propose_mapping(db, "agent_data").columns == {"content": "content", "id": "id"}
+    remember_mapping(db, propose_mapping(db, "agent_data"))
+    with open_store(db) as store:
+        assert [m.content for m in store.page(MemoryQuery(), 10)] == ["The build server is ci-3"]
+
+
+def kv_db(path: Path) -> Path:
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT) WITHOUT ROWID;
+        CREATE TABLE pairs (a TEXT, b TEXT, note TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID;
+    """)
+    con.executemany("INSERT INTO kv VALUES (?, ?, ?)", [
+        ("deploy", "Deploys go out on Tuesdays", "2026-03-01 09:00:00"),
+        ("owner", "Dana owns the search service", "2026-03-02 09:00:00"),
+    ])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_a_without_rowid_table_is_read_and_written_by_its_primary_key(tmp_path: Path) -> None:
+    db = kv_db(tmp_path / "kv.db")
+    mapping = propose_mapping(db, "kv")
+    assert mapping.columns == {"content": "value", "id": "key", "created": "created_at"} and mapping.writable
+    remember_mapping(db, mapping)
+    with open_store(db) as store:
+        memories = store.page(MemoryQuery(order=Order.CREATED), 10)
+        assert [m.content for m in memories] == ["Dana owns the search service", "Deploys go out on Tuesdays"]
+        assert store.count(MemoryQuery(contains="Dana")) == 1
+        [(_name, found)] = keyword_lists(store, "tuesdays", MemoryQuery(), 5).items()
+        assert [m.content for m in found] == ["Deploys go out on Tuesdays"]
+        owner = memories[0]
+        Curator(store).edit(owner.id, content="Eli owns the search service", expected_revision=owner.revision)
+        assert store.get(owner.id).content == "Eli owns the search service"
+        Curator(store).undo()
+    assert rows_of(db, "SELECT value FROM kv WHERE key = 'owner'") == [("Dana owns the search service",)]
+
+    # Without an id column it is read-only, its rows named by their primary key.
+    remember_mapping(db, TableMapping("kv", {"content": "value"}))
+    with open_store(db) as store:
+        memories = store.page(MemoryQuery(), 10)
+        assert {m.content for m in memories} == {"Deploys go out on Tuesdays", "Dana owns the search service"}
+        assert all(store.get(m.id).content == m.content for m in memories)
+        assert store.capabilities(memories[0].id).read_only
+
+
+def test_a_without_rowid_table_keyed_by_several_columns_is_refused_with_a_reason(tmp_path: Path) -> None:
+    db = kv_db(tmp_path / "kv.db")
+    with pytest.raises(UnreadableStoreError, match="WITHOUT ROWID table whose primary key has several columns"):
+        remember_mapping(db, TableMapping("pairs", {"content": "note"}))
+    assert remembered_mapping(db) is None
+
+
+def test_keyword_search_reads_a_mapped_table(tmp_path: Path) -> None:
+    for db in (bot_db(tmp_path / "bot.db"), notes_db(tmp_path / "notes.db")):
+        remember_mapping(db, propose_mapping(db))
+        with open_store(db) as store:
+            [(_name, found)] = keyword_lists(store, "ana tea make", MemoryQuery(), 5).items()
+            assert found and all(m.id.startswith("tbl:") for m in found)
+            assert "$rowid" not in found[0].metadata and "rowid" not in found[0].metadata
