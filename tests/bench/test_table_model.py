@@ -7,6 +7,7 @@ hold the chunks a view showed.
 from __future__ import annotations
 
 import os
+import inspect
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -23,6 +24,7 @@ from mnemoscope.ui.memory_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench
 N = 300_000
+CHUNK = inspect.signature(MemoryTableModel).parameters["chunk"].default  # rows the model reads at a time
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +45,10 @@ def test_first_rows_and_a_deep_jump_cost_about_bare_sql(qtbot, huge_store: Path)
     con = sqlite3.connect(huge_store / "memory.db")
     t = time.perf_counter()
     con.execute("SELECT count(*) FROM memories WHERE status = 'active'").fetchone()
-    con.execute("SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT 200").fetchall()
+    con.execute(f"SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT {CHUNK}").fetchall()
     baseline_first = time.perf_counter() - t
     t = time.perf_counter()
-    con.execute("SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT 200 OFFSET 150000").fetchall()
+    con.execute(f"SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT {CHUNK} OFFSET 150000").fetchall()
     baseline_deep = time.perf_counter() - t
     con.close()
     with open_store(huge_store) as store:
@@ -57,7 +59,7 @@ def test_first_rows_and_a_deep_jump_cost_about_bare_sql(qtbot, huge_store: Path)
         first = time.perf_counter() - t
         qtbot.waitUntil(lambda: model.total is not None, timeout=30_000)  # the count comes after the first rows
         assert model.rowCount() == model.total == N  # every row counted at once, none read but the first chunk
-        assert model.cached_rows() == 200 and not model._pending
+        assert model.cached_rows() == CHUNK and not model._pending
         t = time.perf_counter()
         model.data(model.index(150_100, 0))  # what a view does when it shows that row
         qtbot.waitUntil(lambda: model.memory_at(150_100) is not None, timeout=30_000)
@@ -65,6 +67,6 @@ def test_first_rows_and_a_deep_jump_cost_about_bare_sql(qtbot, huge_store: Path)
         cached = model.cached_rows()
     print(f"\n{N} memories: first rows {first * 1e3:.0f} ms (bare SQL {baseline_first * 1e3:.0f} ms), "
           f"row 150100 {deep * 1e3:.0f} ms (bare SQL {baseline_deep * 1e3:.0f} ms), rows held {cached}")
-    assert cached == 400
+    assert cached == 2 * CHUNK
     assert first < 20 * baseline_first + 0.5
     assert deep < 20 * baseline_deep + 0.5
