@@ -10,6 +10,7 @@ import sqlite3
 import stat
 import sys
 import threading
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,30 +46,57 @@ def _is_sqlite_file(path: Path) -> bool:
         return False
 
 
+def sqlite_uri(path: Path | str, query: str = "") -> str:
+    """A file: URI naming the file at path (its real path, a symlink resolved) and nothing else:
+    "#", "?" and "%" in a folder's name are percent-encoded, where a bare one would end the path
+    and open another file (created, in SQLite's default mode). query: "mode=ro" and the like."""
+    name = Path(os.path.realpath(path)).as_posix()
+    if not name.startswith("/"):  # a Windows drive: file:///C:/...
+        name = "/" + name
+    return "file://" + urllib.parse.quote(name, safe="/") + (f"?{query}" if query else "")
+
+
 def file_state(path: Path | str) -> tuple[int, ...] | None:
-    """Device, inode, mtime and size of a SQLite file, with mtime and size of its -wal if there
-    is one; None when the file is not there. A file in the same state holds the same database,
-    whatever path it is reached by: a key for what was read from it."""
-    name = os.fspath(path)
+    """Device, inode, mtime and size of a SQLite file and the change counter in its header, with
+    mtime and size and the header (checkpoint sequence, salts) of its -wal if there is one; None
+    when the file is not there. A file in the same state holds the same database, whatever path
+    it is reached by (SQLite names the -wal after the real file, a symlink resolved): a key for
+    what was read from it. The counters tell apart two writes of one size within one mtime tick,
+    and a file replaced by one that got the same inode."""
+    name = os.path.realpath(path)
     try:
         st = os.stat(name)
     except OSError:
         return None
+    state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(name, st, 24, 28))
     try:
         wal = os.stat(name + "-wal")
     except OSError:
-        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
-    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, wal.st_mtime_ns, wal.st_size
+        return state
+    return (*state, wal.st_mtime_ns, wal.st_size, _header_int(name + "-wal", wal, 12, 24))
+
+
+def _header_int(name: str, st: os.stat_result, start: int, end: int) -> int:
+    """Bytes start:end of a regular file's header as one number; -1 when there are none."""
+    if not stat.S_ISREG(st.st_mode) or st.st_size < end:  # a FIFO would block the read
+        return -1
+    try:
+        with open(name, "rb") as handle:
+            header = handle.read(end)
+    except OSError:
+        return -1
+    return int.from_bytes(header[start:end], "big") if len(header) == end else -1
 
 
 def files_token(*paths: Path) -> str:
-    """Name, mtime and size of each SQLite file and its -wal companion that exists now.
+    """Name, mtime and size of each SQLite file and its -wal companion that exists now (named
+    after the real file: a symlink resolved, as SQLite names it).
 
     A -wal file comes and goes as connections open and close, so it can vanish
     between listing and stat: a missing file is simply not part of the token."""
     parts = []
     for path in paths:
-        name = os.fspath(path)
+        name = os.path.realpath(path)
         for candidate in (name, name + "-wal"):
             try:
                 st = os.stat(candidate)
@@ -78,48 +106,81 @@ def files_token(*paths: Path) -> str:
     return "/".join(parts)
 
 
+# This process's open query_only connections per real path (see _ReadOnlyConnections), counted
+# together whoever opened them: a source's reader, its engine, a probe, a sqlite-vec connection.
+_OPEN: dict[str, int] = {}
+_OPEN_LOCK = threading.RLock()  # reentrant: a connection dropped unclosed may be collected while it is held
+
+
 class _ReadOnlyConnections:
     """Connections that write no byte of a database and leave no file behind.
 
     A WAL database opened with mode=ro creates -wal and -shm files it then cannot remove.
     So a connection is mode=ro only while another program's -wal (or rollback -journal: its
-    rollback is not ours to make) exists and none of ours is open; otherwise it is a
-    query_only connection, and the last of those to close removes the empty WAL they made,
-    checkpointing nothing. Where nothing may be created (a read-only folder or file) no one
-    can be writing either, and the file is read as immutable."""
+    rollback is not ours to make) exists and none of ours (of this process, to the same file)
+    is open; otherwise it is a query_only connection, and the last of those to close removes
+    the empty WAL they made, checkpointing nothing. Where nothing may be created (a read-only
+    folder or file) no one can be writing either, and the file is read as immutable.
 
-    def __init__(self, path: Path, timeout: float) -> None:
+    dbapi: the DB-API module to connect with (pysqlite3, whose connections load extensions);
+    prepare: what to do on each connection before it is handed out (load an extension)."""
+
+    def __init__(
+        self, path: Path, timeout: float, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None
+    ) -> None:
         self.path = Path(os.path.realpath(path))
         self._name = os.fspath(self.path)
         self.timeout = timeout
-        self._lock = threading.Lock()
-        self._open = 0
+        self.dbapi = dbapi
+        self.prepare = prepare
+
+    @property
+    def _open(self) -> int:
+        return _OPEN.get(self._name, 0)
 
     def __call__(self) -> sqlite3.Connection:
+        con = self._opened()
+        try:
+            if getattr(con, "_counted", False):
+                con.execute("PRAGMA query_only = ON")
+            if self.prepare is not None:
+                self.prepare(con)
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    def _opened(self) -> sqlite3.Connection:
         path, name = self.path, self._name
         if not os.access(os.path.dirname(name), os.W_OK) or (os.path.exists(name) and not os.access(name, os.W_OK)):
             return self._connect("mode=ro&immutable=1")
-        with self._lock:
+        with _OPEN_LOCK:
             wal, journal = (os.path.exists(name + end) for end in ("-wal", "-journal"))
             if journal and not wal and in_wal_mode(path):
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
-            if not os.path.exists(name) or ((wal or journal) and self._open == 0):
+            if not os.path.exists(name) or ((wal or journal) and _OPEN.get(name, 0) == 0):
                 return self._connect("mode=ro")
-            con = self._connect("mode=rw", factory=_counted(self))
-            self._open += 1
-        con.execute("PRAGMA query_only = ON")
+            con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
+            con._owner = self  # type: ignore[attr-defined]
+            _OPEN[name] = _OPEN.get(name, 0) + 1
         return con
 
-    def _connect(self, mode: str, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
-        return sqlite3.connect(
-            f"file:{self._name}?{mode}", uri=True, timeout=self.timeout, check_same_thread=False, factory=factory
+    def _connect(self, mode: str, factory: Any = None) -> sqlite3.Connection:
+        con: sqlite3.Connection = self.dbapi.connect(
+            sqlite_uri(self._name, mode), uri=True, timeout=self.timeout, check_same_thread=False,
+            factory=factory or self.dbapi.Connection,
         )
+        return con
 
     def closed(self) -> None:
-        with self._lock:
-            self._open -= 1
+        with _OPEN_LOCK:
+            left = _OPEN.get(self._name, 0) - 1
+            if left > 0:
+                _OPEN[self._name] = left
+            else:
+                _OPEN.pop(self._name, None)
 
 
 def placeholder(engine: Any) -> str:
@@ -146,17 +207,30 @@ def in_wal_mode(path: Path) -> bool:
     return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"
 
 
-def _counted(owner: _ReadOnlyConnections) -> type[sqlite3.Connection]:
-    class Counted(sqlite3.Connection):
+@functools.lru_cache(maxsize=8)
+def _counted_class(base: type) -> type:
+    """A subclass of a DB-API Connection class whose connections tell their _owner when they close."""
+
+    class Counted(base):
         _counted = True
+        _owner: _ReadOnlyConnections | None = None
 
         def close(self) -> None:
             if self._counted:
                 self._counted = False
                 super().close()
-                owner.closed()
+                if self._owner is not None:
+                    self._owner.closed()
+
+        def __del__(self) -> None:  # dropped unclosed: it no longer counts
+            if self._counted:
+                self._counted = False
+                if self._owner is not None:
+                    self._owner.closed()
 
     return Counted
+
+
 
 
 @contextlib.contextmanager
@@ -170,8 +244,7 @@ def checkpoint_held_off(path: Path) -> Iterator[None]:
     closes last: a read-only connection never checkpoints."""
     guard: sqlite3.Connection | None = None
     try:
-        guard = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=0,
-                                check_same_thread=False)
+        guard = sqlite3.connect(sqlite_uri(path, "mode=ro"), uri=True, timeout=0, check_same_thread=False)
         guard.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # begins its hold on the file
     except sqlite3.Error:  # nothing to hold: not a WAL database, or unreadable; closes change nothing then
         if guard is not None:
@@ -192,9 +265,41 @@ def has_changed_rows(engine: Engine) -> bool:
     return engine in _CHANGED
 
 
-def read_only_connection(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
-    """One connection that writes no byte of the database (see _ReadOnlyConnections)."""
-    return _ReadOnlyConnections(path, timeout)()
+def read_only_connection(
+    path: Path, timeout: float = BUSY_TIMEOUT, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None
+) -> sqlite3.Connection:
+    """One connection that writes no byte of the database (see _ReadOnlyConnections); dbapi and
+    prepare: another DB-API module's connection, set up by prepare (an extension loaded)."""
+    return _ReadOnlyConnections(path, timeout, dbapi=dbapi, prepare=prepare)()
+
+
+@contextlib.contextmanager
+def writing(
+    path: Path, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None
+) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken before reading (BEGIN IMMEDIATE) so that a conflict check
+    and the write see the same database; rows as dbapi.Row, SQLite's errors as StoreError.
+    dbapi and prepare as for read_only_connection."""
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,) if dbapi is sqlite3 else (sqlite3.Error, dbapi.Error)
+    try:
+        con = dbapi.connect(os.path.realpath(path), timeout=BUSY_TIMEOUT, isolation_level=None)
+    except errors as exc:
+        raise sqlite_error(path, exc) from None
+    try:
+        if prepare is not None:
+            prepare(con)
+        con.row_factory = dbapi.Row
+        con.execute("BEGIN IMMEDIATE")
+        yield con
+        con.execute("COMMIT")
+    except BaseException as exc:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        if isinstance(exc, errors):
+            raise sqlite_error(path, exc) from None
+        raise
+    finally:
+        con.close()
 
 
 def read_only_rows(path: Path, sql: str, timeout: float = BUSY_TIMEOUT) -> list[tuple]:
@@ -304,9 +409,11 @@ def sqlite_engine(
     if read_only:
         engine = create_engine("sqlite://", creator=creator or _ReadOnlyConnections(path, BUSY_TIMEOUT), **pooling)
     else:
+        # Connections made here, not from a URL: a "?" in a folder's name would start its query.
+        name = os.fspath(path.resolve())
         engine = create_engine(
-            f"sqlite:///{path.resolve()}",
-            connect_args={"timeout": BUSY_TIMEOUT, "check_same_thread": False},
+            "sqlite://",
+            creator=lambda: sqlite3.connect(name, timeout=BUSY_TIMEOUT, check_same_thread=False),
             **pooling,
         )
 

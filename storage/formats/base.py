@@ -46,12 +46,12 @@ from ..source import (
     same_record,
 )
 from ..sqlite_db import (
-    BUSY_TIMEOUT,
     files_token,
     is_sqlite_file,
     peek_schema,
     read_only_connection,
     sqlite_error,
+    writing,  # the formats' write transaction (imported from here by each format)
 )
 from ..timeutil import parse_time, utcnow
 
@@ -350,29 +350,6 @@ def reading(path: Path) -> Iterator[sqlite3.Connection]:
         yield con
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from None
-    finally:
-        con.close()
-
-
-@contextlib.contextmanager
-def writing(path: Path) -> Iterator[sqlite3.Connection]:
-    """One write transaction, taken before reading (BEGIN IMMEDIATE) so the
-    conflict check and the write see the same database."""
-    try:
-        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise sqlite_error(path, exc) from None
-    con.row_factory = sqlite3.Row
-    try:
-        con.execute("BEGIN IMMEDIATE")
-        yield con
-        con.execute("COMMIT")
-    except BaseException as exc:
-        if con.in_transaction:
-            con.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.Error):
-            raise sqlite_error(path, exc) from None
-        raise
     finally:
         con.close()
 

@@ -22,6 +22,8 @@ are reported as problems.
 Curation: a fact's value can be edited, and a fact deleted, with its FTS row rewritten in the
 same transaction; a delete takes the fact's vector with it where sqlite-vec loads (undo puts
 both back), and leaves it otherwise (the agent's search skips vectors of facts that are gone).
+A step's snapshots hold the fact's FTS rows as they were, so undo puts those back exactly; a
+step whose snapshots hold the vector is undone (or redone) only where sqlite-vec loads.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
 from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
-from ..source import EDIT, Capabilities, Plan, PlanContext, Snapshot
-from ..sqlite_db import BUSY_TIMEOUT, files_token, sqlite_error
+from ..source import EDIT, Capabilities, Change, Plan, PlanContext, Snapshot
+from ..sqlite_db import BUSY_TIMEOUT, files_token, read_only_connection, sqlite_error, writing
 from . import FormatMatch
 from .base import plain_row, row_values, sqlite_files, sqlite_tables, vec0_note, vec0_tables
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
@@ -55,6 +58,7 @@ VEC_SWITCH = "MNEMOSCOPE_SQLITE_VEC"
 FACT_FILES = re.compile(r"^(MEMORY\.md|memory/\d{4}-\d{2}-\d{2}\.md)$")
 SHOWN_PER_PROBLEM = 10
 VECTOR = "$vector"  # the snapshot key of a fact's embedding (facts_vec), where sqlite-vec loads
+FTS = "$fts"  # the snapshot key of a fact's facts_fts rows
 
 
 def is_facts_db(tables: dict[str, set[str]]) -> bool:
@@ -94,25 +98,24 @@ def vec_dbapi() -> tuple[Any, str]:
     return _loading_dbapi()
 
 
-def vec_connection(path: Path, *, write: bool) -> Any:
-    """A connection to path with sqlite-vec loaded (None where it cannot load). Read ones never
-    write a byte: query_only, or mode=ro while another program's -wal or -journal exists (as
-    sqlite_db's read-only connections do)."""
-    module, _why = vec_dbapi()
-    if module is None:
-        return None
+def _load_vec(con: Any) -> None:
     import sqlite_vec
 
-    busy = any(Path(f"{path}{end}").exists() for end in ("-wal", "-journal"))
-    mode = "rw" if write or not busy else "ro"
-    con = module.connect(f"file:{Path(path).resolve()}?mode={mode}", uri=True, timeout=BUSY_TIMEOUT,
-                         isolation_level=None, check_same_thread=False)
     con.enable_load_extension(True)
     sqlite_vec.load(con)
     con.enable_load_extension(False)
+
+
+def vec_reader(path: Path) -> Any:
+    """A connection to path with sqlite-vec loaded that writes no byte of it (sqlite_db's
+    read-only connections: no -wal or -shm left behind, nor another program's folded in);
+    None where sqlite-vec cannot load."""
+    module, _why = vec_dbapi()
+    if module is None:
+        return None
+    con = read_only_connection(path, BUSY_TIMEOUT, dbapi=module, prepare=_load_vec)
+    con.isolation_level = None
     con.row_factory = module.Row
-    if not write:
-        con.execute("PRAGMA query_only = ON")
     return con
 
 
@@ -260,7 +263,7 @@ class FactsSource(SqlFormatSource):
     @contextlib.contextmanager
     def _vec_reading(self) -> Iterator[Any]:
         try:
-            con = vec_connection(self.path, write=False)
+            con = vec_reader(self.path)
         except _dbapi_errors() as exc:
             raise sqlite_error(self.path, exc) from None
         if con is None:
@@ -396,10 +399,21 @@ class FactsSource(SqlFormatSource):
         if not rows:
             return None
         snap = plain_row(rows[0])
+        snap[FTS] = self._fts_of(self.rows, fact_id)
         if self._vectors_readable():
             with self._vec_reading() as con:
                 snap[VECTOR] = _vector_of(con, fact_id)
         return snap
+
+    def _fts_of(self, rows: Any, fact_id: str) -> list[Snapshot]:
+        """The fact's facts_fts rows as they are (the agent's index, kept exactly for undo)."""
+        columns = ", ".join(self.fts_columns)
+        return [plain_row(r) for r in rows(f"SELECT {columns} FROM {FTS_TABLE} WHERE fact_id = ? ORDER BY rowid",
+                                           [fact_id])]
+
+    def _fts_row(self, fact: Snapshot) -> Snapshot:
+        """The one facts_fts row the agent writes for a fact (it deletes the old ones first)."""
+        return {c: fact["id"] if c == "fact_id" else fact.get(c) for c in self.fts_columns}
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
         plan = super().plan(operation, memory, fields, context)
@@ -415,22 +429,35 @@ class FactsSource(SqlFormatSource):
         return plan
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:
-        return {**snap, "value": requested["content"]}
+        if requested["content"] == snap.get("value"):
+            return snap
+        new = {**snap, "value": requested["content"]}
+        if FTS in snap:  # the agent's rewrite of its index: its rows deleted, one written
+            new[FTS] = [self._fts_row(new)]
+        return new
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         """In one write transaction: the fact as last read (else ConflictError), then its new row,
-        its FTS row written again as the agent writes it, and its vector on delete and undo."""
+        its FTS rows as the snapshot holds them (else written again as the agent writes them),
+        and its vector on delete and undo. A snapshot that holds the vector is written only
+        where sqlite-vec loads (else StoreError, nothing written): without it the vector could
+        be neither compared nor put back."""
         fact_id = self.fact_id(record_id)
+        if any(snap is not None and VECTOR in snap for snap in (expected, new)) and not self._vectors_readable():
+            raise self._vectors_needed(record_id)
         with self._writing() as (con, vectors):
+            if any(snap is not None and VECTOR in snap for snap in (expected, new)) and not vectors:
+                raise self._vectors_needed(record_id)
             current = self._snapshot(con, fact_id, vectors)
-            self.check_expected(record_id, current, expected)
+            self.check_expected(record_id, _as_recorded(current, expected), expected)
             con.execute(f"DELETE FROM {FTS_TABLE} WHERE fact_id = ?", (fact_id,))
             if new is None:
                 con.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
-                if vectors:
+                # Only a vector the journal holds (expected) is taken: undo puts back what it holds.
+                if vectors and expected is not None and VECTOR in expected:
                     con.execute(f"DELETE FROM {VEC_TABLE} WHERE id = ?", (fact_id,))
             else:
-                values = {k: v for k, v in row_values(new).items() if k != VECTOR}
+                values = {k: v for k, v in row_values(new).items() if k not in (VECTOR, FTS)}
                 if current is None:
                     names = ", ".join(f'"{c}"' for c in values)
                     con.execute(f"INSERT INTO facts ({names}) VALUES ({', '.join('?' * len(values))})",
@@ -440,51 +467,66 @@ class FactsSource(SqlFormatSource):
                                     (fact_id, bytes.fromhex(new[VECTOR]["$blob"])))
                 else:
                     con.execute("UPDATE facts SET value = ? WHERE id = ?", (values["value"], fact_id))
-                row = con.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
-                columns = self.fts_columns
-                con.execute(
-                    f"INSERT INTO {FTS_TABLE} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                    tuple(fact_id if c == "fact_id" else row[c] for c in columns),
-                )
+                if FTS in new:
+                    fts_rows = [row_values(r) for r in new[FTS]]
+                else:  # a journal entry of an older Mnemoscope: the row as the agent writes it
+                    fts_rows = [self._fts_row(plain_row(con.execute("SELECT * FROM facts WHERE id = ?",
+                                                                    (fact_id,)).fetchone()))]
+                for fts_row in fts_rows:
+                    columns = [c for c in fts_row if c in self.fts_columns]
+                    con.execute(
+                        f"INSERT INTO {FTS_TABLE} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                        tuple(fts_row[c] for c in columns),
+                    )
             after = self._snapshot(con, fact_id, vectors)
         self.invalidate()
         self._problems = None
         return after
 
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        """Refuse, before a step writes anything (its journal entry included), a change that
+        holds a fact's vector where sqlite-vec does not load (see write_record)."""
+        for change in changes:
+            if any(s is not None and VECTOR in s for s in (change.before, change.after)) and not self._vectors_readable():
+                raise self._vectors_needed(change.record)
+
+    def _vectors_needed(self, record_id: str) -> StoreError:
+        why = vec_dbapi()[1] or f"no {VEC_TABLE} table"
+        return StoreError(
+            f"{record_id}: this change holds the fact's vector in {VEC_TABLE}, which can be compared and "
+            f"written back only where sqlite-vec loads ({why}); nothing was written. Run it where "
+            "sqlite-vec loads (pip install sqlite-vec pysqlite3-binary)."
+        )
+
     @contextlib.contextmanager
     def _writing(self) -> Iterator[tuple[Any, bool]]:
-        """A BEGIN IMMEDIATE transaction on a connection that loads sqlite-vec where it can
-        (True: the vectors are written too)."""
-        errors = _dbapi_errors()
-        try:
-            con = vec_connection(self.path, write=True) if VEC_TABLE in self.vec_tables() else None
-            vectors = con is not None
-            if con is None:
-                con = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
-                con.row_factory = sqlite3.Row
-        except errors as exc:
-            raise sqlite_error(self.path, exc) from None
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            yield con, vectors
-            con.execute("COMMIT")
-        except BaseException as exc:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            if isinstance(exc, errors):
-                raise sqlite_error(self.path, exc) from None
-            raise
-        finally:
-            con.close()
+        """A BEGIN IMMEDIATE transaction (sqlite_db.writing) on a connection that loads
+        sqlite-vec where it can (True: the vectors are written too)."""
+        module = vec_dbapi()[0] if VEC_TABLE in self.vec_tables() else None
+        if module is None:
+            with writing(self.path) as con:
+                yield con, False
+        else:
+            with writing(self.path, dbapi=module, prepare=_load_vec) as con:
+                yield con, True
 
     def _snapshot(self, con: Any, fact_id: str, vectors: bool) -> Snapshot | None:
         row = con.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
         if row is None:
             return None
         snap = plain_row(row)
+        snap[FTS] = self._fts_of(lambda sql, params: con.execute(sql, tuple(params)).fetchall(), fact_id)
         if vectors:
             snap[VECTOR] = _vector_of(con, fact_id)
         return snap
+
+
+def _as_recorded(current: Snapshot | None, expected: Snapshot | None) -> Snapshot | None:
+    """current without what expected does not record (a step written where sqlite-vec did not
+    load, or by a Mnemoscope that kept no FTS rows): those parts are left as they are."""
+    if current is None or expected is None:
+        return current
+    return {k: v for k, v in current.items() if k not in (VECTOR, FTS) or k in expected}
 
 
 def _vector_of(con: Any, fact_id: str) -> dict[str, str] | None:

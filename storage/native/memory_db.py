@@ -251,7 +251,7 @@ class SqliteSource:
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION)
-        found_wal = db_path.with_name(db_path.name + "-wal").exists()
+        found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
         engine = sqlite_engine(db_path)
         try:
             with friendly_errors(db_path):

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from helpers.owners import require
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.errors import ConflictError, UnsupportedError
+from mnemoscope.storage.errors import ConflictError, StoreError, UnsupportedError
 from mnemoscope.storage.formats.facts_db import VEC_SWITCH
 from mnemoscope.storage.model import Layer
 from mnemoscope.storage.query import MemoryQuery, Order
@@ -301,3 +303,201 @@ def test_the_facts_db_opened_alone_and_named_memory_db(workspace: Path, tmp_path
         assert [s.format for s in store.sources] == ["facts-db"]
         assert store.count(MemoryQuery()) == 4
         assert not [p for p in store.problems() if "markdown" in p]
+
+
+# -- awkward paths, WAL-mode reads, undo across machines ---------------------------------------
+
+
+def files_of(root: Path) -> dict[str, bytes | None]:
+    """Every file under root and its bytes; a -shm only by name (SQLite's shared memory of the
+    readers of a WAL database: every reader marks its place in it, a mode=ro one included)."""
+    return {p.relative_to(root).as_posix(): None if p.name.endswith("-shm") else p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["a#b", "c?d"])
+def test_a_facts_db_in_a_folder_whose_name_holds_a_uri_character(tmp_path: Path, name: str) -> None:
+    root = build_facts_workspace(tmp_path / name / "workspace")
+    before = sorted(os.listdir(tmp_path)), sorted(os.listdir(root.parent)), files_of(root)
+    for read_only in (True, False):
+        with open_store(root, read_only=read_only) as store:
+            assert sorted(s.format for s in store.sources) == ["facts-db", "mnemoscope"]
+            cat = facts_of(store)["fact_cat"]
+            assert cat.content == "My cat's name is Whiskerino"
+            assert store.capabilities(cat.id).vector_search
+            assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+            assert [h.memory.metadata["fact_id"] for h in similar(store, cat.id, k=1).hits] == ["fact_pet"]
+    assert (sorted(os.listdir(tmp_path)), sorted(os.listdir(root.parent)), files_of(root)) == before
+
+
+def _in_wal_mode(db: Path) -> None:
+    con = agent_connection(db)
+    assert con.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    con.close()
+
+
+def test_reading_vectors_of_a_wal_mode_facts_db_writes_no_byte(workspace: Path) -> None:
+    db = workspace / "facts.db"
+    _in_wal_mode(db)
+    before = files_of(workspace)
+    with open_store(workspace, read_only=True) as store:
+        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        cat = facts_of(store)["fact_cat"]
+        # The vector first, before any other connection to the file is open.
+        facts_db.close()
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+        assert facts_db.read_record(cat.id)["$vector"]
+        similar(store, cat.id)
+        store.problems()
+        # The facts' reader closed while the vectors are being read (another thread closes or
+        # reopens it): the last reader to close, whichever it is, removes the -wal they made.
+        assert facts_db.rows("SELECT count(*) FROM facts")[0][0] == 4
+        with facts_db._vec_reading() as con:
+            cursor = con.execute("SELECT id FROM facts_vec")
+            assert cursor.fetchone()
+            facts_db.close()
+            assert len(cursor.fetchall()) == 3
+    assert files_of(workspace) == before
+
+
+def test_reading_vectors_while_the_agent_holds_its_wal_open_writes_no_byte(workspace: Path) -> None:
+    db = workspace / "facts.db"
+    _in_wal_mode(db)
+    agent = agent_connection(db)
+    agent.execute("PRAGMA wal_autocheckpoint = 0")
+    store_fact(agent, "fact_new", "new", "A fact only the -wal holds", "project", 0, None,
+               "2026-03-06 09:00:00", 1.0, [0.0, 1.0, 0.0, 0.0])
+    try:
+        before = files_of(workspace)
+        with open_store(workspace, read_only=True) as store:
+            new = facts_of(store)["fact_new"]
+            assert store.embedding_of(new.id) == [0.0, 1.0, 0.0, 0.0]
+            similar(store, new.id)
+        assert files_of(workspace) == before
+    finally:
+        agent.close()
+
+
+def test_undo_of_a_delete_that_took_the_vector_is_refused_where_sqlite_vec_does_not_load(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = workspace / "facts.db"
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        Curator(store).delete(cat.id)
+    assert vector_ids(db) == ["fact_deploy", "fact_pet", "fact_tz"]
+    before = files_of(workspace)
+    monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace) as store:
+        with pytest.raises(StoreError, match="sqlite-vec"):
+            Curator(store).undo()
+        assert store.find(cat.id) is None
+    assert files_of(workspace) == before
+    monkeypatch.delenv(VEC_SWITCH)
+    with open_store(workspace) as store:
+        Curator(store).undo()
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+        assert store.get(cat.id).content == "My cat's name is Whiskerino"
+    assert vector_ids(db) == ["fact_cat", "fact_deploy", "fact_pet", "fact_tz"]
+
+
+def test_undo_of_an_edit_made_with_sqlite_vec_is_refused_without_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        Curator(store).edit(cat.id, content="My cat's name is Whiskerina", expected_revision=cat.revision)
+    before = files_of(workspace)
+    monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace) as store:
+        with pytest.raises(StoreError, match="sqlite-vec") as refused:
+            Curator(store).undo()
+        assert not isinstance(refused.value, ConflictError)
+        assert store.get(cat.id).content == "My cat's name is Whiskerina"
+    assert files_of(workspace) == before
+    monkeypatch.delenv(VEC_SWITCH)
+    with open_store(workspace) as store:
+        Curator(store).undo()
+        assert store.get(cat.id).content == "My cat's name is Whiskerino"
+
+
+def test_a_step_made_without_sqlite_vec_is_undone_with_it_and_the_vector_is_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = workspace / "facts.db"
+    monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        Curator(store).edit(cat.id, content="My cat's name is Whiskerina", expected_revision=cat.revision)
+        Curator(store).delete(cat.id)
+    monkeypatch.delenv(VEC_SWITCH)
+    with open_store(workspace) as store:
+        Curator(store).undo()
+        Curator(store).undo()
+        assert store.get(cat.id).content == "My cat's name is Whiskerino"
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+    assert vector_ids(db) == ["fact_cat", "fact_deploy", "fact_pet", "fact_tz"]
+
+
+def fts_rows(db: Path, fact_id: str) -> list[tuple]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT fact_id, key, value, category FROM facts_fts WHERE fact_id = ? ORDER BY rowid",
+                           (fact_id,)).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("vec", ["on", "off"])
+def test_undo_puts_back_the_facts_fts_rows_as_they_were(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, vec: str
+) -> None:
+    db = workspace / "facts.db"
+    con = agent_connection(db)
+    # The agent's index says more than the row: another key, and a second row for the fact.
+    con.execute("UPDATE facts_fts SET key = 'kitty' WHERE fact_id = 'fact_cat'")
+    con.execute("INSERT INTO facts_fts (fact_id, key, value, category) VALUES ('fact_cat', 'alias', 'Whisky', 'pets')")
+    con.close()
+    indexed = fts_rows(db, "fact_cat")
+    assert len(indexed) == 2
+    if vec == "off":
+        monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace) as store:
+        cat = facts_of(store)["fact_cat"]
+        Curator(store).edit(cat.id, content="My cat's name is Whiskerina", expected_revision=cat.revision)
+        assert fts_rows(db, "fact_cat") == [("fact_cat", "cat name", "My cat's name is Whiskerina", "preference")]
+        Curator(store).undo()
+        assert fts_rows(db, "fact_cat") == indexed
+        Curator(store).delete(cat.id)
+        assert fts_rows(db, "fact_cat") == []
+        Curator(store).undo()
+        assert fts_rows(db, "fact_cat") == indexed
+
+
+def test_reading_vectors_through_a_symlink_leaves_a_crashed_agents_wal_as_it_is(tmp_path: Path) -> None:
+    """The agent was killed with writes only in its -wal: a read-only open (through a symlinked
+    facts.db, whose -wal is named after the real file) reads them and folds nothing into the file."""
+    root = build_facts_workspace(tmp_path / "workspace")
+    data = tmp_path / "data"
+    data.mkdir()
+    (root / "facts.db").rename(data / "facts.db")
+    (root / "facts.db").symlink_to(data / "facts.db")
+    _in_wal_mode(data / "facts.db")
+    code = (
+        "import os, sys, pysqlite3.dbapi2 as s, sqlite_vec\n"
+        "con = s.connect(sys.argv[1], isolation_level=None)\n"
+        "con.enable_load_extension(True); sqlite_vec.load(con)\n"
+        "con.execute('PRAGMA wal_autocheckpoint = 0')\n"
+        "con.execute(\"UPDATE facts SET value = 'Whiskerino is a Maine Coon' WHERE id = 'fact_cat'\")\n"
+        "os._exit(0)\n"  # killed: no checkpoint, the -wal stays
+    )
+    subprocess.run([sys.executable, "-c", code, str(data / "facts.db")], check=True)
+    assert (data / "facts.db-wal").stat().st_size > 0
+    before = files_of(data), files_of(root)
+    with open_store(root, read_only=True) as store:
+        cat = facts_of(store)["fact_cat"]
+        assert cat.content == "Whiskerino is a Maine Coon"
+        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        facts_db.close()
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+    assert (files_of(data), files_of(root)) == before
