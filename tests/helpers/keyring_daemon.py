@@ -16,12 +16,16 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 UNLOCK_PASSWORD = "mnemoscope-test-unlock"
 START_TIMEOUT_S = 20.0
@@ -80,6 +84,24 @@ class KeyringDaemon:
                 item.delete()
 
 
+# A session bus that starts no service on demand: the standard one would activate a second
+# gnome-keyring-daemon (locked, waiting for a person at a prompt) when a client asks for the
+# Secret Service before ours has registered, and that one would outlive the test.
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
 class DaemonUnavailable(Exception):
     pass
 
@@ -98,9 +120,10 @@ def start_daemons(root: Path) -> tuple[KeyringDaemon, list[subprocess.Popen]]:
     }
     started: list[subprocess.Popen] = []
     try:
+        config = root / "bus.conf"
+        config.write_text(BUS_CONFIG.format(socket=runtime / "bus"), encoding="utf-8")
         bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--nosyslog", f"--address=unix:path={runtime / 'bus'}",
-             "--print-address=1"],
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--nosyslog", "--print-address=1"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         started.append(bus)
@@ -144,6 +167,28 @@ def _wait_for_unlocked_collection(address: str, daemon: subprocess.Popen) -> Non
             last = f"{type(exc).__name__}: {exc}"
         time.sleep(0.1)
     raise DaemonUnavailable(f"the Secret Service did not come up within {START_TIMEOUT_S:.0f} s ({last})")
+
+
+def within(seconds: float, call: Callable[[], T]) -> T:
+    """call()'s result, failing the test (instead of hanging the run) if it waits on a prompt
+    no one will answer: a locked keyring asks a person to unlock it."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as exc:  # re-raised in the test's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        pytest.fail(f"the keyring call did not return within {seconds:.0f} s (waiting for an unlock prompt?)")
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def stop_daemons(started: list[subprocess.Popen]) -> None:

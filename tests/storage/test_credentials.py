@@ -246,7 +246,13 @@ def test_a_locked_keyring_is_not_usable_and_the_secret_is_asked_for(
 ) -> None:
     """Its own daemon: a collection locked here cannot be unlocked without a person at a prompt."""
     import secretstorage
-    from helpers.keyring_daemon import DaemonUnavailable, start_daemons, stop_daemons, use_backend_from_environment
+    from helpers.keyring_daemon import (
+        DaemonUnavailable,
+        start_daemons,
+        stop_daemons,
+        use_backend_from_environment,
+        within,
+    )
     from jeepney.io.blocking import open_dbus_connection
 
     try:
@@ -261,11 +267,11 @@ def test_a_locked_keyring_is_not_usable_and_the_secret_is_asked_for(
         remember(NAME, "kept")
         with open_dbus_connection(bus=daemon.bus_address) as connection:
             secretstorage.get_default_collection(connection).lock()
-        usable, why = keyring_status()
+        usable, why = within(30, keyring_status)
         assert not usable and "SecretService" in why and "KeyringLocked" in why
         asked: list[Request] = []
         run = Credentials(lambda request: asked.append(request) or Answer(Secret("typed")))
-        assert run.get(NAME).reveal() == "typed"
+        assert within(30, lambda: run.get(NAME)).reveal() == "typed"
         assert not asked[0].can_remember and "KeyringLocked" in asked[0].why_not
     finally:
         stop_daemons(started)
