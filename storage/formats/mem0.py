@@ -264,7 +264,22 @@ class Mem0History:
             raise sqlite_error(self.path, exc) from None
 
 
-class Mem0Source:
+class Mem0Conversations:
+    """The sessions and turns of a mem0 store, from its history.db (self.log)."""
+
+    log: Mem0History
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return self.log.sessions(channels)
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        return self.log.turns(session_id, limit, offset)
+
+    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
+        return self.log.turn_bin_counts(bin_format, since, until)
+
+
+class Mem0Source(Mem0Conversations):
     """A mem0 store: the Chroma directory it holds (read through mem0's reading) and history.db."""
 
     kind = Kind.CHROMA
@@ -367,15 +382,6 @@ class Mem0Source:
 
     def describe(self) -> dict[str, Any]:
         return mem0_description(self, [self.root])
-
-    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
-        return self.log.sessions(channels)
-
-    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
-        return self.log.turns(session_id, limit, offset)
-
-    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
-        return self.log.turn_bin_counts(bin_format, since, until)
 
     def scratch_entries(self, session_id: str | None = None) -> list[Any]:
         return []

@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
 from ..looking import is_dir, is_file, looked, names, subfolders
-from ..model import Kind, Memory, Session, Turn, parse_layer
+from ..model import Kind, Memory, parse_layer
 from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
@@ -47,6 +47,7 @@ from . import FormatMatch
 from .base import Contents, FormatSource, make_memory, reading, writing
 from .mem0 import (
     HISTORY_FILE,
+    Mem0Conversations,
     Mem0History,
     as_mem0_writes_it,
     is_history_db,
@@ -354,7 +355,7 @@ class _Points(Contents):
     snapshots: dict[str, Snapshot] = field(default_factory=dict)  # record id -> snapshot
 
 
-class Mem0QdrantSource(FormatSource):
+class Mem0QdrantSource(Mem0Conversations, FormatSource):
     """A mem0 store on Qdrant's local mode: every collection's points, and history.db."""
 
     kind = Kind.QDRANT
@@ -507,15 +508,6 @@ class Mem0QdrantSource(FormatSource):
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         return self.log.history(split_record_id(memory_id)[1])
-
-    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
-        return self.log.sessions(channels)
-
-    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
-        return self.log.turns(session_id, limit, offset)
-
-    def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
-        return self.log.turn_bin_counts(bin_format, since, until)
 
     # -- vectors --------------------------------------------------------------------------
 
