@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import select
+import signal
 import shutil
 import sys
 import time
@@ -43,9 +44,22 @@ def on_a_terminal(argv: list[str], env: dict[str, str], conversation: list[tuple
             os.write(fd, (reply + "\n").encode())
         shown += _read_until(fd, None, shown)
     finally:
-        _, status = os.waitpid(pid, 0)
+        status = _reap(pid)
         os.close(fd)
     return os.waitstatus_to_exitcode(status), shown.replace("\r\n", "\n")
+
+
+def _reap(pid: int, seconds: float = 30) -> int:
+    """The program's wait status; a program still running after the conversation failed (waiting
+    for a reply that will not come) is killed, so that the test fails instead of hanging."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
 
 
 def _read_until(fd: int, prompt: str | None, before: str) -> str:
