@@ -122,14 +122,21 @@ def _known_migrations() -> tuple[MigrationRow, ...]:
         pass
     chromadb, Settings = _chromadb()
     with tempfile.TemporaryDirectory(prefix="mnemoscope-chroma-probe-") as tmp:
-        client = chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False))
-        del client
+        _close_client(chromadb.PersistentClient(path=tmp, settings=Settings(anonymized_telemetry=False)))
         known = _migration_rows(ChromaFiles(Path(tmp)))
     try:
         atomic_write_bytes(cache, json.dumps(known).encode())
     except OSError:
         pass  # a read-only home: probe again next time
     return known
+
+
+def _close_client(client: Any) -> None:
+    """Stop a client's system: chromadb keeps it (its SQLite connections and index files open)
+    in a process-wide registry until the last client of its folder closes."""
+    close = getattr(client, "close", None)  # chromadb 1.4 and later
+    if close is not None:
+        close()
 
 
 def _migration_rows(files: ChromaFiles) -> tuple[MigrationRow, ...]:
@@ -336,11 +343,14 @@ class ChromaSource:
             client = chromadb.PersistentClient(
                 path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
             )
-            client.get_or_create_collection(
-                NATIVE_COLLECTION,
-                embedding_function=None,
-                metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
-            )
+            try:
+                client.get_or_create_collection(
+                    NATIVE_COLLECTION,
+                    embedding_function=None,
+                    metadata={EMBEDDER_KEY: embedder.name, "hnsw:space": "cosine"},
+                )
+            finally:
+                _close_client(client)
         return cls(ChromaFiles(Path(path)))
 
     def close(self) -> None:
@@ -353,6 +363,8 @@ class ChromaSource:
         self._vectors.clear()
         self._writers.clear()
         self._sound.clear()
+        if self._client is not None:
+            _close_client(self._client)
         self._client = None
 
     def keep_writes_inside(self, root: Path) -> None:

@@ -65,11 +65,12 @@ def _reap(pid: int, seconds: float = 30) -> int:
 def _read_until(fd: int, prompt: str | None, before: str) -> str:
     got = ""
     deadline = time.monotonic() + 60
+    waiting = select.poll()  # not select(): after a long test run the descriptor may be above 1023
+    waiting.register(fd, select.POLLIN)
     while prompt is None or prompt not in got:
         if time.monotonic() > deadline:
             raise AssertionError(f"no {prompt!r} on the terminal; it showed {before + got!r}")
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if not ready:
+        if not waiting.poll(500):
             continue
         try:
             chunk = os.read(fd, 4096)
