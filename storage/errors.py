@@ -40,6 +40,10 @@ class UnmappedTableError(UnreadableStoreError):
         self.path = path
 
 
+class SecretRefusedError(UnreadableStoreError):
+    """A server asked for a password (or token) and none was given, or it refused the one given."""
+
+
 class StoreFileError(StoreError):
     """A store's file cannot be used as it is now: not readable or writable here (permissions,
     a read-only file system, something else in its place), or refused by its database engine."""

@@ -40,22 +40,30 @@ class Journal:
         engine_factory: Callable[[bool], Engine | None],
         label: Path,
         reading: Callable[[], AbstractContextManager[Any]] | None = None,
+        errors: Callable[[], AbstractContextManager[None]] | None = None,
     ) -> None:
         # engine_factory(create) returns the engine, or None when it does not exist yet.
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
         self._reading = reading
+        self._error_wording = errors
         self.label = label
 
     @classmethod
     def in_database(
-        cls, engine: Callable[[], Engine], db_path: Path, reading: Callable[[], AbstractContextManager[Any]]
+        cls,
+        engine: Callable[[], Engine],
+        db_path: Path,
+        reading: Callable[[], AbstractContextManager[Any]] | None,
+        *,
+        errors: Callable[[], AbstractContextManager[None]] | None = None,
     ) -> Journal:
-        """The journal in memory.db's own tables; engine() is asked for only when the journal
-        is first written or searched. reading() lends the store's own DB-API connection for the
-        reads every open makes (settings, unfinished steps, the count): a read-only open, and
-        `info`, need neither an engine nor SQLAlchemy."""
-        return cls(lambda _create: engine(), db_path, reading)
+        """The journal in the native store's own tables; engine() is asked for only when the
+        journal is first written or searched. reading() lends the store's own sqlite3 connection
+        for the reads every open makes (settings, unfinished steps, the count): a read-only open,
+        and `info`, need neither an engine nor SQLAlchemy. errors() words the database's errors
+        (SQLite's about db_path by default)."""
+        return cls(lambda _create: engine(), db_path, reading, errors)
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
@@ -83,6 +91,13 @@ class Journal:
             self._engine = self._engine_factory(create)
         return self._engine
 
+    def _errors(self) -> AbstractContextManager[None]:
+        if self._error_wording is not None:
+            return self._error_wording()
+        from .sqlite_db import friendly_errors
+
+        return friendly_errors(self.label)
+
     def close(self) -> None:
         if self._engine is not None and self.label.name == SIDECAR_DB:
             self._engine.dispose()
@@ -99,9 +114,7 @@ class Journal:
         assert engine is not None
         from sqlalchemy import text
 
-        from .sqlite_db import friendly_errors
-
-        with friendly_errors(self.label), engine.begin() as conn:
+        with self._errors(), engine.begin() as conn:
             conn.execute(
                 text(
                     "INSERT INTO meta(key, value) VALUES (:k, :v) "
@@ -128,11 +141,10 @@ class Journal:
         from sqlalchemy import insert, update
 
         from .native import schema
-        from .sqlite_db import friendly_errors
 
         a = schema.audit.c
         targets = list(dict.fromkeys(targets))
-        with friendly_errors(self.label), engine.begin() as conn:
+        with self._errors(), engine.begin() as conn:
             if state == DONE:
                 conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
             inserted = conn.execute(
@@ -178,10 +190,9 @@ class Journal:
         from sqlalchemy import update
 
         from .native import schema
-        from .sqlite_db import friendly_errors
 
         a = schema.audit.c
-        with friendly_errors(self.label), engine.begin() as conn:
+        with self._errors(), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
                 conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
             conn.execute(
@@ -207,12 +218,11 @@ class Journal:
         from sqlalchemy import update
 
         from .native import schema
-        from .sqlite_db import friendly_errors
 
         values: dict[str, Any] = {"state": state}
         if changes is not None:
             values["changes"] = _changes_json(changes)
-        with friendly_errors(self.label), engine.begin() as conn:
+        with self._errors(), engine.begin() as conn:
             conn.execute(update(schema.audit).where(schema.audit.c.seq == seq).values(**values))
 
     def entry(self, seq: int) -> AuditEntry | None:
@@ -226,9 +236,8 @@ class Journal:
         from sqlalchemy import select
 
         from .native import schema
-        from .sqlite_db import friendly_errors
 
-        with friendly_errors(self.label), engine.connect() as conn:
+        with self._errors(), engine.connect() as conn:
             raw = conn.execute(
                 select(schema.audit.c.changes).where(schema.audit.c.seq == seq)
             ).scalar_one()
@@ -293,9 +302,9 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from .sqlite_db import friendly_errors, placeholder
+        from .sqlite_db import placeholder
 
-        with friendly_errors(self.label), engine.connect() as conn:
+        with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
 
     def _select(self, statement: Callable[[Any, Any], Any]) -> list[AuditEntry]:
@@ -306,9 +315,8 @@ class Journal:
         import sqlalchemy
 
         from .native import schema
-        from .sqlite_db import friendly_errors
 
-        with friendly_errors(self.label), engine.connect() as conn:
+        with self._errors(), engine.connect() as conn:
             rows = conn.execute(statement(sqlalchemy, schema)).all()
         return [_entry(r._mapping) for r in rows]
 

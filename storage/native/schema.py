@@ -1,11 +1,11 @@
-"""The native ``memory.db`` schema (SQLAlchemy Core) and its migrations.
+"""The native store's schema (SQLAlchemy Core), on SQLite (``memory.db``) and PostgreSQL.
 
-Versioning: the schema version lives in the ``meta`` table (key
-``schema_version``) so the same code works on PostgreSQL, and is mirrored into
-SQLite's ``PRAGMA user_version`` so the file identifies itself to any SQLite
-tool. ``MIGRATIONS[n]`` upgrades version n to n+1; ``migrate`` runs the ones a
-database needs inside one transaction. A database newer than this code is
-refused, never downgraded.
+Versioning: the schema version lives in the ``meta`` table (key ``schema_version``) on both
+databases, and is mirrored into SQLite's ``PRAGMA user_version`` so the file identifies itself
+to any SQLite tool. Migrations are Alembic revisions (``migrations/versions``), one per version:
+``MIGRATIONS[n]`` is what revision n+1 runs. ``migrate`` reads the version cheaply and imports
+Alembic only when a database needs upgrading; a database newer than this code is refused, never
+downgraded.
 """
 
 from __future__ import annotations
@@ -191,11 +191,41 @@ _FTS_SQLITE = [
 ]
 
 
+# PostgreSQL's own full-text search over what FTS5 indexes on SQLite: 'simple' lowercases and
+# splits words as unicode61 does, without stemming. Queries must spell the expression as here.
+FTS_DOCUMENT_POSTGRESQL = "to_tsvector('simple'::regconfig, content || ' ' || tags)"
+# The change token on PostgreSQL: one counter, bumped by a statement-level trigger on every table
+# in the writing transaction, so it changes exactly when another session's commit becomes visible.
+REVISION_TABLE = "store_revision"
+_POSTGRESQL_V1 = [
+    f"CREATE INDEX IF NOT EXISTS ix_memories_fts ON memories USING gin ({FTS_DOCUMENT_POSTGRESQL})",
+    f"CREATE TABLE IF NOT EXISTS {REVISION_TABLE} (id integer PRIMARY KEY CHECK (id = 1), value bigint NOT NULL)",
+    f"INSERT INTO {REVISION_TABLE} (id, value) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    "CREATE OR REPLACE FUNCTION mnemoscope_bump_revision() RETURNS trigger LANGUAGE plpgsql AS "
+    f"$$BEGIN UPDATE {REVISION_TABLE} SET value = value + 1 WHERE id = 1; RETURN NULL; END$$",
+]
+
+
+def revision_triggers(table: str) -> list[str]:
+    """The statements that make every write to table bump the store's revision (PostgreSQL)."""
+    return [
+        f'DROP TRIGGER IF EXISTS "{table}_revision" ON "{table}"',
+        f'CREATE TRIGGER "{table}_revision" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "{table}" '
+        "FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_bump_revision()",
+    ]
+
+
 def _create_v1(conn: Connection) -> None:
     metadata.create_all(conn)
     if conn.dialect.name == "sqlite":
         for statement in _FTS_SQLITE:
             conn.exec_driver_sql(statement)
+    elif conn.dialect.name == "postgresql":
+        for statement in _POSTGRESQL_V1:
+            conn.exec_driver_sql(statement)
+        for table in metadata.sorted_tables:
+            for statement in revision_triggers(table.name):
+                conn.exec_driver_sql(statement)
 
 
 def _add_page_indexes(conn: Connection) -> None:
@@ -203,7 +233,8 @@ def _add_page_indexes(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
-# MIGRATIONS[n] takes a database at version n to n+1. Version 0 is an empty database.
+# MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
+# an empty database.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1, 1: _add_page_indexes}
 
 
@@ -271,18 +302,14 @@ def _expected_tables() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def migrate(conn: Connection) -> int:
-    """Bring the database to SCHEMA_VERSION; return the version it had before."""
-    from ..errors import UnreadableStoreError
-
+    """Bring the database to SCHEMA_VERSION (in conn's transaction); return the version it had.
+    An up-to-date database costs one query: Alembic is imported only to upgrade."""
     found = read_version(conn)
-    if found > SCHEMA_VERSION:
-        raise UnreadableStoreError(
-            f"memory.db has schema version {found}; this Mnemoscope understands up to "
-            f"{SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
-        )
-    for version in range(found, SCHEMA_VERSION):
-        MIGRATIONS[version](conn)
+    check_not_newer(found, "memory.db" if conn.dialect.name == "sqlite" else "The database")
     if found != SCHEMA_VERSION:
+        from .migrate import upgrade
+
+        upgrade(conn, found)
         conn.execute(
             text(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', :v) "
@@ -293,3 +320,13 @@ def migrate(conn: Connection) -> int:
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return found
+
+
+def check_not_newer(found: int, name: str) -> None:
+    from ..errors import UnreadableStoreError
+
+    if found > SCHEMA_VERSION:
+        raise UnreadableStoreError(
+            f"{name} has schema version {found}; this Mnemoscope understands up to "
+            f"{SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
+        )

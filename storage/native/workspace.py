@@ -46,7 +46,7 @@ from ..source import (
     summed,
 )
 from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
-from .memory_db import SqliteSource
+from .native_db import NativeDb
 from .vectors import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
@@ -59,7 +59,8 @@ from .vectors import (
 
 
 class NativeWorkspace:
-    """memory.db, a Chroma directory and workspace markdown, any of them absent."""
+    """memory.db (or the same tables on PostgreSQL), a Chroma directory and workspace markdown, any
+    of them absent."""
 
     format = "mnemoscope"
     label = "Mnemoscope workspace"
@@ -67,7 +68,7 @@ class NativeWorkspace:
     def __init__(
         self,
         root: Path,
-        db: SqliteSource | None = None,
+        db: NativeDb | None = None,
         vectors: ChromaSource | None = None,
         markdown: MarkdownSource | None = None,
     ) -> None:
@@ -398,7 +399,7 @@ class NativeWorkspace:
     def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry:
         return self._scratch_db().scratch_entry(snapshot)
 
-    def _scratch_db(self) -> SqliteSource:
+    def _scratch_db(self) -> NativeDb:
         if self.db is None:
             raise UnsupportedError(f"{self.root} has no memory.db, so no scratchpad to write.")
         return self.db

@@ -1,0 +1,1 @@
+"""Alembic's script directory for the native store's schema (see ..migrate)."""

@@ -1,0 +1,94 @@
+"""memory.db files from before Alembic (versions 1 and 2, no alembic_version table) open and are
+migrated and stamped; an up-to-date open never loads Alembic."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import UnreadableStoreError, open_store
+from mnemoscope.storage.native import schema
+from mnemoscope.storage.native.memory_db import SqliteSource
+from sqlalchemy import create_engine
+
+
+def _old_file(path: Path, version: int) -> None:
+    """memory.db as Mnemoscope wrote it at version before Alembic: its DDL, meta and user_version."""
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        for migration in range(version):
+            schema.MIGRATIONS[migration](conn)
+        if version == 1:
+            for index in schema.PAGE_INDEXES:  # version 1 had none of them
+                conn.exec_driver_sql(f"DROP INDEX {index.name}")
+        conn.exec_driver_sql(f"INSERT INTO meta (key, value) VALUES ('schema_version', '{version}')")
+        conn.exec_driver_sql(f"PRAGMA user_version = {version}")
+        conn.exec_driver_sql(
+            "INSERT INTO memories (id, layer, content, created_at, updated_at, last_accessed) VALUES "
+            "('m-old', 'semantic', 'kept across the upgrade', '2025-01-01T00:00:00+00:00', "
+            "'2025-01-01T00:00:00+00:00', '2025-01-01T00:00:00+00:00')"
+        )
+    engine.dispose()
+
+
+def _facts(path: Path) -> dict[str, object]:
+    con = sqlite3.connect(path)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return {
+            "user_version": con.execute("PRAGMA user_version").fetchone()[0],
+            "schema_version": con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0],
+            "alembic": con.execute("SELECT version_num FROM alembic_version").fetchall() if "alembic_version" in tables else None,
+            "page_indexes": sorted(r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_memories_status_%'")),
+        }
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_file_from_before_alembic_is_stamped_and_migrated(tmp_path: Path, version: int) -> None:
+    _old_file(tmp_path / "memory.db", version)
+    assert _facts(tmp_path / "memory.db")["alembic"] is None
+    with open_store(tmp_path) as store:
+        assert store.get("m-old").content == "kept across the upgrade"
+    facts = _facts(tmp_path / "memory.db")
+    if version == 1:
+        assert facts == {"user_version": 2, "schema_version": "2", "alembic": [("0002",)],
+                         "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES)}
+    else:  # already current: opened as it is, nothing written, Alembic not needed
+        assert facts["schema_version"] == "2" and facts["alembic"] is None
+
+
+def test_the_head_revision_is_the_schema_version() -> None:
+    from alembic.script import ScriptDirectory
+    from mnemoscope.storage.native.migrate import SCRIPTS, revision_of
+
+    heads = ScriptDirectory(str(SCRIPTS)).get_heads()
+    assert heads == [revision_of(schema.SCHEMA_VERSION)]
+
+
+def test_a_file_alembic_stamped_with_an_unknown_revision_is_refused(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 1)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+    con.execute("INSERT INTO alembic_version VALUES ('9999')")
+    con.commit()
+    con.close()
+    with pytest.raises(UnreadableStoreError, match="another Mnemoscope"):
+        SqliteSource.open(tmp_path / "memory.db")
+    assert _facts(tmp_path / "memory.db")["schema_version"] == "1"
+
+
+def test_an_up_to_date_open_does_not_import_alembic(tmp_path: Path) -> None:
+    SqliteSource.open(tmp_path / "memory.db", create=True).close()
+    code = (
+        "import sys; from pathlib import Path; from mnemoscope.storage import open_store\n"
+        f"store = open_store(Path({str(tmp_path)!r})); store.page.__call__\n"
+        "print(sorted(m for m in ('alembic', 'psycopg') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
