@@ -235,6 +235,9 @@ def recorded_embedders(sources: Sequence[Any]) -> list[RecordedEmbedder]:
     for source in sources:
         chroma = source if hasattr(source, "collection_info") else getattr(source, "vectors", None)
         for name in source.collections():
+            if hasattr(source, "recorded_embedder"):  # a Chroma server: what its collection records
+                found.append(source.recorded_embedder(name))
+                continue
             if chroma is not None and hasattr(chroma, "collection_info") and hasattr(chroma, "files"):
                 col = chroma.collection_info(name)
                 dims = chroma.files.dimension(col) if chroma.record_count(name) else None

@@ -687,39 +687,7 @@ class ChromaSource:
     def _record_memory(
         self, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
     ) -> Memory:
-        now = utcnow()
-        text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
-        created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or now
-        updated = parse_time(meta.get("updated_at"), created)
-        raw_tags = meta.get("tags") or ()
-        tags = raw_tags
-        if isinstance(raw_tags, str):
-            try:
-                loaded = json.loads(raw_tags)
-                tags = loaded if isinstance(loaded, list) else [raw_tags]
-            except json.JSONDecodeError:
-                tags = [t.strip() for t in raw_tags.split(",") if t.strip()]
-        layer_value = meta.get("layer") or meta.get("category") or meta.get("memory_type")
-        extra = {k: v for k, v in meta.items() if k not in _MAPPED_KEYS}
-        return Memory(
-            id=record_id_for(name, record_id),
-            source=SourceRef(Kind.CHROMA, f"{self._label()}:{name}/{record_id}", path=self._label()),
-            layer=parse_layer(layer_value, Layer.SEMANTIC),
-            channel=str(meta.get("channel") or GLOBAL_CHANNEL),
-            content=text,
-            created_at=created,
-            updated_at=updated or created,
-            last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
-            access_count=int(meta.get("access_count") or 0),
-            salience=_number(meta.get("salience"), 0.5),
-            confidence=_number(meta.get("confidence"), 1.0),
-            conversations=int(meta.get("conversations") or 0),
-            tags=tuple(str(t) for t in tags),
-            metadata=extra,
-            status=parse_status(meta.get("status") or "active"),
-            provenance=Provenance(promoted_from=meta.get("promoted_from")),
-            revision=revision,
-        )
+        return record_memory(self._label(), name, record_id, document, meta, revision)
 
     def _label(self) -> str:
         if self._label_text is None:
@@ -1102,34 +1070,7 @@ class ChromaSource:
         snap = self.read_record(memory.id)
         if snap is None:
             raise NotFoundError(f"No memory {memory.id} in {self.root}.")
-        if operation == EDIT:
-            new = edited_record(snap, fields, context)
-            return Plan([] if new == snap else [Change(memory.id, snap, new)])
-        if operation == PURGE:
-            return Plan([Change(memory.id, snap, None)])
-        if operation in (DELETE, RESTORE):
-            status = Status.DELETED if operation == DELETE else Status.ACTIVE
-            return Plan([Change(memory.id, snap, with_metadata(snap, status=status.value, updated_at=context.now))])
-        if operation == REINFORCE:
-            new = with_metadata(snap, access_count=memory.access_count + 1, last_accessed=context.now)
-            return Plan([Change(memory.id, snap, new)])
-        if operation == REEMBED:
-            new = copy.deepcopy(snap)
-            new["metadata"].pop(STALE_KEY, None)
-            return Plan([Change(memory.id, snap, new)], embed_text=record_text(snap))
-        if operation == PROMOTE:
-            to = fields["to"]
-            if memory.channel == to:
-                raise NothingToDoError(f"{memory.id} is already in channel {to}.")
-            name, _ = split_record_id(memory.id)
-            promoted_id = record_id_for(name, f"p-{uuid.uuid4().hex[:12]}")
-            promoted = with_metadata(
-                snap, channel=to, promoted_from=memory.id, created_at=context.now, updated_at=context.now
-            )
-            promoted["id"] = split_record_id(promoted_id)[1]
-            archived = with_metadata(snap, status=Status.ARCHIVED.value, updated_at=context.now)
-            return Plan([Change(promoted_id, None, promoted), Change(memory.id, snap, archived)], new_id=promoted_id)
-        raise UnsupportedError(f"{memory.id}: {operation} is not something a Chroma record can do.")
+        return record_plan(snap, operation, memory, fields, context)
 
     def add_records(
         self,
@@ -1182,6 +1123,78 @@ def split_record_id(record_id: str) -> tuple[str, str]:
         raise NotFoundError(f"{record_id!r} is not a vector record id (vec:<collection>:<id>).")
     name, _, key = record_id[4:].partition(":")
     return name, key
+
+
+def record_memory(
+    label: str, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
+) -> Memory:
+    """A Chroma record as a memory: label names the directory (or server) it lives in."""
+    now = utcnow()
+    text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
+    created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or now
+    updated = parse_time(meta.get("updated_at"), created)
+    raw_tags = meta.get("tags") or ()
+    tags = raw_tags
+    if isinstance(raw_tags, str):
+        try:
+            loaded = json.loads(raw_tags)
+            tags = loaded if isinstance(loaded, list) else [raw_tags]
+        except json.JSONDecodeError:
+            tags = [t.strip() for t in raw_tags.split(",") if t.strip()]
+    layer_value = meta.get("layer") or meta.get("category") or meta.get("memory_type")
+    extra = {k: v for k, v in meta.items() if k not in _MAPPED_KEYS}
+    return Memory(
+        id=record_id_for(name, record_id),
+        source=SourceRef(Kind.CHROMA, f"{label}:{name}/{record_id}", path=label),
+        layer=parse_layer(layer_value, Layer.SEMANTIC),
+        channel=str(meta.get("channel") or GLOBAL_CHANNEL),
+        content=text,
+        created_at=created,
+        updated_at=updated or created,
+        last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
+        access_count=int(meta.get("access_count") or 0),
+        salience=_number(meta.get("salience"), 0.5),
+        confidence=_number(meta.get("confidence"), 1.0),
+        conversations=int(meta.get("conversations") or 0),
+        tags=tuple(str(t) for t in tags),
+        metadata=extra,
+        status=parse_status(meta.get("status") or "active"),
+        provenance=Provenance(promoted_from=meta.get("promoted_from")),
+        revision=revision,
+    )
+
+
+def record_plan(snap: Snapshot, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
+    """The changes that carry out operation on a vector record read as snap (ChromaSource.plan,
+    and a Chroma server's)."""
+    if operation == EDIT:
+        new = edited_record(snap, fields, context)
+        return Plan([] if new == snap else [Change(memory.id, snap, new)])
+    if operation == PURGE:
+        return Plan([Change(memory.id, snap, None)])
+    if operation in (DELETE, RESTORE):
+        status = Status.DELETED if operation == DELETE else Status.ACTIVE
+        return Plan([Change(memory.id, snap, with_metadata(snap, status=status.value, updated_at=context.now))])
+    if operation == REINFORCE:
+        new = with_metadata(snap, access_count=memory.access_count + 1, last_accessed=context.now)
+        return Plan([Change(memory.id, snap, new)])
+    if operation == REEMBED:
+        new = copy.deepcopy(snap)
+        new["metadata"].pop(STALE_KEY, None)
+        return Plan([Change(memory.id, snap, new)], embed_text=record_text(snap))
+    if operation == PROMOTE:
+        to = fields["to"]
+        if memory.channel == to:
+            raise NothingToDoError(f"{memory.id} is already in channel {to}.")
+        name, _ = split_record_id(memory.id)
+        promoted_id = record_id_for(name, f"p-{uuid.uuid4().hex[:12]}")
+        promoted = with_metadata(
+            snap, channel=to, promoted_from=memory.id, created_at=context.now, updated_at=context.now
+        )
+        promoted["id"] = split_record_id(promoted_id)[1]
+        archived = with_metadata(snap, status=Status.ARCHIVED.value, updated_at=context.now)
+        return Plan([Change(promoted_id, None, promoted), Change(memory.id, snap, archived)], new_id=promoted_id)
+    raise UnsupportedError(f"{memory.id}: {operation} is not something a Chroma record can do.")
 
 
 def memory_metadata(memory: dict[str, Any]) -> dict[str, Any]:
