@@ -28,6 +28,7 @@ from mnemoscope.storage import Kind, Layer, MemoryQuery, NotFoundError, Order, S
 from mnemoscope.storage.timeutil import parse_time, utcnow
 
 from . import output
+from .arguments import STORE_HELP, store_argument
 
 if TYPE_CHECKING:
     from mnemoscope.storage import Curator, MemoryStore
@@ -84,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse every write up front (commands that only read never write anyway)",
     )
     common.add_argument(
+        "--vectors", metavar="URL",
+        help="a Chroma server (http(s)://HOST:PORT[/?collection=NAME]) holding the vectors of a PostgreSQL store",
+    )
+    common.add_argument(
         "--password-stdin", action="store_true",
         help="read each password or API key asked for from stdin, one line each, instead of a prompt",
     )
@@ -107,10 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=4, help="how many folder levels below DIR to look (default 4)")
 
     p = add("info", "what a store holds: kinds, counts per kind/channel/layer, schema version")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
 
     p = add("ls", "list memories, filtered and ordered by the store")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--channel", action="append", default=[], help="repeat for several")
     p.add_argument("--layer", action="append", default=[], choices=[x.value for x in Layer])
     p.add_argument("--kind", action="append", default=[], choices=[k.value for k in Kind])
@@ -123,11 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=int, default=0)
 
     p = add("show", "one memory with its provenance, copies and audit history")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id")
 
     p = add("search", "keyword, vector or hybrid (RRF) search; --like ID finds similar memories")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("query", nargs="?", default="")
     p.add_argument("--mode", default="hybrid", choices=["keyword", "vector", "hybrid"])
     p.add_argument("--k", type=int, default=10)
@@ -139,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("embedder", "show or set the embedder of a store's text queries and new vectors: an OpenAI-compatible "
             "endpoint, the local model, or the lexical hashing one; refused unless it is the model (and "
             "dimension) that wrote the store's vectors")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--openai-compatible", metavar="URL",
                        help="the endpoint's base URL (OpenAI, Azure, Ollama, vLLM, LM Studio: ending in /v1); "
@@ -154,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dimensions", type=int, help="the vectors' length asked of the model (default: its own)")
 
     p = add("timeline", "memory and turn counts per day, week or month")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--bin", default="day", choices=["day", "week", "month"])
     p.add_argument("--group-by", default="kind", choices=["kind", "layer", "channel"])
     p.add_argument("--since", type=_date)
@@ -162,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", metavar="BIN", help="also list the memories of one bin, e.g. 2026-W44")
 
     p = add("graph", "the entity graph, or the ego graph around --center")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--center", help="entity id or name")
     p.add_argument("--depth", type=int, default=1, choices=[1, 2, 3])
     p.add_argument("--type", action="append", default=[], help="relation type filter")
@@ -171,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("scratchpad", "sessions -> scratchpad keys -> values; with --session, --set or --delete one key "
             "(one undoable step)")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--session")
     change = p.add_mutually_exclusive_group()
     change.add_argument("--set", metavar="KEY=VALUE",
@@ -182,18 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --set or --delete: refuse if the key no longer holds this value (as listed)")
 
     p = add("sessions", "sessions, threads and conversations; with --session, that one's turns")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--session")
     p.add_argument("--limit", type=int, default=200)
     p.add_argument("--offset", type=int, default=0)
 
     p = add("salience", "effective salience: one memory's curve, or the store's histogram and at-risk list")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="?")
     p.add_argument("--at", type=_date, help="evaluate at this date instead of now")
 
     p = add("edit", "edit memories' content, tags, layer, channel or salience (every copy; several ids: one step)")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     _selection_args(p)
     p.add_argument("--content")
@@ -205,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("promote", "promote project memories to _global (a linked copy; daily-log bullet -> MEMORY.md); "
             "several: one step")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     _selection_args(p)
     p.add_argument("--to", default="_global")
@@ -216,45 +221,50 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list the project facts that meet the thresholds instead (nothing is written)")
 
     p = add("rm", "delete memories (soft, restorable; several ids or a filter: one undoable step); --purge removes them for good")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     _selection_args(p)
     p.add_argument("--purge", action="store_true")
 
     p = add("reinforce", "count one more access now (pin memories against decay)")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     _selection_args(p)
 
     p = add("reembed", "recompute every vector marked stale with the store's embedder (one undoable step)")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
 
     p = add("restore", "restore deleted or archived memories")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     _selection_args(p)
 
     p = add("undo", "undo the last curation step")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
 
     p = add("redo", "redo the last undone step")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
 
     p = add("history", "the audit log, newest first")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("--id", help="only steps touching this memory")
     p.add_argument("--limit", type=int, default=50)
 
     p = add("export", "write memories to OUT as JSONL (every status) or markdown (active ones)")
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("out", type=Path)
     p.add_argument("--format", required=True, choices=["jsonl", "markdown"])
     p.add_argument("--status", action="append", default=[], choices=["all", *[s.value for s in Status]],
                    help="which statuses to write (default: all for jsonl, active for markdown)")
 
-    p = add("import", "import any store this tool opens into a native workspace DEST")
-    p.add_argument("src", type=Path)
-    p.add_argument("dest", type=Path)
+    p = add("import", "import any store this tool opens into a native workspace DEST (a folder, or a PostgreSQL "
+            "database's URL: its store is made there if missing; --vectors a Chroma server)")
+    p.add_argument("src", type=store_argument)
+    p.add_argument("dest", type=store_argument)
+
+    p = add("init", "make an empty native store: a workspace folder, or the schema in an empty PostgreSQL database "
+            "(with --vectors, the native collection on a Chroma server)")
+    p.add_argument("path", type=store_argument, help=STORE_HELP)
 
     p = add("map", "read a table of a SQLite file no format recognises as memories: show the mapping of its "
             "columns proposed, correct it, and --save it (every command then opens the file with it)")
@@ -323,7 +333,9 @@ def _guard(run: Callable[[], int]) -> int:
 
 def _say(message: str) -> None:
     """A message for the user: one line on stderr, whatever line breaks the text held."""
-    print("mnemoscope: " + " ".join(message.split()), file=sys.stderr)
+    from mnemoscope.storage.credentials import scrubbed  # a URL's password never reaches the terminal
+
+    print("mnemoscope: " + " ".join(scrubbed(message).split()), file=sys.stderr)
 
 
 # Commands that only look: they open the store read-only, so not a byte of it changes.
@@ -333,10 +345,18 @@ READ_COMMANDS = {
 }
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = False) -> MemoryStore:
+def _open(args: argparse.Namespace, *, read_only: bool = False, writing: bool = False) -> MemoryStore:
+    """The store args.path names; read-only when asked for, or for a command that only looks
+    (unless it is writing after all, as scratchpad --set)."""
     from mnemoscope.storage import open_store
 
-    return open_store(args.path, read_only=read_only or args.read_only or args.command in READ_COMMANDS)
+    from .credentials import terminal_credentials
+
+    looking = args.command in READ_COMMANDS and not writing
+    return open_store(
+        args.path, read_only=read_only or args.read_only or looking,
+        credentials=terminal_credentials(args.password_stdin), vectors=args.vectors,
+    )
 
 
 def _curator(store: MemoryStore) -> Curator:
@@ -559,7 +579,6 @@ def cmd_scratchpad(args: argparse.Namespace) -> int:
 
 def _scratch_step(args: argparse.Namespace) -> int:
     """scratchpad --set / --delete: one curation step on a store opened for writing."""
-    from mnemoscope.storage import open_store
     from mnemoscope.storage.curation import scratch_value
 
     if not args.session:
@@ -569,7 +588,7 @@ def _scratch_step(args: argparse.Namespace) -> int:
         if not equals or not key:
             raise UsageError(f"--set takes KEY=VALUE, not {args.set!r}.")
     # Not _open: scratchpad is a reading command (opened read-only) unless it sets or deletes a key.
-    with open_store(args.path, read_only=args.read_only) as store:
+    with _open(args, writing=True) as store:
         curator = _curator(store)
         if args.set is not None:
             outcome = curator.set_scratch(args.session, key, scratch_value(text), expected=args.expect_value)
@@ -589,7 +608,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             return _emit(args, {"sessions": [s.to_dict() for s in sessions]}, output.sessions)
         session = next((s for s in sessions if s.id == args.session), None)
         if session is None:
-            raise NotFoundError(f"No session {args.session} in {args.path}.")
+            raise NotFoundError(f"No session {args.session} in {store.location}.")
         turns = store.turns(session.id, limit=args.limit, offset=args.offset)
         data = {"session": session.to_dict(), "turns": [t.to_dict() for t in turns]}
         return _emit(args, data, output.sessions)
@@ -773,6 +792,17 @@ def cmd_export(args: argparse.Namespace) -> int:
         return _emit(args, data, output.exported)
 
 
+@command("init")
+def cmd_init(args: argparse.Namespace) -> int:
+    from mnemoscope.storage import create_workspace
+
+    from .credentials import terminal_credentials
+
+    with create_workspace(args.path, vectors=args.vectors, credentials=terminal_credentials(args.password_stdin)) as store:
+        data = {"path": store.location, "kinds": [kind.value for kind in store.kinds]}
+    return _emit(args, data, lambda d: f"Made an empty native store at {d['path']} ({', '.join(d['kinds'])}).")
+
+
 @command("import")
 def cmd_import(args: argparse.Namespace) -> int:
     from mnemoscope.storage.transfer import import_store
@@ -784,8 +814,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         if done >= total:
             print(file=sys.stderr)
 
-    if not args.src.exists():
+    if isinstance(args.src, Path) and not args.src.exists():
         raise UsageError(f"{args.src} does not exist.")
-    summary = import_store(args.src, args.dest, progress=progress)
+    from .credentials import terminal_credentials
+
+    summary = import_store(args.src, args.dest, progress=progress, vectors=args.vectors,
+                           credentials=terminal_credentials(args.password_stdin))
     return _emit(args, summary.to_dict(), output.imported)
 

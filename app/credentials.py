@@ -29,8 +29,8 @@ def terminal_credentials(
     stderr = stderr or sys.stderr
 
     def ask(request: Request) -> Answer | None:
-        if password_stdin:
-            return Answer(read_secret_line(request.name, stdin))
+        if password_stdin:  # one line, once: a refused one is not read again
+            return None if request.retry else Answer(read_secret_line(request.name, stdin))
         if not _interactive(stdin):
             raise SecretNeededError(
                 f"The secret for {request.name} is needed and there is no terminal to ask on: store it with "

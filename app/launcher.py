@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mnemoscope.storage import open_store
-from platformdirs import user_data_dir
+from mnemoscope.storage.credentials import Credentials
 
 from . import output
+from .arguments import store_argument
+from .credentials import terminal_credentials
 
 # The window's views, by the names --view takes (kept here so parsing needs no Qt).
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
@@ -19,8 +21,9 @@ VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 
 def data_dir() -> Path:
     """Where Mnemoscope keeps its own files; MNEMOSCOPE_HOME relocates it (tests, portable use)."""
-    override = os.environ.get("MNEMOSCOPE_HOME")
-    return Path(override) if override else Path(user_data_dir("mnemoscope", "Mnemoscope"))
+    from mnemoscope.storage.data_folder import data_folder
+
+    return data_folder()
 
 
 def demo_path() -> Path:
@@ -50,7 +53,10 @@ def last_store() -> Path | None:
 
 def launch(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="mnemoscope", description="Open a memory store in the desktop app.")
-    parser.add_argument("path", nargs="?", type=Path, help="store to open (default: the demo store)")
+    parser.add_argument("path", nargs="?", type=store_argument,
+                        help="store to open: a file or folder, or a server's URL (default: the demo store)")
+    parser.add_argument("--vectors", metavar="URL", help="a Chroma server holding a PostgreSQL store's vectors")
+    parser.add_argument("--password-stdin", action="store_true", help="read a server's password from stdin")
     parser.add_argument("--demo", action="store_true", help="open the demo store")
     parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
     parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
@@ -60,17 +66,19 @@ def launch(argv: Sequence[str]) -> int:
         path = args.path
     else:
         path = demo_path() if args.demo else (last_store() or demo_path())
-    open_store(path, read_only=True).close()  # a bad store gets its one-line message before any window
+    # A bad store gets its one-line message before any window; a server's password is asked here.
+    credentials = terminal_credentials(args.password_stdin)
+    open_store(path, read_only=True, vectors=args.vectors, credentials=credentials).close()
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
         from mnemoscope.ui.main_window import run_app
     except ImportError as exc:
-        print(output.info(_info(path)))
+        print(output.info(_info(path, args.vectors, credentials)))
         print(f"mnemoscope: the desktop app needs PySide6 ({exc}); showing the store instead.", file=sys.stderr)
         return 0
     if not _has_display():
-        print(output.info(_info(path)))
+        print(output.info(_info(path, args.vectors, credentials)))
         print(
             "mnemoscope: no display to open a window on; this is the store it would show. "
             "Use --screenshot FILE.png to render it offscreen.",
@@ -79,12 +87,13 @@ def launch(argv: Sequence[str]) -> int:
         return 0
     settings = data_dir() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view, read_only=args.read_only)
+    return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view, read_only=args.read_only,
+                   vectors=args.vectors, credentials=credentials)
 
 
-def _info(path: Path) -> dict:
+def _info(path: Path | str, vectors: str | None, credentials: Credentials) -> dict:
     """The store's summary, printed when no window can be opened."""
-    with open_store(path, read_only=True) as store:
+    with open_store(path, read_only=True, vectors=vectors, credentials=credentials) as store:
         return store.info()
 
 

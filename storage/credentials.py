@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +31,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, unquote_plus, urlsplit
 
-from platformdirs import user_data_dir
-
 from .atomic_file import atomic_write_bytes
+from .data_folder import data_folder
 from .errors import StoreError
 
 SERVICE = "mnemoscope"
@@ -285,9 +283,7 @@ def stored_names() -> list[str]:
 
 
 def names_file() -> Path:
-    override = os.environ.get("MNEMOSCOPE_HOME")
-    home = Path(override) if override else Path(user_data_dir("mnemoscope", "Mnemoscope"))
-    return home / NAMES_FILE
+    return data_folder() / NAMES_FILE
 
 
 def _keep_name(name: str, present: bool) -> None:
@@ -339,6 +335,28 @@ class Credentials:
         self._known: dict[str, Secret] = {}
         self._to_remember: set[str] = set()
         self._refused: set[str] = set()
+
+    def offer(self, name: str, value: Secret, *, remember: bool = False) -> None:
+        """A secret the person gave up front (a connect dialog's password field): used before the
+        keyring's, and remembered once the server took it if they asked."""
+        self._known[name] = value
+        self._refused.discard(name)
+        if remember:
+            self._to_remember.add(name)
+
+    def stored(self, name: str) -> Secret | None:
+        """The secret for name known this run or held by the keyring; nobody is asked."""
+        if name in self._known:
+            return self._known[name]
+        if name in self._refused or not keyring_status().usable:
+            return None
+        try:
+            found = secret(name)
+        except KeyringUnavailableError:
+            return None
+        if found:
+            self._known[name] = found
+        return found
 
     def get(self, name: str, prompt: str | None = None) -> Secret | None:
         """The secret for name, or None when the keyring has none and nobody could be asked

@@ -44,7 +44,8 @@ from .source import (
 )
 
 if TYPE_CHECKING:
-    from .native.memory_db import SqliteSource
+    from .credentials import Credentials
+    from .native.native_db import NativeDb
     from .native.workspace import NativeWorkspace
 
 VECTORS_DIR = "vectors"
@@ -122,8 +123,15 @@ class MemoryStore:
     object, and of other processes' writes when poll() sees them.
     """
 
-    def __init__(self, root: Path, sources: list[Source], journal: Journal, *, read_only: bool = False) -> None:
+    def __init__(
+        self, root: Path, sources: list[Source], journal: Journal, *, read_only: bool = False, location: str | None = None
+    ) -> None:
+        # root: the folder the store's files (or, for a server, Mnemoscope's own files about it) live in;
+        # location: what a person is shown and what reopens it, a path or a server URL without secrets.
         self.root = Path(root)
+        self.location = location or str(self.root)
+        # What open_store takes to open it again (the recent list keeps it): target, vectors URL.
+        self.opened_as: tuple[str, str | None] = (self.location, None)
         self.read_only = read_only
         self.sources = sources
         self.journal = journal
@@ -184,7 +192,7 @@ class MemoryStore:
 
     def require_writable(self) -> None:
         if self.read_only:
-            raise ReadOnlyError(f"{self.root} was opened read-only; nothing was written.")
+            raise ReadOnlyError(f"{self.location} was opened read-only; nothing was written.")
 
     def _pending_untouched(self) -> list[str]:
         return [
@@ -348,7 +356,7 @@ class MemoryStore:
                 return source
         if self.workspace is not None and self.workspace.owns(record_id):
             return self.workspace
-        raise NotFoundError(f"No memory {record_id} in {self.root} (no store holds that kind).")
+        raise NotFoundError(f"No memory {record_id} in {self.location} (no store holds that kind).")
 
     def capabilities(self, memory_id: str) -> Capabilities:
         """What can be done to one memory, by the source that holds it."""
@@ -373,7 +381,7 @@ class MemoryStore:
     def get(self, memory_id: str) -> Memory:
         memory = self.find(memory_id)
         if memory is None:
-            raise NotFoundError(f"No memory {memory_id} in {self.root}.")
+            raise NotFoundError(f"No memory {memory_id} in {self.location}.")
         return memory
 
     def find(self, memory_id: str) -> Memory | None:
@@ -402,7 +410,7 @@ class MemoryStore:
     def info(self) -> dict[str, Any]:
         counts = self.counts()
         out: dict[str, Any] = {
-            "path": str(self.root),
+            "path": self.location,
             "kinds": [k.value for k in self.kinds],
             "counts": counts,
             "total": counts["total"],
@@ -472,7 +480,7 @@ class MemoryStore:
 
     def _native(self) -> NativeWorkspace:
         if self.workspace is None or self.workspace.db is None:
-            raise UnsupportedError(f"{self.root} has no memory.db; agents write to a native workspace.")
+            raise UnsupportedError(f"{self.location} has no memory.db; agents write to a native workspace.")
         return self.workspace
 
     def add_memory(self, content: str, **fields: Any) -> str:
@@ -548,7 +556,7 @@ class MemoryStore:
     def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
         return self._db().existing_values(column, keys)
 
-    def _db(self) -> SqliteSource:
+    def _db(self) -> NativeDb:
         db = self._native().db
         assert db is not None
         return db
@@ -617,9 +625,18 @@ def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
     return found, matches
 
 
-def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
-    """Open whatever memory a file or folder holds. Raises UnreadableStoreError.
-    read_only: nothing is written, not even recovery of an interrupted step; every write is refused."""
+def open_store(
+    path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None
+) -> MemoryStore:
+    """Open whatever memory a file or folder holds, or a server a URL names (store_url.py).
+    Raises UnreadableStoreError.
+    read_only: nothing is written, not even recovery of an interrupted step; every write is refused.
+    credentials: where a server's password comes from (the keyring alone by default; the CLI and
+    the app ask a person). vectors: a Chroma server URL to hold the vectors of the native store."""
+    if (isinstance(path, str) and "://" in path) or vectors:
+        from .server_stores import open_location
+
+        return open_location(path, vectors, read_only=read_only, credentials=credentials)
     path = Path(path).expanduser()
     if not path.exists():
         raise UnreadableStoreError(f"{path} does not exist.")
@@ -648,15 +665,15 @@ def open_store(path: str | Path, *, read_only: bool = False) -> MemoryStore:
     opened: list[Any] = []
     try:
         db = _opened(opened, _open_sqlite(read_only), found.get(Kind.SQLITE))
-        vectors = _opened(opened, _open_chroma(read_only), found.get(Kind.CHROMA))
+        chroma = _opened(opened, _open_chroma(read_only), found.get(Kind.CHROMA))
         markdown = _opened(opened, _open_markdown, found.get(Kind.MARKDOWN))
         for match in matches:
             opened.append(match.open())
-        sources: list[Source] = [s for s in opened if s not in (db, vectors, markdown)]
-        if db or vectors or markdown:
+        sources: list[Source] = [s for s in opened if s not in (db, chroma, markdown)]
+        if db or chroma or markdown:
             from .native.workspace import NativeWorkspace
 
-            sources.insert(0, NativeWorkspace(root, db, vectors, markdown))
+            sources.insert(0, NativeWorkspace(root, db, chroma, markdown))
         journal = (
             Journal.in_database(lambda: db.engine, db.db_path, db.reading)
             if db is not None
@@ -726,8 +743,20 @@ def _journal_dir(root: Path, found: dict[Kind, Path], matches: list[Any]) -> Pat
     return next((m.journal_dir for m in matches if m.journal_dir is not None), root)
 
 
-def create_workspace(path: str | Path, embedder: Embedder | None = None) -> MemoryStore:
-    """A new native workspace: memory.db, vectors/ and nothing else yet."""
+def create_workspace(
+    path: str | Path, embedder: Embedder | None = None, *, vectors: str | None = None,
+    credentials: Credentials | None = None,
+) -> MemoryStore:
+    """A new native workspace: memory.db, vectors/ and nothing else yet; or on servers, the
+    schema in an empty PostgreSQL database (and vectors, a Chroma server's native collection)."""
+    if (isinstance(path, str) and "://" in path) or vectors:
+        from .server_stores import open_location
+
+        embedder = embedder or HashingEmbedder()
+        store = open_location(path, vectors, read_only=False, credentials=credentials, create_with=embedder)
+        if not store.settings.embedder:
+            store.save_settings(dataclasses.replace(store.settings, embedder=embedder.name))
+        return store
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
@@ -738,8 +767,8 @@ def create_workspace(path: str | Path, embedder: Embedder | None = None) -> Memo
 
     embedder = embedder or HashingEmbedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
-    vectors = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = MemoryStore(root, [NativeWorkspace(root, db, vectors)], Journal.in_database(lambda: db.engine, db.db_path, db.reading))
+    chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
+    store = MemoryStore(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading))
     store.save_settings(StoreSettings(
         embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
         embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -23,9 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_data_dir
-
 from .atomic_file import atomic_write_bytes
+from .data_folder import data_folder
 from .errors import UnreadableStoreError
 from .sqlite_db import read_only_connection
 
@@ -317,9 +315,7 @@ def quoted_name(name: str) -> str:
 
 def mappings_file() -> Path:
     """Where accepted mappings are kept: Mnemoscope's data folder (MNEMOSCOPE_HOME relocates it)."""
-    override = os.environ.get("MNEMOSCOPE_HOME")
-    home = Path(override) if override else Path(user_data_dir("mnemoscope", "Mnemoscope"))
-    return home / MAPPINGS_FILE
+    return data_folder() / MAPPINGS_FILE
 
 
 def _file_key(path: Path) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
@@ -14,6 +14,9 @@ from .model import Memory
 from .query import MemoryQuery, Order
 from .source import SessionSource
 from .store import MemoryStore, create_workspace, detect, open_store
+
+if TYPE_CHECKING:
+    from .credentials import Credentials
 
 PAGE = 1000
 ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
@@ -86,25 +89,36 @@ class ImportCancelled(StoreError):
 
 
 def import_store(
-    src: Path, dest: Path, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None
+    src: Path | str, dest: Path | str, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+    *, vectors: str | None = None, credentials: Credentials | None = None,
 ) -> ImportSummary:
-    """Copy every memory of src into the native workspace dest, with provenance.
+    """Copy every memory of src into the native workspace dest, with provenance. dest may be a
+    server's URL (a PostgreSQL database, vectors on a Chroma server): its store is created
+    there if it has none yet.
 
     Re-running is idempotent: each memory carries an import key (source path and
     original id) and keys already in dest are skipped.
     """
-    src, dest = Path(src).expanduser().resolve(), Path(dest).expanduser().resolve()
+    src, dest = _resolved(src), _resolved(dest)
     if src == dest:
         raise UnsupportedError("Source and destination are the same store.")
-    source = open_store(src, read_only=True)
+    source = open_store(src, read_only=True, credentials=credentials)
     try:
-        target = _open_destination(dest)
+        if isinstance(dest, str) or vectors:
+            target = create_workspace(dest, vectors=vectors, credentials=credentials)
+        else:
+            target = _open_destination(dest)
         try:
             return _copy(source, target, progress, cancelled or (lambda: False))
         finally:
             target.close()
     finally:
         source.close()
+
+
+def _resolved(target: Path | str) -> Path | str:
+    """A path made absolute; a server's URL as it is."""
+    return target if isinstance(target, str) and "://" in target else Path(target).expanduser().resolve()
 
 
 def _open_destination(dest: Path) -> MemoryStore:
@@ -123,7 +137,7 @@ def _copy(
     sqlite = target
     summary = ImportSummary()
     total = source.count(ALL_STATUSES)
-    origin = str(source.root)
+    origin = source.location
     vectors = bool(target.vector_sources()) and target.embedder() is not None
     done = 0
     batch: list[Memory] = []

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mnemoscope.storage.credentials import Credentials
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -17,13 +18,16 @@ IDLE_WAIT_S = 10.0  # the longest a screenshot waits for the window to settle
 
 
 def run_app(
-    path: Path,
+    path: Path | str,
     settings_file: Path | None = None,
     screenshot: Path | None = None,
     view: str = "memories",
     read_only: bool = False,
+    vectors: str | None = None,
+    credentials: Credentials | None = None,
 ) -> int:
-    """Open the window on a store; with screenshot, render it offscreen to a PNG and exit."""
+    """Open the window on a store (a path or a server's URL); with screenshot, render it offscreen
+    to a PNG and exit. credentials: secrets the launcher already has (asked on its terminal)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Mnemoscope")
     app.setOrganizationName("Mnemoscope")
@@ -34,7 +38,7 @@ def run_app(
     window.show()
     if screenshot is not None:
         _take_screenshot_when_ready(app, window, screenshot, view)
-    window.open_path(path, read_only=read_only)
+    window.open_path(path, read_only=read_only, vectors=vectors, credentials=credentials)
     return app.exec()
 
 

@@ -26,6 +26,7 @@ from mnemoscope.storage import (
     StoreError,
     StoreEvent,
 )
+from mnemoscope.storage.credentials import Credentials, credential_name
 from mnemoscope.storage.errors import UnmappedTableError, WrapsStoresError
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.search import search
@@ -51,6 +52,7 @@ from PySide6.QtWidgets import (
 
 from .candidates_dialog import CandidatesDialog
 from .conflict_dialog import ConflictDialog
+from .connect_dialog import ConnectDialog, ServerRequest
 from .credentials_dialog import CredentialsDialog
 from .detail_panel import DetailPanel
 from .discover_dialog import DiscoverDialog
@@ -222,6 +224,9 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.open_file_action)
         file_menu.addAction(self.open_read_only_action)
+        self.connect_action = self._action("Connect to &server…", self.show_connect_dialog, None,
+                                           "A store on PostgreSQL, a Chroma server, or both")
+        file_menu.addAction(self.connect_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.discover_action)
         file_menu.addAction(self.import_action)
@@ -295,10 +300,27 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def open_path(self, path: Path, *, read_only: bool = False) -> None:
-        """Open a store off the UI thread; errors reach the person as one message."""
-        self.count_label.setText(f"Opening {path}…")
-        self.session.open(path, read_only=read_only)
+    def open_path(self, path: Path | str, *, read_only: bool = False, vectors: str | None = None,
+                  credentials: Credentials | None = None) -> None:
+        """Open a store (a path or a server's URL) off the UI thread; errors reach the person as
+        one message."""
+        self.count_label.setText(f"Opening {path}" + (f" + {vectors}" if vectors else "") + "…")
+        self.session.open(path, read_only=read_only, vectors=vectors, credentials=credentials)
+
+    def show_connect_dialog(self) -> ConnectDialog:
+        """File > Connect to server…: a PostgreSQL store, a Chroma server, or both."""
+        dialog = ConnectDialog(self)
+        dialog.setObjectName("connect_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.connect_requested.connect(self.open_server)
+        dialog.open()
+        return dialog
+
+    def open_server(self, request: ServerRequest) -> None:
+        credentials = self.session.new_credentials()
+        if request.password is not None:
+            credentials.offer(credential_name(request.url), request.password, remember=request.remember)
+        self.open_path(request.url, read_only=request.read_only, vectors=request.vectors, credentials=credentials)
 
     def choose_import(self) -> None:
         src = QFileDialog.getExistingDirectory(self, "Import memories from")
@@ -396,8 +418,8 @@ class MainWindow(QMainWindow):
             header.resizeSection(column, width)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.model.set_query(MemoryQuery())
-        self.setWindowTitle(f"Mnemoscope — {store.root}" + (" (read-only)" if store.read_only else ""))
-        self._remember_recent(store.root)
+        self.setWindowTitle(f"Mnemoscope — {store.location}" + (" (read-only)" if store.read_only else ""))
+        self._remember_recent(" + ".join(part for part in store.opened_as if part))
         self._populate_sidebar()
         self._stale_views.clear()
         self._sidebar_stale = False  # a change to the store closed before its refresh came back
@@ -818,16 +840,21 @@ class MainWindow(QMainWindow):
         value = self.settings.value("recent_stores", [])
         return [value] if isinstance(value, str) else list(value or [])
 
-    def _remember_recent(self, path: Path) -> None:
-        recent = [str(path)] + [p for p in self.recent_stores() if p != str(path)]
+    def _remember_recent(self, entry: str) -> None:
+        """entry: a path, a server's URL (never with its secret), or "STORE_URL + VECTORS_URL"."""
+        recent = [entry] + [p for p in self.recent_stores() if p != entry]
         self.settings.setValue("recent_stores", recent[:MAX_RECENT])
         self._rebuild_recent_menu()
+
+    def open_recent(self, entry: str) -> None:
+        target, _, vectors = entry.partition(" + ")
+        self.open_path(target if "://" in target else Path(target), vectors=vectors or None)
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()
         for i, path in enumerate(self.recent_stores()):
             action = self.recent_menu.addAction(f"&{i + 1} {path}")
-            action.triggered.connect(lambda _checked=False, p=path: self.open_path(Path(p)))
+            action.triggered.connect(lambda _checked=False, p=path: self.open_recent(p))
         self.recent_menu.setEnabled(bool(self.recent_stores()))
 
     def _restore_state(self) -> None:

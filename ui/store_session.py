@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mnemoscope.storage import AuditEntry, ConflictError, Curator, Memory, MemoryStore, Outcome, StoreEvent, open_store
-
+from mnemoscope.storage.credentials import Answer, Credentials, Request
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from .workers import Worker, start_worker
 
@@ -42,6 +43,12 @@ class Conflict:
     changes: dict[str, Any]
 
 
+@dataclass
+class _Asked:
+    request: Request
+    answer: Answer | None = None
+
+
 def journal_steps(store: MemoryStore) -> JournalSteps:
     return JournalSteps(store.journal.next_to_undo(), store.journal.next_to_redo())
 
@@ -60,6 +67,8 @@ class StoreSession(QObject):
     error = Signal(object)
     # Store listeners run on the thread that made the change; this hops to ours.
     _event_arrived = Signal(object)
+    # A worker opening a server asks for its password here, and waits for the answer.
+    _password_asked = Signal(object)
 
     def __init__(self, parent: QObject | None = None, poll_interval_ms: int = POLL_INTERVAL_MS) -> None:
         super().__init__(parent)
@@ -71,6 +80,7 @@ class StoreSession(QObject):
         self.write_pool.setMaxThreadCount(1)  # one write at a time, in the order asked
         self.read_pool = QThreadPool.globalInstance()
         self._event_arrived.connect(self._on_store_event, Qt.ConnectionType.QueuedConnection)
+        self._password_asked.connect(self._on_password_asked, Qt.ConnectionType.BlockingQueuedConnection)
         self.poll_timer = QTimer(self)
         self.poll_timer.setInterval(poll_interval_ms)
         self.poll_timer.timeout.connect(self._on_poll_timer_timeout)
@@ -88,12 +98,17 @@ class StoreSession(QObject):
 
     # -- opening and closing ----------------------------------------------------------
 
-    def open(self, path: Path, *, read_only: bool = False) -> Worker:
-        """Open a store off the UI thread; the open store stays open if this one fails.
-        read_only: nothing will be written to it; every write is refused up front."""
+    def open(
+        self, path: Path | str, *, read_only: bool = False, vectors: str | None = None,
+        credentials: Credentials | None = None,
+    ) -> Worker:
+        """Open a store (a path, or a server's URL) off the UI thread; the open store stays open if
+        this one fails. read_only: nothing will be written to it; every write is refused up front.
+        credentials: a server's secrets; by default the keyring's, else the person is asked."""
+        credentials = credentials or self.new_credentials()
 
         def opening() -> tuple[MemoryStore, JournalSteps]:
-            store = open_store(path, read_only=read_only)
+            store = open_store(path, read_only=read_only, vectors=vectors, credentials=credentials)
             try:
                 store.poll()  # remember the change token: later polls see only others' writes
                 return store, journal_steps(store)
@@ -103,6 +118,22 @@ class StoreSession(QObject):
 
         return start_worker(opening, on_result=self._on_opening_returned, on_error=self.error.emit,
                             pool=self.read_pool)
+
+    def new_credentials(self) -> Credentials:
+        """Secrets for one open: the keyring's, else asked for in a dialog."""
+        return Credentials(self._ask_on_ui_thread)
+
+    def _ask_on_ui_thread(self, request: Request) -> Answer | None:
+        """Credentials' question, asked from a worker: the dialog runs on the UI thread."""
+        asked = _Asked(request)
+        self._password_asked.emit(asked)
+        return asked.answer
+
+    def _on_password_asked(self, asked: _Asked) -> None:
+        from .credentials_dialog import ask_password
+
+        parent = self.parent()
+        asked.answer = ask_password(asked.request, parent if isinstance(parent, QWidget) else None)
 
     def _on_opening_returned(self, result: tuple[MemoryStore, JournalSteps]) -> None:
         store, steps = result
