@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.chroma_server import ChromaServer, chroma_server  # noqa: F401
+from helpers.chroma_server import ChromaServer, chroma_server, copy_to_server  # noqa: F401
 from helpers.postgres_server import PostgresServer, postgres_server  # noqa: F401
 
 EXE = str(Path(sys.executable).parent / "mnemoscope")
@@ -127,3 +127,28 @@ def test_no_password_is_printed_or_written(cli: Cli, stores: dict[str, list[str]
         assert postgres_server.password.encode() not in path.read_bytes(), path
     for text in cli.printed:
         assert postgres_server.password not in text
+
+
+def test_a_chroma_server_alone_reads_as_the_same_local_directory_and_is_curated(
+    cli: Cli, chroma_server: ChromaServer, chroma_only: Path, tmp_path: Path  # noqa: F811
+) -> None:
+    chroma_server.reset()
+    copy_to_server(chroma_only, chroma_server, tmp_path)
+    server, local = [chroma_server.url], [str(chroma_only)]
+    listing = ["ls", "--limit", "500"]
+    assert _rows(cli.json(*listing[:1], *server, *listing[1:])) == _rows(cli.json(*listing[:1], *local, *listing[1:]))
+    assert cli.json("info", *server)["counts"] == cli.json("info", *local)["counts"]
+    assert cli.json("timeline", *server, "--bin", "week")["bins"] == cli.json("timeline", *local, "--bin", "week")["bins"]
+    query = ["search", "stripe payments", "--mode", "keyword"]
+    assert sorted(h["content"] for h in cli.json(query[0], *server, *query[1:])["hits"]) == \
+        sorted(h["content"] for h in cli.json(query[0], *local, *query[1:])["hits"])
+
+    first = cli.json("ls", *server, "--contains", "Stripe", "--limit", "1")["memories"][0]
+    cli("edit", *server, first["id"], "--content", "Stripe is live.")
+    assert cli.json("show", *server, first["id"])["content"] == "Stripe is live."
+    cli("rm", *server, first["id"])
+    assert cli.json("show", *server, first["id"])["status"] == "deleted"
+    cli("undo", *server)
+    cli("undo", *server)
+    assert cli.json("show", *server, first["id"])["content"] == first["content"]
+    assert [e["operation"] for e in cli.json("history", *server)["entries"]][:4] == ["undo", "undo", "delete", "edit"]

@@ -20,6 +20,7 @@ import ctypes
 import http.server
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -224,3 +225,30 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
             print(f"\nSKIP: no Chroma server: {server}", file=sys.stderr)
             pytest.skip(f"no Chroma server: {server}")
         yield server
+
+
+def copy_to_server(vectors: Path, server: ChromaServer, scratch: Path) -> list[str]:
+    """Every collection of a local Chroma directory, record for record, onto the server."""
+    import chromadb
+    from chromadb.config import Settings
+
+    copy = scratch / "vectors-copy"
+    shutil.copytree(vectors, copy)  # chromadb's local client writes as it opens: read a copy
+    local = chromadb.PersistentClient(path=str(copy), settings=Settings(anonymized_telemetry=False))
+    remote = server.client()
+    names = []
+    try:
+        for listed in local.list_collections():
+            col = local.get_collection(listed.name, embedding_function=None)
+            records = col.get(include=["documents", "metadatas", "embeddings"])
+            target = remote.create_collection(listed.name, metadata=dict(col.metadata), embedding_function=None)
+            target.add(
+                ids=records["ids"],
+                documents=records["documents"],
+                metadatas=records["metadatas"],
+                embeddings=[list(map(float, e)) for e in records["embeddings"]],
+            )
+            names.append(listed.name)
+    finally:
+        local.close()
+    return names

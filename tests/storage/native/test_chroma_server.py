@@ -5,17 +5,14 @@ never show a token."""
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import helpers.chroma_server
 import pytest
-from chromadb.config import Settings
-from helpers.chroma_server import ChromaServer, TokenGate, _free_port
+from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_server
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
 from mnemoscope.storage.embedding import HashingEmbedder, recorded_embedders
@@ -33,35 +30,11 @@ chroma_server = helpers.chroma_server.chroma_server  # the session fixture: one 
 TOKEN = "tok-9f8e7d6c5b4a-secret"
 
 
-def _copy_to_server(vectors: Path, server: ChromaServer, scratch: Path) -> list[str]:
-    """Every collection of a local Chroma directory, record for record, onto the server."""
-    copy = scratch / "vectors-copy"
-    shutil.copytree(vectors, copy)  # chromadb's local client writes as it opens: read a copy
-    local = chromadb.PersistentClient(path=str(copy), settings=Settings(anonymized_telemetry=False))
-    remote = server.client()
-    names = []
-    try:
-        for listed in local.list_collections():
-            col = local.get_collection(listed.name, embedding_function=None)
-            records = col.get(include=["documents", "metadatas", "embeddings"])
-            target = remote.create_collection(listed.name, metadata=dict(col.metadata), embedding_function=None)
-            target.add(
-                ids=records["ids"],
-                documents=records["documents"],
-                metadatas=records["metadatas"],
-                embeddings=[list(map(float, e)) for e in records["embeddings"]],
-            )
-            names.append(listed.name)
-    finally:
-        local.close()
-    return names
-
-
 @pytest.fixture
 def on_server(chroma_server: ChromaServer, _demo_template: Path, tmp_path: Path) -> Iterator[tuple[ChromaSource, str]]:
     """The demo's vectors as a local ChromaSource, and the same records on the server (its URL)."""
     chroma_server.reset()
-    assert _copy_to_server(_demo_template / "vectors", chroma_server, tmp_path) == [NATIVE_COLLECTION]
+    assert copy_to_server(_demo_template / "vectors", chroma_server, tmp_path) == [NATIVE_COLLECTION]
     local = ChromaSource.open(_demo_template / "vectors", read_only=True)
     try:
         yield local, chroma_server.url
