@@ -9,9 +9,11 @@ snapshots for the write primitive and the same plans. What differs is where the 
   key. The source keeps, per collection, the same few numpy columns a local directory's index
   holds (status, layer, channel, times, salience, flags), folded from the records' metadata
   fetched in batches (``get(include=["metadatas"], limit, offset)``: never documents or
-  embeddings), and kept until the collection's change token moves. Filtering, ordering and
-  counting read those columns; only the rows of a page are fetched whole (``get(ids=...)``).
-  An unfiltered count is Chroma's own ``count()``.
+  embeddings), and kept until the collection's change token moves; after its own write of one
+  record the source patches that record's row instead of reading them all again. Filtering,
+  ordering and counting read those columns as a local directory's do (record_index.IndexedReads);
+  only the rows of a page are fetched whole (``get(ids=...)``). An unfiltered count is Chroma's
+  own ``count()``.
 - Keyword search and the "contains" filter run at the server (``where_document`` ``$regex``
   with ``(?i)``, which folds case as the local search does; ``$contains``, case-sensitive, on a
   server without ``$regex``), returning ids only. Text kept in metadata instead of the document
@@ -37,7 +39,6 @@ secrets (``credentials.redacted``) and library errors go through ``credentials.s
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import threading
 import uuid
@@ -56,25 +57,17 @@ from ..errors import (
     SecretRefusedError,
     StoreError,
     UnreadableStoreError,
-    UnsupportedError,
 )
 from ..model import EDITABLE_FIELDS, Kind, Memory, Status
 from ..query import MemoryQuery
 from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, same_record
+from .record_index import IndexedReads, RecordIndex, RecordIndexBuilder, one_read, record_id_for
 from .vectors import (
-    _LAYERS,
-    _STATUSES,
     EMBEDDER_KEY,
     NATIVE_COLLECTION,
     _chromadb,
     _close_client,
-    _from_micros,
-    _Index,
-    _IndexBuilder,
-    _micros,
-    _one_of,
     _revision,
-    record_id_for,
     record_memory,
     record_plan,
     split_record_id,
@@ -171,27 +164,15 @@ class _Col:
 
     @property
     def token(self) -> str:
-        return f"{self.id}:{self.count}:{self.metadata.get(REVISION_KEY, '')}"
+        return _collection_token(self.id, self.count, self.metadata.get(REVISION_KEY, ""))
 
 
-def _one_look(method: Any) -> Any:
-    """Run a public read on one listing of the server's collections (one request plus a count per
-    collection), however many times the read asks for the change token."""
-
-    @functools.wraps(method)
-    def looked(self: ChromaServerSource, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self._call, "cols", None) is not None:
-            return method(self, *args, **kwargs)
-        self._call.cols = self._look()
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._call.cols = None
-
-    return looked
+def _collection_token(collection_id: str, count: int, revision: Any) -> str:
+    """A collection's part of the change token: its id, Chroma's count() and Mnemoscope's stamp."""
+    return f"{collection_id}:{count}:{revision}"
 
 
-class ChromaServerSource:
+class ChromaServerSource(IndexedReads):
     """The collections of one database of a Chroma server (or one collection of it)."""
 
     kind = Kind.CHROMA
@@ -212,9 +193,22 @@ class ChromaServerSource:
         self._call.cols = None
         self._lock = threading.RLock()
         self._handles: dict[str, Any] = {}  # collection id -> chromadb Collection (embedding_function=None)
-        self._indexes: dict[str, _Index] = {}
+        self._indexes: dict[str, RecordIndex] = {}
         self._mirrors_hidden = False
         self._regex = True  # the server answers where_document $regex
+
+    @contextlib.contextmanager
+    def _one_read(self) -> Iterator[None]:
+        """A public read on one listing of the server's collections (one request plus a count per
+        collection), however many times the read asks for the change token."""
+        if getattr(self._call, "cols", None) is not None:
+            yield
+            return
+        self._call.cols = self._look()
+        try:
+            yield
+        finally:
+            self._call.cols = None
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -392,7 +386,7 @@ class ChromaServerSource:
 
     # -- the metadata index ---------------------------------------------------------------------
 
-    def _index_of(self, name: str) -> _Index:
+    def _index_of(self, name: str) -> RecordIndex:
         """The collection's records as columns (see the module's docstring), kept until its part
         of the change token moves."""
         col = self._col(name)
@@ -404,12 +398,12 @@ class ChromaServerSource:
             self._indexes[name] = index
             return index
 
-    def _build_index(self, col: _Col) -> _Index:
+    def _build_index(self, col: _Col) -> RecordIndex:
         """Every record's metadata, a batch at a time, folded into columns. Offsets move when
         another client adds or deletes meanwhile: then the pass is made again (a few times)."""
-        builder = _IndexBuilder(col.token)
+        builder = RecordIndexBuilder(col.token)
         for _attempt in range(3):
-            builder = _IndexBuilder(col.token)
+            builder = RecordIndexBuilder(col.token)
             seen: set[str] = set()
             with self._talking(f"could not read collection {col.name!r}"):
                 offset = 0
@@ -427,51 +421,9 @@ class ChromaServerSource:
                 break
         return builder.index()
 
-    def _mask(self, index: _Index, query: MemoryQuery, name: str, *, contains: bool = True, mirrors: bool = False) -> Any:
-        """Which of the collection's records the query's filters keep (None: all), as
-        ChromaSource._mask: the contains filter asks the server."""
-        import numpy as np
-
-        mask = None
-
-        def both(more: Any) -> None:
-            nonlocal mask
-            mask = more if mask is None else mask & more
-
-        if self._mirrors_hidden and not mirrors and index.mirror.any():
-            both(~index.mirror)
-        if query.channels:
-            both(_one_of(index.channel, [i for i, c in enumerate(index.channels) if c in set(query.channels)]))
-        if query.layers:
-            both(_one_of(index.layer, [_LAYERS.index(layer) for layer in set(query.layers)]))
-        if query.statuses and set(query.statuses) != set(_STATUSES):
-            both(_one_of(index.status, [_STATUSES.index(status) for status in set(query.statuses)]))
-        if query.since or query.until:
-            created = index.times("created")
-            if query.since:
-                both(created >= _micros(query.since))
-            if query.until:
-                both(created < _micros(query.until))
-        if contains and query.contains:
-            position = index.position()
-            hits = np.zeros(len(index), dtype=bool)
-            hits[[position[i] for i in self._ids_containing(name, query.contains) if i in position]] = True
-            both(hits)
-        return mask
-
-    def _filtered(self, query: MemoryQuery) -> bool:
-        """Whether the query keeps fewer than all records (else Chroma's count() answers)."""
-        return bool(
-            (self._mirrors_hidden or query.channels or query.layers or query.since or query.until or query.contains)
-            or (query.statuses and set(query.statuses) != set(_STATUSES))
-        )
-
-    def _selected(self, name: str, query: MemoryQuery) -> tuple[_Index, Any]:
-        index = self._index_of(name)
-        mask = self._mask(index, query, name)
-        order = index.order(query.order)
-        chosen = order if mask is None else order[mask[order]]
-        return index, chosen[::-1] if query.descending else chosen
+    def _count_without_index(self, name: str) -> int:
+        """Chroma's own count(), listed with the collection."""
+        return self._col(name).count
 
     def _ids_containing(self, name: str, needle: str) -> set[str]:
         """Ids of records whose document contains needle, case aside: asked of the server."""
@@ -489,48 +441,10 @@ class ChromaServerSource:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    @_one_look
-    def count(self, query: MemoryQuery) -> int:
-        if not query.wants_kind(self.kind):
-            return 0
-        if not self._filtered(query):
-            return sum(col.count for col in self._cols().values())
-        total = 0
-        for name in self.collections():
-            index = self._index_of(name)
-            mask = self._mask(index, query, name)
-            total += len(index) if mask is None else int(mask.sum())
-        return total
-
-    @_one_look
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        if not query.wants_kind(self.kind) or limit <= 0:
-            return []
-        names = self.collections()
-        if len(names) == 1:
-            index, chosen = self._selected(names[0], query)
-            return self._with_documents([(names[0], i) for i in index.ids_at(chosen[offset : offset + limit])])
-        candidates = []  # several collections: each one's first offset + limit, merged by (sort value, memory id)
-        for name in names:
-            index, chosen = self._selected(name, query)
-            head = chosen[: offset + limit]
-            values = index.values(query.order)[head].tolist()
-            candidates += [(v, record_id_for(name, i), name, i) for v, i in zip(values, index.ids_at(head), strict=True)]
-        candidates.sort(key=lambda c: (c[0], c[1]), reverse=query.descending)
-        return self._with_documents([(name, i) for _v, _m, name, i in candidates[offset : offset + limit]])
-
-    def _with_documents(self, wanted: list[tuple[str, str]]) -> list[Memory]:
-        """Full memories of (collection, record id) pairs, in their order; gone ones left out."""
-        by_collection: dict[str, list[str]] = {}
-        for name, record_id in wanted:
-            by_collection.setdefault(name, []).append(record_id)
-        full: dict[tuple[str, str], Memory] = {}
-        for name, ids in by_collection.items():
-            with self._talking(f"could not read collection {name!r}"):
-                got = self._col(name).handle.get(ids=ids, include=["documents", "metadatas"])
-            for record_id, document, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                full[(name, record_id)] = self._memory(name, record_id, document, dict(meta or {}))
-        return [full[w] for w in wanted if w in full]
+    def _records(self, name: str, ids: list[str]) -> dict[str, tuple[str | None, dict[str, Any]]]:
+        with self._talking(f"could not read collection {name!r}"):
+            got = self._col(name).handle.get(ids=ids, include=["documents", "metadatas"])
+        return {i: (doc, dict(meta or {})) for i, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)}
 
     def _memory(
         self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None = None
@@ -538,66 +452,14 @@ class ChromaServerSource:
         revision = _revision(snap, snap["embedding"]) if snap is not None else ""
         return record_memory(self.location, name, record_id, document, meta, revision)
 
-    @_one_look
+    @one_read
     def get(self, memory_id: str) -> Memory | None:
         snap = self.read_record(memory_id)
         if snap is None:
             return None
         return self._memory(snap["collection"], snap["id"], snap["document"], snap["metadata"], snap)
 
-    @_one_look
-    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
-        import numpy as np
-
-        counts: dict[str, int] = {}
-        if not query.wants_kind(self.kind):
-            return counts
-        for name in self.collections():
-            if column == "kind" and not self._filtered(query):
-                found = {self.kind.value: self._col(name).count} if self._col(name).count else {}
-            else:
-                index = self._index_of(name)
-                mask = self._mask(index, query, name)
-                if column == "kind":
-                    n = len(index) if mask is None else int(mask.sum())
-                    found = {self.kind.value: n} if n else {}
-                else:
-                    codes, labels = index.labelled(column)
-                    kept = codes if mask is None else codes[mask]
-                    values, tally = np.unique(kept, return_counts=True)
-                    found = {labels[int(v)]: int(t) for v, t in zip(values, tally, strict=True)}
-            for key, n in found.items():
-                counts[key] = counts.get(key, 0) + n
-        return counts
-
-    @_one_look
-    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
-        import numpy as np
-
-        if group_by not in ("kind", "channel", "layer", "status"):
-            raise UnsupportedError(f"Chroma records cannot be grouped by {group_by!r}.")
-        counts: dict[tuple[str, str], int] = {}
-        if not query.wants_kind(self.kind):
-            return counts
-        for name in self.collections():
-            index = self._index_of(name)
-            mask = self._mask(index, query, name)
-            created = index.times("created")
-            if group_by == "kind":
-                codes, labels = np.zeros(len(index), dtype=np.int32), [self.kind.value]
-            else:
-                codes, labels = index.labelled(group_by)
-            if mask is not None:
-                created, codes = created[mask], codes[mask]
-            if not len(created):
-                continue
-            pairs, tally = np.unique(np.stack([created, codes.astype(np.int64)]), axis=1, return_counts=True)
-            for (micros, code), n in zip(pairs.T.tolist(), tally.tolist(), strict=True):
-                key = (_from_micros(micros).strftime(bin_format), labels[code])
-                counts[key] = counts.get(key, 0) + n
-        return counts
-
-    @_one_look
+    @one_read
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         """Records ranked by how many of the words their document contains, case aside (a word
         given twice counts twice), then by id, as a local directory ranks them: each distinct
@@ -623,24 +485,9 @@ class ChromaServerSource:
         ranked.sort()
         return self._with_documents([(name, record_id) for _h, _m, name, record_id in ranked[:k]])
 
-    @_one_look
-    def vector_search(
-        self, embedding: list[float] | None, text: str | None, query: MemoryQuery, k: int
+    def _nearest_memories(
+        self, name: str, vector: list[float], query: MemoryQuery, k: int
     ) -> list[tuple[Memory, float]]:
-        """Nearest records, per collection whose embedder can embed ``text``."""
-        results: list[tuple[Memory, float]] = []
-        for name in self.collections():
-            vector = embedding
-            if vector is None:
-                embedder = self.embedder_for(name)
-                if embedder is None or text is None:
-                    continue
-                vector = embedder.embed([text])[0]
-            results += self._nearest(name, vector, query, k)
-        results.sort(key=lambda t: t[1])
-        return results[:k]
-
-    def _nearest(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[Memory, float]]:
         """collection.query, then the filters a local directory applies to its distances (status
         only when just active ones are asked for, channels, layers; a mirror stands for its
         memory), widening the request until k pass or the collection has no more."""
@@ -690,23 +537,6 @@ class ChromaServerSource:
             out.append((self._memory(name, record_id, document, meta, snap), distance))
         return out
 
-    @_one_look
-    def stale_record_ids(self) -> list[str]:
-        """Records flagged stale (text edited without an embedder), not counting mirrors."""
-        out = []
-        for name in self.collections():
-            index = self._index_of(name)
-            stale = index.stale & ~index.mirror if self._mirrors_hidden else index.stale
-            out += [record_id_for(name, i) for i in index.ids_at(stale.nonzero()[0])]
-        return out
-
-    def stale_ids(self) -> list[str]:
-        return self.stale_record_ids()
-
-    def embedding_of(self, memory_id: str) -> list[float] | None:
-        snap = self.read_record(memory_id)
-        return snap["embedding"] if snap else None
-
     # -- the write primitive ----------------------------------------------------------------------
 
     def owns(self, record_id: str) -> bool:
@@ -715,7 +545,7 @@ class ChromaServerSource:
         name = record_id[4:].partition(":")[0]
         return name == self.address.collection if self.address.collection else True
 
-    @_one_look
+    @one_read
     def read_record(self, record_id: str) -> Snapshot | None:
         name, key = split_record_id(record_id)
         col = self._cols().get(name)
@@ -744,7 +574,7 @@ class ChromaServerSource:
             if name not in cols:
                 raise NotFoundError(f"No Chroma collection {name!r} on {self.location}; nothing was written.")
 
-    @_one_look
+    @one_read
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if self.read_only_reason:
             raise ReadOnlyError(f"{self.location} is read-only: {self.read_only_reason}.")
@@ -756,6 +586,8 @@ class ChromaServerSource:
                 "nothing was written. Reload and try again."
             )
         col = self._col(name)
+        with self._lock:
+            before = self._indexes.get(name)
         with self._talking(f"could not write {record_id}", StoreError):
             if new is None:
                 col.handle.delete(ids=[key])
@@ -777,19 +609,45 @@ class ChromaServerSource:
                     documents=[new["document"]] if new.get("document") is not None else None,
                     metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
                 )
-        self._stamp(name)
-        return self.read_record(record_id)
+        revision = self._stamp(name)
+        written = self.read_record(record_id)
+        if before is not None and before.token == col.token:
+            self._patch_index(col, before, key, written, revision)
+        return written
 
-    def _stamp(self, name: str) -> None:
+    def _patch_index(
+        self, col: _Col, before: RecordIndex, key: str, written: Snapshot | None, revision: str
+    ) -> None:
+        """Keep the collection's index, with the one record this source just wrote patched in,
+        instead of reading every record's metadata again at the next read (a request per
+        thousand records): when Chroma's count is what this write alone makes it (another
+        client's add or delete meanwhile: the next read rebuilds it)."""
+        expected = len(before) + (written is not None) - (key in before.position())
+        try:
+            with self._talking(f"could not count collection {col.name!r}"):
+                count = int(col.handle.count())
+        except StoreError:
+            return  # written all the same: the next read rebuilds the index
+        if count != expected:
+            return
+        token = _collection_token(col.id, count, revision)
+        index = before.with_record(token, key, written["metadata"] if written is not None else None)
+        with self._lock:
+            self._indexes.setdefault(col.name, index)
+
+    def _stamp(self, name: str) -> str:
         """Move the collection's revision stamp, so that every reader's change token moves: its
         metadata is read again and written back with a new stamp (less the hnsw: keys, which
-        Chroma refuses in a modify and keeps in the collection's configuration anyway)."""
+        Chroma refuses in a modify and keeps in the collection's configuration anyway). The
+        collection's index is dropped; the stamp written is returned."""
         with self._lock:
             self._indexes.pop(name, None)
         with self._talking(f"wrote collection {name!r} but could not mark it changed", StoreError):
             handle = self.client.get_collection(name, embedding_function=None)
             metadata = {k: v for k, v in (handle.metadata or {}).items() if not k.startswith("hnsw:")}
-            handle.modify(metadata={**metadata, REVISION_KEY: uuid.uuid4().hex[:12]})
+            revision = uuid.uuid4().hex[:12]
+            handle.modify(metadata={**metadata, REVISION_KEY: revision})
+        return revision
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
         """Changes to a vector record, planned as a local directory plans them (vectors.record_plan)."""

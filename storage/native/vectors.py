@@ -22,16 +22,13 @@ import contextlib
 import copy
 import functools
 import hashlib
-import io
 import json
 import os
 import sqlite3
 import tempfile
 import threading
 import uuid
-import zipfile
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -63,7 +60,7 @@ from ..model import (
     parse_layer,
     parse_status,
 )
-from ..query import MemoryQuery, Order
+from ..query import MemoryQuery
 from ..source import (
     DELETE,
     EDIT,
@@ -81,13 +78,21 @@ from ..source import (
     same_record,
 )
 from ..sqlite_db import is_sqlite_file
-from ..timeutil import as_utc, parse_time, utcnow
+from ..timeutil import parse_time, utcnow
 from .chroma_files import CHROMA_FILE, ChromaFiles, Collection, directory_lock
+from .record_index import (
+    MIRROR_KEY,
+    STALE_KEY,
+    IndexedReads,
+    RecordIndex,
+    RecordIndexBuilder,
+    number_or,
+    one_read,
+    record_id_for,
+)
 
 NATIVE_COLLECTION = "memories"
 EMBEDDER_KEY = "mnemoscope:embedder"
-MIRROR_KEY = "mnemoscope_mirror"
-STALE_KEY = "mnemoscope_stale"
 TEXT_KEYS = ("data", "text", "content", "memory", "document", "page_content")
 _BATCH = 2000
 
@@ -242,23 +247,6 @@ def _checked(files: ChromaFiles) -> ChromaFiles:
     return files
 
 
-def _batched(method: Any) -> Any:
-    """Run a read of the directory on one SQLite connection (see ChromaFiles.batch)."""
-
-    @functools.wraps(method)
-    def batched(self: ChromaSource, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self._call_token, "value", None) is not None:
-            return method(self, *args, **kwargs)
-        with self.files.batch():
-            self._call_token.value = self.change_token()  # one read of the files' state per call
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                self._call_token.value = None
-
-    return batched
-
-
 class RecordReading:
     """How records become memories: a tool that keeps its own store in Chroma (mem0) passes
     its own reading to the ChromaSource it holds, instead of subclassing it."""
@@ -272,7 +260,7 @@ class RecordReading:
         return memory
 
 
-class ChromaSource:
+class ChromaSource(IndexedReads):
     """The collections of one Chroma persistent directory."""
 
     kind = Kind.CHROMA
@@ -288,7 +276,7 @@ class ChromaSource:
     ):
         self.files = files
         self.path = self.root = files.path
-        self._call_token = threading.local()  # the change token while a read runs (see _batched)
+        self._call_token = threading.local()  # the change token while a read runs (see _one_read)
         self._call_token.value = None
         self.read_only_reason = read_only_reason
         self.reading = reading or RecordReading()
@@ -298,7 +286,7 @@ class ChromaSource:
         self._collections: dict[str, Collection] = {}
         self._collections_token = ""
         self._index: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {}  # full metadata (mem0 asks)
-        self._columns: dict[str, _Index] = {}
+        self._columns: dict[str, RecordIndex] = {}
         self._vectors: dict[str, tuple[str, list[str], Any, Any, Any]] = {}
         self._graphs: dict[str, tuple[str, Any]] = {}
         self._label_text: str | None = None
@@ -321,6 +309,20 @@ class ChromaSource:
         wanted = set(self.reading.collections([c.name for c in every]))
         self._collections = {c.name: c for c in every if c.name in wanted}
         self._collections_token = token
+
+    @contextlib.contextmanager
+    def _one_read(self) -> Iterator[None]:
+        """A read of the directory on one SQLite connection (see ChromaFiles.batch), the files'
+        state read once (change_token answers it for the whole call)."""
+        if getattr(self._call_token, "value", None) is not None:
+            yield
+            return
+        with self.files.batch():
+            self._call_token.value = self.change_token()
+            try:
+                yield
+            finally:
+                self._call_token.value = None
 
     @staticmethod
     def detect(path: Path) -> float:
@@ -453,7 +455,7 @@ class ChromaSource:
             reembed=not self.read_only_reason,
         )
 
-    @_batched
+    @one_read
     def problems(self) -> list[str]:
         """Queued operations Chroma's client could not apply: reading leaves them out, writing is refused."""
         return [
@@ -503,7 +505,7 @@ class ChromaSource:
 
     # -- the metadata index ---------------------------------------------------------------
 
-    def _index_of(self, name: str) -> _Index:
+    def _index_of(self, name: str) -> RecordIndex:
         """The collection's records as columns for filtering and ordering (no Memory objects),
         kept until the directory's change token moves; also kept in the user's cache folder, so
         that the next open of an unchanged directory reads it instead of every record."""
@@ -515,19 +517,19 @@ class ChromaSource:
         key = _index_cache_key(self.files.db, col.id, type(self.reading))
         found = _INDEXES.get(key)
         if found is None or found.token != token:
-            found = _Index.load(key, token)
+            found = RecordIndex.load(_index_cache_path(key), token)
         if found is None:
             found = self._read(lambda: self._build_index(name, col, token))
-            found.save(key)
+            _keep_index(found, key)
         _INDEXES[key] = found
         while len(_INDEXES) > _INDEXES_KEPT:
             _INDEXES.pop(next(iter(_INDEXES)))
         self._columns[name] = found
         return found
 
-    def _build_index(self, name: str, col: Collection, token: str) -> _Index:
+    def _build_index(self, name: str, col: Collection, token: str) -> RecordIndex:
         plain = type(self.reading).memory is RecordReading.memory
-        builder = _IndexBuilder(token)
+        builder = RecordIndexBuilder(token)
         rows = self.files.pivot(col, list(_INDEX_KEYS)) if plain else None
         if rows is not None:
             for record_id, *values in rows:
@@ -583,101 +585,20 @@ class ChromaSource:
         revision = _revision(snap, embedding) if snap is not None else ""
         return self.reading.memory(self._record_memory(name, record_id, document, meta, revision), meta, full=True)
 
-    def _mask(
-        self, index: _Index, query: MemoryQuery, name: str, *, contains: bool = True, mirrors: bool = False
-    ) -> Any:
-        """Which of the collection's records the query's filters keep (None: all of them);
-        mirrors: keep vector copies of memory.db memories even where they are not listed."""
-        import numpy as np
-
-        mask = None
-
-        def both(more: Any) -> None:
-            nonlocal mask
-            mask = more if mask is None else mask & more
-
-        if self._mirrors_hidden and not mirrors and index.mirror.any():
-            both(~index.mirror)
-        if query.channels:
-            both(_one_of(index.channel, [i for i, c in enumerate(index.channels) if c in set(query.channels)]))
-        if query.layers:
-            both(_one_of(index.layer, [_LAYERS.index(layer) for layer in set(query.layers)]))
-        if query.statuses and set(query.statuses) != set(_STATUSES):
-            both(_one_of(index.status, [_STATUSES.index(status) for status in set(query.statuses)]))
-        if query.since or query.until:
-            created = index.times("created")
-            if query.since:
-                both(created >= _micros(query.since))
-            if query.until:
-                both(created < _micros(query.until))
-        if contains and query.contains:
-            position = index.position()
-            hits = np.zeros(len(index), dtype=bool)
-            hits[[position[i] for i in self._ids_containing(name, query.contains) if i in position]] = True
-            both(hits)
-        return mask
-
-    def _selected(self, name: str, query: MemoryQuery) -> tuple[_Index, Any]:
-        """The collection's index and the positions the query keeps, in the query's order."""
-        index = self._index_of(name)
-        mask = self._mask(index, query, name)
-        order = index.order(query.order)
-        chosen = order if mask is None else order[mask[order]]
-        return index, chosen[::-1] if query.descending else chosen
-
     def _ids_containing(self, name: str, needle: str) -> set[str]:
         """Records whose document, or text kept in metadata (mem0's "data"), contains
         needle, case-insensitively (Chroma's $contains is case-sensitive)."""
         return self._read(lambda: self.files.ids_containing(self.collection_info(name), needle, TEXT_KEYS))
 
-    @_batched
-    def count(self, query: MemoryQuery) -> int:
-        if not query.wants_kind(self.kind):
-            return 0
-        total = 0
-        for name in self.collections():
-            index = self._index_of(name)
-            mask = self._mask(index, query, name)
-            total += len(index) if mask is None else int(mask.sum())
-        return total
-
-    @_batched
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
-        if not query.wants_kind(self.kind) or limit <= 0:
-            return []
-        names = self.collections()
-        if len(names) == 1:
-            index, chosen = self._selected(names[0], query)
-            window = chosen[offset : offset + limit]
-            return self._with_documents([(names[0], i) for i in index.ids_at(window)])
-        # Several collections: each one's first offset + limit, merged by (sort value, memory id).
-        candidates = []
-        for name in names:
-            index, chosen = self._selected(name, query)
-            head = chosen[: offset + limit]
-            values = index.values(query.order)[head].tolist()
-            candidates += [(v, record_id_for(name, i), name, i) for v, i in zip(values, index.ids_at(head), strict=True)]
-        candidates.sort(key=lambda c: (c[0], c[1]), reverse=query.descending)
-        return self._with_documents([(name, i) for _v, _m, name, i in candidates[offset : offset + limit]])
-
-    def _with_documents(self, wanted: list[tuple[str, str]]) -> list[Memory]:
-        """Full memories of (collection, record id) pairs, in their order; gone ones left out."""
-        by_collection: dict[str, list[str]] = {}
-        for name, record_id in wanted:
-            by_collection.setdefault(name, []).append(record_id)
-        full: dict[tuple[str, str], Memory] = {}
-        for name, ids in by_collection.items():
-            records = self._read(lambda name=name, ids=ids: self.files.records(self.collection_info(name), ids))
-            for record_id, (doc, meta) in records.items():
-                full[(name, record_id)] = self._memory(name, record_id, doc, meta, None)
-        return [full[w] for w in wanted if w in full]
+    def _records(self, name: str, ids: list[str]) -> dict[str, tuple[str | None, dict[str, Any]]]:
+        return self._read(lambda: self.files.records(self.collection_info(name), ids))
 
     def get(self, memory_id: str) -> Memory | None:
         if memory_id in self._recent and self._recent_token == self.change_token():
             return self._recent[memory_id]
         return self._get(memory_id)
 
-    @_batched
+    @one_read
     def _get(self, memory_id: str) -> Memory | None:
         snap = self.read_record(memory_id)
         if snap is None:
@@ -694,54 +615,9 @@ class ChromaSource:
             self._label_text = self.root.name or str(self.root)
         return self._label_text
 
-    @_batched
-    def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
-        import numpy as np
-
-        counts: dict[str, int] = {}
-        if not query.wants_kind(self.kind):
-            return counts
-        for name in self.collections():
-            index = self._index_of(name)
-            mask = self._mask(index, query, name)
-            if column == "kind":
-                n = len(index) if mask is None else int(mask.sum())
-                found = {self.kind.value: n} if n else {}
-            else:
-                codes, labels = index.labelled(column)
-                kept = codes if mask is None else codes[mask]
-                values, tally = np.unique(kept, return_counts=True)
-                found = {labels[int(v)]: int(t) for v, t in zip(values, tally, strict=True)}
-            for key, n in found.items():
-                counts[key] = counts.get(key, 0) + n
-        return counts
-
-    @_batched
-    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str):
-        import numpy as np
-
-        if group_by not in ("kind", "channel", "layer", "status"):
-            return bin_by(self._summaries(query), bin_format, group_by)
-        counts: dict[tuple[str, str], int] = {}
-        if not query.wants_kind(self.kind):
-            return counts
-        for name in self.collections():
-            index = self._index_of(name)
-            mask = self._mask(index, query, name)
-            created = index.times("created")
-            if group_by == "kind":
-                codes, labels = np.zeros(len(index), dtype=np.int32), [self.kind.value]
-            else:
-                codes, labels = index.labelled(group_by)
-            if mask is not None:
-                created, codes = created[mask], codes[mask]
-            if not len(created):
-                continue
-            pairs, tally = np.unique(np.stack([created, codes.astype(np.int64)]), axis=1, return_counts=True)
-            for (micros, code), n in zip(pairs.T.tolist(), tally.tolist(), strict=True):
-                key = (_from_micros(micros).strftime(bin_format), labels[code])
-                counts[key] = counts.get(key, 0) + n
-        return counts
+    def _bin_counts_unindexed(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        """bin_counts grouped by what the index does not hold: from metadata-only memories."""
+        return bin_by(self._summaries(query), bin_format, group_by)
 
     def _summaries(self, query: MemoryQuery) -> list[Memory]:
         """Metadata-only memories the query matches (for groupings the index does not hold)."""
@@ -752,7 +628,7 @@ class ChromaSource:
             out += [self._summary(name, i, meta) for i, meta in self._every_entry(name) if i in keep]
         return out
 
-    @_batched
+    @one_read
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         """Records ranked by how many of the words their text contains (a word given twice counts
         twice), then by id: one SQL pass per collection, stopped at the k-th record the query keeps."""
@@ -791,23 +667,10 @@ class ChromaSource:
 
     # -- vectors ------------------------------------------------------------------------
 
-    @_batched
-    def vector_search(
-        self, embedding: list[float] | None, text: str | None, query: MemoryQuery, k: int
-    ) -> list[tuple[Memory, float]]:
-        """Nearest records, per collection whose embedder can embed ``text``."""
-        results: list[tuple[Memory, float]] = []
-        for name in self.collections():
-            vector = embedding
-            if vector is None:
-                embedder = self.embedder_for(name)
-                if embedder is None or text is None:
-                    continue
-                vector = embedder.embed([text])[0]
-            found = self._nearest(name, vector, query, k)
-            results += [(m, d) for m, (_i, d) in zip(self._found_memories(name, found), found, strict=True)]
-        results.sort(key=lambda t: t[1])
-        return results[:k]
+    def _nearest_memories(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[Memory, float]]:
+        """The collection's k nearest records the query keeps, as memories with their distances."""
+        found = self._nearest(name, vector, query, k)
+        return [(m, d) for m, (_i, d) in zip(self._found_memories(name, found), found, strict=True)]
 
     def _found_memories(self, name: str, found: list[tuple[int, float]]) -> list[Memory]:
         """Full memories of rows of the collection's vector matrix, each as get() returns it (and
@@ -975,23 +838,6 @@ class ChromaSource:
             self._filters[key] = (positions >= 0) & (mask[positions] if mask is not None else True)
         return self._filters[key]
 
-    @_batched
-    def stale_record_ids(self) -> list[str]:
-        """Records flagged stale (text edited without an embedder), not counting mirrors."""
-        out = []
-        for name in self.collections():
-            index = self._index_of(name)
-            stale = index.stale & ~index.mirror if self._mirrors_hidden else index.stale
-            out += [record_id_for(name, i) for i in index.ids_at(stale.nonzero()[0])]
-        return out
-
-    def stale_ids(self) -> list[str]:
-        return self.stale_record_ids()
-
-    def embedding_of(self, memory_id: str) -> list[float] | None:
-        snap = self.read_record(memory_id)
-        return snap["embedding"] if snap else None
-
     # -- the write primitive ------------------------------------------------------------
 
     def owns(self, record_id: str) -> bool:
@@ -1001,7 +847,7 @@ class ChromaSource:
             return False
         return not self._collections or record_id[4:].partition(":")[0] in self._collections
 
-    @_batched
+    @one_read
     def read_record(self, record_id: str) -> Snapshot | None:
         name, key = split_record_id(record_id)
         if name not in self.collections():
@@ -1114,10 +960,6 @@ _MAPPED_KEYS = {
 }
 
 
-def record_id_for(collection: str, record_id: str) -> str:
-    return f"vec:{collection}:{record_id}"
-
-
 def split_record_id(record_id: str) -> tuple[str, str]:
     if not record_id.startswith("vec:") or ":" not in record_id[4:]:
         raise NotFoundError(f"{record_id!r} is not a vector record id (vec:<collection>:<id>).")
@@ -1153,8 +995,8 @@ def record_memory(
         updated_at=updated or created,
         last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
         access_count=int(meta.get("access_count") or 0),
-        salience=_number(meta.get("salience"), 0.5),
-        confidence=_number(meta.get("confidence"), 1.0),
+        salience=number_or(meta.get("salience"), 0.5),
+        confidence=number_or(meta.get("confidence"), 1.0),
         conversations=int(meta.get("conversations") or 0),
         tags=tuple(str(t) for t in tags),
         metadata=extra,
@@ -1257,38 +1099,18 @@ def edited_record(snap: Snapshot, requested: dict[str, Any], context: PlanContex
     return new
 
 
-def _number(value: Any, default: float) -> float:
-    try:
-        return float(value) if value is not None else default
-    except (TypeError, ValueError):
-        return default
-
-
 # -- the metadata index ----------------------------------------------------------------------
 
 _INDEX_KEYS = (
     "status", "channel", "layer", "category", "memory_type", "created_at", "timestamp",
     "updated_at", "last_accessed", "salience", MIRROR_KEY, STALE_KEY,
 )
-_STATUSES = list(Status)
-_LAYERS = list(Layer)
-_NOW = -(2**63)  # no time recorded: the record reads as made now (as its Memory does)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _INDEX_FORMAT = 1
-_INDEXES: dict[str, _Index] = {}  # the last few indexes read in this process, by cache key
+_INDEXES: dict[str, RecordIndex] = {}  # the last few indexes read in this process, by cache key
 _INDEXES_KEPT = 4
 _PERSIST_FROM = 5_000  # records from which an index is kept in the user's cache folder
 _PERSISTED_KEPT = 16  # indexes kept there, the most recently written
 _GRAPH_FROM = 20_000  # records from which a vector search walks Chroma's graph instead of comparing every vector
-_TIME_COLUMNS = {"created": "created", "updated": "updated", "accessed": "accessed"}
-
-
-def _micros(value: datetime) -> int:
-    return (as_utc(value) - _EPOCH) // timedelta(microseconds=1)
-
-
-def _from_micros(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=value)
 
 
 def _index_cache_key(db: Path, collection_id: str, reading: type) -> str:
@@ -1300,172 +1122,19 @@ def _index_cache_path(key: str) -> Path:
     return Path(user_cache_dir("mnemoscope", "Mnemoscope")) / "chroma-index" / f"{key}.npz"
 
 
-class _Index:
-    """One collection's records as columns: what filtering and ordering read, and nothing else.
-    Row i is the i-th record in Chroma's insertion order; times in microseconds since the epoch
-    (_NOW: none recorded)."""
-
-    COLUMNS = ("ids", "status", "layer", "channel", "channels", "mirror", "stale", "created", "updated",
-               "accessed", "salience", "id_rank")
-
-    def __init__(self, token: str, **columns: Any) -> None:
-        self.token = token
-        self.ids = columns["ids"]  # numpy str array
-        self.status, self.layer, self.channel = columns["status"], columns["layer"], columns["channel"]
-        self.channels: list[str] = list(columns["channels"])
-        self.mirror, self.stale = columns["mirror"], columns["stale"]
-        self.created, self.updated, self.accessed = columns["created"], columns["updated"], columns["accessed"]
-        self.salience = columns["salience"]
-        self.id_rank = columns["id_rank"]  # each record's place in id order
-        self._orders: dict[Order, Any] = {}
-        self._position: dict[str, int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def ids_at(self, rows: Any) -> list[str]:
-        return [str(i) for i in self.ids[rows].tolist()]
-
-    def position(self) -> dict[str, int]:
-        if self._position is None:
-            self._position = {str(i): n for n, i in enumerate(self.ids.tolist())}
-        return self._position
-
-    def times(self, column: str) -> Any:
-        import numpy as np
-
-        values = getattr(self, _TIME_COLUMNS[column])
-        if (values == _NOW).any():
-            values = np.where(values == _NOW, _micros(utcnow()), values)
-        return values
-
-    def values(self, order: Order) -> Any:
-        import numpy as np
-
-        if order is Order.SALIENCE:
-            return self.salience
-        raw = self._raw(order)
-        return np.where(raw == _NOW, _micros(utcnow()), raw) if (raw == _NOW).any() else raw
-
-    def order(self, order: Order) -> Any:
-        """Every row, ascending by (the order's value, id): a memory's sort key."""
-        import numpy as np
-
-        if order in self._orders:
-            return self._orders[order]
-        values = self.values(order)
-        ordered = np.lexsort((self.id_rank, values))
-        if order is Order.SALIENCE or not (self._raw(order) == _NOW).any():
-            self._orders[order] = ordered  # nothing read as "now": the order holds until the records change
-        return ordered
-
-    def _raw(self, order: Order) -> Any:
-        return {Order.CREATED: self.created, Order.ACCESSED: self.accessed}.get(order, self.updated)
-
-    def labelled(self, column: str) -> tuple[Any, list[str]]:
-        """A column's codes and the label of each code."""
-        if column == "channel":
-            return self.channel, self.channels
-        if column == "layer":
-            return self.layer, [layer.value for layer in _LAYERS]
-        if column == "status":
-            return self.status, [status.value for status in _STATUSES]
-        raise UnsupportedError(f"Chroma records cannot be counted by {column!r}.")
-
-    def save(self, key: str) -> None:
-        """Keep the index in the user's cache folder (never in the store); a failure is no error."""
-        import numpy as np
-
-        if len(self) < _PERSIST_FROM:
-            return  # read again in a moment: not worth a file
-        buffer = io.BytesIO()
-        try:
-            columns: dict[str, Any] = {c: np.asarray(getattr(self, c)) for c in self.COLUMNS}
-            np.savez(buffer, token=np.array(self.token), **columns)
-            path = _index_cache_path(key)
-            atomic_write_bytes(path, buffer.getvalue())
-            kept = sorted(path.parent.glob("*.npz"), key=lambda f: f.stat().st_mtime, reverse=True)
-            for old in kept[_PERSISTED_KEPT:]:
-                old.unlink(missing_ok=True)
-        except (OSError, ValueError):
-            pass
-
-    @classmethod
-    def load(cls, key: str, token: str) -> _Index | None:
-        """The kept index, when it was made at this change token."""
-        import numpy as np
-
-        try:
-            with np.load(_index_cache_path(key), allow_pickle=False) as data:
-                if str(data["token"]) != token:
-                    return None
-                return cls(token, **{c: data[c] for c in cls.COLUMNS})
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-            return None
-
-
-class _IndexBuilder:
-    def __init__(self, token: str) -> None:
-        self.token = token
-        self.rows: list[tuple[Any, ...]] = []
-        self.channels: dict[str, int] = {}
-        self._parsed: dict[Any, int | None] = {}
-
-    def _time(self, value: Any) -> int | None:
-        try:
-            return self._parsed[value]
-        except KeyError:
-            parsed = parse_time(value, None)
-            self._parsed[value] = found = _micros(parsed) if parsed is not None else None
-            return found
-        except TypeError:  # unhashable (a list)
-            parsed = parse_time(value, None)
-            return _micros(parsed) if parsed is not None else None
-
-    def add(self, record_id: str, meta: dict[str, Any], summary: Memory | None) -> None:
-        """One record: from its metadata as _record_memory reads it, or from the memory a tool's
-        reading made of it (status, layer, channel, salience; times come from the metadata)."""
-        created = self._time(meta.get("created_at") or meta.get("timestamp"))
-        created = _NOW if created is None else created
-        updated = self._time(meta.get("updated_at"))
-        updated = created if updated is None else updated
-        accessed = self._time(meta.get("last_accessed"))
-        accessed = updated if accessed is None else accessed
-        if summary is None:
-            status = parse_status(meta.get("status") or "active")
-            layer = parse_layer(meta.get("layer") or meta.get("category") or meta.get("memory_type"), Layer.SEMANTIC)
-            channel = str(meta.get("channel") or GLOBAL_CHANNEL)
-            salience = _number(meta.get("salience"), 0.5)
-        else:
-            status, layer, channel, salience = summary.status, summary.layer, summary.channel, summary.salience
-        code = self.channels.setdefault(channel, len(self.channels))
-        self.rows.append((
-            record_id, _STATUSES.index(status), _LAYERS.index(layer), code, meta.get(MIRROR_KEY) is True,
-            bool(meta.get(STALE_KEY)), created, updated, accessed, salience,
-        ))
-
-    def index(self) -> _Index:
-        import numpy as np
-
-        columns = list(zip(*self.rows, strict=True)) if self.rows else [()] * 10
-        ids = [str(i) for i in columns[0]]
-        rank = np.empty(len(ids), dtype=np.int64)
-        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-        return _Index(
-            self.token,
-            ids=np.array(ids, dtype=str),
-            status=np.array(columns[1], dtype=np.int8),
-            layer=np.array(columns[2], dtype=np.int8),
-            channel=np.array(columns[3], dtype=np.int32),
-            channels=np.array(list(self.channels), dtype=str),
-            mirror=np.array(columns[4], dtype=bool),
-            stale=np.array(columns[5], dtype=bool),
-            created=np.array(columns[6], dtype=np.int64),
-            updated=np.array(columns[7], dtype=np.int64),
-            accessed=np.array(columns[8], dtype=np.int64),
-            salience=np.array(columns[9], dtype=np.float64),
-            id_rank=rank,
-        )
+def _keep_index(index: RecordIndex, key: str) -> None:
+    """Keep the index in the user's cache folder (never in the store), the most recent few; a
+    failure is no error."""
+    if len(index) < _PERSIST_FROM:
+        return  # read again in a moment: not worth a file
+    path = _index_cache_path(key)
+    index.save(path)
+    try:
+        kept = sorted(path.parent.glob("*.npz"), key=lambda f: f.stat().st_mtime, reverse=True)
+        for old in kept[_PERSISTED_KEPT:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _dot(matrix: Any, q: Any) -> Any:
@@ -1474,14 +1143,6 @@ def _dot(matrix: Any, q: Any) -> Any:
     import numpy as np
 
     return np.einsum("ij,j->i", matrix, q)
-
-
-def _one_of(column: Any, codes: list[int]) -> Any:
-    import numpy as np
-
-    if len(codes) == 1:
-        return column == codes[0]
-    return np.isin(column, codes)
 
 
 def _until_enough(rows: Iterator[tuple[str, int]], kept: Any, queued: dict[str, Any], k: int) -> Iterator[tuple[str, int]]:

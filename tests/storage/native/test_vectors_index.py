@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from chromadb.config import Settings
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status, open_store
-from mnemoscope.storage.native import vectors
+from mnemoscope.storage.native import record_index, vectors
 from mnemoscope.storage.native.vectors import ChromaSource, record_id_for
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.source import matches
@@ -164,13 +164,13 @@ def test_the_index_is_kept_between_opens_until_the_directory_changes(tmp_path: P
     assert list((tmp_path / "cache").rglob("*.npz"))
     vectors._INDEXES.clear()
     built: list[int] = []
-    real = vectors._IndexBuilder.index
+    real = record_index.RecordIndexBuilder.index
 
     def counted(self):
         built.append(1)
         return real(self)
 
-    monkeypatch.setattr(vectors._IndexBuilder, "index", counted)
+    monkeypatch.setattr(record_index.RecordIndexBuilder, "index", counted)
     with open_store(tmp_path / "store") as store:
         assert [m.id for m in store.page(MemoryQuery(), 20)] == first
         assert not built, "an unchanged directory reads its kept index"
