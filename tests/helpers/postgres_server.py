@@ -197,7 +197,10 @@ def start_server() -> tuple[PostgresServer | None, str]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """The server for the whole session; at its end, every file the session's tests left in their
+    temporary folders (stores, settings, journals, Mnemoscope's data folders) is searched for the
+    superuser's password, which every server test logged in with: none may hold it."""
     server, reason = start_server()
     if server is None:
         print(f"\nPostgreSQL tests skipped: {reason}", file=sys.stderr)
@@ -206,3 +209,19 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+    holding = files_holding(tmp_path_factory.getbasetemp(), server.password)
+    assert not holding, f"the PostgreSQL password was written to {holding}"
+
+
+def files_holding(folder: Path, secret: str) -> list[Path]:
+    """The files under folder holding secret as written, or URL-quoted (as in a connection URL)."""
+    from urllib.parse import quote
+
+    forms = {secret.encode(), quote(secret, safe="").encode()}
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if any(form in data for form in forms):
+                found.append(path)
+    return found
