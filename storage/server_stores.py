@@ -106,10 +106,23 @@ def _open_postgresql(
         raise UnreadableStoreError(
             f"Opening {location.text} needs the PostgreSQL driver: pip install 'mnemoscope[postgres]' ({exc})."
         ) from None
-    return open_postgres_store(
-        location.driver_url(password), root=server_folder(location), location=shown, read_only=read_only,
-        vectors=vectors, create=create,
-    )
+    try:
+        return open_postgres_store(
+            location.driver_url(password), root=server_folder(location), location=shown, read_only=read_only,
+            vectors=vectors, create=create,
+        )
+    except SecretRefusedError:
+        raise
+    except UnreadableStoreError:  # no Mnemoscope store there: AgentX's tables (seed 002), if it holds them
+        from .formats.agentx_postgres import open_agentx_store
+
+        agentx = None if create else open_agentx_store(
+            location.driver_url(password), root=server_folder(location), location=location.text,
+            read_only=read_only, vectors=vectors,
+        )
+        if agentx is None:
+            raise
+        return agentx
 
 
 def _open_chroma(location: Location, token: Secret | None, read_only: bool, create_with: Embedder | None) -> Any:

