@@ -490,15 +490,15 @@ def friendly_errors(path: Path) -> Iterator[None]:
         yield
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from exc
+    except UnicodeDecodeError:  # the driver decodes TEXT as UTF-8: a corrupt page gives garbage
+        raise UnreadableStoreError(
+            f"{Path(path).name} holds text that is not UTF-8 (a corrupt page?); it cannot be read."
+        ) from None
     except Exception as exc:
         sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")  # no engine, no SQLAlchemy error
         if sqlalchemy_errors is None or not isinstance(exc, sqlalchemy_errors.DBAPIError):
             raise
         raise sqlite_error(path, exc.orig if exc.orig is not None else exc) from exc
-    except UnicodeDecodeError:  # the driver decodes TEXT as UTF-8: a corrupt page gives garbage
-        raise UnreadableStoreError(
-            f"{Path(path).name} holds text that is not UTF-8 (a corrupt page?); it cannot be read."
-        ) from None
 
 
 def sqlite_error(path: Path, exc: BaseException) -> StoreError:

@@ -322,6 +322,11 @@ def _check_intact(db_path: Path) -> None:
             if verdict == "ok":
                 for probe in schema.write_probes():
                     con.execute(probe).fetchall()
+    except UnicodeDecodeError:  # the schema's text, decoded by a probe, is damaged
+        raise UnreadableStoreError(
+            f"{db_path} is damaged (its schema holds text that is not UTF-8); Mnemoscope does not write to it. "
+            "Make a copy and repair it with sqlite3's .recover."
+        ) from None
     except sqlite3.Error as exc:
         if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
             raise UnreadableStoreError(

@@ -890,10 +890,20 @@ class ChromaSource(IndexedReads):
                 )
             else:
                 removed = {k: None for k in current["metadata"] if k not in new["metadata"]}
+                # A document is sent only when it changed, and then with a vector: given a document
+                # alone, chromadb embeds it with its default model (a download, here refused).
+                document = new.get("document")
+                changed = document is not None and document != current.get("document")
+                vector = new["embedding"] if new["embedding"] is not None else None
+                if changed and vector is None:
+                    raise StoreFileError(
+                        f"{record_id} has no readable vector in {self.root} to go with its new text; "
+                        "nothing was written. Re-embed the store, then edit it."
+                    )
                 col.update(
                     ids=[key],
-                    embeddings=[new["embedding"]] if new["embedding"] is not None else None,
-                    documents=[new["document"]] if new.get("document") is not None else None,
+                    embeddings=[vector] if vector is not None else None,
+                    documents=[document] if changed else None,
                     metadatas=[{**new["metadata"], **removed}] if (new["metadata"] or removed) else None,
                 )
         self._forget(name)
