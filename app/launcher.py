@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mnemoscope.storage import open_store
 from mnemoscope.storage.credentials import Credentials
+from mnemoscope.storage.data_folder import data_folder
 
 from . import output
 from .arguments import store_argument
@@ -19,16 +20,9 @@ from .credentials import terminal_credentials
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
 
 
-def data_dir() -> Path:
-    """Where Mnemoscope keeps its own files; MNEMOSCOPE_HOME relocates it (tests, portable use)."""
-    from mnemoscope.storage.data_folder import data_folder
-
-    return data_folder()
-
-
 def demo_path() -> Path:
     """The demo workspace, written on first use."""
-    path = data_dir() / "demo-workspace"
+    path = data_folder() / "demo-workspace"
     if not (path / "memory.db").exists():
         from mnemoscope.storage.demo import write_demo
 
@@ -43,7 +37,7 @@ def last_store() -> Path | None:
         from PySide6.QtCore import QSettings
     except ImportError:
         return None
-    settings = QSettings(str(data_dir() / "settings.ini"), QSettings.Format.IniFormat)
+    settings = QSettings(str(data_folder() / "settings.ini"), QSettings.Format.IniFormat)
     recent = settings.value("recent_stores", [])
     for entry in [recent] if isinstance(recent, str) else list(recent or []):
         if Path(entry).exists():
@@ -85,7 +79,7 @@ def launch(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 0
-    settings = data_dir() / "settings.ini"
+    settings = data_folder() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
     return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view, read_only=args.read_only,
                    vectors=args.vectors, credentials=credentials)

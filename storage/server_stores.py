@@ -84,7 +84,8 @@ def _with_secret(location: Location, credentials: Credentials, open_with: Callab
                 raise SecretRefusedError(scrubbed(str(exc), given)) from None
             if given is not None:
                 credentials.refused(name)
-            given = credentials.get(name, f"Password for {location.text}")
+            asked_for = "Token" if location.kind == CHROMA_SERVER else "Password"
+            given = credentials.get(name, f"{asked_for} for {location.text}")
             if given is None:
                 raise SecretRefusedError(
                     f"{scrubbed(str(exc))} Store the secret with 'mnemoscope credentials set {name}', "
