@@ -68,6 +68,10 @@ def open_location(
             vector_source.close()
         raise
     store.opened_as = (location.text, vector_location.text if vector_location and vector_location != location else None)
+    recorded = store.settings.vectors_url if location.kind == POSTGRESQL and vector_location is None else None
+    if recorded:  # the store names its Chroma server: open the two as one workspace
+        store.close()
+        return open_location(target, recorded, read_only=read_only, credentials=credentials)
     return store
 
 

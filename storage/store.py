@@ -69,6 +69,9 @@ class StoreSettings:
     fact_decay: InferredFactDecay = field(default_factory=InferredFactDecay)
     embedder_url: str | None = None
     embedder_dimensions: int | None = None
+    # A store on a database server: the Chroma server holding its vectors (a URL without secrets),
+    # opened with it whenever no other is named.
+    vectors_url: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +80,7 @@ class StoreSettings:
             "embedder": self.embedder,
             "embedder_url": self.embedder_url,
             "embedder_dimensions": self.embedder_dimensions,
+            "vectors_url": self.vectors_url,
             "entity_decay": asdict(self.entity_decay),
             "fact_decay": {**asdict(self.fact_decay), "labels": list(self.fact_decay.labels)},
         }
@@ -93,6 +97,7 @@ class StoreSettings:
             embedder=data.get("embedder"),
             embedder_url=data.get("embedder_url"),
             embedder_dimensions=data.get("embedder_dimensions"),
+            vectors_url=data.get("vectors_url"),
             entity_decay=EntityDecay(**data.get("entity_decay", {})),
             fact_decay=InferredFactDecay(**fact),
         )
@@ -754,8 +759,12 @@ def create_workspace(
 
         embedder = embedder or HashingEmbedder()
         store = open_location(path, vectors, read_only=False, credentials=credentials, create_with=embedder)
-        if not store.settings.embedder:
-            store.save_settings(dataclasses.replace(store.settings, embedder=embedder.name))
+        recorded = dataclasses.replace(
+            store.settings, embedder=store.settings.embedder or embedder.name,
+            vectors_url=store.opened_as[1] or store.settings.vectors_url,
+        )
+        if recorded != store.settings:
+            store.save_settings(recorded)
         return store
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)

@@ -152,3 +152,18 @@ def test_a_chroma_server_alone_reads_as_the_same_local_directory_and_is_curated(
     cli("undo", *server)
     assert cli.json("show", *server, first["id"])["content"] == first["content"]
     assert [e["operation"] for e in cli.json("history", *server)["entries"]][:4] == ["undo", "undo", "delete", "edit"]
+
+
+def test_a_postgresql_store_remembers_its_chroma_server(cli: Cli, stores: dict[str, list[str]]) -> None:
+    _flag, vectors, database = stores["combined"]
+    alone = cli.json("info", database)
+    assert alone["path"] == f"{_without_password(database)} + {vectors}"
+    assert alone["kinds"] == ["sqlite", "chroma"]
+    assert alone["settings"]["vectors_url"] == vectors
+    assert cli.json("info", *stores["postgresql"])["kinds"] == ["sqlite"]
+
+
+def _without_password(url: str) -> str:
+    from mnemoscope.storage.credentials import redacted
+
+    return redacted(url)
