@@ -168,24 +168,16 @@ class AgentxSource:
 
     # -- connections -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
+    def reading(self) -> contextlib.AbstractContextManager[Any]:
         """A psycopg cursor (dict rows, times in UTC) in a transaction rolled back at the end."""
-        from psycopg.rows import dict_row
+        return self._cursor(commit=False)
 
-        with postgres_errors(self.location, self._secret):
-            pooled = self._engine.raw_connection()
-            connection: Any = pooled.driver_connection
-            try:
-                with connection.cursor(row_factory=dict_row) as cursor:
-                    cursor.execute("SET TIME ZONE 'UTC'")
-                    yield cursor
-            finally:
-                pooled.close()  # back to the pool, rolled back
+    def writing(self) -> contextlib.AbstractContextManager[Any]:
+        """A cursor in one transaction, committed when the block ends without an error."""
+        return self._cursor(commit=True)
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Any]:
-        """A cursor in one transaction, committed when the block ends without an error."""
+    def _cursor(self, *, commit: bool) -> Iterator[Any]:
         from psycopg.rows import dict_row
 
         with postgres_errors(self.location, self._secret):
@@ -195,12 +187,13 @@ class AgentxSource:
                 with connection.cursor(row_factory=dict_row) as cursor:
                     cursor.execute("SET TIME ZONE 'UTC'")
                     yield cursor
-                connection.commit()
+                if commit:
+                    connection.commit()
             except BaseException:
                 connection.rollback()
                 raise
             finally:
-                pooled.close()
+                pooled.close()  # back to the pool (a reading transaction rolled back there)
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self.reading() as cursor:

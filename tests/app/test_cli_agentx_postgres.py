@@ -4,36 +4,14 @@ plain SQL, refusals that say why, and no password in anything printed or written
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import agentx_db
+from helpers.cli_process import Cli
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
-
-EXE = str(Path(sys.executable).parent / "mnemoscope")
-
-
-class Cli:
-    """mnemoscope as its own process, MNEMOSCOPE_HOME in tmp_path; keeps everything it printed."""
-
-    def __init__(self, home: Path) -> None:
-        self.env = {**os.environ, "MNEMOSCOPE_HOME": str(home)}
-        self.printed: list[str] = []
-
-    def __call__(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([EXE, *args], capture_output=True, text=True, env=self.env, timeout=300)
-        self.printed.append(done.stdout + done.stderr)
-        assert done.returncode == code, (args, done.stdout, done.stderr)
-        return done
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, "--json").stdout)
 
 
 @pytest.fixture

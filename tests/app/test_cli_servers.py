@@ -7,34 +7,14 @@ Each command runs as its own process, with MNEMOSCOPE_HOME in tmp_path.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.chroma_server import ChromaServer, chroma_server, copy_to_server  # noqa: F401
+from helpers.cli_process import Cli
 from helpers.postgres_server import PostgresServer, postgres_server  # noqa: F401
-
-EXE = str(Path(sys.executable).parent / "mnemoscope")
-
-
-class Cli:
-    def __init__(self, home: Path) -> None:
-        self.env = {**os.environ, "MNEMOSCOPE_HOME": str(home)}
-        self.printed: list[str] = []
-
-    def __call__(self, *args: str, stdin: str | None = None, code: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([EXE, *args], capture_output=True, text=True, env=self.env, input=stdin, timeout=300)
-        self.printed.append(done.stdout + done.stderr)
-        assert done.returncode == code, (args, done.stdout, done.stderr)
-        return done
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, "--json").stdout)
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def store(agentx: Any) -> Any:
 
 def needs_vectors(db: Any) -> None:
     if not agentx_db.pgvector_computes(db.server):
-        pytest.skip("this server's pgvector dies computing distances on this CPU (see helpers/agentx_db.py)")
+        pytest.skip("this server's pgvector dies computing distances on this CPU (see helpers/postgres_server.py)")
 
 
 def test_opens_as_agentx_with_memories_in_their_layers_channels_and_statuses(store: Any, agentx: Any) -> None:
