@@ -17,6 +17,7 @@ A source whose writer can fail on damage it could have seen first also offers
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .model import Kind, Memory, ScratchEntry, Session, Turn
-from .query import MemoryQuery, sort_key
+from .query import MemoryQuery, Order, sort_key
 
 Snapshot = dict[str, Any]
 
@@ -307,12 +308,14 @@ def matches(memory: Memory, query: MemoryQuery) -> bool:
         return False
     if query.contains and query.contains.lower() not in memory.content.lower():
         return False
+    if query.ids and memory.id not in query.id_set:
+        return False
     return True
 
 
 def page_of(memories: list[Memory], query: MemoryQuery, limit: int, offset: int) -> list[Memory]:
     """page for stores that filter in Python: sorted by the query's order, then sliced."""
-    found = sorted(memories, key=sort_key(query.order), reverse=query.descending)
+    found = sorted(memories, key=sort_key(query.order, query.decay), reverse=query.descending)
     return found[offset : offset + limit]
 
 
@@ -328,7 +331,7 @@ def merged_page(
     if len(wanted) == 1:
         return page_after(wanted[0], query, limit, offset, after)
     pages = [page_after(s, query, offset + limit, 0, after) for s in wanted]
-    merged = heapq.merge(*pages, key=sort_key(query.order), reverse=query.descending)
+    merged = heapq.merge(*pages, key=sort_key(query.order, query.decay), reverse=query.descending)
     return list(itertools.islice(merged, offset, offset + limit))
 
 
@@ -336,11 +339,19 @@ def page_after(source: Any, query: MemoryQuery, limit: int, offset: int, after: 
     """source's page of limit memories from offset, counted from after the memory `after` if given.
     A source that seeks (its page takes after=) does it where the data lives; for the others the
     pages before it are read and passed over in Python."""
+    if query.order is Order.EFFECTIVE_SALIENCE and not getattr(source, "orders_by_effective_salience", False):
+        return effective_salience_page(source, query, limit, offset, after)
     if after is None:
         return source.page(query, limit, offset)
     if getattr(source, "seeks", False):
         return source.page(query, limit, offset, after=after)
-    key = sort_key(query.order)
+    return page_after_by_key(source, query, limit, offset, after)
+
+
+def page_after_by_key(source: Any, query: MemoryQuery, limit: int, offset: int, after: Memory) -> list[Memory]:
+    """The memories after `after` in the query's order, found by reading source's pages from the
+    first and passing over those that come before it in Python."""
+    key = sort_key(query.order, query.decay)
     bound = key(after)
     beyond = (lambda m: key(m) < bound) if query.descending else (lambda m: key(m) > bound)
     found: list[Memory] = []
@@ -351,6 +362,28 @@ def page_after(source: Any, query: MemoryQuery, limit: int, offset: int, after: 
         if len(rows) < size:
             break
         start, size = start + size, size * 2
+    return found[offset : offset + limit]
+
+
+def effective_salience_page(
+    source: Any, query: MemoryQuery, limit: int, offset: int, after: Memory | None
+) -> list[Memory]:
+    """A page in effective-salience order from a source that cannot order so where its data
+    lives: every memory the query keeps is read (in stored-salience order) and sorted here."""
+    key = sort_key(query.order, query.decay)
+    by_salience = dataclasses.replace(query, order=Order.SALIENCE)
+    found: list[Memory] = []
+    start, size = 0, 1024
+    while True:
+        rows = source.page(by_salience, size, start)
+        found += rows
+        if len(rows) < size:
+            break
+        start, size = start + size, size * 2
+    found.sort(key=key, reverse=query.descending)
+    if after is not None:
+        bound = key(after)
+        found = [m for m in found if (key(m) < bound if query.descending else key(m) > bound)]
     return found[offset : offset + limit]
 
 

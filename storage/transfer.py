@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -51,6 +52,55 @@ def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = Memory
         grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
         n += 1
     out.write(f"# Memory export of {store.root.name}\n")
+    for channel in sorted(grouped):
+        out.write(f"\n## {channel}\n")
+        for layer in sorted(grouped[channel]):
+            out.write(f"\n### {layer}\n\n")
+            for memory in grouped[channel][layer]:
+                body = memory.content.replace("\n", "\n  ")
+                out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+    return n
+
+
+EXPORT_FORMATS = ("jsonl", "csv", "markdown")
+CSV_FIELDS = ("id", "channel", "layer", "status", "content", "created_at", "updated_at", "last_accessed",
+              "access_count", "salience", "confidence", "tags")
+
+
+def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: str) -> int:
+    """Given memories (a selection, a search's hits) as JSONL (the format 'mnemoscope import'
+    reads back), CSV (one row each, CSV_FIELDS) or markdown (as export_markdown lays it out)."""
+    if fmt == "jsonl":
+        return export_jsonl_of(memories, out)
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        n = 0
+        for memory in memories:
+            row = memory.to_dict()
+            writer.writerow({**row, "tags": ";".join(memory.tags)})
+            n += 1
+        return n
+    if fmt == "markdown":
+        return _markdown_of(memories, out, title)
+    raise UnsupportedError(f"Unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}.")
+
+
+def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
+    n = 0
+    for memory in memories:
+        out.write(json.dumps(memory.to_dict(), ensure_ascii=False, default=str) + "\n")
+        n += 1
+    return n
+
+
+def _markdown_of(memories: Iterable[Memory], out: TextIO, title: str) -> int:
+    grouped: dict[str, dict[str, list[Memory]]] = {}
+    n = 0
+    for memory in memories:
+        grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
+        n += 1
+    out.write(f"# Memory export of {title}\n")
     for channel in sorted(grouped):
         out.write(f"\n## {channel}\n")
         for layer in sorted(grouped[channel]):

@@ -368,6 +368,13 @@ class AgentxSource:
         if query.contains:
             parts.append("strpos(lower(coalesce(m.summary, '')), lower(%s)) > 0")
             params.append(query.contains)
+        if query.ids:
+            keys = [int(i[len(self.id_prefix):]) for i in query.ids
+                    if i.startswith(self.id_prefix) and i[len(self.id_prefix):].isdigit()]
+            if not keys:
+                return None
+            parts.append("m.id = ANY(%s)")
+            params.append(keys)
         return " AND ".join(parts), params
 
     @staticmethod

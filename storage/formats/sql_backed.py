@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import re
 import sqlite3
 import threading
@@ -197,7 +198,24 @@ class SqlFormatSource(FormatSource):
             clause, values = self._contains(query.contains.lower())
             parts.append(clause)
             params += values
+        if query.ids:
+            keys = self._keys_of(query.ids)
+            if not keys:
+                return None
+            parts.append(f'"{spec.key}" IN (SELECT value FROM json_each(?))')
+            params.append(json.dumps(keys))
         return " AND ".join(parts), params
+
+    def _keys_of(self, ids: Sequence[str]) -> list[Any]:
+        """The table keys of those of ids that name records of this source."""
+        keys = []
+        for record_id in ids:
+            if self.owns(record_id):
+                try:
+                    keys.append(self.record_key(record_id))
+                except UnsupportedError:
+                    continue
+        return keys
 
     def _contains(self, needle: str) -> tuple[str, list[Any]]:
         text = f'"{self.spec.text}"'

@@ -862,23 +862,40 @@ class MarkdownSource:
         memories left out."""
         if not query.wants_kind(self.kind):
             return
-        probe = replace(query, contains=None)
+        probe = replace(query, contains=None, ids=())
         needle = query.contains.lower() if query.contains else None
+        named = self._blocks_named(query.ids) if query.ids else None
         for rel in self.files():
+            if named is not None and rel not in named:
+                continue
             parsed = self._parsed(rel)
             hidden = parsed.hidden(frozenset(c for f, c in self._mirrors if f == rel))
             texts = list(parsed.contents()) if needle is not None else []
+            only = named[rel] if named is not None else None
             for _heading, lo, hi in parsed.groups():
                 sample = self.memory(parsed.raw(lo))
                 if not matches(sample, probe):
                     continue
                 picked: Sequence[int] = range(lo, hi)
-                if hidden or needle is not None:
+                if hidden or needle is not None or only is not None:
                     picked = [
                         i for i in picked if i not in hidden and (needle is None or needle in texts[i].lower())
+                        and (only is None or i in only)
                     ]
                 if picked:
                     yield parsed, sample, picked
+
+    def _blocks_named(self, ids: Sequence[str]) -> dict[str, set[int]]:
+        """Per file, the blocks those of ids that are markdown blocks name."""
+        named: dict[str, set[int]] = {}
+        files = set(self.files())
+        for record_id in ids:
+            parsed_id = parse_record_id(record_id) if self.owns(record_id) else None
+            if parsed_id is not None and parsed_id[0] in files:
+                i = self._parsed(parsed_id[0]).index_of(parsed_id[1])
+                if i is not None:
+                    named.setdefault(parsed_id[0], set()).add(i)
+        return named
 
     def count(self, query: MemoryQuery) -> int:
         return sum(len(picked) for _, _, picked in self._selected(query))

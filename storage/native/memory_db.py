@@ -10,7 +10,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,10 @@ from typing import Any
 from sqlalchemy import Integer, func
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import StoreFileError, UnreadableStoreError
+from ..errors import ConflictError, StoreFileError, UnreadableStoreError
 from ..model import Memory
-from ..query import MemoryQuery
+from ..query import SMALLEST_SALIENCE, MemoryQuery
+from ..source import Change, Snapshot, same_record
 from ..sqlite_db import (
     PROBE_TIMEOUT,
     Schema,
@@ -40,7 +41,9 @@ from ..sqlite_db import (
     write_transaction,
 )
 from ..timeutil import to_iso, utcnow
+from . import fts_index as fts
 from . import schema
+from .fts_index import FTS_PREFIX
 from .native_db import (  # noqa: F401 (names callers import from here)
     _ORDER_COLUMNS,
     DB_NAME,
@@ -175,6 +178,28 @@ class SqliteSource(NativeDb):
     def rehearsal(self) -> contextlib.AbstractContextManager[Connection]:
         return rehearsal(self.engine)
 
+    # An FTS5 index entry is a record too (fts:<rowid>), so that a consistency repair of the
+    # index is a curation step like any other (see fts_index.py).
+
+    def read_record(self, record_id: str) -> Snapshot | None:
+        if record_id.startswith(FTS_PREFIX):
+            with self.errors(), self.engine.connect() as conn:
+                return fts.read_entry(conn, fts.fts_rowid(record_id))
+        return super().read_record(record_id)
+
+    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+        if not record_id.startswith(FTS_PREFIX):
+            return super().write_record(record_id, expected, new)
+        rowid = fts.fts_rowid(record_id)
+        with self.errors(), self.write_transaction() as conn:
+            current = fts.read_entry(conn, rowid)
+            if not same_record(current, expected):
+                raise ConflictError(f"{record_id} changed since it was read; nothing was written. Check again.")
+            return fts.write_entry(conn, rowid, current, new)
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        super().prepare_write([c for c in changes if not c.record.startswith(FTS_PREFIX)])
+
     def _not_found(self) -> str:
         return str(self.db_path)
 
@@ -186,6 +211,11 @@ class SqliteSource(NativeDb):
 
     def salience_bucket(self, effective: Any, bins: int) -> Any:
         return func.min(func.cast(effective * bins, Integer), bins - 1)
+
+    def effective_salience_key_sql(self, ln_rate: float, boost: float) -> str:
+        # julianday - 2440587.5: days since the Unix epoch, as the Python-side key counts them
+        return (f"(ln(max(salience, {SMALLEST_SALIENCE!r})) + (julianday(last_accessed) - 2440587.5) * {-ln_rate!r}"
+                f" + ln(1.0 + {boost!r} * ln(1.0 + max(access_count, 0))))")
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         if not query.wants_kind(self.kind):
@@ -203,6 +233,34 @@ class SqliteSource(NativeDb):
             names, rows = self._fetch(dbapi, sql, [match, *params, k])
         now = utcnow()
         return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
+
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many memories there are, and how many hold a word starting with each term (the
+        statistics BM25 weighs terms by), read from the FTS index's vocabulary instead of a scan:
+        index-wide, as search engines keep them, whatever filters the search has."""
+        with self.reading() as dbapi:
+            _with_vocabulary(dbapi)
+            (total,) = dbapi.execute("SELECT count(*) FROM memories").fetchone()
+            found = {}
+            for term in terms:
+                (docs,) = dbapi.execute("SELECT coalesce(sum(doc), 0) FROM temp.memories_vocab "
+                                        "WHERE term >= ? AND term < ?", (term, term + "\U0010ffff")).fetchone()
+                found[term] = min(int(docs), int(total))
+        return int(total), found
+
+
+def _with_vocabulary(dbapi: sqlite3.Connection) -> None:
+    """An fts5vocab table over memories_fts in this connection's temp schema. A reading
+    connection is query_only, which refuses temp tables too: it is lifted for that one
+    statement, which writes nothing to the file."""
+    if dbapi.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'memories_vocab'").fetchone():
+        return
+    (query_only,) = dbapi.execute("PRAGMA query_only").fetchone()
+    dbapi.execute("PRAGMA query_only = OFF")
+    try:
+        dbapi.execute("CREATE VIRTUAL TABLE temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
+    finally:
+        dbapi.execute(f"PRAGMA query_only = {'ON' if query_only else 'OFF'}")
 
 
 def _check_read_only_version(db_path: Path, stored: object) -> None:
@@ -365,9 +423,10 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_query(text_query: str) -> str:
-    """User text -> a safe FTS5 query: every word quoted, prefix-matched, OR-ed."""
+    """User text -> a safe FTS5 query: every word quoted, matched whole and as a prefix, OR-ed.
+    A whole word matches both phrases, so bm25 ranks "42" above "420" for the query 42."""
     words = _TOKEN.findall(text_query)
-    return " OR ".join(f'"{w}"*' for w in words)
+    return " OR ".join(f'"{w}" OR "{w}"*' for w in words)
 
 
 def effective_salience_sql(rate: float, boost: float, at: datetime) -> Any:

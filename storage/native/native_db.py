@@ -60,6 +60,7 @@ from ..source import (
     Plan,
     PlanContext,
     Snapshot,
+    page_after_by_key,
     same_record,
 )
 from ..timeutil import parse_time, to_iso, utcnow
@@ -160,9 +161,12 @@ class NativeDb:
     seeks = True
     schema_version: int
     _mark = "?"  # the DB-API driver's placeholder, for the SQL reading() runs
+    # A column among the ids of a JSON array given as one parameter (any number of ids, one variable).
+    _among_json = "{column} IN (SELECT value FROM json_each({mark}))"
     _where = DB_NAME  # where a memory's row lives, as its SourceRef names it
     _nullable_orders: set[Order] = set()
     _positions: Positions
+    orders_by_effective_salience = True  # in SQL, by effective_salience_key_sql (not sought: counted)
 
     # -- what a database supplies ----------------------------------------------------------
 
@@ -202,6 +206,10 @@ class NativeDb:
 
     def salience_bucket(self, effective: Any, bins: int) -> Any:
         """Which of bins equal buckets of [0, 1] an effective salience falls in, as SQL."""
+        raise NotImplementedError
+
+    def effective_salience_key_sql(self, ln_rate: float, boost: float) -> str:
+        """query.effective_salience_key as SQL over a memories row (ln_rate: ln of the decay rate)."""
         raise NotImplementedError
 
     def _not_found(self) -> str:
@@ -252,6 +260,9 @@ class NativeDb:
         if query.contains:
             clauses.append(f"lower({prefix}content) LIKE lower({mark}) ESCAPE '\\'")
             params.append(f"%{_escape_like(query.contains)}%")
+        if query.ids:
+            clauses.append(self._among_json.format(column=f"{prefix}id", mark=mark))
+            params.append(json.dumps(list(query.ids)))
         return clauses, params
 
     def _where_sql(self, query: MemoryQuery, *more: str) -> tuple[str, list[Any]]:
@@ -289,8 +300,10 @@ class NativeDb:
         The rows are decoded into memories as they are read (see LazyPage)."""
         if not query.wants_kind(self.kind) or limit <= 0:
             return []
+        if after is not None and query.order is Order.EFFECTIVE_SALIENCE:  # after may be another source's
+            return page_after_by_key(self, query, limit, offset, after)
         with self.reading() as conn:
-            seekable = query.order not in self._nullable_orders
+            seekable = query.order not in self._nullable_orders and query.order is not Order.EFFECTIVE_SALIENCE
             bound: tuple[Any, str] | None = None
             start, before = None, False  # the position of the first row asked for, when it is known
             if after is not None:
@@ -319,7 +332,10 @@ class NativeDb:
     def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None, columns: str = "*") -> tuple[str, list[Any]]:
         """SELECT columns of the query's memories in its order, only those past bound (value,
         id) if given."""
-        column = _ORDER_COLUMNS[query.order].name
+        if query.order is Order.EFFECTIVE_SALIENCE:
+            column = self.effective_salience_key_sql(math.log(query.decay.decay_rate), query.decay.access_boost)
+        else:
+            column = _ORDER_COLUMNS[query.order].name
         direction = "DESC" if query.descending else "ASC"
         past = []
         if bound is not None:

@@ -37,7 +37,7 @@ from ..errors import (
 )
 from ..journal import Journal
 from ..model import Memory
-from ..query import MemoryQuery
+from ..query import SMALLEST_SALIENCE, MemoryQuery
 from ..timeutil import to_iso, utcnow
 from . import schema
 from .native_db import _ORDER_COLUMNS, NativeDb
@@ -56,6 +56,7 @@ class PostgresSource(NativeDb):
 
     label = "Mnemoscope on PostgreSQL"
     _mark = "%s"
+    _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"
 
     def __init__(self, engine: Engine, *, location: str, secret: Secret | None, read_only: bool,
@@ -186,6 +187,11 @@ class PostgresSource(NativeDb):
 
     def salience_bucket(self, effective: Any, bins: int) -> Any:
         return func.least(cast(func.floor(effective * bins), Integer), bins - 1)
+
+    def effective_salience_key_sql(self, ln_rate: float, boost: float) -> str:
+        days = "extract(epoch FROM CAST(last_accessed AS timestamptz)) / 86400.0"
+        return (f"(ln(greatest(salience, {SMALLEST_SALIENCE!r})) + {days} * {-ln_rate!r}"
+                f" + ln(1.0 + {boost!r} * ln(1.0 + greatest(access_count, 0))))")
 
 
 # strftime directives the timeline uses, as PostgreSQL spells them ({t}: a timestamp in UTC).

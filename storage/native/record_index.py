@@ -22,7 +22,7 @@ from ..embedding import Embedder
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Status, parse_layer, parse_status
 from ..query import MemoryQuery, Order
-from ..source import Snapshot
+from ..source import Snapshot, effective_salience_page
 from ..timeutil import as_utc, parse_time, utcnow
 
 MIRROR_KEY = "mnemoscope_mirror"  # a record that is the vector copy of a memory.db memory
@@ -364,12 +364,27 @@ class IndexedReads:
             hits = np.zeros(len(index), dtype=bool)
             hits[[position[i] for i in self._ids_containing(name, query.contains) if i in position]] = True
             both(hits)
+        if query.ids:
+            both(self._id_rows(index, query, name))
         return mask
+
+    @staticmethod
+    def _id_rows(index: RecordIndex, query: MemoryQuery, name: str) -> Any:
+        """Which of the collection's records are the memories query.ids names (vec:<name>:<record>)."""
+        import numpy as np
+
+        position = index.position()
+        prefix = record_id_for(name, "")
+        rows = [position[i[len(prefix):]] for i in query.ids if i.startswith(prefix) and i[len(prefix):] in position]
+        hits = np.zeros(len(index), dtype=bool)
+        hits[rows] = True
+        return hits
 
     def _filtered(self, query: MemoryQuery) -> bool:
         """Whether the query's filters may keep fewer than all records."""
         return bool(
-            (self._mirrors_hidden or query.channels or query.layers or query.since or query.until or query.contains)
+            (self._mirrors_hidden or query.channels or query.layers or query.since or query.until or query.contains
+             or query.ids)
             or (query.statuses and set(query.statuses) != set(STATUSES))
         )
 
@@ -414,6 +429,9 @@ class IndexedReads:
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
         if not query.wants_kind(self.kind) or limit <= 0:
             return []
+        if query.order is Order.EFFECTIVE_SALIENCE:
+            # The index keeps no access counts, which the decay's boost needs: read and sort here.
+            return effective_salience_page(self, query, limit, offset, None)
         names = self.collections()
         if len(names) == 1:
             index, chosen = self._selected(names[0], query)

@@ -145,6 +145,7 @@ class NativeWorkspace:
         return sum(p.count(query) for p in self.parts)
 
     seeks = True
+    orders_by_effective_salience = True  # each part does, or merged_page sorts its memories
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
         return merged_page(self.parts, query, limit, offset, after)

@@ -1,5 +1,15 @@
 """Search: keyword (SQLite FTS5 and per-store text match), vector (Chroma) and
-hybrid (Reciprocal Rank Fusion, k=60).
+hybrid (Reciprocal Rank Fusion, k=60). The window and the CLI both call search().
+
+Each store finds its keyword candidates with its own engine; every candidate is then scored
+with one BM25 (k1 1.2, b 0.75) so that lists from different engines compare and merge:
+  score = sum over query words w of idf(w) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
+  tf: the memory's words equal to w, plus half of those that only start with w (FTS5's prefix
+  match), len: its word count, avglen: the candidates' mean word count,
+  idf(w) = ln(1 + (N - n + 0.5) / (n + 0.5)) with N the memories and n those holding a word that
+  starts with w: from memory.db's FTS vocabulary (index-wide), else counted under the filters.
+Vector scores are cosine similarities of the query's vector and each memory's stored one;
+hybrid scores are the RRF sums divided by their maximum (first in every list), so 0..1.
 
 A text query is embedded by the store's embedder (StoreSettings: an OpenAI-compatible
 endpoint, the local model, the hashing one), else by the one a collection records when it
@@ -10,8 +20,10 @@ result names the embedder that ranked its vector list.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..embedding import Embedder, check_match
@@ -22,16 +34,26 @@ from ..store import MemoryStore
 
 RRF_K = 60
 MODES = ("keyword", "vector", "hybrid")
+BM25_K1 = 1.2
+BM25_B = 0.75
+PREFIX_WEIGHT = 0.5  # a word the query term only begins ("42" in "420") counts half a whole match
+SCORE_MEANINGS = {
+    "keyword": "BM25 relevance of the query's words (higher is better, 0: no whole word matched)",
+    "vector": "cosine similarity of the query's vector and the memory's (-1 to 1)",
+    "hybrid": "Reciprocal Rank Fusion (k=60) of the keyword and vector lists, normalised to 0-1",
+}
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
 class Hit:
     memory: Memory
     score: float
-    ranks: dict[str, int]
+    ranks: dict[str, int]  # the list(s) the hit came from, and its rank in each
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.memory.to_dict(), "score": round(self.score, 6), "ranks": self.ranks}
+        return {**self.memory.to_dict(), "score": round(self.score, 6), "ranks": self.ranks,
+                "from": sorted(self.ranks)}
 
 
 @dataclass
@@ -43,10 +65,15 @@ class SearchResult:
     # What ranked the vector list: the embedder's label (None: no vector list was used).
     embedder: str | None = None
 
+    @property
+    def score_meaning(self) -> str:
+        return SCORE_MEANINGS[self.mode]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "requested_mode": self.requested_mode,
             "mode": self.mode,
+            "score": self.score_meaning,
             "embedder": self.embedder,
             "notices": self.notices,
             "hits": [h.to_dict() for h in self.hits],
@@ -119,26 +146,110 @@ def query_embedders(store: MemoryStore) -> tuple[list[Embedder], list[str]]:
     return list(found.values()), notices
 
 
+def words_of(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> list[Hit]:
+    """The stores' keyword candidates, scored by one BM25 (see the module's docstring), best first."""
+    lists = keyword_lists(store, text, query, k)
+    candidates: dict[str, Memory] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for name, ranked in lists.items():
+        for rank, memory in enumerate(ranked, start=1):
+            candidates.setdefault(memory.id, memory)
+            ranks.setdefault(memory.id, {})[name] = rank
+    if not candidates:
+        return []
+    terms = list(dict.fromkeys(words_of(text)))
+    scores = bm25_scores(store, terms, query, list(candidates.values()))
+    first_rank = {i: min(r.values()) for i, r in ranks.items()}
+    order = sorted(candidates, key=lambda i: (-scores[i], first_rank[i], i))
+    return [Hit(candidates[i], scores[i], ranks[i]) for i in order[:k]]
+
+
+def bm25_scores(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
+                memories: Sequence[Memory]) -> dict[str, float]:
+    """Each memory's BM25 score for terms, with document frequencies counted by the store."""
+    total, frequencies = document_frequencies(store, terms, query)
+    total = max(total, len(memories))
+    idf = {}
+    for term in terms:
+        n = min(frequencies[term], total)
+        idf[term] = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+    tokens = {m.id: words_of(m.content) for m in memories}
+    avg = sum(len(t) for t in tokens.values()) / len(tokens) or 1.0
+    scores: dict[str, float] = {}
+    for memory in memories:
+        words = tokens[memory.id]
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(words) / avg)
+        score = 0.0
+        for term in terms:
+            tf = sum(1.0 if w == term else PREFIX_WEIGHT for w in words if w.startswith(term))
+            score += idf[term] * tf * (BM25_K1 + 1.0) / (tf + norm) if tf else 0.0
+        scores[memory.id] = score
+    return scores
+
+
+def document_frequencies(store: MemoryStore, terms: Sequence[str], query: MemoryQuery) -> tuple[int, dict[str, int]]:
+    """The number of memories, and of memories holding each term, summed over the store's
+    parts: from a part's full-text index where it keeps one (document_frequencies), else
+    counted under the search's filters."""
+    base = replace(query, contains=None)
+    total = 0
+    found = dict.fromkeys(terms, 0)
+    for source in store.sources:
+        for part in source.parts if source is store.workspace else [source]:
+            indexed = getattr(part, "document_frequencies", None)
+            if indexed is not None:
+                counted, per_term = indexed(terms)
+            else:
+                counted = part.count(base)
+                per_term = {term: part.count(replace(base, contains=term)) for term in terms}
+            total += counted
+            for term in terms:
+                found[term] += per_term[term]
+    return total, found
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return max(-1.0, min(1.0, dot / norm)) if norm else 0.0
+
+
 def vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
 ) -> tuple[list[Memory], list[str]]:
-    ranked, notices, _label = _vector_list(store, text, query, k, embedding)
-    return ranked, notices
+    ranked, notices, _label, _embedding = _vector_list(store, text, query, k, embedding)
+    return [m for m, _d in ranked], notices
+
+
+def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embedding: Sequence[float] | None) -> list[Hit]:
+    """Nearest memories with their cosine similarity to the query's vector (from the stored
+    vectors; where the query was embedded per collection, 1 - the collection's distance)."""
+    hits = []
+    for rank, (memory, distance) in enumerate(ranked, 1):
+        stored = store.embedding_of(memory.id) if embedding is not None else None
+        score = cosine(embedding, stored) if embedding is not None and stored else 1.0 - distance
+        hits.append(Hit(memory, score, {"vector": rank}))
+    return hits
 
 
 def _vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
-) -> tuple[list[Memory], list[str], str | None]:
-    """The k nearest memories, the notices, and the label of the embedder that embedded text."""
+) -> tuple[list[tuple[Memory, float]], list[str], str | None, list[float] | None]:
+    """The k nearest memories with their distances, the notices, the label of the embedder that
+    embedded text, and the query's vector (None: embedded per collection)."""
     notices: list[str] = []
     vector_sources = store.vector_sources()
     if not vector_sources:
-        return [], ["This store has no vector collection; vector search is not available."], None
+        return [], ["This store has no vector collection; vector search is not available."], None, None
     label = None
     if embedding is None:
         embedders, notices = query_embedders(store)
         if not embedders:
-            return [], notices, None
+            return [], notices, None, None
         label = "; ".join(e.label for e in embedders)
         if len(embedders) == 1 and text is not None:
             # Embedded once here, for every collection (mem0's and a crew's too, which record
@@ -159,19 +270,31 @@ def _vector_list(
             (hit for v in vector_sources for hit in v.vector_search(embedding, text, vector_query, wanted)),
             key=lambda hit: hit[1],
         )
-        out: list[Memory] = []
+        out: list[tuple[Memory, float]] = []
         seen: set[str] = set()
-        for memory, _distance in found:
+        for memory, distance in found:
             memory = _canonical(store, memory)
-            if memory.id in seen:
-                continue
-            if query.statuses and memory.status not in query.statuses:
+            if memory.id in seen or not _kept(memory, query):
                 continue
             seen.add(memory.id)
-            out.append(memory)
+            out.append((memory, distance))
         if len(out) >= k or len(found) < wanted:  # enough, or every source gave all it has
-            return out[:k], notices, label
+            return out[:k], notices, label, embedding
         wanted *= 4
+
+
+def _kept(memory: Memory, query: MemoryQuery) -> bool:
+    """The filters a vector search cannot hand its sources, applied to what they found."""
+    if query.statuses and memory.status not in query.statuses:
+        return False
+    if not query.wants_kind(memory.source.kind):
+        return False
+    if query.since is not None and memory.created_at < query.since:
+        return False
+    if query.until is not None and memory.created_at >= query.until:
+        return False
+    ids = getattr(query, "ids", None)
+    return not ids or memory.id in ids
 
 
 def search(
@@ -182,22 +305,26 @@ def search(
     k: int = 10,
     query: MemoryQuery = MemoryQuery(),
 ) -> SearchResult:
+    """The one search of the window and the CLI: the same text, mode, k and query give the same
+    hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means)."""
     if mode not in MODES:
         raise UnsupportedError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
-    keyword = rrf(keyword_lists(store, text, query, k)) if mode != "vector" else []
+    query = replace(query, contains=None)
+    keyword = keyword_hits(store, text, query, k) if mode != "vector" else []
     if mode == "keyword":
-        return SearchResult(mode, "keyword", keyword[:k])
-    vectors, notices, label = _vector_list(store, text, query, k)
+        return SearchResult(mode, "keyword", keyword)
+    vectors, notices, label, embedding = _vector_list(store, text, query, k)
     if notices and not vectors:
         if mode == "vector":
-            keyword = rrf(keyword_lists(store, text, query, k))
+            keyword = keyword_hits(store, text, query, k)
         notices.append("Showing keyword results instead.")
-        return SearchResult(mode, "keyword", keyword[:k], notices)
+        return SearchResult(mode, "keyword", keyword, notices)
     if mode == "vector":
-        hits = [Hit(m, 1.0 / (RRF_K + r), {"vector": r}) for r, m in enumerate(vectors, 1)]
-        return SearchResult(mode, "vector", hits, notices, label)
-    fused = rrf({"keyword": [h.memory for h in keyword], "vector": vectors})
-    return SearchResult(mode, "hybrid", fused[:k], notices, label)
+        return SearchResult(mode, "vector", vector_hits(store, vectors, embedding), notices, label)
+    lists = {"keyword": [h.memory for h in keyword], "vector": [m for m, _d in vectors]}
+    best = sum(1.0 / (RRF_K + 1) for ranked in lists.values() if ranked) or 1.0
+    fused = [Hit(h.memory, h.score / best, h.ranks) for h in rrf(lists)[:k]]
+    return SearchResult(mode, "hybrid", fused, notices, label)
 
 
 def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQuery = MemoryQuery()) -> SearchResult:
@@ -208,8 +335,7 @@ def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQue
     embedding = store.embedding_of(memory.id)
     if embedding is None:
         raise NotFoundError(f"{memory_id} has no stored vector to compare with.")
-    vectors, notices = vector_list(store, None, query, k + 1, embedding=embedding)
-    vectors = [m for m in vectors if m.id != memory_id][:k]
-    hits = [Hit(m, 1.0 / (RRF_K + r), {"vector": r}) for r, m in enumerate(vectors, 1)]
+    ranked, notices, _label, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
+    ranked = [(m, d) for m, d in ranked if m.id != memory_id][:k]
+    hits = vector_hits(store, ranked, embedding)
     return SearchResult("similar", "vector", hits, notices, f"the stored vector of {memory_id} (no embedder)")
-

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import UnsupportedError
@@ -10,7 +11,12 @@ from ..model import Memory
 from ..query import MemoryQuery, Order
 from ..store import MemoryStore
 
-BIN_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-W%W", "month": "%Y-%m"}
+# Labels as a person reads them: weeks are ISO 8601 weeks (Monday first, week 1 holds the
+# year's first Thursday), as calendars print them.
+BIN_FORMATS = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m"}
+# What the sources count by. SQLite before 3.46 and PostgreSQL's to_char pieces cannot spell
+# ISO weeks, so weeks are counted by day and the days summed into their ISO week here.
+SOURCE_FORMATS = {"day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%Y-%m"}
 GROUPS = ("kind", "layer", "channel")
 
 
@@ -21,21 +27,25 @@ def timeline(
     group_by: str = "kind",
     query: MemoryQuery = MemoryQuery(statuses=()),
 ) -> dict[str, Any]:
-    """Counts per bin, split by kind, layer or channel; turns counted alongside."""
+    """Counts per bin, split by kind, layer or channel; turns counted alongside. Every bin from
+    the first to the last is listed, the empty ones with zeros, so the axis keeps its scale."""
     if bin not in BIN_FORMATS:
         raise UnsupportedError(f"Unknown bin {bin!r}; use day, week or month.")
     if group_by not in GROUPS:
         raise UnsupportedError(f"Unknown grouping {group_by!r}; use kind, layer or channel.")
-    fmt = BIN_FORMATS[bin]
+    fmt = SOURCE_FORMATS[bin]
     bins: dict[str, dict[str, int]] = {}
     for source in store.sources:
         if not query.wants_kind(source.kind):
             continue
         for (label, group), n in source.bin_counts(query, fmt, group_by).items():
-            counts = bins.setdefault(label, {})
+            counts = bins.setdefault(relabel(label, bin), {})
             counts[group] = counts.get(group, 0) + n
-    turns = store.turn_bin_counts(fmt, query.since, query.until)
-    labels = sorted(set(bins) | set(turns))
+    turns: dict[str, int] = {}
+    for label, n in store.turn_bin_counts(fmt, query.since, query.until).items():
+        key = relabel(label, bin)
+        turns[key] = turns.get(key, 0) + n
+    labels = every_bin(set(bins) | set(turns), bin)
     return {
         "bin": bin,
         "group_by": group_by,
@@ -53,6 +63,28 @@ def timeline(
     }
 
 
+def relabel(label: str, bin: str) -> str:
+    """A source's label (a day, for weeks) as the bin's label."""
+    if bin != "week":
+        return label
+    return date.fromisoformat(label).strftime(BIN_FORMATS["week"])
+
+
+def every_bin(labels: set[str], bin: str) -> list[str]:
+    """The labels from the earliest to the latest, the bins between them that hold nothing too."""
+    if not labels:
+        return []
+    first, last = min(labels), max(labels)
+    return list(_labels_between(bin_bounds(first, bin)[0], bin_bounds(last, bin)[0], bin))
+
+
+def _labels_between(start: datetime, last: datetime, bin: str) -> Iterator[str]:
+    at = start
+    while at <= last:
+        yield at.strftime(BIN_FORMATS[bin])
+        at = bin_bounds(at.strftime(BIN_FORMATS[bin]), bin)[1]
+
+
 def bin_bounds(label: str, bin: str) -> tuple[datetime, datetime]:
     """The [start, end) interval a bin label covers, for filtering a view to it."""
     if bin == "day":
@@ -60,11 +92,8 @@ def bin_bounds(label: str, bin: str) -> tuple[datetime, datetime]:
         return start, start + timedelta(days=1)
     if bin == "week":
         year, week = label.split("-W")
-        jan1 = datetime(int(year), 1, 1, tzinfo=timezone.utc)
-        first_monday = jan1 + timedelta(days=(7 - jan1.weekday()) % 7)
-        start = first_monday + timedelta(weeks=int(week) - 1) if int(week) > 0 else jan1
-        end = first_monday + timedelta(weeks=int(week))
-        return start, end
+        monday = datetime.fromisocalendar(int(year), int(week), 1).replace(tzinfo=timezone.utc)
+        return monday, monday + timedelta(weeks=1)
     if bin == "month":
         start = datetime.strptime(label, "%Y-%m").replace(tzinfo=timezone.utc)
         end = (start.replace(day=28) + timedelta(days=4)).replace(day=1)

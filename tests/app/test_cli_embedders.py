@@ -48,8 +48,9 @@ def test_search_through_the_endpoint_names_the_embedder(capsys, store: Path, ser
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "mode: vector"
-    assert lines[1].startswith(f"ranked by: {LOCAL_MODEL}, 256 dimensions (OpenAI-compatible endpoint {server.base_url}")
-    assert FACTS[8][:40] in lines[4]  # the first row under the table's header and its rule
+    assert lines[1].startswith("score: cosine similarity")
+    assert lines[2].startswith(f"ranked by: {LOCAL_MODEL}, 256 dimensions (OpenAI-compatible endpoint {server.base_url}")
+    assert FACTS[8][:40] in lines[5]  # the first row under the table's header and its rule
     data = json.loads(run(capsys, "search", store, "name of our pet kitten", "--mode", "vector", "--json")[1])
     assert data["hits"][0]["content"] == FACTS[6] and server.base_url in data["embedder"]
     assert KEY not in out and all(KEY.encode() not in p.read_bytes() for p in store.rglob("*") if p.is_file())
@@ -64,7 +65,7 @@ def test_the_local_embedder_and_clearing_it(capsys, store: Path) -> None:
     assert data["collections"] == [{"collection": "agent-facts", "model": None, "dimensions": 256, "recorded": None}]
     code, out, err = run(capsys, "search", store, "financial planning meeting", "--mode", "vector")
     assert code == 0 and "ranked by: wordllama-l2_supercat, 256 dimensions (local, offline" in out
-    assert FACTS[4][:40] in out.splitlines()[4]
+    assert FACTS[4][:40] in out.splitlines()[5]
     code, out, _ = run(capsys, "embedder", store, "--clear")
     assert code == 0 and "no embedder set" in out
     code, out, err = run(capsys, "search", store, "financial planning meeting", "--mode", "vector")

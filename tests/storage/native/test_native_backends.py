@@ -13,6 +13,7 @@ from helpers.native_backends import native, native_demo  # noqa: F401 (fixtures)
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import ConflictError, Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.errors import ReadOnlyError, StoreError
+from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.source import bin_by
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -46,6 +47,7 @@ QUERIES = [
     MemoryQuery(order=Order.CREATED, descending=False, channels=("webshop",)),
     MemoryQuery(order=Order.ACCESSED, layers=(Layer.EPISODIC,), contains="TOPIC3"),
     MemoryQuery(statuses=(), since=T0 + timedelta(days=10), until=T0 + timedelta(days=30)),
+    MemoryQuery(order=Order.EFFECTIVE_SALIENCE, channels=("webshop",)),
 ]
 
 
@@ -59,6 +61,10 @@ def test_pages_seeks_and_counts_agree_with_the_whole_ordered_list(native: Any, q
         third = len(ids) // 3
         assert [m.id for m in store.page(query, limit=15, offset=third)] == ids[third : third + 15]
         assert [m.id for m in store.page(query, limit=15, after=everything[third])] == ids[third + 1 : third + 16]
+        if query.order is Order.EFFECTIVE_SALIENCE:  # the database's order is the Python key's
+            keys = [sort_key(query.order, query.decay)(m) for m in everything]
+            assert keys == sorted(keys, reverse=query.descending)
+            return
         keys = [(m.updated_at if query.order == Order.RECENT else getattr(m, {
             Order.SALIENCE: "salience", Order.CREATED: "created_at", Order.ACCESSED: "last_accessed"}[query.order]), m.id)
             for m in everything]

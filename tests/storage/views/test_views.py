@@ -136,13 +136,14 @@ def test_rrf_rewards_agreement() -> None:
     "label, bin, start, end",
     [
         ("2026-03-14", "day", datetime(2026, 3, 14), datetime(2026, 3, 15)),
-        ("2026-W10", "week", datetime(2026, 3, 9), datetime(2026, 3, 16)),
+        ("2026-W11", "week", datetime(2026, 3, 9), datetime(2026, 3, 16)),
+        ("2020-W53", "week", datetime(2020, 12, 28), datetime(2021, 1, 4)),
         ("2026-12", "month", datetime(2026, 12, 1), datetime(2027, 1, 1)),
     ],
 )
 def test_bin_bounds(label: str, bin: str, start: datetime, end: datetime) -> None:
     assert bin_bounds(label, bin) == (start.replace(tzinfo=timezone.utc), end.replace(tzinfo=timezone.utc))
-    fmt = {"day": "%Y-%m-%d", "week": "%Y-W%W", "month": "%Y-%m"}[bin]
+    fmt = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m"}[bin]
     assert start.strftime(fmt) == label and (end - timedelta(seconds=1)).strftime(fmt) == label
 
 
