@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import (
     BelowThresholdError,
@@ -50,6 +50,10 @@ from .source import (
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
 
+if TYPE_CHECKING:  # the consistency check loads SQLAlchemy and markdown-it: only when a repair runs
+    from .consistency.report import Report
+
+REPAIR = "repair"
 Ids = str | Sequence[str]
 # One revision (one id), or each selected id's revision as it was read.
 Revisions = str | Mapping[str, str] | None
@@ -213,6 +217,48 @@ class Curator:
         operation = PURGE if purge else DELETE
         return self._run(operation, self._plan_each(operation, memory_ids, {}, expected_revision, check))
 
+    def redact(
+        self, memory_id: str, start: int, end: int, *, expected_revision: str | None = None, finding: str = ""
+    ) -> Outcome:
+        """Replace content[start:end] with [REDACTED] in every copy: an edit of that span only,
+        journaled as "redact" (the details name the span, never what it held)."""
+        from .findings import REDACTED, default_rules, fingerprint
+
+        memory = self._current(memory_id, expected_revision)
+        if not 0 <= start < end <= len(memory.content):
+            raise UnsupportedError(f"{start}:{end} is not a span of {memory.id}'s content (0:{len(memory.content)}).")
+        matched = memory.content[start:end]
+        if finding and all(fingerprint(r.id, memory.id, matched) != finding for r in default_rules().rules):
+            raise ConflictError(f"{memory.id} changed since finding {finding} was read; nothing was redacted. Scan again.")
+        content = memory.content[:start] + REDACTED + memory.content[end:]
+
+        def check(current: Memory, caps: Capabilities) -> dict[str, Any]:
+            if "content" not in caps.editable_fields:
+                raise UnsupportedError(f"{current.id}'s content cannot be edited here, so it cannot be redacted; "
+                                       "delete the memory instead.")
+            return {"span": [start, end], "finding": finding, "replaced_with": REDACTED}
+
+        # Planned against the revision the span was measured on: a memory changed since refuses.
+        planned = self._plan_each(EDIT, memory.id, {"content": content}, memory.revision or None, check)
+        return self._run("redact", planned)
+
+    def accept_findings(self, findings: Sequence[Any]) -> Outcome:
+        """Add findings (storage.findings.Finding, or their fingerprints) to the store's baseline:
+        one step, undone like any other."""
+        from .findings import Finding, find_findings
+        from .findings.store_scan import acceptance_changes
+
+        self.store.require_writable()
+        named = [f for f in findings if isinstance(f, str)]
+        resolved = {f.fingerprint: f for f in find_findings(self.store, named)} if named else {}
+        chosen = [resolved[f] if isinstance(f, str) else f for f in findings if isinstance(f, (str, Finding))]
+        planned = [
+            _Planned(f.memory_id, None, Plan([change], new_id=f.memory_id),
+                     {"fingerprint": f.fingerprint, "rule": f.rule, "memory_id": f.memory_id})
+            for f, change in acceptance_changes(self.store, chosen, self._context().now)
+        ]
+        return self._run("accept_finding", planned, channel=None)
+
     def reinforce(self, memory_ids: Ids, *, expected_revision: Revisions = None) -> Outcome:
         """One more access, last accessed now: what retrieval does, done by hand (pin)."""
 
@@ -277,6 +323,20 @@ class Curator:
                 progress(min(start + 64, len(targets)), len(targets))
         outcome = self._run(REEMBED, planned, channel=None)
         outcome.details.update({"count": len(targets), "embedder": embedder.name})
+        return outcome
+
+    def repair(self, report: Report, kinds: Sequence[str] | None = None) -> Outcome:
+        """The safe repairs of a consistency report's findings of these kinds (default: every
+        repairable kind it found), re-planned against the store as it is now: one undoable step."""
+        from .consistency.repair import plan_repairs, repair_kinds
+
+        self.store.require_writable()
+        chosen = repair_kinds(report, kinds)
+        plans = plan_repairs(self.store, report, chosen, self.store.embedder())
+        planned = [_Planned(p.target, None, Plan(p.changes), {"target": p.target, "kinds": p.kinds}) for p in plans]
+        outcome = self._run(REPAIR, planned, channel=None)
+        counts = {kind: sum(kind in p.kinds for p in plans) for kind in chosen}
+        outcome.details = {"count": len(plans), "kinds": counts}
         return outcome
 
     def set_scratch(self, session_id: str, key: str, value: Any, *, expected: str | None = None) -> Outcome:

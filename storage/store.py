@@ -26,6 +26,8 @@ from .errors import (
     UnsupportedError,
     WrapsStoresError,
 )
+from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
+from .findings.baseline import BaselineRecords
 from .formats import FormatMatch, detect_formats
 from .journal import INTERRUPTED, Journal
 from .looking import is_file, names, one_look
@@ -148,6 +150,11 @@ class MemoryStore:
         self._token = ""
         if not read_only:
             self.recovered = self._recover_interrupted()
+
+    @functools.cached_property
+    def findings_baseline(self) -> BaselineRecords:
+        """The store's accepted findings (storage/findings), kept with its journal."""
+        return BaselineRecords(self.journal)
 
     # Read when first asked for: a read-only open that shows a page never pays for them.
     @functools.cached_property
@@ -354,6 +361,8 @@ class MemoryStore:
         return self.recovered + [f"{s.label}: {p}" for s in self.sources for p in s.problems()]
 
     def source_for(self, record_id: str) -> Source:
+        if record_id.startswith(BASELINE_RECORD_PREFIX):  # an accepted finding: Mnemoscope's own state
+            return cast(Source, self.findings_baseline)
         # memory.db keeps whatever ids its agent gave, so the native workspace claims any id: the
         # other sources, whose ids carry their prefix, are asked first.
         for source in self.sources:
