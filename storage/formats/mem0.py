@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..consistency.report import WARNING, Finding, FindingKind, register_kind
 from ..errors import StoreError
 from ..looking import is_dir, is_file, names, subfolders
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
@@ -45,6 +46,15 @@ HISTORY_FILE = "history.db"
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 CORE_KEYS = {"data", "hash", "text_lemmatized", "created_at", "updated_at", "attributed_to", "role", "actor_id", *SCOPE_KEYS}
 HISTORY_COLUMNS = {"id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted"}
+
+
+MEM0_DRIFT = register_kind(FindingKind(
+    "mem0-history-drift", "mem0 record and history.db disagree", WARNING,
+    advice="mem0 reads the Chroma record; its history.db log is what `history` shows. Edit the memory "
+           "to the right text (the edit is logged), or delete it if history.db says it is gone"))
+MEM0_MISSING = register_kind(FindingKind(
+    "mem0-missing-vector", "mem0 memory in history.db with no vector", WARNING,
+    advice="mem0 cannot find it any more; import the text again through mem0 if it should stay"))
 
 
 def is_mem0_chroma(chroma_dir: Path) -> bool:
@@ -341,6 +351,20 @@ class Mem0Source(Mem0Conversations):
 
     def stale_ids(self) -> list[str]:
         return self.vectors.stale_ids()
+
+    def consistency_checks(self) -> list[Finding]:
+        """history.db against the Chroma records, one finding per memory (consistency.check)."""
+        if self.history_path is None:
+            return []
+        records = [(name, key, meta) for name in self.vectors.collections() for key, meta in self.vectors.metadata_index(name)]
+        drift, _ = self.log.drift((key, meta) for _, key, meta in records)
+        found = [Finding(MEM0_DRIFT.id, f"vec:{name}:{key}", drift[key], source=self.format)
+                 for name, key, _ in records if key in drift]
+        stored = {key for _, key, _ in records}
+        for key, row in self.log._latest().items():
+            if key not in stored and row["event"] != "DELETE" and not row["is_deleted"]:
+                found.append(Finding(MEM0_MISSING.id, key, "live in history.db, no record in Chroma", source=self.format))
+        return found
 
     # -- vectors (for search) ------------------------------------------------------------------
 
