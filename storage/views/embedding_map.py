@@ -1,0 +1,293 @@
+"""The embedding map: a store's vectors projected to two dimensions, and a memory's neighbours.
+
+Every vector source of the store (the workspace's Chroma directory, a Chroma server, the Chroma
+collections of other tools' stores) is read a batch at a time; past ``limit`` vectors a uniform
+random sample (fixed seed) is kept, and the result says so and of how many. The sample is
+projected by PCA computed with numpy (the eigenvectors of its covariance), on unit vectors when
+the collection compares by cosine. Each point carries its memory's id (a vector copy of a
+memory.db memory names that memory) and what the map colours by: channel, layer, kind, status.
+
+Work that takes long checks ``cancelled()`` between batches and reports ``progress(done, total)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import StoreError
+from ..model import Kind
+from ..native.record_index import LAYERS, STATUSES, RecordIndex, record_id_for
+from ..query import MemoryQuery
+from ..store import MemoryStore
+
+DEFAULT_LIMIT = 20_000  # points drawn at most: past it, a uniform sample
+BATCH = 5_000  # vectors read, and points projected, between two looks at cancelled()
+SEED = 13
+COLOUR_FIELDS = ("channel", "layer", "kind", "status")
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+
+class MapCancelled(Exception):
+    """The caller cancelled the map while it was being made."""
+
+
+@dataclass(frozen=True)
+class EmbeddingMap:
+    """Points of a 2-D projection: ids[i] at xy[i]; fields[name][i] its channel, layer, kind, status."""
+
+    ids: list[str]
+    xy: Any  # numpy float32 array, shape (len(ids), 2)
+    fields: dict[str, list[str]]
+    explained_variance: tuple[float, float]  # share of the sample's variance along x and y
+    total: int  # vectors of the projected dimension in the store
+    dimension: int
+    method: str = "pca"
+    notes: tuple[str, ...] = ()  # what was left out, and why
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def sampled(self) -> bool:
+        return self.count < self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "dimension": self.dimension,
+            "total": self.total,
+            "count": self.count,
+            "sampled": self.sampled,
+            "explained_variance": list(self.explained_variance),
+            "notes": list(self.notes),
+            "points": [
+                {"id": i, "x": float(x), "y": float(y), **{f: self.fields[f][n] for f in COLOUR_FIELDS}}
+                for n, (i, (x, y)) in enumerate(zip(self.ids, self.xy.tolist(), strict=True))
+            ],
+        }
+
+
+@dataclass
+class _Collection:
+    """One collection of one vector source, read as the map needs it."""
+
+    source: Any
+    name: str
+    count: int
+    dimension: int
+    mirrors_are_memories: bool  # its mirror records stand for memory.db memories (the workspace)
+    mirror_kind: str
+    read_batches: Callable[[int], Iterator[tuple[list[str], Any]]] = field(repr=False)
+
+
+def embedding_map(
+    store: MemoryStore,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    seed: int = SEED,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+) -> EmbeddingMap:
+    """The store's vectors (a uniform sample of limit of them, past limit) projected by PCA."""
+    report = progress or (lambda _done, _total: None)
+    stop = cancelled or (lambda: False)
+    collections, notes = _collections(store)
+    if not collections:
+        return EmbeddingMap([], np.zeros((0, 2), np.float32), {f: [] for f in COLOUR_FIELDS}, (0.0, 0.0), 0, 0,
+                            notes=tuple(notes))
+    dimension = _commonest_dimension(collections)
+    for c in collections:
+        if c.dimension != dimension:
+            notes.append(f"{c.name}: {c.count} vectors of {c.dimension} dimensions left out "
+                         f"(the map shows the {dimension}-dimensional ones)")
+    chosen = [c for c in collections if c.dimension == dimension]
+    total = sum(c.count for c in chosen)
+    keep = _sample(total, limit, seed)
+    ids: list[str] = []
+    fields: dict[str, list[str]] = {f: [] for f in COLOUR_FIELDS}
+    parts: list[Any] = []
+    start = 0
+    for c in chosen:
+        index = _index(c)
+        position = index.position()
+        for batch_ids, vectors in c.read_batches(BATCH):
+            if stop():
+                raise MapCancelled()
+            end = start + len(batch_ids)
+            lo, hi = np.searchsorted(keep, [start, end])
+            rows = keep[lo:hi] - start
+            if len(rows):
+                parts.append(np.asarray(vectors, dtype=np.float32)[rows])
+                _add_points(c, index, position, [batch_ids[row] for row in rows.tolist()], ids, fields)
+            start = end
+            report(min(start, total), total)
+    if stop():
+        raise MapCancelled()
+    if not parts:
+        return EmbeddingMap([], np.zeros((0, 2), np.float32), fields, (0.0, 0.0), total, dimension, notes=tuple(notes))
+    sample = np.vstack(parts)
+    if all(_space(c) == "cosine" for c in chosen):
+        norms = np.linalg.norm(sample, axis=1, keepdims=True)
+        sample = sample / np.where(norms == 0, 1.0, norms)
+    xy, explained = _pca(sample, stop)
+    return EmbeddingMap(ids, xy, fields, explained, total, dimension, notes=tuple(notes))
+
+
+def neighbours(store: MemoryStore, memory_id: str, k: int = 10) -> list[tuple[str, float]]:
+    """The k memories nearest to memory_id in the full-dimensional space (cosine distance where the
+    collection compares by cosine), nearest first, as (memory id, distance); the memory itself left out."""
+    vector = store.embedding_of(memory_id)
+    if vector is None or k <= 0:
+        return []
+    own = _canonical(store, memory_id)
+    found: dict[str, float] = {}
+    for source in store.vector_sources():
+        if not hasattr(source, "vector_search"):
+            continue
+        try:
+            hits = source.vector_search(vector, None, MemoryQuery(statuses=()), k + 1)
+        except StoreError:  # a collection of another dimension
+            continue
+        for memory, distance in hits:
+            key = _canonical(store, memory.id)
+            if key != own and distance < found.get(key, float("inf")):
+                found[key] = float(distance)
+    return sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
+
+
+# -- reading the vector sources --------------------------------------------------------------
+
+
+def _collections(store: MemoryStore) -> tuple[list[_Collection], list[str]]:
+    """Every collection the map can read, and notes on the vector sources it cannot."""
+    found: list[_Collection] = []
+    notes: list[str] = []
+    workspace = store.workspace
+    for source in store.vector_sources():
+        chroma = source if hasattr(source, "_index_of") else getattr(source, "vectors", None)
+        if chroma is None or not hasattr(chroma, "_index_of"):
+            notes.append(f"{getattr(source, 'label', source)}: its vectors cannot be mapped yet")
+            continue
+        native = workspace is not None and chroma is workspace.vectors and workspace.db is not None
+        mirror_kind = workspace.db.kind.value if native and workspace is not None and workspace.db else Kind.SQLITE.value
+        for name in chroma.collections():
+            found.append(_collection_of(chroma, name, native, mirror_kind))
+    return [c for c in found if c.count], notes
+
+
+def _collection_of(chroma: Any, name: str, native: bool, mirror_kind: str) -> _Collection:
+    if hasattr(chroma, "_vector_matrix"):  # a local directory: its files read as one array (kept for search)
+        with chroma._one_read():
+            _token, ids, matrix, _unit, _positions = chroma._vector_matrix(name)
+
+        def local_batches(size: int) -> Iterator[tuple[list[str], Any]]:
+            for start in range(0, len(ids), size):
+                yield ids[start : start + size], matrix[start : start + size]
+
+        dimension = int(matrix.shape[1]) if len(ids) else 0
+        return _Collection(chroma, name, len(ids), dimension, native, mirror_kind, local_batches)
+    col = chroma._col(name)  # a server: Chroma's own get, a page at a time
+
+    def server_batches(size: int) -> Iterator[tuple[list[str], Any]]:
+        offset = 0
+        while True:
+            with _talking(chroma, name):
+                got = col.handle.get(include=["embeddings"], limit=size, offset=offset)
+            if len(got["ids"]):
+                yield list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+            if len(got["ids"]) < size:
+                return
+            offset += size
+
+    return _Collection(chroma, name, int(col.count), int(col.dimension or 0), native, mirror_kind, server_batches)
+
+
+def _talking(chroma: Any, name: str) -> contextlib.AbstractContextManager[Any]:
+    talking = getattr(chroma, "_talking", None)
+    return talking(f"could not read the vectors of collection {name!r}") if talking else contextlib.nullcontext()
+
+
+def _index(c: _Collection) -> RecordIndex:
+    with c.source._one_read():
+        index: RecordIndex = c.source._index_of(c.name)
+    return index
+
+
+def _space(c: _Collection) -> str:
+    info = getattr(c.source, "collection_info", None)
+    return str(getattr(info(c.name), "space", "cosine")) if info is not None else "cosine"
+
+
+def _commonest_dimension(collections: list[_Collection]) -> int:
+    per: dict[int, int] = {}
+    for c in collections:
+        per[c.dimension] = per.get(c.dimension, 0) + c.count
+    return max(per, key=lambda d: (per[d], d))
+
+
+def _sample(total: int, limit: int, seed: int) -> Any:
+    """The sorted positions (of total) the map keeps: all of them, or limit chosen uniformly."""
+    if total <= limit:
+        return np.arange(total, dtype=np.int64)
+    return np.sort(np.random.default_rng(seed).choice(total, size=limit, replace=False))
+
+
+def _add_points(c: _Collection, index: RecordIndex, position: dict[str, int], record_ids: list[str],
+                ids: list[str], fields: dict[str, list[str]]) -> None:
+    """The points of these records: ids (a mirror names its memory.db memory) and colour fields,
+    read from the collection's index ("?" for a record written after the index was read)."""
+    rows = np.array([position.get(r, -1) for r in record_ids], dtype=np.int64)
+    known = rows >= 0
+    at = np.where(known, rows, 0)
+    empty = len(index) == 0
+    mirror = known & index.mirror[at] if c.mirrors_are_memories and not empty else np.zeros(len(rows), dtype=bool)
+    prefix = record_id_for(c.name, "")
+    ids += [r if m else prefix + r for r, m in zip(record_ids, mirror.tolist(), strict=True)]
+
+    def labels(codes: Any, names: list[str]) -> list[str]:
+        if empty:
+            return ["?"] * len(rows)
+        return np.where(known, np.asarray(names, dtype=str)[codes[at]], "?").tolist()
+
+    fields["channel"] += labels(index.channel, [str(name) for name in index.channels])
+    fields["layer"] += labels(index.layer, [layer.value for layer in LAYERS])
+    fields["status"] += labels(index.status, [status.value for status in STATUSES])
+    fields["kind"] += np.where(mirror, c.mirror_kind, c.source.kind.value).tolist()
+
+
+def _canonical(store: MemoryStore, memory_id: str) -> str:
+    workspace = store.workspace
+    return workspace.canonical_id(memory_id) if workspace is not None else memory_id
+
+
+# -- the projection ------------------------------------------------------------------------------
+
+
+def _pca(sample: Any, stop: Cancelled) -> tuple[Any, tuple[float, float]]:
+    """The sample on its first two principal axes, and the share of its variance each holds."""
+    centred = sample.astype(np.float64) - sample.mean(axis=0, dtype=np.float64)
+    if len(centred) < 2:
+        return np.zeros((len(centred), 2), np.float32), (0.0, 0.0)
+    covariance = centred.T @ centred / (len(centred) - 1)
+    values, vectors = np.linalg.eigh(covariance)  # ascending
+    top = vectors[:, ::-1][:, :2]
+    if top.shape[1] < 2:
+        top = np.hstack([top, np.zeros((top.shape[0], 2 - top.shape[1]))])
+    # A fixed sign per axis (its largest loading positive): the same store maps the same way each time.
+    top = top * np.where(top[np.abs(top).argmax(axis=0), range(2)] < 0, -1.0, 1.0)
+    xy = np.empty((len(centred), 2), np.float32)
+    for start in range(0, len(centred), BATCH):
+        if stop():
+            raise MapCancelled()
+        xy[start : start + BATCH] = centred[start : start + BATCH] @ top
+    spread = float(values.sum())
+    shares = values[::-1][:2] / spread if spread > 0 else np.zeros(2)
+    return xy, (float(shares[0]), float(shares[1]) if len(shares) > 1 else 0.0)
