@@ -27,6 +27,7 @@ class DetailPanel(SafeTextBrowser):
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setObjectName("detail_panel")
+        self.setAccessibleName("Memory details")
         self.show_nothing()
 
     def show_nothing(self) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import networkx as nx
 from mnemoscope.storage import MemoryStore, NotFoundError
 from mnemoscope.storage.views.graph import graph_view
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QWheelEvent
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPen, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsEllipseItem,
@@ -27,12 +27,33 @@ from PySide6.QtWidgets import (
 )
 
 from .detail_panel import SafeTextBrowser
+from .theme import readable
 from .workers import start_worker
 
 MAX_NODES = 150
 SCALE = 420.0
 ALL = "(all)"
 EntityRole = Qt.ItemDataRole.UserRole + 3
+LABEL_WIDTH = 140  # pixels; a longer name is elided (whole in the tooltip)
+
+
+def node_radius(data: dict[str, Any]) -> float:
+    return 6 + 16 * float(data.get("salience", 0.5))
+
+
+def _label_offsets(radius: float, width: float, height: float) -> list[tuple[float, float]]:
+    """Where a name may go around a circle of this radius: right, left, below, above, diagonals."""
+    gap = 2.0
+    return [
+        (radius + gap, -height / 2),
+        (-radius - gap - width, -height / 2),
+        (-width / 2, radius + gap),
+        (-width / 2, -radius - gap - height),
+        (radius * 0.7 + gap, radius * 0.7),
+        (radius * 0.7 + gap, -radius * 0.7 - height),
+        (-radius * 0.7 - gap - width, radius * 0.7),
+        (-radius * 0.7 - gap - width, -radius * 0.7 - height),
+    ]
 
 
 def layout_graph(store: MemoryStore, center: str | None, depth: int, types: list[str], channels: list[str]) -> dict[str, Any]:
@@ -48,10 +69,24 @@ def layout_graph(store: MemoryStore, center: str | None, depth: int, types: list
     return {"graph": graph, "info": info, "positions": {n: (float(x), float(y)) for n, (x, y) in positions.items()}}
 
 
+def relation_label(relation_type: str) -> str:
+    """A relation type as words: KNOWS -> knows, PART_OF -> part of."""
+    return relation_type.replace("_", " ").lower()
+
+
 class ZoomingView(QGraphicsView):
+    """Signals: zoomed() after the wheel or a resize changed what a pixel of the scene is."""
+
+    zoomed = Signal()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         factor = 1.15 if event.angleDelta().y() > 0 else 1 / 1.15
         self.scale(factor, factor)
+        self.zoomed.emit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.zoomed.emit()
 
 
 class GraphView(QWidget):
@@ -66,23 +101,31 @@ class GraphView(QWidget):
         self.center_box = QComboBox()
         self.center_box.setObjectName("graph_center")
         self.center_box.setMinimumWidth(180)
+        self.center_box.setAccessibleName("Center entity")
         self.depth_box = QSpinBox()
         self.depth_box.setObjectName("graph_depth")
         self.depth_box.setRange(1, 3)
+        self.depth_box.setAccessibleName("Depth")
         self.type_box = QComboBox()
         self.type_box.setObjectName("graph_type")
+        self.type_box.setAccessibleName("Relation type")
         self.channel_box = QComboBox()
         self.channel_box.setObjectName("graph_channel")
+        self.channel_box.setAccessibleName("Channel")
         self.note = QLabel("")
         self.note.setObjectName("graph_note")
         self.scene = QGraphicsScene(self)
         self.scene.selectionChanged.connect(self._on_scene_selection_changed)
         self.view = ZoomingView(self.scene)
         self.view.setObjectName("graph_canvas")
+        self.view.setAccessibleName("Entity graph")
+        self.view.setAccessibleDescription("Entities as circles, relations as lines; select an entity to see its facts")
+        self.view.zoomed.connect(self.place_labels)
         self.view.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.view.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.facts = SafeTextBrowser()
         self.facts.setObjectName("graph_facts")
+        self.facts.setAccessibleName("Entity facts")
         self.facts.setHtml("<p style='color:gray'>Select an entity to see what is known about it.</p>")
         bar = QHBoxLayout()
         for label, widget in (("Center", self.center_box), ("Depth", self.depth_box),
@@ -102,6 +145,8 @@ class GraphView(QWidget):
         self._loaded_once = False
         self._facts_generation = 0
         self.nodes: dict[str, QGraphicsEllipseItem] = {}
+        self.labels: dict[str, QGraphicsSimpleTextItem] = {}
+        self._shown: dict[str, Any] | None = None  # the last layout, drawn again on a new palette
         for box in (self.center_box, self.type_box, self.channel_box):
             box.currentIndexChanged.connect(lambda _i: self.reload())
         self.depth_box.valueChanged.connect(lambda _v: self.reload())
@@ -160,6 +205,8 @@ class GraphView(QWidget):
         self._facts_generation += 1
         self.scene.clear()
         self.nodes = {}
+        self.labels = {}
+        self._shown = None
 
     def reload(self) -> None:
         store = self._store
@@ -189,44 +236,103 @@ class GraphView(QWidget):
     def _on_layout(self, generation: int, result: dict[str, Any]) -> None:
         if generation != self._generation:
             return
+        self._shown = result
+        self._draw(result)
         graph: nx.MultiDiGraph = result["graph"]
-        positions = result["positions"]
-        self.scene.clear()
-        self.nodes = {}
-        text = self.palette().text().color()
-        for u, v, data in graph.edges(data=True):
-            (x1, y1), (x2, y2) = positions[u], positions[v]
-            line = QGraphicsLineItem(x1 * SCALE, y1 * SCALE, x2 * SCALE, y2 * SCALE)
-            line.setPen(QPen(QColor("#9aa5b1"), 1.2))
-            line.setToolTip(f"{graph.nodes[u]['name']} —{data['type']}→ {graph.nodes[v]['name']}")
-            line.setZValue(-1)
-            self.scene.addItem(line)
-        center = result["info"]["center"]
-        for node, data in graph.nodes(data=True):
-            x, y = positions[node]
-            radius = 6 + 16 * float(data.get("salience", 0.5))
-            item = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
-            item.setPos(QPointF(x * SCALE, y * SCALE))
-            color = QColor("#d9822b") if node == center else QColor("#2f5d9e")
-            item.setBrush(QBrush(color))
-            item.setPen(QPen(color.darker(130), 1))
-            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # sizes in pixels at any zoom
-            item.setData(0, node)
-            item.setToolTip(f"{data['name']} ({data['type']}, {data['channel']}), salience {data['salience']:.2f}")
-            label = QGraphicsSimpleTextItem(data["name"], item)
-            label.setBrush(text)
-            label.setPos(radius + 2, -8)
-            self.scene.addItem(item)
-            self.nodes[node] = item
-        self.view.setSceneRect(self.scene.itemsBoundingRect().adjusted(-60, -40, 140, 40))
-        self.view.fitInView(self.view.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         hidden = result["info"]["hidden_nodes"]
         note = f"{graph.number_of_nodes()} entities, {graph.number_of_edges()} relations"
         if result["info"].get("center_filtered_out"):
             note += " — the chosen center is not in this channel or relation type"
         self.note.setText(note + (f" — {hidden} more not shown (pick a center or a filter)" if hidden else ""))
         self.loaded.emit()
+
+    def _draw(self, result: dict[str, Any]) -> None:
+        graph: nx.MultiDiGraph = result["graph"]
+        positions = result["positions"]
+        selected = {i.data(0) for i in self.scene.selectedItems()}
+        self.scene.clear()
+        self.nodes = {}
+        self.labels = {}
+        palette = self.view.palette()
+        background = palette.base().color()
+        text = palette.text().color()
+        edge_color = readable(QColor("#9aa5b1"), background, 2.0)
+        for u, v, data in graph.edges(data=True):
+            (x1, y1), (x2, y2) = positions[u], positions[v]
+            line = QGraphicsLineItem(x1 * SCALE, y1 * SCALE, x2 * SCALE, y2 * SCALE)
+            line.setPen(QPen(edge_color, 1.2))
+            line.setToolTip(f"{graph.nodes[u]['name']} —{relation_label(data['type'])}→ {graph.nodes[v]['name']}")
+            line.setZValue(-1)
+            self.scene.addItem(line)
+        center = result["info"]["center"]
+        metrics = QFontMetrics(self.view.font())
+        for node, data in graph.nodes(data=True):
+            x, y = positions[node]
+            radius = node_radius(data)
+            item = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
+            item.setPos(QPointF(x * SCALE, y * SCALE))
+            color = readable("#d9822b" if node == center else "#2f5d9e", background)
+            item.setBrush(QBrush(color))
+            item.setPen(QPen(color.darker(130), 1))
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # sizes in pixels at any zoom
+            item.setData(0, node)
+            item.setToolTip(f"{data['name']} ({data['type']}, {data['channel']}), salience {data['salience']:.2f}")
+            label = QGraphicsSimpleTextItem(metrics.elidedText(data["name"], Qt.TextElideMode.ElideRight, LABEL_WIDTH), item)
+            label.setBrush(text)
+            label.setToolTip(data["name"])
+            self.scene.addItem(item)
+            self.nodes[node] = item
+            self.labels[node] = label
+            item.setSelected(node in selected)
+        self.view.setSceneRect(self.scene.itemsBoundingRect().adjusted(-60, -40, 140, 40))
+        self.view.fitInView(self.view.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.place_labels()
+
+    def place_labels(self) -> None:
+        """Put each name beside its circle, inside the canvas, where it overlaps no circle and no
+        name placed before it (the center, then the most salient, go first); a name with no free
+        place is hidden and shown in the circle's tooltip. Redone on every zoom: circles and
+        names keep their pixel size."""
+        if self._shown is None or not self.labels:
+            return
+        graph = self._shown["graph"]
+        center = self._shown["info"]["center"]
+        order = sorted(self.labels, key=lambda n: (n != center, -float(graph.nodes[n].get("salience", 0)), n))
+        circles = [self._circle_rect(n) for n in self.nodes]
+        placed: list[QRectF] = []
+        canvas = QRectF(self.view.viewport().rect())
+        for node in order:
+            label, radius = self.labels[node], node_radius(graph.nodes[node])
+            at = self.view.mapFromScene(self.nodes[node].pos())
+            size = label.boundingRect().size()
+            label.setVisible(False)
+            for dx, dy in _label_offsets(radius, size.width(), size.height()):
+                rect = QRectF(at.x() + dx, at.y() + dy, size.width(), size.height())
+                free = not any(rect.intersects(r) for r in placed) and not any(rect.intersects(c) for c in circles)
+                if free and canvas.contains(rect):
+                    label.setPos(dx, dy)
+                    label.setVisible(True)
+                    placed.append(rect)
+                    break
+
+    def label_rect(self, node: str) -> QRectF:
+        """Where a node's name is drawn, in the canvas's pixels."""
+        label = self.labels[node]
+        at = self.view.mapFromScene(self.nodes[node].pos())
+        return QRectF(at.x() + label.pos().x(), at.y() + label.pos().y(),
+                      label.boundingRect().width(), label.boundingRect().height())
+
+    def _circle_rect(self, node: str) -> QRectF:
+        at = self.view.mapFromScene(self.nodes[node].pos())
+        r = self.nodes[node].rect().width() / 2
+        return QRectF(at.x() - r, at.y() - r, 2 * r, 2 * r)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (a theme chosen in Preferences): draw the graph again in colours readable on it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._shown is not None:
+            self._draw(self._shown)
 
     def select_entity(self, entity_id: str) -> None:
         self.scene.clearSelection()
@@ -277,7 +383,13 @@ def entity_facts(store: MemoryStore, entity_id: str) -> str:
     facts = store.memories_about(entity_id)
     relations = store.relations(touching=entity_id)
     items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
-    links = "".join(f"<li>{html.escape(r.source_id)} —{html.escape(r.type)}→ {html.escape(r.target_id)}</li>" for r in relations)
+    names = {e.id: e.name for e in store.entities()}
+    links = "".join(
+        f"<li title='{html.escape(r.source_id)} → {html.escape(r.target_id)}'>"
+        f"{html.escape(names.get(r.source_id, r.source_id))} —{html.escape(relation_label(r.type))}→ "
+        f"{html.escape(names.get(r.target_id, r.target_id))}</li>"
+        for r in relations
+    )
     return (
         f"<h3>{html.escape(entity.name)}</h3><p>{html.escape(entity.type)} · {html.escape(entity.channel)} · "
         f"salience {entity.salience:.2f}</p><p>{html.escape(entity.description)}</p>"

@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from mnemoscope.storage import Memory, MemoryStore
+from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
+from mnemoscope.storage.timeutil import parse_time
+from mnemoscope.storage.views.overview import salience_overview, salience_report
 from PySide6.QtCore import QItemSelectionModel, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -20,14 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mnemoscope.storage import Memory, MemoryStore
-from mnemoscope.storage.timeutil import parse_time
-from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
-from mnemoscope.storage.views.overview import salience_overview, salience_report
-
+from .theme import readable
 from .workers import start_worker
 
 MARGIN = 36
+SERIES = {"curve": "#2f5d9e", "threshold": "#c0392b", "now": "#3a9e6a", "bar": "#2f5d9e", "at_risk": "#c0392b"}
+
+
+def chart_colors(palette: QPalette) -> dict[str, QColor]:
+    """The charts' colours, each made to stand out from this palette's background (light or dark)."""
+    background = palette.base().color()
+    return {name: readable(color, background) for name, color in SERIES.items()}
 
 
 class CurveWidget(QWidget):
@@ -62,22 +69,23 @@ class CurveWidget(QWidget):
         def y(v: float) -> float:
             return plot.bottom() - plot.height() * v
 
+        colors = chart_colors(self.palette())
         threshold = self.report["model"]["cleanup_threshold"]
-        painter.setPen(QPen(QColor("#c0392b"), 1, Qt.PenStyle.DashLine))
+        painter.setPen(QPen(colors["threshold"], 1, Qt.PenStyle.DashLine))
         painter.drawLine(QPointF(plot.left(), y(threshold)), QPointF(plot.right(), y(threshold)))
         painter.drawText(QPointF(plot.left() + 4, y(threshold) - 4), f"cleanup {threshold}")
         now = parse_time(self.report["at"])
         path = QPainterPath(QPointF(x(points[0][0]), y(points[0][1])))
         for t, v in points[1:]:
             path.lineTo(QPointF(x(t), y(v)))
-        painter.setPen(QPen(QColor("#2f5d9e"), 2))
+        painter.setPen(QPen(colors["curve"], 2))
         painter.drawPath(path)
-        painter.setPen(QPen(QColor("#3a9e6a"), 1))
+        painter.setPen(QPen(colors["now"], 1))
         painter.drawLine(QPointF(x(now), plot.top()), QPointF(x(now), plot.bottom()))
         painter.drawText(QPointF(x(now) + 4, plot.top() + 14), f"now {self.report['effective']:.2f}")
         crossing = parse_time(self.report.get("crosses_threshold_at"))
         if crossing and start <= crossing <= end:
-            painter.setPen(QPen(QColor("#c0392b"), 1))
+            painter.setPen(QPen(colors["threshold"], 1))
             painter.drawEllipse(QPointF(x(crossing), y(threshold)), 4, 4)
             painter.drawText(QPointF(x(crossing) + 6, y(threshold) + 16), f"{crossing:%Y-%m-%d}")
         painter.setPen(QPen(self.palette().text().color(), 1))
@@ -105,12 +113,13 @@ class HistogramWidget(QWidget):
         plot = QRectF(MARGIN, 22, self.width() - MARGIN - 12, self.height() - 22 - MARGIN)
         if not self.bins:
             return
+        colors = chart_colors(self.palette())
         peak = max(b["count"] for b in self.bins) or 1
         width = plot.width() / len(self.bins)
         for i, b in enumerate(self.bins):
             height = plot.height() * b["count"] / peak
             bar = QRectF(plot.left() + i * width + 2, plot.bottom() - height, width - 4, height)
-            color = QColor("#c0392b") if b["to"] <= 0.1 + 1e-9 else QColor("#2f5d9e")
+            color = colors["at_risk"] if b["to"] <= 0.1 + 1e-9 else colors["bar"]
             painter.fillRect(bar, color)
             painter.setPen(self.palette().text().color())
             painter.drawText(QRectF(bar.left(), bar.top() - 16, bar.width(), 14), Qt.AlignmentFlag.AlignCenter, str(b["count"]))
@@ -128,6 +137,7 @@ class SalienceView(QWidget):
         super().__init__(parent)
         self.curve = CurveWidget()
         self.curve.setObjectName("salience_curve")
+        self.curve.setAccessibleName("Salience decay curve")
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.formulas = QLabel("")
@@ -136,8 +146,10 @@ class SalienceView(QWidget):
         self.formulas.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.histogram = HistogramWidget()
         self.histogram.setObjectName("salience_histogram")
+        self.histogram.setAccessibleName("Salience histogram")
         self.at_risk = QTableWidget(0, 4)
         self.at_risk.setObjectName("at_risk_table")
+        self.at_risk.setAccessibleName("Memories most at risk")
         self.at_risk.setHorizontalHeaderLabels(["Effective", "Falls below", "Memory", "Content"])
         self.at_risk.verticalHeader().setVisible(False)
         self.at_risk.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -145,6 +157,7 @@ class SalienceView(QWidget):
         self.at_risk.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.reinforce_button = QPushButton("Reinforce selected")
         self.reinforce_button.setObjectName("reinforce_button")
+        self.reinforce_button.setAccessibleName("Reinforce selected")
         self.reinforce_button.clicked.connect(self._on_reinforce_button_clicked)
 
         top = QWidget()

@@ -31,6 +31,7 @@ from .workers import start_worker
 USER_KEYS = "User and agent keys"
 KEYS = {Qt.Key.Key_F2: "edit", Qt.Key.Key_Delete: "delete"}  # on the tree, before the window's shortcuts
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1  # on a key row's first cell: its ScratchKey
+SESSION_ROLE = Qt.ItemDataRole.UserRole + 2  # on a session row's first cell: the session's id
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,14 @@ def scratchpad_and_refusals(store: MemoryStore, session_id: str | None) -> tuple
 
 class ScratchpadView(QWidget):
     """Signals: loaded(int) with the number of sessions shown, load_failed(object),
-    edit_requested(object ScratchKey), delete_requested(object ScratchKey)."""
+    edit_requested(object ScratchKey), delete_requested(object ScratchKey),
+    transcript_requested(str) with a session's id."""
 
     loaded = Signal(int)
     load_failed = Signal(object)
     edit_requested = Signal(object)
     delete_requested = Signal(object)
+    transcript_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +90,11 @@ class ScratchpadView(QWidget):
         self.toolbar.setAccessibleName("Scratchpad key actions")
         self.toolbar.addAction(self.edit_key_action)
         self.toolbar.addAction(self.delete_key_action)
+        self.transcript_action = QAction("Read &transcript", self)
+        self.transcript_action.setObjectName("scratch_transcript_action")
+        self.transcript_action.setToolTip("Read the selected session's conversation in the Transcript tab")
+        self.transcript_action.triggered.connect(lambda _checked=False: self._request_transcript())
+        self.toolbar.addAction(self.transcript_action)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.toolbar)
@@ -133,6 +141,7 @@ class ScratchpadView(QWidget):
             title = session.get("title") or session["id"]
             head = _row(f"{title}", f"{session['id']} · {session.get('channel') or '–'}", "")
             head[0].setToolTip(session["id"])
+            head[0].setData(session["id"], SESSION_ROLE)
             groups: dict[str, list[QStandardItem]] = {}
             for entry in session["entries"]:
                 label = entry["label"] if entry["pattern"] else USER_KEYS
@@ -197,7 +206,23 @@ class ScratchpadView(QWidget):
             item = item.parent()
         return None
 
+    def selected_session(self) -> str | None:
+        """The session of the current row, or the one session shown."""
+        index = self.tree.currentIndex()
+        item = self.model.itemFromIndex(index.siblingAtColumn(0)) if index.isValid() else None
+        while item is not None:
+            if item.data(SESSION_ROLE):
+                return str(item.data(SESSION_ROLE))
+            item = item.parent()
+        return self._session_id
+
+    def _request_transcript(self) -> None:
+        session_id = self.selected_session()
+        if session_id:
+            self.transcript_requested.emit(session_id)
+
     def _update_actions(self) -> None:
+        self.transcript_action.setEnabled(self.selected_session() is not None)
         entry = self.selected_key()
         refusal = self.refusal(entry.session_id) if entry is not None else ""
         for action, verb in ((self.edit_key_action, f"Edit the value of {entry.key if entry else 'a key'}"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mnemoscope.storage import MemoryQuery, MemoryStore
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 FilterRole = Qt.ItemDataRole.UserRole + 2
 GROUPS = (("Kinds", "kinds", "kind"), ("Channels", "channels", "channel"),
@@ -29,15 +29,21 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
 
 class Sidebar(QTreeWidget):
     """Signals: filter_chosen(str, object): a kind ("all", "kind", "channel", "layer",
-    "status", "session") and its value."""
+    "status", "session") and its value; transcript_requested(str): a session's id, on a
+    double-click or the context menu of its entry."""
 
     filter_chosen = Signal(str, object)
+    transcript_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")
         self.setHeaderLabels(["Store", "Count"])
+        self.setAccessibleName("Store contents")
         self.itemClicked.connect(self._on_item_clicked)
+        self.itemDoubleClicked.connect(self._on_item_double_clicked)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._on_context_menu)
 
     def show_counts(self, data: dict[str, Any]) -> None:
         """Show gather_counts() output, keeping which groups the person opened or closed."""
@@ -63,7 +69,7 @@ class Sidebar(QTreeWidget):
             self.addTopLevelItem(group)
             for session in data["sessions"]:
                 item = QTreeWidgetItem([session.title or session.id, str(session.turn_count)])
-                item.setToolTip(0, f"{session.id} ({session.channel})")
+                item.setToolTip(0, f"{session.id} ({session.channel}) — double-click to read the conversation")
                 item.setData(0, FilterRole, ("session", session.id))
                 group.addChild(item)
             group.setExpanded(was.get("Sessions", False))
@@ -73,3 +79,21 @@ class Sidebar(QTreeWidget):
         spec = item.data(0, FilterRole)
         if spec:
             self.filter_chosen.emit(*spec)
+
+    def _session_of(self, item: QTreeWidgetItem | None) -> str | None:
+        spec = item.data(0, FilterRole) if item is not None else None
+        return spec[1] if spec and spec[0] == "session" else None
+
+    def _on_item_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        session_id = self._session_of(item)
+        if session_id:
+            self.transcript_requested.emit(session_id)
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        session_id = self._session_of(self.itemAt(pos))
+        if not session_id:
+            return
+        menu = QMenu(self)
+        menu.setObjectName("sidebar_session_menu")
+        menu.addAction("Read &transcript", lambda: self.transcript_requested.emit(session_id))
+        menu.popup(self.viewport().mapToGlobal(pos))

@@ -5,21 +5,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from mnemoscope.storage import MemoryQuery, MemoryStore
+from mnemoscope.storage.views.timeline import bin_bounds, timeline
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from mnemoscope.storage import MemoryQuery, MemoryStore
-from mnemoscope.storage.views.timeline import bin_bounds, timeline
-
+from .theme import series_colors
 from .workers import start_worker
 
 BINS = ("day", "week", "month")
 GROUPS = ("kind", "layer", "channel")
-PALETTE = ("#2f5d9e", "#d9822b", "#3a9e6a", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b7950b")
 BAR = {"day": 14, "week": 36, "month": 80}
 AXIS = 40
-TURNS_COLOR = QColor("#222222")
 
 
 class TimelineChart(QWidget):
@@ -36,10 +34,23 @@ class TimelineChart(QWidget):
 
     def set_data(self, data: dict[str, Any]) -> None:
         self.data = data
-        groups = sorted({g for b in data["bins"] for g in b["counts"]})
-        self.colors = {g: QColor(PALETTE[i % len(PALETTE)]) for i, g in enumerate(groups)}
+        self._pick_colors()
         self.setMinimumWidth(int(AXIS + len(data["bins"]) * BAR.get(data.get("bin", "day"), 14) + 20))
         self.update()
+
+    def _pick_colors(self) -> None:
+        """Series colours that stand out from this palette's background (light or dark)."""
+        groups = sorted({g for b in self.data["bins"] for g in b["counts"]})
+        self.colors = dict(zip(groups, series_colors(len(groups), self.palette().base().color()), strict=True))
+
+    def turns_color(self) -> QColor:
+        """The turns line: the palette's text colour, the most visible on its background."""
+        return self.palette().text().color()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._pick_colors()
+        super().changeEvent(event)
 
     def _bar(self) -> float:
         """Bar width: at least the bin's minimum, widened to fill the view, at most 80 px."""
@@ -80,11 +91,11 @@ class TimelineChart(QWidget):
                 painter.setPen(text)
                 painter.drawText(QPointF(left, bottom + 16), b["bin"])
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(TURNS_COLOR, 2))
+        painter.setPen(QPen(self.turns_color(), 2))
         turns = [QPointF(AXIS + i * bar + bar / 2, bottom - height * b["turns"] / peak) for i, b in enumerate(bins)]
-        for a, c in zip(turns, turns[1:]):
+        for a, c in zip(turns, turns[1:], strict=False):
             painter.drawLine(a, c)
-        painter.setBrush(TURNS_COLOR)
+        painter.setBrush(self.turns_color())
         for point in turns:
             painter.drawEllipse(point, 2.5, 2.5)
         painter.setPen(text)
@@ -120,12 +131,18 @@ class TimelineView(QWidget):
         self.bin_box.setObjectName("timeline_bin")
         self.bin_box.addItems(BINS)
         self.bin_box.setCurrentText("week")
+        self.bin_box.setAccessibleName("Bin size")
+        self.bin_box.setToolTip("Day, ISO week (Monday first, e.g. 2026-W11) or month; Ctrl+wheel zooms")
         self.group_box = QComboBox()
         self.group_box.setObjectName("timeline_group")
         self.group_box.addItems(GROUPS)
+        self.group_box.setAccessibleName("Split by")
         self.legend = QLabel("")
+        self.legend.setObjectName("timeline_legend")
         self.chart = TimelineChart()
         self.chart.setObjectName("timeline_chart")
+        self.chart.setAccessibleName("Timeline chart")
+        self.chart.setAccessibleDescription("Memories per bin as stacked bars, turns as a line; click a bar to list them")
         self.chart.bin_clicked.connect(self._on_chart_bin_clicked)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -179,11 +196,22 @@ class TimelineView(QWidget):
         if generation != self._generation:
             return
         self.chart.set_data(data)
+        self._show_legend()
+        self.loaded.emit()
+
+    def _show_legend(self) -> None:
         self.legend.setText(
             "  ".join(f"<span style='color:{c.name()}'>■</span> {g}" for g, c in self.chart.colors.items())
-            + "  <b>—•</b> turns"
+            + f"  <b style='color:{self.chart.turns_color().name()}'>—•</b> turns"
         )
-        self.loaded.emit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (a theme chosen in Preferences) recolours the series to stay readable on it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.chart._pick_colors()
+            self.chart.update()
+            self._show_legend()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         """Ctrl+wheel zooms the time axis between day, week and month bins."""

@@ -146,7 +146,8 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
         _settled(qtbot, win, lambda: win.model.total is not None and win.model.total < MEMORIES)
     loaded_rows = [m for m in map(win.model.memory_at, range(win.model.rowCount())) if m is not None]
-    assert loaded_rows and all("topic 42 while" in m.content for m in loaded_rows)
+    # Ranked as the CLI ranks them (BM25 over an OR of the words): the best hit holds them all.
+    assert loaded_rows and "topic 42 while" in loaded_rows[0].content
 
     with beat.measure("hybrid search"):
         win.search_mode.setCurrentText("hybrid")

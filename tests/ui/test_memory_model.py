@@ -90,12 +90,12 @@ def test_header_sort_is_done_by_the_store(qtbot, store) -> None:
     model = MemoryTableModel(store, chunk=50)
     model.set_query(MemoryQuery(kinds=(Kind.SQLITE,)))
     _loaded(qtbot, model)
-    model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience
-    assert model.query.order is Order.SALIENCE and not model.query.descending
-    values = [m.salience for m in read_every_row(qtbot, model)]
+    model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience: effective (decayed), as the salience view
+    assert model.query.order is Order.EFFECTIVE_SALIENCE and not model.query.descending
+    values = [model.effective_salience(m) for m in read_every_row(qtbot, model)]
     assert values == sorted(values)
     model.sort(0, Qt.SortOrder.AscendingOrder)  # Content: not sortable in the store, ignored
-    assert model.query.order is Order.SALIENCE
+    assert model.query.order is Order.EFFECTIVE_SALIENCE
 
 
 def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, store) -> None:

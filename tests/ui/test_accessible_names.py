@@ -1,0 +1,111 @@
+"""Every control a person can reach has a name a screen reader can say."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mnemoscope.ui.main_window import MainWindow
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QComboBox,
+    QDialog,
+    QGraphicsView,
+    QHeaderView,
+    QLineEdit,
+    QPlainTextEdit,
+    QTabBar,
+    QTabWidget,
+    QTextEdit,
+    QWidget,
+)
+
+INTERACTIVE = (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView, QTabWidget, QTabBar, QAbstractSpinBox,
+               QTextEdit, QPlainTextEdit, QGraphicsView)
+
+
+def _is_qt_internal(widget: QWidget) -> bool:
+    """Parts Qt builds inside a control (a combo's popup list, a spin box's line edit, a dock's
+    float button, a tab bar's scroll arrows): they are named through the control they belong to."""
+    if widget.objectName().startswith("qt_") or isinstance(widget, QHeaderView):
+        return True
+    if isinstance(widget, QAbstractButton) and isinstance(widget.parentWidget(), QLineEdit):
+        return True  # a line edit's clear button
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, (QComboBox, QAbstractSpinBox)) or (isinstance(widget, QTabBar) and isinstance(parent, QTabWidget)):
+            return True
+        if isinstance(parent, QTabBar) and isinstance(widget, QAbstractButton):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def controls(top: QWidget) -> list[QWidget]:
+    return [w for w in [top, *top.findChildren(QWidget)] if isinstance(w, INTERACTIVE) and not _is_qt_internal(w)]
+
+
+def unnamed_controls(top: QWidget) -> list[str]:
+    """The interactive widgets under top whose accessible name is empty, as path: class."""
+    missing = []
+    for widget in controls(top):
+        face = QAccessible.queryAccessibleInterface(widget)
+        name = face.text(QAccessible.Text.Name) if face is not None else ""
+        if not name.strip():
+            missing.append(f"{widget.objectName() or '(no object name)'}: {type(widget).__name__} "
+                           f"in {widget.parentWidget().objectName() if widget.parentWidget() else '-'}")
+    return missing
+
+
+@pytest.fixture
+def window(qtbot, demo_path: Path, tmp_path: Path):
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.store_opened, win.graph.loaded, win.transcript.loaded], timeout=20_000):
+        win.open_path(demo_path)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
+    yield win
+    win.close_store()
+
+
+def test_every_control_of_the_main_window_has_an_accessible_name(qtbot, window: MainWindow) -> None:
+    window.select_row(0)
+    assert unnamed_controls(window) == []
+
+
+def test_every_control_of_the_dialogs_has_an_accessible_name(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    from mnemoscope.ui.table_mapping_dialog import TableMappingDialog
+
+    window.select_row(0)
+    qtbot.waitUntil(lambda: bool(window.selected_memories()))
+    table = tmp_path / "notes.db"
+    with sqlite3.connect(table) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, created TEXT)")
+        db.execute("INSERT INTO notes (body, created) VALUES ('a note', '2026-01-01')")
+    dialogs: list[QDialog] = [
+        window.show_preferences(),
+        window.show_connect_dialog(),
+        window.discover_stores([tmp_path]),
+        TableMappingDialog(table, window),
+    ]
+    for entry in [a for a in window.help_menu.actions()]:
+        entry.trigger()
+        dialogs.append(window.help_dialog)
+    window.edit_action.trigger()
+    dialogs += [d for d in window.findChildren(QDialog, "edit_dialog")]
+    candidates = window.show_promotion_candidates()
+    assert candidates is not None
+    dialogs.append(candidates)
+    assert {d.objectName(): len(controls(d)) for d in dialogs if not controls(d)} == {}  # each was looked at
+    assert len(controls(window)) > 30
+    missing = {d.objectName() or type(d).__name__: unnamed_controls(d) for d in dialogs}
+    qtbot.wait(200)  # let the dialogs' own readers finish before they close
+    for dialog in dialogs:
+        dialog.close()
+    assert {name: found for name, found in missing.items() if found} == {}
