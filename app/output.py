@@ -129,6 +129,8 @@ def search_results(data: dict[str, Any]) -> str:
         for i, h in enumerate(data["hits"], 1)
     ]
     head = f"mode: {data['mode']}\n"
+    if data.get("score"):
+        head += f"score: {data['score']}\n"
     if data.get("embedder"):
         head += f"ranked by: {data['embedder']}\n"
     return head + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"])
@@ -353,3 +355,45 @@ def credential_stored(data: dict[str, Any]) -> str:
 
 def credential_forgotten(data: dict[str, Any]) -> str:
     return f"Deleted the secret for {data['name']} from the keyring."
+
+
+def findings(data: dict[str, Any]) -> str:
+    """scan: findings grouped by severity, worst first."""
+    out = []
+    for severity in ("high", "medium", "low"):
+        rows = [
+            [f["fingerprint"], f["rule"], f["memory_id"], f"{f['start']}:{f['end']}",
+             _clip(f["excerpt"], 70) + ("  (accepted)" if f["accepted"] else "")]
+            for f in data["findings"] if f["severity"] == severity
+        ]
+        if rows:
+            out += [f"{severity.upper()} ({len(rows)})", _table(rows, ["FINGERPRINT", "RULE", "MEMORY", "SPAN", "EXCERPT"]), ""]
+    counts = ", ".join(f"{n} {s}" for s, n in data["counts"].items() if n)
+    summary = f"{data['scanned']} memories scanned (rules v{data['rules_version']}): "
+    summary += f"new findings: {counts}" if counts else "no new finding"
+    if data["accepted_hidden"]:
+        summary += f"; {data['accepted_hidden']} accepted in the baseline hidden (--all shows them)"
+    return "\n".join([*out, summary])
+
+
+def finding_rules(data: dict[str, Any]) -> str:
+    rows = [[r["id"], r["category"], r["severity"], r["title"]] for r in data["rules"]]
+    return f"rules version {data['version']}\n" + _table(rows, ["RULE", "CATEGORY", "SEVERITY", "WHAT"])
+
+
+def consistency(data: dict[str, Any]) -> str:
+    """check: findings grouped by kind, with counts; what a repair did; advice for the rest."""
+    out = []
+    if data.get("repair"):
+        repaired = ", ".join(f"{kind} {n}" for kind, n in data["repair"]["details"]["kinds"].items())
+        out += [f"repaired ({repaired}) as journal step #{data['repair']['seq']}; `mnemoscope undo` reverts it", ""]
+    for kind in data["kinds"]:
+        out.append(f"{kind['kind']} ({kind['count']}): {kind['title']} [{kind['severity']}]")
+        rows = [[item["record"], _clip(item["detail"], 90)] for item in kind["items"]]
+        out += ["  " + line for line in _table(rows, ["RECORD", "DETAIL"]).splitlines()]
+        out.append(f"  repair: mnemoscope check --repair {kind['kind']}" if kind["repairable"] else f"  advice: {kind['advice']}")
+        out.append("")
+    checked = ", ".join(f"{n:,} {what}" for what, n in data["checked"].items())
+    out += [f"note: {note}" for note in data["skipped"]]
+    out.append(f"checked {checked}: " + ("consistent" if data["clean"] else f"{data['total']} inconsistencies"))
+    return "\n".join(out)

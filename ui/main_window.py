@@ -7,31 +7,38 @@ calls, and updates the views from the session's signals.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mnemoscope.storage import (
     AuditEntry,
     Kind,
-    Layer,
     Memory,
     MemoryQuery,
     MemoryStore,
     Order,
     Outcome,
-    Status,
     StoreError,
     StoreEvent,
 )
+from mnemoscope.storage.atomic_file import atomic_write_bytes
 from mnemoscope.storage.credentials import Credentials, credential_name
 from mnemoscope.storage.errors import UnmappedTableError, WrapsStoresError
-from mnemoscope.storage.transfer import import_store
-from mnemoscope.storage.views.search import search
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from mnemoscope.storage.transfer import export_memories, import_store, iter_memories
+from mnemoscope.storage.views.search import SearchResult, search
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -51,26 +58,35 @@ from PySide6.QtWidgets import (
 )
 
 from .candidates_dialog import CandidatesDialog
+from .check_dialog import CheckDialog
 from .conflict_dialog import ConflictDialog
 from .connect_dialog import ConnectDialog, ServerRequest
 from .credentials_dialog import CredentialsDialog
 from .detail_panel import DetailPanel
 from .discover_dialog import DiscoverDialog
 from .edit_dialog import EditDialog
+from .embedding_map_view import EmbeddingMapView
+from .filter_chips import ActiveFilters, FilterChips
+from .findings_view import FindingsView
 from .gc_pauses import freeze_long_lived_objects
 from .graph_view import GraphView
-from .memory_model import MemoryTableModel
+from .help_dialogs import install_help_menu
+from .memory_model import COLUMN_KEYS, MemoryTableModel
 from .memory_table import MemoryTable
+from .preferences_dialog import PreferencesDialog, saved_search_mode
 from .salience_view import SalienceView
 from .scratchpad_view import ScratchKey, ScratchpadView, ScratchValueDialog
 from .sidebar import Sidebar, gather_counts
 from .store_session import Conflict, JournalSteps, StoreSession
 from .timeline_view import TimelineView
+from .transcript_view import TranscriptView
 from .workers import ASKED, AT_ONCE, Worker, start_worker
 
 MAX_RECENT = 8
-VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
+VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph", "transcript", "map", "findings")
 SEARCH_MODES = ("keyword", "vector", "hybrid")
+SEARCH_K = 100  # hits a window search shows ('mnemoscope search --k 100' lists the same)
+EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "csv": "CSV (*.csv)", "markdown": "Markdown (*.md)"}
 COLUMN_WIDTHS = (0, 78, 72, 72, 84, 84, 64, 58, 58)
 
 
@@ -85,12 +101,16 @@ class MainWindow(QMainWindow):
     import_finished = Signal(object)
     curated = Signal(object)
     error_shown = Signal(str)
+    searched = Signal(object)  # the SearchResult the table shows
+    exported = Signal(object)  # {"path", "format", "exported"} once an export is written
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or QSettings()
         self.model: MemoryTableModel | None = None
         self.last_error = ""
+        self._opening = False  # an open is under way: the count label says "Opening …"
+        self._count_before_open = "No store open"
         self.store_notes: list[str] = []
         self.setWindowTitle("Mnemoscope")
         self.setAcceptDrops(True)
@@ -120,9 +140,24 @@ class MainWindow(QMainWindow):
         self.search_mode = QComboBox()
         self.search_mode.setObjectName("search_mode")
         self.search_mode.addItems(SEARCH_MODES)
-        self.search_mode.setCurrentText("hybrid")
+        self.search_mode.setCurrentText(saved_search_mode(self.settings))
+        self.search_mode.setAccessibleName("Search mode")
+        self.search_mode.currentTextChanged.connect(self._on_search_mode_changed)
+        self.search_box.setAccessibleName("Search memories")
+        self.filters = ActiveFilters()
+        self._search_generation = 0
+        self.filter_chips = FilterChips()
+        self.filter_chips.removed.connect(self.remove_filter)
+        self.filter_chips.cleared.connect(self.clear_filters)
+        self.empty_label = QLabel()
+        self.empty_label.setObjectName("empty_result_label")
+        self.empty_label.setAccessibleName("No results")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.hide()
         self.table = MemoryTable()
         self.table.setObjectName("memories_table")
+        self.table.setAccessibleName("Memories")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setSortingEnabled(False)
@@ -134,6 +169,8 @@ class MainWindow(QMainWindow):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionsClickable(True)
+        self.table.horizontalHeader().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.horizontalHeader().customContextMenuRequested.connect(self._on_header_context_menu)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort_indicator_changed)
         self.table.doubleClicked.connect(lambda _index: self.edit_selected())
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -146,6 +183,8 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(memories)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
+        layout.addWidget(self.filter_chips)
+        layout.addWidget(self.empty_label)
         layout.addWidget(self.table, 1)
         self.scratchpad = ScratchpadView()
         self.scratchpad.load_failed.connect(self.show_error)
@@ -153,6 +192,7 @@ class MainWindow(QMainWindow):
         self.scratchpad.delete_requested.connect(self.delete_scratch_key)
         self.views = QTabWidget()
         self.views.setObjectName("views")
+        self.views.setAccessibleName("Views")
         self.timeline = TimelineView()
         self.timeline.load_failed.connect(self.show_error)
         self.timeline.range_chosen.connect(self._on_timeline_range_chosen)
@@ -166,6 +206,27 @@ class MainWindow(QMainWindow):
         self.graph = GraphView()
         self.graph.load_failed.connect(self.show_error)
         self.views.addTab(self.graph, "Graph")
+        self.transcript = TranscriptView()
+        self.transcript.load_failed.connect(self.show_error)
+        self.views.addTab(self.transcript, "Transcript")
+        self.map_view = EmbeddingMapView()
+        self.map_view.setObjectName("map_view")
+        self.map_view.load_failed.connect(self.show_error)
+        self.map_view.selection_changed.connect(self._on_map_selection_changed)
+        self.map_view.show_in_table_requested.connect(lambda: self.show_view("memories"))
+        # The table's "N selected on the map" chip closed: the map's selection ends with it.
+        self.filter_chips.removed.connect(lambda key: self.map_view.forget_selection() if key == "ids" else None)
+        self.filter_chips.cleared.connect(self.map_view.forget_selection)
+        self.views.addTab(self.map_view, "Map")
+        self.findings = FindingsView()
+        self.findings.setObjectName("findings_view")
+        self.findings.load_failed.connect(self.show_error)
+        self.findings.redact_requested.connect(
+            lambda f: self.session.curate("redact", f.memory_id, f.start, f.end, finding=f.fingerprint))
+        self.findings.delete_requested.connect(lambda ids: self.session.curate("delete", ids))
+        self.findings.accept_requested.connect(lambda found: self.session.curate("accept_findings", found))
+        self.views.addTab(self.findings, "Findings")
+        self.scratchpad.transcript_requested.connect(self.show_transcript)
         self.views.currentChanged.connect(lambda _index: self._reload_stale_view())
         self._stale_views: set[str] = set()  # views the store changed under while they were hidden
         self._sidebar_stale = False
@@ -173,6 +234,7 @@ class MainWindow(QMainWindow):
 
         self.sidebar = Sidebar()
         self.sidebar.filter_chosen.connect(self._on_sidebar_filter_chosen)
+        self.sidebar.transcript_requested.connect(self.show_transcript)
         sidebar_dock = QDockWidget("Store", self)
         sidebar_dock.setObjectName("sidebar_dock")
         sidebar_dock.setWidget(self.sidebar)
@@ -230,6 +292,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.discover_action)
         file_menu.addAction(self.import_action)
+        self.export_action = self._action("&Export…", self.choose_export, "Ctrl+E",
+                                          "The selected memories, or the table as filtered, to JSONL, CSV or Markdown")
+        file_menu.addAction(self.export_action)
         self.credentials_action = self._action("&Credentials…", self.show_credentials, None,
                                                "Passwords and API keys, kept in the OS keyring")
         file_menu.addAction(self.credentials_action)
@@ -239,10 +304,18 @@ class MainWindow(QMainWindow):
         for action in (self.undo_action, self.redo_action, None, self.edit_action, self.promote_action,
                        self.delete_action, self.restore_action, self.reinforce_action, None, self.find_action):
             edit_menu.addSeparator() if action is None else edit_menu.addAction(action)
+        self.preferences_action = self._action("Pre&ferences…", self.show_preferences, "Ctrl+,",
+                                               "Theme and default search mode")
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.preferences_action)
         tools_menu = self.menuBar().addMenu("&Tools")
         self.reembed_action = self._action("Re-&embed stale vectors", self.reembed_stale, None,
                                            "Recompute vectors whose memory was edited without an embedder")
         tools_menu.addAction(self.reembed_action)
+        self.check_action = self._action("C&heck store…", self.show_check_dialog, None,
+                                         "Compare every copy of every memory; repair what is safe to repair")
+        self.check_action.setObjectName("check_store_action")
+        tools_menu.addAction(self.check_action)
         self.notes_action = self._action("Store &notes…", self.show_store_notes, None,
                                          "Read-only parts and problems found in the open store")
         tools_menu.addAction(self.notes_action)
@@ -254,6 +327,12 @@ class MainWindow(QMainWindow):
             view_menu.addAction(self._action(f"&{name.title()}", lambda n=name: self.show_view(n), f"Ctrl+{i + 1}"))
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
+        self.wrap_action = QAction("&Wrap content", self)
+        self.wrap_action.setCheckable(True)
+        self.wrap_action.setStatusTip("Show each memory's whole content in the table, on as many lines as it needs")
+        self.wrap_action.setChecked(self.settings.value("memories/wrap", False, type=bool))
+        self.wrap_action.toggled.connect(self.set_wrap_content)
+        view_menu.addAction(self.wrap_action)
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
 
@@ -263,6 +342,7 @@ class MainWindow(QMainWindow):
                        self.edit_action, self.promote_action, self.delete_action, self.restore_action):
             toolbar.addAction(action)
         self._rebuild_recent_menu()
+        self.help_menu = install_help_menu(self, self.settings)
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -292,6 +372,13 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def show_preferences(self) -> PreferencesDialog:
+        """Edit > Preferences…: the theme and the default search mode, applied as they are picked."""
+        dialog = PreferencesDialog(self.settings, self.search_mode, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
     def show_credentials(self) -> CredentialsDialog:
         """File > Credentials…: the secrets kept in the OS keyring (the dialog reads it on workers)."""
         dialog = CredentialsDialog(self)
@@ -304,6 +391,9 @@ class MainWindow(QMainWindow):
                   credentials: Credentials | None = None) -> None:
         """Open a store (a path or a server's URL) off the UI thread; errors reach the person as
         one message."""
+        if not self._opening:
+            self._count_before_open = self.count_label.text()
+        self._opening = True
         self.count_label.setText(f"Opening {path}" + (f" + {vectors}" if vectors else "") + "…")
         self.session.open(path, read_only=read_only, vectors=vectors, credentials=credentials)
 
@@ -391,6 +481,17 @@ class MainWindow(QMainWindow):
             dialog.canceled.connect(worker.cancel)
             dialog.open()
 
+    def show_check_dialog(self) -> CheckDialog | None:
+        """Tools > Check store: the store-wide consistency check, with its repairs as undoable steps."""
+        if self.store is None:
+            return None
+        dialog = CheckDialog(self.session, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.failed.connect(self.show_error)
+        self.check_dialog = dialog
+        dialog.open()
+        return dialog
+
     def _progress_dialog(self, label: str) -> QProgressDialog:
         dialog = QProgressDialog(label, "Cancel", 0, 100, self)
         dialog.setWindowTitle("Mnemoscope")
@@ -406,6 +507,7 @@ class MainWindow(QMainWindow):
         return self.session.store
 
     def _on_session_opened(self, store: MemoryStore) -> None:
+        self._opening = False
         self.model = MemoryTableModel(store, parent=self)
         self.model.total_changed.connect(self._on_model_total_changed)
         self.model.load_failed.connect(self.show_error)
@@ -417,7 +519,12 @@ class MainWindow(QMainWindow):
         for column, width in enumerate(COLUMN_WIDTHS[1:], start=1):
             header.resizeSection(column, width)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.model.set_query(MemoryQuery())
+        self._restore_hidden_columns()
+        self.model.set_wrap(self.wrap_action.isChecked())
+        self.set_wrap_content(self.wrap_action.isChecked())
+        self.search_box.clear()
+        self.filters = ActiveFilters(search_mode=self.search_mode.currentText())
+        self._show_filters()
         self.setWindowTitle(f"Mnemoscope — {store.location}" + (" (read-only)" if store.read_only else ""))
         self._remember_recent(" + ".join(part for part in store.opened_as if part))
         self._populate_sidebar()
@@ -427,6 +534,10 @@ class MainWindow(QMainWindow):
         self.salience.load(store)
         self.timeline.load(store)
         self.graph.load(store)
+        self.transcript.load(store)
+        self._stale_views.add("map")  # made when first shown: it reads every vector
+        self._stale_views.add("findings")  # scanned when first shown: it reads every memory
+        self._reload_stale_view()
         self._update_actions()
         self.store_opened.emit(store)
 
@@ -444,12 +555,17 @@ class MainWindow(QMainWindow):
 
     def _on_session_closed(self) -> None:
         self._detach_model()
+        self.filters = ActiveFilters(search_mode=self.filters.search_mode)
+        self.filter_chips.show_filters(self.filters)
+        self.empty_label.hide()
         self._detail_generation += 1
         self.sidebar.clear()
         self.scratchpad.clear()
         self.salience.clear()
         self.timeline.clear()
         self.graph.clear()
+        self.transcript.clear()
+        self.map_view.clear()
         self.detail.show_nothing()
         self._update_actions()
         self.store_closed.emit()
@@ -465,11 +581,14 @@ class MainWindow(QMainWindow):
             return
         if event.everything:
             self.statusBar().showMessage("The store changed on disk; refreshed.", 5_000)
-        self.model.refresh()
+        if self.filters.searching and (event.everything or not event.ids):  # new memories may be hits now
+            self._show_filters()
+        else:
+            self.model.refresh()
         self._sidebar_stale = True
-        self._stale_views |= {"salience", "timeline"}
+        self._stale_views |= {"salience", "timeline", "findings"}
         if event.everything or not event.ids:  # sessions, scratchpad or graph may have changed
-            self._stale_views |= {"scratchpad", "graph"}
+            self._stale_views |= {"scratchpad", "graph", "transcript", "map"}
         self._reload_stale_view()
         self.store_changed.emit()
 
@@ -489,6 +608,12 @@ class MainWindow(QMainWindow):
             self.scratchpad.reload(store)
         elif name == "graph":
             self.graph.load(store)
+        elif name == "transcript":
+            self.transcript.load(store, self.transcript.session_id())
+        elif name == "map":
+            self.map_view.load(store)
+        elif name == "findings":
+            self.findings.load(store)
 
     def _on_model_refreshed(self) -> None:
         """Rows were swapped in place: the selection followed them; show what it holds now."""
@@ -505,6 +630,12 @@ class MainWindow(QMainWindow):
 
     def show_view(self, name: str) -> None:
         self.views.setCurrentIndex(VIEWS.index(name))
+
+    def show_transcript(self, session_id: str) -> None:
+        """The Transcript tab on one session's conversation."""
+        if self.store is not None:
+            self.transcript.show_session(session_id)
+            self.show_view("transcript")
 
     # -- sidebar ---------------------------------------------------------------------------------
 
@@ -523,39 +654,76 @@ class MainWindow(QMainWindow):
         if self.model is not None:
             self.apply_filter(kind, value)
 
-    def apply_filter(self, kind: str, value: str | None) -> None:
-        """Filter the views by one sidebar entry (kind, channel, layer, status or session)."""
+    def apply_filter(self, kind: str, value: Any) -> None:
+        """Add a filter to the active ones: a sidebar entry (kind, channel, layer or status: it
+        replaces that axis's earlier one; "all" clears the sidebar's), or "ids" (the memories
+        selected on the embedding map). A session entry opens its scratchpad instead."""
         assert self.model is not None and self.store is not None
         if kind == "session":
             self.scratchpad.load(self.store, value)
             self.show_view("scratchpad")
             return
-        channels = (value,) if kind == "channel" and value else ()
-        self.timeline.set_channels(channels)
-        self.graph.set_channel(value if kind == "channel" else None)
         if kind == "all":
             self.scratchpad.load(self.store)
-        base = replace(MemoryQuery(), order=self.model.query.order, descending=self.model.query.descending)
-        if kind == "kind" and value:
-            base = replace(base, kinds=(Kind(value),))
-        elif kind == "channel" and value:
-            base = replace(base, channels=(value,))
-        elif kind == "layer" and value:
-            base = replace(base, layers=(Layer(value),))
-        elif kind == "status" and value:
-            base = replace(base, statuses=(Status(value),))
-        self.search_box.clear()
-        self.model.set_query(base)
+        self.set_filters(self.filters.with_ids(value) if kind == "ids" else self.filters.with_sidebar(kind, value))
 
-    def _on_timeline_range_chosen(self, start: Any, end: Any) -> None:
-        """A click on a timeline bin lists that bin's memories, oldest first."""
+    def _on_map_selection_changed(self, ids: list[str]) -> None:
+        """The map stays in view (to refine the selection); the table lists what it selects."""
         if self.model is None:
             return
-        self.search_box.clear()
-        query = MemoryQuery(statuses=(), since=start, until=end, order=Order.CREATED, descending=False)
-        self.model.set_query(query)
+        self.apply_filter("ids", ids)
+        if ids:
+            self.statusBar().showMessage(
+                f"{len(ids):,} selected on the map: the Memories table lists them (Show in table).", 10_000)
+
+    def _on_timeline_range_chosen(self, start: Any, end: Any) -> None:
+        """A click on a timeline bin adds its dates to the active filters; its memories list
+        oldest first."""
+        if self.model is None:
+            return
+        self.set_filters(self.filters.with_dates(start, end), order=(Order.CREATED, False))
         self.show_view("memories")
-        self.statusBar().showMessage(f"Memories created {start:%Y-%m-%d} – {end:%Y-%m-%d}", 10_000)
+
+    def remove_filter(self, key: str) -> None:
+        """A chip's close button: the table shows the other filters' memories."""
+        self.set_filters(self.filters.without(key))
+
+    def clear_filters(self) -> None:
+        self.set_filters(ActiveFilters(search_mode=self.filters.search_mode))
+
+    def set_filters(self, filters: ActiveFilters, order: tuple[Order, bool] | None = None) -> None:
+        """Make filters the active ones (order: the table's order and direction, else kept)."""
+        self.filters = filters
+        self._show_filters(order)
+
+    def _show_filters(self, order: tuple[Order, bool] | None = None) -> None:
+        """Show the active filters as chips, point the other views at their channel, and load the
+        table: the store's memories they keep, or the search over those."""
+        filters = self.filters
+        self.filter_chips.show_filters(filters)
+        if self.search_box.text().strip() != filters.search_text:
+            blocked = self.search_box.blockSignals(True)
+            self.search_box.setText(filters.search_text)
+            self.search_box.blockSignals(blocked)
+        channel = filters.value("channel")  # the timeline and the graph show the channel too
+        self.timeline.set_channels((channel,) if channel else ())
+        self.graph.set_channel(channel)
+        if self.model is None or self.store is None:
+            return
+        current = self.model.query
+        wanted, descending = order or (current.order, current.descending)
+        query = filters.query(wanted, descending, self.store.settings.salience)
+        self.empty_label.hide()
+        self.table.setColumnHidden(COLUMN_KEYS.index("score"), not filters.searching)
+        self._search_generation += 1
+        if not filters.searching:
+            self.model.set_query(query)
+            return
+        generation = self._search_generation
+        self.count_label.setText(f"Searching “{filters.search_text}”…")
+        self.session.read(search, filters.search_text, mode=filters.search_mode, k=SEARCH_K, query=query,
+                          on_result=lambda result: self._on_search_result(generation, query, result),
+                          priority=ASKED)
 
     # -- searching ---------------------------------------------------------------------------------
 
@@ -564,38 +732,62 @@ class MainWindow(QMainWindow):
         self.search_box.selectAll()
 
     def _on_search_box_text_changed(self, text: str) -> None:
-        if not text and self.model is not None and self.model.query.contains:
-            self.model.set_query(replace(self.model.query, contains=None))
+        if not text.strip() and self.filters.searching:
+            self.set_filters(self.filters.with_search("", self.search_mode.currentText()))
 
     def _on_search_box_return_pressed(self) -> None:
-        text = self.search_box.text().strip()
         if self.store is None or self.model is None:
             return
-        if not text:
-            self.model.set_query(replace(self.model.query, contains=None))
-            return
-        mode = self.search_mode.currentText()
-        if mode == "keyword":
-            # Keyword search filters the windowed view in the store itself.
-            self.model.set_query(replace(self.model.query, contains=text))
-            return
-        store = self.store
-        start_worker(
-            lambda: search(store, text, mode=mode, k=100, query=MemoryQuery(channels=self.model.query.channels)),
-            on_result=self._on_search_result,
-            on_error=self.show_error,
-        )
+        self.set_filters(self.filters.with_search(self.search_box.text(), self.search_mode.currentText()))
 
-    def _on_search_result(self, result: Any) -> None:
-        if self.model is None:
+    def _on_search_mode_changed(self, mode: str) -> None:
+        """Another mode runs the shown search again in it."""
+        if self.filters.searching and self.model is not None:
+            self.set_filters(self.filters.with_search(self.filters.search_text, mode))
+        else:
+            self.filters = self.filters.with_search(self.filters.search_text, mode)
+
+    def _on_search_result(self, generation: int, query: MemoryQuery, result: SearchResult) -> None:
+        if self.model is None or generation != self._search_generation:
             return
         for notice in result.notices:
             self.statusBar().showMessage(notice, 10_000)
-        self.model.show_list([hit.memory for hit in result.hits], f"{result.mode} search")
+        scores = {hit.memory.id: hit.score for hit in result.hits}
+        meaning = f"Score: {result.score_meaning}"
+        selected = [m.id for m in self.selected_memories()]
+        self.model.show_list([hit.memory for hit in result.hits], f"{result.mode} search", scores, meaning)
+        self._select_ids(selected)
+        self.model.setHeaderData(COLUMN_KEYS.index("score"), Qt.Orientation.Horizontal, meaning,
+                                 Qt.ItemDataRole.ToolTipRole)
+        self.searched.emit(result)
+
+    def _select_ids(self, ids: list[str]) -> None:
+        """Select the rows of these memories again (a search run again keeps the selection)."""
+        selection = self.table.selectionModel()
+        rows = [row for row in (self.model.row_of(i) for i in ids) if row is not None] if self.model else []
+        if selection is None or not rows:
+            return
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        selection.setCurrentIndex(self.model.index(rows[0], 0), flags | QItemSelectionModel.SelectionFlag.Clear)
+        for row in rows[1:]:
+            selection.select(self.model.index(row, 0), flags)
+
+    def _show_empty(self, empty: bool) -> None:
+        """An empty table says so, and names the filters that left it empty."""
+        if empty:
+            what = "No memories match " + (f"“{self.filters.search_text}”" if self.filters.searching else "these filters")
+            active = self.filters.describe()
+            self.empty_label.setText(f"{what}. Active filters: {active}. Remove a filter above, or Clear all."
+                                     if self.filters.chips() else f"{what}: the store holds no active memories.")
+        self.empty_label.setVisible(empty)
 
     def _on_header_sort_indicator_changed(self, column: int, order: Qt.SortOrder) -> None:
-        if self.model is not None:
-            self.model.sort(column, order)
+        if self.model is None:
+            return
+        if self.filters.searching:  # search hits stay in score order, as the CLI lists them
+            self.statusBar().showMessage("Search results are listed by score; remove the search to sort.", 5_000)
+            return
+        self.model.sort(column, order)
 
     # -- selection and curation ---------------------------------------------------------------------
 
@@ -638,11 +830,167 @@ class MainWindow(QMainWindow):
             self.show_error(found["owner_error"])
 
     def _on_table_context_menu(self, pos: Any) -> None:
+        self.table_menu().popup(self.table.viewport().mapToGlobal(pos))
+
+    def table_menu(self) -> QMenu:
+        """The rows' context menu, for the selection: copy ids, open the source file, show in the
+        graph or the timeline, then the curation actions."""
         menu = QMenu(self)
+        menu.setObjectName("table_context_menu")
+        menu.setAccessibleName("Memory actions")
+        selected = self.selected_memories()
+        one = selected[0] if len(selected) == 1 else None
+        source = self.source_file_of(one) if one is not None else None
+        copy = menu.addAction("&Copy id" if len(selected) <= 1 else f"&Copy {len(selected)} ids")
+        copy.setObjectName("copy_ids_action")
+        copy.setEnabled(bool(selected))
+        copy.triggered.connect(lambda _checked=False: self.copy_selected_ids())
+        open_source = menu.addAction("&Open source file")
+        open_source.setObjectName("open_source_action")
+        open_source.setEnabled(source is not None)
+        open_source.setToolTip(str(source) if source is not None else "This memory is a database row, not a file")
+        open_source.triggered.connect(lambda _checked=False: source is not None and self.open_source_file(source))
+        graph = menu.addAction("Show in &graph")
+        graph.setObjectName("show_in_graph_action")
+        graph.setEnabled(one is not None)
+        graph.triggered.connect(lambda _checked=False: one is not None and self.show_in_graph(one))
+        timeline = menu.addAction("Show in &timeline")
+        timeline.setObjectName("show_in_timeline_action")
+        timeline.setEnabled(one is not None)
+        timeline.triggered.connect(lambda _checked=False: one is not None and self.show_in_timeline(one))
+        menu.addSeparator()
         for action in (self.edit_action, self.promote_action, self.delete_action, self.restore_action,
                        self.reinforce_action):
             menu.addAction(action)
-        menu.popup(self.table.viewport().mapToGlobal(pos))
+        menu.addSeparator()
+        menu.addAction(self.export_action)
+        return menu
+
+    def copy_selected_ids(self) -> None:
+        ids = [m.id for m in self.selected_memories()]
+        if ids:
+            QGuiApplication.clipboard().setText("\n".join(ids))
+            self.statusBar().showMessage(f"Copied {len(ids)} id{'s' if len(ids) > 1 else ''}", 3_000)
+
+    def source_file_of(self, memory: Memory) -> Path | None:
+        """The file a memory is a part of (a markdown bullet's file, another tool's file), if it
+        is one that exists; None for a database row or a vector."""
+        store = self.store
+        if store is None or not memory.source.path or memory.source.kind in (Kind.SQLITE, Kind.CHROMA):
+            return None
+        path = Path(memory.source.path)
+        if not path.is_absolute():
+            root = getattr(store, "root", None)
+            if root is None:
+                return None
+            path = Path(root) / path
+        return path if path.is_file() else None
+
+    def open_source_file(self, path: Path) -> bool:
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def show_in_graph(self, memory: Memory) -> None:
+        """The graph of the memory's channel, focused."""
+        self.graph.set_channel(memory.channel)
+        self.show_view("graph")
+        self.graph.setFocus()
+
+    def show_in_timeline(self, memory: Memory) -> None:
+        """The timeline of the memory's channel, focused, and when the memory was created."""
+        self.timeline.set_channels((memory.channel,))
+        self.show_view("timeline")
+        self.timeline.setFocus()
+        self.statusBar().showMessage(f"{memory.id} was created {memory.created_at:%Y-%m-%d %H:%M} ({memory.channel})",
+                                     10_000)
+
+    # -- columns and wrapping ------------------------------------------------------------------------
+
+    def _on_header_context_menu(self, pos: Any) -> None:
+        self.column_menu().popup(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def column_menu(self) -> QMenu:
+        """The header's context menu: a checkable entry per column (the choice is remembered)."""
+        menu = QMenu(self)
+        menu.setObjectName("column_chooser_menu")
+        menu.setAccessibleName("Columns")
+        if self.model is None:
+            return menu
+        for column, key in enumerate(COLUMN_KEYS):
+            if key == "score":  # shown while search results are
+                continue
+            title = self.model.headerData(column, Qt.Orientation.Horizontal)
+            action = menu.addAction(str(title))
+            action.setObjectName(f"column_{key}_action")
+            action.setCheckable(True)
+            action.setChecked(not self.table.isColumnHidden(column))
+            action.setEnabled(key != "content")  # a row needs its content
+            action.toggled.connect(lambda shown, k=key: self.set_column_shown(k, shown))
+        return menu
+
+    def set_column_shown(self, key: str, shown: bool) -> None:
+        self.table.setColumnHidden(COLUMN_KEYS.index(key), not shown)
+        hidden = [k for i, k in enumerate(COLUMN_KEYS) if k != "score" and self.table.isColumnHidden(i)]
+        self.settings.setValue("memories/hidden_columns", hidden)
+
+    def hidden_columns(self) -> list[str]:
+        value = self.settings.value("memories/hidden_columns", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _restore_hidden_columns(self) -> None:
+        hidden = set(self.hidden_columns())
+        for column, key in enumerate(COLUMN_KEYS):
+            if key != "score":
+                self.table.setColumnHidden(column, key in hidden)
+
+    def set_wrap_content(self, wrap: bool) -> None:
+        """View > Wrap content: each memory's whole content, its row as tall as it needs."""
+        self.settings.setValue("memories/wrap", wrap)
+        self.table.setWordWrap(wrap)
+        mode = QHeaderView.ResizeMode.ResizeToContents if wrap else QHeaderView.ResizeMode.Fixed
+        self.table.verticalHeader().setSectionResizeMode(mode)
+        if self.model is not None:
+            self.model.set_wrap(wrap)
+
+    # -- export --------------------------------------------------------------------------------------
+
+    def choose_export(self) -> None:
+        if self.store is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(self, "Export memories", "", ";;".join(EXPORT_FILTERS.values()))
+        if path:
+            fmt = next((f for f, label in EXPORT_FILTERS.items() if label == chosen), None)
+            self.export_to(Path(path), fmt or _format_of_suffix(Path(path)))
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Write the selected memories, else the table's (the search hits, or every memory the
+        filters keep, in its order), to path on a worker, atomically."""
+        store, model = self.store, self.model
+        if store is None or model is None:
+            return
+        selected = self.selected_memories()
+        if selected:
+            what, listed = f"{len(selected)} selected memories", selected
+        elif model.label:  # search hits: the rows the table holds
+            listed = [m for m in (model.memory_at(r) for r in range(model.rowCount())) if m is not None]
+            what = f"{len(listed)} search hits"
+        else:
+            what, listed = "the table's memories", None
+        query = model.query
+        title = Path(str(store.location)).name or str(store.location)
+
+        def write(store: MemoryStore) -> dict[str, Any]:
+            buffer = io.StringIO()
+            memories = listed if listed is not None else iter_memories(store, query)
+            n = export_memories(memories, buffer, fmt, title)
+            atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+            return {"path": str(path), "format": fmt, "exported": n}
+
+        def written(result: dict[str, Any]) -> None:
+            self.statusBar().showMessage(f"Exported {result['exported']} memories to {result['path']}", 10_000)
+            self.exported.emit(result)
+
+        self.statusBar().showMessage(f"Exporting {what} to {path}…")
+        self.session.read(write, on_result=written, priority=ASKED)
 
     def edit_selected(self) -> None:
         selected = self.selected_memories()
@@ -767,6 +1115,7 @@ class MainWindow(QMainWindow):
             action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
         self.refresh_action.setEnabled(has_store)
         self.reembed_action.setEnabled(has_store and not self.store.read_only)
+        self.check_action.setEnabled(has_store)
         self.candidates_action.setEnabled(has_store)
 
     # -- messages -------------------------------------------------------------------------------------
@@ -795,7 +1144,7 @@ class MainWindow(QMainWindow):
         but holds some (a home folder) offers those instead."""
         if isinstance(exc, WrapsStoresError):
             self.last_error = str(exc)
-            self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+            self._restore_count_label()
             dialog = self.discover_stores([Path(exc.folder)])
             dialog.status.setText(f"{exc.folder} is no memory store itself. Looking for the stores inside it…")
             self.error_shown.emit(str(exc))
@@ -804,7 +1153,7 @@ class MainWindow(QMainWindow):
             from .table_mapping_dialog import TableMappingDialog
 
             self.last_error = str(exc)
-            self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+            self._restore_count_label()
             self.mapping_dialog = TableMappingDialog(Path(exc.path), self)
             self.mapping_dialog.setObjectName("table_mapping_dialog")
             self.mapping_dialog.mapping_accepted.connect(self.open_path)
@@ -819,7 +1168,7 @@ class MainWindow(QMainWindow):
             if trace:
                 print(trace, file=sys.stderr)
         self.last_error = text
-        self.count_label.setText("No store open" if self.store is None else self.count_label.text())
+        self._restore_count_label()
         self.statusBar().showMessage(text, 15_000)
         box = QMessageBox(QMessageBox.Icon.Warning, "Mnemoscope", text, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("error_box")
@@ -827,9 +1176,18 @@ class MainWindow(QMainWindow):
         box.open()
         self.error_shown.emit(text)
 
+    def _restore_count_label(self) -> None:
+        """After an error: an open that failed leaves the label as it was before it (not "Opening …")."""
+        if self._opening:
+            self._opening = False
+            self.count_label.setText("No store open" if self.store is None else self._count_before_open)
+        elif self.store is None:
+            self.count_label.setText("No store open")
+
     def _on_model_total_changed(self, total: int) -> None:
         label = self.model.label if self.model is not None and self.model.label else "memories"
         self.count_label.setText(f"{total:,} {label}")
+        self._show_empty(total == 0)
         if self._sidebar_stale:  # the store changed: count again once the table has its rows
             self._sidebar_stale = False
             QTimer.singleShot(0, self._populate_sidebar)
@@ -891,6 +1249,10 @@ def run_app(*args: Any, **kwargs: Any) -> int:
     from .app import run_app as run
 
     return run(*args, **kwargs)
+
+
+def _format_of_suffix(path: Path) -> str:
+    return {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}.get(path.suffix.lower(), "jsonl")
 
 
 def _show_progress(dialog: QProgressDialog, label: str, tick: tuple[int, int]) -> None:

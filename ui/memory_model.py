@@ -23,7 +23,9 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status
+from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
 from mnemoscope.storage.lazy_page import changed_positions, page_ids
+from mnemoscope.storage.timeutil import utcnow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 
@@ -41,8 +43,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("access_count", "Accesses"),
     ("salience", "Salience"),
     ("status", "Status"),
+    ("score", "Score"),  # a search hit's score (shown while search results are)
+    ("findings", "Findings"),  # the worst open finding of the memory (storage.findings), e.g. "⚑ secret"
 )
-SORTABLE = {"created_at": Order.CREATED, "last_accessed": Order.ACCESSED, "salience": Order.SALIENCE}
+# Salience shows and sorts by effective (decayed) salience, as the salience view does.
+SORTABLE = {"created_at": Order.CREATED, "last_accessed": Order.ACCESSED, "salience": Order.EFFECTIVE_SALIENCE}
+COLUMN_KEYS = tuple(key for key, _title in COLUMNS)
 MemoryRole = Qt.ItemDataRole.UserRole + 1
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
@@ -52,7 +58,7 @@ _MEMORY = int(MemoryRole)
 _ROLES = frozenset((_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND, _MEMORY))
 _GRAY = QBrush(QColor("gray"))
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
-_ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience") else None for key, _title in COLUMNS)
+_ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience", "score") else None for key, _title in COLUMNS)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -78,11 +84,20 @@ class MemoryTableModel(QAbstractTableModel):
         self._pending: set[int] = set()
         self._counting = False
         self.label = ""
+        self.scores: dict[str, float] = {}  # search hits' scores, by memory id
+        self.score_meaning = ""
+        self.wrap = False  # whole content, several lines, instead of the first line
+        self._decay = store.settings.salience
+        self._now = utcnow()  # the moment effective salience is shown at
         # Chunks are read in order on one thread of their own, which keeps its connection (and
         # that connection's cache of the index being paged) warm from one chunk to the next.
         self._reader = QThreadPool(self)
         self._reader.setMaxThreadCount(1)
         self._reader.setExpiryTimeout(-1)
+        # The findings flag: the store's baseline and link allow-list are read on a worker (now and
+        # at each refresh); a row's content is scanned once, when its cells are first formatted.
+        self._findings_state: tuple[frozenset[str], tuple[str, ...]] | None = None
+        self._load_findings_state()
 
     # -- the query ----------------------------------------------------------------------
 
@@ -104,6 +119,8 @@ class MemoryTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._query = query
         self.label = ""
+        self.scores, self.score_meaning = {}, ""
+        self._now = utcnow()
         self._generation += 1
         self._total, self._rows = None, 0
         self._pages.clear()
@@ -130,9 +147,12 @@ class MemoryTableModel(QAbstractTableModel):
             priority=AT_ONCE,
         )
 
-    def show_list(self, memories: list[Memory], label: str) -> None:
-        """Show a short ranked list (search results) instead of a query."""
+    def show_list(self, memories: list[Memory], label: str, scores: dict[str, float] | None = None,
+                  score_meaning: str = "") -> None:
+        """Show a short ranked list (search results, with their scores) instead of a query."""
         self.beginResetModel()
+        self.scores, self.score_meaning = dict(scores or {}), score_meaning
+        self._now = utcnow()
         self._generation += 1
         self._pending.clear()
         self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
@@ -153,6 +173,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     def refresh(self) -> None:
         """Read the rows shown again (the store changed) and swap them in place."""
+        self._load_findings_state()
         self._generation += 1
         generation = self._generation
         self._pending.clear()
@@ -368,7 +389,66 @@ class MemoryTableModel(QAbstractTableModel):
             return _ALIGNMENTS[index.column()]
         if role == _MEMORY:
             return cells.memory
-        return _tooltip(cells.memory, COLUMNS[index.column()][0])
+        key = COLUMNS[index.column()][0]
+        if key == "salience":
+            return (f"Effective salience now {self.effective_salience(cells.memory):.3f} "
+                    f"(stored {cells.memory.salience:.2f}; {self._decay.formula()})")
+        if key == "score" and self.score_meaning:
+            return self.score_meaning
+        if key == "findings":
+            return "\n".join(f"{f.severity}: {f.title}" for f in self.open_findings(cells.memory)) or None
+        return _tooltip(cells.memory, key)
+
+    def _load_findings_state(self) -> None:
+        store = self._store
+
+        def read() -> tuple[frozenset[str], tuple[str, ...]]:
+            return accepted_fingerprints(store), allowed_hosts(store.journal)
+
+        start_worker(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
+
+    def _on_findings_state_read(self, state: tuple[frozenset[str], tuple[str, ...]]) -> None:
+        if state == self._findings_state:
+            return
+        self._findings_state = state
+        column = COLUMN_KEYS.index("findings")
+        self._cells.clear()  # formatted again as they are shown
+        if self._rows:
+            self.dataChanged.emit(self.index(0, column), self.index(self._rows - 1, column))
+
+    def open_findings(self, memory: Memory) -> list[Finding]:
+        """The memory's findings not accepted into the baseline (none until the baseline is read)."""
+        if self._findings_state is None or memory.status is Status.DELETED:
+            return []
+        accepted, hosts = self._findings_state
+        return [f for f in memory_findings(memory, accepted, hosts) if not f.accepted]
+
+    def _flag(self, memory: Memory) -> str:
+        found = self.open_findings(memory)
+        return f"⚑ {found[0].category}" if found else ""
+
+    def effective_salience(self, memory: Memory) -> float:
+        return self._decay.effective(memory, self._now)
+
+    def _text(self, memory: Memory, key: str) -> str:
+        if key == "findings":
+            return self._flag(memory)
+        if key == "salience":
+            return f"{self.effective_salience(memory):.2f}"
+        if key == "score":
+            score = self.scores.get(memory.id)
+            return "" if score is None else f"{score:.4f}"
+        if key == "content" and self.wrap:
+            return memory.content if len(memory.content) <= 2000 else memory.content[:1999] + "…"
+        return _display(memory, key)
+
+    def set_wrap(self, wrap: bool) -> None:
+        """Whole content on several lines (True) or its first line (False)."""
+        if wrap != self.wrap:
+            self.wrap = wrap
+            self._cells.clear()
+            if self._rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, 0))
 
     def _row_cells(self, row: int) -> _Cells | None:
         """The row's cells if its chunk is cached (else the chunk is requested)."""
@@ -378,7 +458,7 @@ class MemoryTableModel(QAbstractTableModel):
             return None
         cells = self._cells[row] = _Cells(
             memory,
-            tuple(_display(memory, key) for key, _title in COLUMNS),
+            tuple(self._text(memory, key) for key, _title in COLUMNS),
             None if memory.status is Status.ACTIVE else _GRAY,
         )
         return cells
@@ -390,7 +470,7 @@ class MemoryTableModel(QAbstractTableModel):
             return
         descending = order == Qt.SortOrder.DescendingOrder
         if (wanted, descending) != (self._query.order, self._query.descending):
-            self.set_query(replace(self._query, order=wanted, descending=descending))
+            self.set_query(replace(self._query, order=wanted, descending=descending, decay=self._decay))
 
 
 class _Cells(NamedTuple):

@@ -24,7 +24,7 @@ from .workers import Worker, start_worker
 
 POLL_INTERVAL_MS = 2_000
 CURATION_STEPS = ("edit", "promote", "delete", "restore", "reinforce", "undo", "redo", "reembed",
-                  "set_scratch", "delete_scratch")
+                  "set_scratch", "delete_scratch", "redact", "accept_findings", "repair")
 
 
 class JournalSteps(NamedTuple):

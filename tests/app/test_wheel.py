@@ -28,5 +28,15 @@ def test_the_wheel_holds_only_mnemoscope_and_every_module(tmp_path: Path) -> Non
         if "__pycache__" not in p.parts
     }
     assert expected <= set(names), sorted(expected - set(names))
+    data_files = {  # package data read at run time (findings rules, the migrations' template)
+        f"mnemoscope/{p.relative_to(ROOT).as_posix()}"
+        for folder in ("storage", "app", "ui")
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and p.suffix in (".json", ".mako") and "__pycache__" not in p.parts
+    }
+    assert data_files <= set(names), sorted(data_files - set(names))
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "mnemoscope = mnemoscope.app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    # Help > Mnemoscope Help and Help > Store formats read the README from the installed metadata.
+    metadata = zipfile.ZipFile(wheel).read(f"{dist_info}/METADATA").decode()
+    assert "## Stores other tools wrote" in metadata and "## The command line" in metadata
