@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from mnemoscope.storage import open_store
@@ -17,7 +18,39 @@ from .arguments import store_argument
 from .credentials import terminal_credentials
 
 # The window's views, by the names --view takes (kept here so parsing needs no Qt).
-VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph")
+VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph", "transcript", "map", "findings")
+THEMES = ("system", "light", "dark")
+
+# The system libraries Qt's X11 platform plugin needs and the PySide6 wheel does not carry (from
+# ldd of PySide6's plugins/platforms/libqxcb.so and lib/libQt6XcbQpa.so.6), with the Debian/Ubuntu
+# package of each. Without one, Qt aborts with a message that may name the wrong library.
+XCB_LIBRARIES: dict[str, str] = {
+    "libxcb.so.1": "libxcb1",
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-render.so.0": "libxcb-render0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-shm.so.0": "libxcb-shm0",
+    "libxcb-sync.so.1": "libxcb-sync1",
+    "libxcb-util.so.1": "libxcb-util1",
+    "libxcb-xfixes.so.0": "libxcb-xfixes0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libX11.so.6": "libx11-6",
+    "libX11-xcb.so.1": "libx11-xcb1",
+    "libxkbcommon.so.0": "libxkbcommon0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libGL.so.1": "libgl1",
+    "libEGL.so.1": "libegl1",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libfreetype.so.6": "libfreetype6",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libgthread-2.0.so.0": "libglib2.0-0",
+    "libdbus-1.so.3": "libdbus-1-3",
+}
 
 
 def demo_path() -> Path:
@@ -54,6 +87,7 @@ def launch(argv: Sequence[str]) -> int:
     parser.add_argument("--demo", action="store_true", help="open the demo store")
     parser.add_argument("--screenshot", type=Path, metavar="FILE.png", help="render the window offscreen to FILE and exit")
     parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
+    parser.add_argument("--theme", choices=THEMES, help="light or dark (default: the one chosen in Preferences)")
     parser.add_argument("--read-only", action="store_true", help="write nothing to the store; refuse every change")
     args = parser.parse_args(list(argv))
     if args.path is not None:
@@ -79,10 +113,15 @@ def launch(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 0
+    if _uses_xcb(os.environ, sys.platform):
+        problem = missing_xcb_libraries_message(XCB_LIBRARIES)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 1
     settings = data_folder() / "settings.ini"
     settings.parent.mkdir(parents=True, exist_ok=True)
     return run_app(path, settings_file=settings, screenshot=args.screenshot, view=args.view, read_only=args.read_only,
-                   vectors=args.vectors, credentials=credentials)
+                   vectors=args.vectors, credentials=credentials, theme=args.theme)
 
 
 def _info(path: Path | str, vectors: str | None, credentials: Credentials) -> dict:
@@ -95,3 +134,44 @@ def _has_display() -> bool:
     if os.environ.get("QT_QPA_PLATFORM") or sys.platform in ("win32", "darwin"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _uses_xcb(environ: Mapping[str, str], platform: str) -> bool:
+    """Whether Qt will open the window through its X11 (xcb) plugin."""
+    if not platform.startswith("linux"):
+        return False
+    chosen = environ.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.split(";")[0].split(":")[0] == "xcb"
+    if environ.get("XDG_SESSION_TYPE") == "wayland" and environ.get("WAYLAND_DISPLAY"):
+        return False  # Qt picks its Wayland plugin
+    return bool(environ.get("DISPLAY"))
+
+
+def missing_xcb_libraries_message(
+    libraries: Mapping[str, str], load: Callable[[str], object] | None = None
+) -> str | None:
+    """None when every library (name -> package) loads; else what to install, for the user."""
+    load = load or _load_library
+    missing = []
+    for name in libraries:
+        try:
+            load(name)
+        except OSError:
+            missing.append(name)
+    if not missing:
+        return None
+    packages = " ".join(dict.fromkeys(libraries[name] for name in missing))
+    return (
+        f"mnemoscope: the window cannot open: Qt's X11 platform plugin needs {', '.join(missing)}, "
+        f"which this system lacks.\n"
+        f"  On Debian or Ubuntu: sudo apt install {packages}\n"
+        f"  Without a window: mnemoscope info PATH, or mnemoscope PATH --screenshot FILE.png"
+    )
+
+
+def _load_library(name: str) -> object:
+    """Load a shared library as Qt would: the bundle's own copy first (PyInstaller), else the system's."""
+    if getattr(sys, "frozen", False) and (Path(sys._MEIPASS) / name).exists():  # type: ignore[attr-defined]
+        return ctypes.CDLL(str(Path(sys._MEIPASS) / name))  # type: ignore[attr-defined]
+    return ctypes.CDLL(name)

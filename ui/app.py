@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from mnemoscope.storage.credentials import Credentials
 from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from .main_window import MainWindow
+from .main_window import VIEWS, MainWindow
+from .preferences_dialog import apply_saved_theme
+from .theme import apply_theme
 from .workers import running_workers
 
 IDLE_WAIT_S = 10.0  # the longest a screenshot waits for the window to settle
@@ -25,13 +29,23 @@ def run_app(
     read_only: bool = False,
     vectors: str | None = None,
     credentials: Credentials | None = None,
+    theme: str | None = None,
 ) -> int:
     """Open the window on a store (a path or a server's URL); with screenshot, render it offscreen
-    to a PNG and exit. credentials: secrets the launcher already has (asked on its terminal)."""
+    to a PNG and exit. credentials: secrets the launcher already has (asked on its terminal).
+    theme: "system", "light" or "dark" for this run (None: the one saved in Preferences)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Mnemoscope")
     app.setOrganizationName("Mnemoscope")
+    app.setApplicationVersion(version("mnemoscope"))
+    app.setDesktopFileName("io.github.mnemoscope.Mnemoscope")  # desktops find the icon through the .desktop file
+    bundled_icon = Path(sys.executable).parent / "share/icons/hicolor/256x256/apps/io.github.mnemoscope.Mnemoscope.png"
+    app.setWindowIcon(QIcon.fromTheme("io.github.mnemoscope.Mnemoscope", QIcon(str(bundled_icon))))
     settings = QSettings(str(settings_file), QSettings.Format.IniFormat) if settings_file else QSettings()
+    if theme is None:
+        apply_saved_theme(settings)
+    elif theme != "system":
+        apply_theme(app, theme)
     window = MainWindow(settings)
     if screenshot is not None:
         window.resize(1280, 800)
@@ -69,6 +83,13 @@ def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, 
         window.salience.loaded.connect(lambda: ready("salience"))
         window.timeline.loaded.connect(lambda: ready("timeline"))
         window.graph.loaded.connect(lambda: ready("graph"))
+        window.transcript.loaded.connect(lambda _n: ready("transcript"))
+        if view not in ("memories", "scratchpad", "salience", "timeline", "graph", "transcript"):
+            loaded = getattr(window.views.widget(VIEWS.index(view)), "loaded", None)  # a view added since
+            if loaded is None:
+                waiting.discard(view)
+            else:
+                loaded.connect(lambda *_args: ready(view))
         waiting.discard("memories")
 
     window.store_opened.connect(on_opened)
