@@ -391,7 +391,11 @@ def consistency(data: dict[str, Any]) -> str:
         out.append(f"{kind['kind']} ({kind['count']}): {kind['title']} [{kind['severity']}]")
         rows = [[item["record"], _clip(item["detail"], 90)] for item in kind["items"]]
         out += ["  " + line for line in _table(rows, ["RECORD", "DETAIL"]).splitlines()]
-        out.append(f"  repair: mnemoscope check --repair {kind['kind']}" if kind["repairable"] else f"  advice: {kind['advice']}")
+        if kind["advice"]:
+            out.append(f"  advice: {kind['advice']}")
+        if kind["repairable"]:
+            asked = "" if kind.get("by_default", True) else f" (only by name, not --repair-all: it will {kind['repair']})"
+            out.append(f"  repair: mnemoscope check --repair {kind['kind']}{asked}")
         out.append("")
     checked = ", ".join(f"{n:,} {what}" for what, n in data["checked"].items())
     out += [f"note: {note}" for note in data["skipped"]]

@@ -171,10 +171,12 @@ class CheckDialog(QDialog):
             if len(items) > SHOWN_PER_KIND:
                 QTreeWidgetItem(top, [f"… and {len(items) - SHOWN_PER_KIND:,} more", "", "", ""])
             if kind.repairable:
-                button = QPushButton("Repair")
+                # A repair that takes a side says which; the advice names the other way.
+                button = QPushButton("Repair" if kind.by_default else "Keep the memory's text")
                 button.setObjectName(f"repair_{kind.id}")
                 button.setAccessibleName(f"Repair: {kind.title}")
-                button.setToolTip(f"Repair: {kind.repair} (one step; Edit > Undo reverts it)")
+                button.setToolTip(f"Repair: {kind.repair} (one step; Edit > Undo reverts it)"
+                                  + ("" if kind.by_default else f". Or: {kind.advice}"))
                 button.setEnabled(not read_only)
                 button.clicked.connect(lambda _checked=False, k=kind.id: self.repair(k))
                 self.tree.setItemWidget(top, 3, button)

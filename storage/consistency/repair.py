@@ -68,6 +68,8 @@ def plan_repairs(store: Any, report: Report, kinds: list[str], embedder: Embedde
             plan.changes += _vector_changes(workspace, target, row, vector_kinds, embedder)
         if "missing-bullet" in found and row is not None:
             plan.changes += _bullet_changes(workspace, row)
+        for record in sorted(found.get("text-mismatch", ())):
+            plan.changes += _bullet_text_changes(workspace, record, row)
         for kind in ("stale-fts", "missing-fts"):
             for record in sorted(found.get(kind, ())):
                 plan.changes += _fts_changes(workspace, record, row)
@@ -122,6 +124,15 @@ def _bullet_changes(workspace: Any, row: Snapshot) -> list[Change]:
     line = markdown.append_bullet_position(rel)
     return [Change(block_id_for(rel, row["content"]), None,
                    {"path": rel, "line": line, "text": bullet_text(row["content"])})]
+
+
+def _bullet_text_changes(workspace: Any, record: str, row: Snapshot | None) -> list[Change]:
+    """The bullet rewritten to say what its memory's row says, as an edit of the memory writes it."""
+    markdown = workspace.markdown
+    snap = markdown.read_record(record) if markdown is not None else None
+    if snap is None or row is None or snap.get("text") == bullet_text(row["content"]):
+        return []
+    return list(markdown.plan_edit(record, snap, row["content"]).changes)
 
 
 def _fts_changes(workspace: Any, record: str, row: Snapshot | None) -> list[Change]:

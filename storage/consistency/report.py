@@ -21,6 +21,9 @@ class FindingKind:
     severity: str
     repair: str = ""  # what the repair does ("" when no repair is safe)
     advice: str = ""  # what a person can do instead
+    # False: the repair takes a side a person has to choose, so it runs only when asked for by
+    # name (--repair KIND, the dialog's button), never as part of "repair everything".
+    by_default: bool = True
 
     @property
     def repairable(self) -> bool:
@@ -28,7 +31,8 @@ class FindingKind:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.id, "title": self.title, "severity": self.severity,
-                "repairable": self.repairable, "repair": self.repair, "advice": self.advice}
+                "repairable": self.repairable, "repair": self.repair, "advice": self.advice,
+                "by_default": self.by_default}
 
 
 KINDS: dict[str, FindingKind] = {k.id: k for k in (
@@ -49,8 +53,11 @@ KINDS: dict[str, FindingKind] = {k.id: k for k in (
                 advice="the bullet may be worth keeping as a memory of its own; delete it in the window "
                        "if it should go"),
     FindingKind("text-mismatch", "Markdown bullet and memory say different things", WARNING,
-                advice="which text is right is your call: edit the memory to the text you want "
-                       "(an edit reaches every copy)"),
+                repair="write the memory's text into its markdown bullet (the bullet's text stays in the "
+                       "journal: undo brings it back)",
+                advice="which text is right is your call: repair it to keep the memory's text, or edit the "
+                       "memory to the bullet's text (an edit reaches every copy)",
+                by_default=False),
     FindingKind("stale-fts", "Full-text index entry out of date", WARNING,
                 repair="index the memory's current text again (or drop the entry of a row that is gone)"),
     FindingKind("missing-fts", "Memory missing from the full-text index", WARNING,
@@ -106,7 +113,8 @@ class Report:
         return [KINDS[kind] for kind, items in self.by_kind.items() if items]
 
     def repairable_kinds(self) -> list[str]:
-        return [kind.id for kind in self.kinds() if kind.repairable]
+        """The kinds found that "repair everything" repairs (not those that take a side)."""
+        return [kind.id for kind in self.kinds() if kind.repairable and kind.by_default]
 
     def items(self, kind: str) -> list[Finding]:
         return list(self.by_kind.get(kind, []))

@@ -33,7 +33,7 @@ def test_findings_as_json_grouped_by_kind_exit_1(capsys, demo_path: Path) -> Non
     kinds = {k["kind"]: k for k in data["kinds"]}
     assert set(kinds) == set(planted)
     assert kinds["stale-fts"]["items"][0]["record"] == planted["stale-fts"]
-    assert kinds["text-mismatch"]["repairable"] is False and kinds["text-mismatch"]["advice"]
+    assert kinds["text-mismatch"]["advice"] and kinds["text-mismatch"]["by_default"] is False
     assert kinds["missing-vector"]["repairable"] is True and kinds["missing-vector"]["repair"]
     assert set(kinds["orphan-vector"]["items"][0]) == {"record", "memory_id", "detail", "source"}
     assert (demo_path / "memory.db").read_bytes() == before  # a check writes nothing
@@ -45,6 +45,7 @@ def test_human_output_names_each_kind_with_its_count_and_what_to_do(capsys, demo
     assert code == 1
     assert "missing-vector (1)" in out and "mnemoscope check --repair missing-vector" in out
     assert "text-mismatch (1)" in out and "advice: which text is right" in out
+    assert "repair: mnemoscope check --repair text-mismatch (only by name, not --repair-all" in out
     assert planted["orphan-vector"] in out
     assert f"{len(planted)} inconsistencies" in out
 
@@ -64,6 +65,13 @@ def test_repair_one_kind_then_everything_safe_then_undo(capsys, demo_path: Path)
     code, out, _ = run(capsys, "check", demo_path, "--json")
     assert code == 1 and set(json.loads(out)["counts"]) == {"text-mismatch"}
 
+    # Which copy of the mismatched memory is right is asked for by name: the row's text, then clean.
+    code, out, _ = run(capsys, "check", demo_path, "--repair", "text-mismatch", "--json")
+    assert code == 0 and json.loads(out)["clean"] is True
+
+    assert run(capsys, "undo", demo_path)[0] == 0  # the text-mismatch step
+    code, out, _ = run(capsys, "check", demo_path, "--json")
+    assert set(json.loads(out)["counts"]) == {"text-mismatch"}
     assert run(capsys, "undo", demo_path)[0] == 0  # the --repair-all step
     code, out, _ = run(capsys, "check", demo_path, "--json")
     assert set(json.loads(out)["counts"]) == set(planted) - {"missing-fts", "stale-fts"}
@@ -84,7 +92,7 @@ def test_repairing_everything_repairable_on_a_store_with_only_those_exits_0(caps
 
 def test_errors_exit_2(capsys, demo_path: Path, tmp_path: Path) -> None:
     plant_damage(demo_path)
-    code, _, err = run(capsys, "check", demo_path, "--repair", "text-mismatch")
+    code, _, err = run(capsys, "check", demo_path, "--repair", "vector-dimension")
     assert code == 2 and "not repaired automatically" in err
     code, _, err = run(capsys, "check", demo_path, "--repair", "no-such-kind")
     assert code == 2 and "No finding kind" in err

@@ -21,7 +21,7 @@ from mnemoscope.storage.views.search import keyword_lists
 
 REPAIRABLE = ["missing-vector", "orphan-vector", "stale-vector", "vector-metadata-mismatch", "missing-bullet",
               "stale-fts", "missing-fts"]
-ADVISED = ["orphan-bullet", "text-mismatch"]
+ADVISED = ["orphan-bullet", "text-mismatch"]  # text-mismatch: repaired only when asked for by name
 
 
 def _rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
@@ -106,7 +106,7 @@ def test_every_planted_inconsistency_is_found_once(demo_path: Path) -> None:
     data = report.to_dict()
     assert data["total"] == len(planted) and not data["clean"]
     assert {k["kind"]: k["count"] for k in data["kinds"]} == dict.fromkeys(planted, 1)
-    assert {k["kind"] for k in data["kinds"] if k["repairable"]} == set(REPAIRABLE)
+    assert {k["kind"] for k in data["kinds"] if k["repairable"] and k["by_default"]} == set(REPAIRABLE)
     for kind in data["kinds"]:
         assert kind["title"] and kind["severity"] in ("error", "warning")
         assert kind["items"][0]["detail"]
@@ -128,6 +128,14 @@ def test_repair_leaves_the_check_clean_and_undo_brings_the_damage_back(demo_path
         assert found(check(store)) == {kind: [record] for kind, record in planted.items()}
     with open_store(demo_path) as store:  # and it holds on disk
         Curator(store).redo()
+        assert found(check(store)) == {"text-mismatch": [planted["text-mismatch"]]}
+        # The person's call, asked for by name: the memory's text wins; the bullet says it again.
+        edited_file = planted["text-mismatch"].split(":")[1]
+        before = (demo_path / edited_file).read_bytes()
+        Curator(store).repair(check(store), ["text-mismatch"])
+        assert check(store).clean
+        Curator(store).undo()
+        assert (demo_path / edited_file).read_bytes() == before
         assert found(check(store)) == {"text-mismatch": [planted["text-mismatch"]]}
 
 
@@ -157,9 +165,9 @@ def test_kinds_without_a_safe_repair_are_refused(demo_path: Path) -> None:
     plant_damage(demo_path)
     with open_store(demo_path) as store:
         report = check(store)
-        with pytest.raises(UnsupportedError, match="text-mismatch is not repaired"):
-            Curator(store).repair(report, ["text-mismatch"])
-        assert KINDS["text-mismatch"].advice
+        with pytest.raises(UnsupportedError, match="vector-dimension is not repaired"):
+            Curator(store).repair(report, ["vector-dimension"])
+        assert KINDS["vector-dimension"].advice and not KINDS["vector-dimension"].repairable
         assert store.journal.next_to_undo() is None or store.journal.next_to_undo().operation != "repair"
 
 

@@ -42,7 +42,7 @@ def test_the_dialog_lists_every_planted_kind_with_its_count(qtbot, window: MainW
     assert dialog.counts() == dict.fromkeys(planted, 1)
     assert f"{len(planted)} inconsistencies" in dialog.status.text()
     # a Repair button for each kind with a safe repair, advice for the others
-    assert set(dialog.repair_buttons) == set(planted) - {"text-mismatch", "orphan-bullet"}
+    assert set(dialog.repair_buttons) == set(planted) - {"orphan-bullet"}
     button = dialog.findChild(type(dialog.again_button), "repair_missing-fts")
     assert button is not None and button.accessibleName().startswith("Repair")
     first = dialog.tree.topLevelItem(0)
