@@ -5,7 +5,8 @@ collections of other tools' stores) is read a batch at a time; past ``limit`` ve
 random sample (fixed seed) is kept, and the result says so and of how many. The sample is
 projected by PCA computed with numpy (the eigenvectors of its covariance), on unit vectors when
 the collection compares by cosine. Each point carries its memory's id (a vector copy of a
-memory.db memory names that memory) and what the map colours by: channel, layer, kind, status.
+memory.db memory names that memory) and what the map colours by: channel, layer, kind, status,
+and the category of its worst open finding (storage.findings), read by id for the sampled points.
 
 Work that takes long checks ``cancelled()`` between batches and reports ``progress(done, total)``.
 """
@@ -28,7 +29,9 @@ from ..store import MemoryStore
 DEFAULT_LIMIT = 20_000  # points drawn at most: past it, a uniform sample
 BATCH = 5_000  # vectors read, and points projected, between two looks at cancelled()
 SEED = 13
-COLOUR_FIELDS = ("channel", "layer", "kind", "status")
+COLOUR_FIELDS = ("channel", "layer", "kind", "status", "finding")
+NO_FINDING = "none"
+ID_CHUNK = 900  # memories read per page when their findings are looked up
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
@@ -138,6 +141,7 @@ def embedding_map(
         norms = np.linalg.norm(sample, axis=1, keepdims=True)
         sample = sample / np.where(norms == 0, 1.0, norms)
     xy, explained = _pca(sample, stop)
+    fields["finding"] = _finding_labels(store, ids, stop)
     return EmbeddingMap(ids, xy, fields, explained, total, dimension, notes=tuple(notes))
 
 
@@ -261,6 +265,26 @@ def _add_points(c: _Collection, index: RecordIndex, position: dict[str, int], re
     fields["layer"] += labels(index.layer, [layer.value for layer in LAYERS])
     fields["status"] += labels(index.status, [status.value for status in STATUSES])
     fields["kind"] += np.where(mirror, c.mirror_kind, c.source.kind.value).tolist()
+
+
+def _finding_labels(store: MemoryStore, ids: list[str], stop: Cancelled) -> list[str]:
+    """Each point's worst open finding's category (storage.findings: secret, injection, ...), or
+    "none": its memory read by id a page at a time and scanned as `mnemoscope scan` does."""
+    from ..findings import accepted_fingerprints, allowed_hosts, memory_findings
+    from ..findings.rules import severity_rank
+
+    accepted, hosts = accepted_fingerprints(store), allowed_hosts(store.journal)
+    worst: dict[str, str] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), ID_CHUNK):
+        if stop():
+            raise MapCancelled()
+        chunk = tuple(unique[start : start + ID_CHUNK])
+        for memory in store.page(MemoryQuery(ids=chunk, statuses=()), limit=len(chunk)):
+            found = [f for f in memory_findings(memory, accepted, hosts) if not f.accepted]
+            if found:
+                worst[memory.id] = min(found, key=lambda f: severity_rank(f.severity)).category
+    return [worst.get(i, NO_FINDING) for i in ids]
 
 
 def _canonical(store: MemoryStore, memory_id: str) -> str:

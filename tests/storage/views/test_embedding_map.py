@@ -204,3 +204,21 @@ def test_the_ids_filter_on_agentx_postgresql(postgres_server, tmp_path: Path,  #
             assert sorted(m.id for m in store.page(query, 50)) == sorted(chosen[:2])
     finally:
         postgres_server.drop_database("agentx_map_ids")
+
+
+def test_points_are_coloured_by_their_memorys_worst_open_finding(demo_path: Path) -> None:
+    """A memory holding a live-looking AWS key reads "secret" on the map, every clean one "none";
+    once the finding is accepted into the baseline the point reads "none" too."""
+    from mnemoscope.storage import Curator
+    from mnemoscope.storage.findings import scan_store
+
+    with open_store(demo_path) as store:
+        target = next(i for i in embedding_map(store).ids if not i.startswith(("md:", "vec:")))
+        Curator(store).edit(target, content="deploy key AKIAZ3MHQWERTY7XKLPU is in the vault")
+        found = embedding_map(store)
+        labels = dict(zip(found.ids, found.fields["finding"], strict=True))
+        assert labels.pop(target) == "secret"
+        assert set(labels.values()) == {"none"}
+        Curator(store).accept_findings(scan_store(store, memory_ids=[target]).findings)
+        accepted = embedding_map(store)
+        assert accepted.fields["finding"][accepted.ids.index(target)] == "none"
