@@ -62,6 +62,17 @@ KINDS: dict[str, FindingKind] = {k.id: k for k in (
                 repair="index the memory's current text again (or drop the entry of a row that is gone)"),
     FindingKind("missing-fts", "Memory missing from the full-text index", WARNING,
                 repair="index the memory's text"),
+    # Other tools' search indexes of their markdown (OpenClaw, AgenticX): theirs to rebuild.
+    FindingKind("index-file-gone", "Indexed file is gone; its chunks are still in the index", WARNING,
+                advice="the owning tool drops them when it next re-indexes; until then their text is shown as "
+                       "deleted memories, so nothing is lost"),
+    FindingKind("index-file-changed", "Indexed file changed since it was indexed", WARNING,
+                advice="the owning tool's search still finds the old text; let it re-index (its next sync)"),
+    FindingKind("index-chunks-unlisted", "Index chunks of a file the index does not list", WARNING,
+                advice="the index was written halfway; let the owning tool re-index"),
+    FindingKind("index-fts-dangling", "Full-text entries whose row is gone", WARNING,
+                advice="the owning tool's keyword search may return rows that no longer exist; let it rebuild "
+                       "its full-text index"),
 )}
 
 

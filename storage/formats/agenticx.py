@@ -54,8 +54,11 @@ from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
 from .base import (
+    INDEX_FTS_DANGLING,
     Contents,
     FormatSource,
+    IndexDrift,
+    drift_findings,
     index_drift,
     json_object,
     make_memory,
@@ -423,14 +426,17 @@ class AgenticxIndexSource(FormatSource):
                 if f"{fts}_docsize" in self.tables and table in self.tables
             }
         hashes = {row["path"]: row["hash"] for row in files}
-        problems, orphans = index_drift(hashes, chunks, Path, self.path.name)
+        contents.drift, problems, orphans = index_drift(hashes, chunks, Path, self.path.name)
         self._indexed = [Path(p) for p in sorted(hashes)]
         contents.problems += problems
         for chunk in orphans:
             self._orphan(chunk, contents)
         for fts, count in dangling_fts.items():
             if count:
-                contents.problems.append(f"{fts} has {count} entr{'y' if count == 1 else 'ies'} whose row no longer exists")
+                dangling = IndexDrift(INDEX_FTS_DANGLING, fts,
+                                      f"{fts} has {count} entr{'y' if count == 1 else 'ies'} whose row no longer exists")
+                contents.drift.append(dangling)
+                contents.problems.append(dangling.detail)
         for row in turns:
             at = parse_time(row["created_at"]) or utcnow()
             contents.memories.append(
@@ -443,6 +449,9 @@ class AgenticxIndexSource(FormatSource):
                 )
             )
         return contents
+
+    def consistency_checks(self) -> list[Any]:
+        return drift_findings(self)
 
     def _orphan(self, chunk: Any, contents: Contents) -> None:
         at = parse_time(chunk["created_at"]) if "created_at" in chunk.keys() else None

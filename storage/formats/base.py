@@ -66,6 +66,22 @@ class Contents:
     scratch: list[ScratchEntry] = field(default_factory=list)
     # Things a user should know: drift, dangling index rows, unreadable tables.
     problems: list[str] = field(default_factory=list)
+    # The owner's search index against what it indexed, one entry per file or table that drifted
+    # (what `mnemoscope check` reports for the format).
+    drift: list[IndexDrift] = field(default_factory=list)
+
+
+INDEX_FILE_GONE = "index-file-gone"  # the file is gone; the index still holds its chunks
+INDEX_FILE_CHANGED = "index-file-changed"  # the file changed since it was indexed
+INDEX_FILE_UNLISTED = "index-chunks-unlisted"  # chunks of a file the index's file table does not list
+INDEX_FTS_DANGLING = "index-fts-dangling"  # full-text entries whose row is gone
+
+
+@dataclass(frozen=True)
+class IndexDrift:
+    kind: str  # one of the INDEX_* kinds
+    record: str  # the indexed path, or the full-text table
+    detail: str
 
 
 class FormatSource:
@@ -381,18 +397,19 @@ def require_tables(path: Path, tables: dict[str, set[str]], wanted: dict[str, se
 
 def index_drift(
     hashes: dict[str, str], chunks: Sequence[Any], resolve: Callable[[str], Path | None], index_name: str
-) -> tuple[list[str], list[Any]]:
+) -> tuple[list[IndexDrift], list[str], list[Any]]:
     """Where a search index of markdown no longer matches the files it indexed.
 
     ``hashes`` maps each indexed path to the sha256 of the text indexed, ``chunks``
     are rows with ``path`` and ``text``; ``resolve`` finds an indexed path on disk
-    (None: it cannot be looked for from here). Returns the problems and the chunks
-    whose file is gone or cannot be found: their text lives nowhere else.
+    (None: it cannot be looked for from here). Returns the drift per file, the problems
+    (each drift's detail, and what could not be looked at), and the chunks whose file is
+    gone or cannot be found: their text lives nowhere else.
     """
     by_path: dict[str, list[Any]] = {}
     for chunk in chunks:
         by_path.setdefault(chunk["path"], []).append(chunk)
-    problems: list[str] = []
+    drift: list[IndexDrift] = []
     orphans: list[Any] = []
     unresolved = 0
     for path in sorted(set(by_path) | set(hashes)):
@@ -403,21 +420,30 @@ def index_drift(
             orphans += rows
             continue
         if not file.is_file():
-            problems.append(f"{path} no longer exists; {index_name} still holds {len(rows)} chunk(s) of it (shown as memories)")
+            drift.append(IndexDrift(INDEX_FILE_GONE, path, f"{path} no longer exists; {index_name} still holds "
+                                                             f"{len(rows)} chunk(s) of it (shown as memories)"))
             orphans += rows
             continue
         if path not in hashes:
-            problems.append(f"{len(rows)} chunk(s) of {path} have no file row in {index_name}")
+            drift.append(IndexDrift(INDEX_FILE_UNLISTED, path, f"{len(rows)} chunk(s) of {path} have no file row in {index_name}"))
             continue
         text = file.read_text(encoding="utf-8", errors="replace")
         if hashlib.sha256(text.encode("utf-8")).hexdigest() == hashes[path]:
             continue
         missing = [c for c in rows if c["text"] not in text]
         detail = f"; {len(missing)} chunk(s) hold text no longer in the file" if missing else ""
-        problems.append(f"{path} changed since it was indexed in {index_name}{detail}")
+        drift.append(IndexDrift(INDEX_FILE_CHANGED, path, f"{path} changed since it was indexed in {index_name}{detail}"))
+    problems = [d.detail for d in drift]
     if unresolved:
         problems.append(f"{unresolved} indexed file(s) cannot be looked for from here (workspace not found); their chunks are shown as memories")
-    return problems, orphans
+    return drift, problems, orphans
+
+
+def drift_findings(source: FormatSource) -> list[Any]:
+    """consistency_checks() of a format that fills Contents.drift: one finding per drifted file."""
+    from ..consistency.report import Finding
+
+    return [Finding(d.kind, d.record, d.detail, source=source.format) for d in source.contents().drift]
 
 
 def vec0_tables(con: sqlite3.Connection) -> dict[str, int]:

@@ -32,7 +32,17 @@ from ..model import Layer, Session, Status, Turn
 from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from . import FormatMatch
-from .base import Contents, FormatSource, index_drift, make_memory, reading, sqlite_tables, vec0_note, vec0_tables
+from .base import (
+    Contents,
+    FormatSource,
+    drift_findings,
+    index_drift,
+    make_memory,
+    reading,
+    sqlite_tables,
+    vec0_note,
+    vec0_tables,
+)
 
 AGENT_DB = "openclaw-agent.sqlite"
 CHUNK_COLUMNS = {"id", "path", "source", "start_line", "end_line", "hash", "text", "updated_at"}
@@ -94,7 +104,7 @@ class OpenClawAgentSource(FormatSource):
             vectors = vec0_tables(con)
         memory_files = {row["path"]: row["hash"] for row in files if row["source"] == "memory"}
         memory_chunks = [c for c in chunks if c["source"] == "memory"]
-        problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
+        contents.drift, problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
         self._indexed = [f for f in map(self._resolve, sorted(memory_files)) if f is not None]
         contents.problems += problems
         for chunk in orphans:
@@ -113,6 +123,9 @@ class OpenClawAgentSource(FormatSource):
             )
         for table, count in vectors.items():
             contents.problems.append(vec0_note(self.index, table, count))
+
+    def consistency_checks(self) -> list[Any]:
+        return drift_findings(self)
 
     def _resolve(self, indexed: str) -> Path | None:
         path = Path(indexed)

@@ -205,6 +205,17 @@ def test_index_rows_that_point_at_missing_text_are_reported(home: Path):
     assert any("chunks_fts has 1 entry whose row no longer exists" in p for p in problems)
 
 
+def test_check_reports_the_index_drift_by_kind(home: Path):
+    from mnemoscope.storage.consistency import check
+
+    with open_store(home, read_only=True) as store:
+        report = check(store)
+    found = {kind: sorted(f.record.rsplit("/", 1)[-1] for f in report.items(kind)) for kind in report.counts()}
+    assert found == {"index-file-gone": ["2026-11-18.md"], "index-file-changed": ["2026-11-19.md"],
+                     "index-fts-dangling": ["chunks_fts"]}
+    assert {f.source for f in report} == {"agenticx-index"} and not report.clean
+
+
 def test_summary_edit_and_delete_are_read_back_as_agenticx_reads_them(home: Path):
     db = home / "memory" / "sessions.sqlite"
     with open_store(home) as store:

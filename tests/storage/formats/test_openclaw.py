@@ -181,6 +181,15 @@ def test_index_drift_and_unreadable_lines_are_reported(state: Path):
     assert not any("USER.md" in p for p in problems)
 
 
+def test_check_reports_the_index_drift_by_kind(state: Path):
+    from mnemoscope.storage.consistency import check
+
+    with open_store(state, read_only=True) as store:
+        report = check(store)
+    assert {kind: [f.record for f in report.items(kind)] for kind in report.counts()} == {
+        "index-file-gone": ["memory/2026-11-18.md"], "index-file-changed": ["MEMORY.md"]}
+
+
 def test_a_vec0_table_is_counted_and_said_unread(state: Path):
     vec_sqlite = pytest.importorskip("pysqlite3.dbapi2")
     sqlite_vec = pytest.importorskip("sqlite_vec")
