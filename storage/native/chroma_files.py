@@ -420,37 +420,27 @@ class ChromaFiles:
         return found
 
     def keyword_hits(
-        self, col: Collection, words: list[str], text_keys: Iterable[str]
+        self, col: Collection, words: list[str], text_keys: Iterable[str], frequencies: list[int] | None = None
     ) -> Generator[tuple[str, int], None, None]:
         """(record id, how many of words its document or text-bearing metadata contains, ignoring
         case; a word given twice counts twice) for every record with a hit, most hits first, then
         by id: one pass of SQL, streamed. Records with queued operations are left to the caller
-        (queued_states)."""
+        (queued_states). frequencies, when given, is filled in the same pass with how many
+        records hold each word (once the first record is read)."""
         keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
         if not keys:
             return
-        columns, params = [], []
-        for i, word in enumerate(words):
-            needle = word.casefold()
-            if needle.isascii():
-                # ASCII text: LIKE folds ASCII case exactly as casefold does; other text goes to Python.
-                pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                columns.append(
-                    f"CASE WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) "
-                    f"THEN m.string_value LIKE ? ESCAPE '\\' ELSE mn_contains(m.string_value, ?) END AS c{i}"
-                )
-                params += [pattern, needle]
-            else:
-                columns.append(f"mn_contains(m.string_value, ?) AS c{i}")
-                params.append(needle)
+        columns, params = _containment_columns(words)
         if len(keys) == 1:  # one text per record (a record holds one value per key): no grouping
-            total = " + ".join(f"coalesce(x.c{i}, 0)" for i in range(len(words)))
+            flags = [f"coalesce(x.c{i}, 0)" for i in range(len(words))]
             group = ""
         else:
-            total = " + ".join(f"coalesce(max(x.c{i}), 0)" for i in range(len(words)))
+            flags = [f"coalesce(max(x.c{i}), 0)" for i in range(len(words))]
             group = "GROUP BY e.id "
+        total = " + ".join(flags)
+        counted = "".join(f", sum({flag}) OVER ()" for flag in flags) if frequencies is not None else ""
         sql = (
-            f"SELECT e.embedding_id, {total} AS hits FROM ("
+            f"SELECT e.embedding_id, {total} AS hits{counted} FROM ("
             f"SELECT m.id AS id, {', '.join(columns)} FROM embedding_metadata m "
             f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL"
             f") x JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? {group}"
@@ -458,12 +448,38 @@ class ChromaFiles:
         )
         all_params = [*params, *keys, col.metadata_segment]
         try:
-            yield from self._stream(sql, all_params)
+            rows = self._stream(sql, all_params)
+            first = next(rows, None)
         except sqlite3.OperationalError as exc:
             if "readonly" not in str(exc) or not self.may_recover:
                 raise
             self.recover()
-            yield from self._stream(sql, all_params)
+            rows = self._stream(sql, all_params)
+            first = next(rows, None)
+        if frequencies is not None:
+            frequencies[:] = [int(n) for n in first[2:]] if first is not None else [0] * len(words)
+        if first is None:
+            return
+        yield first[0], first[1]
+        for row in rows:
+            yield row[0], row[1]
+
+    def document_frequencies(self, col: Collection, words: list[str], text_keys: Iterable[str]) -> list[int]:
+        """How many records' text contains each word (ignoring case), every word in one pass."""
+        keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
+        if not keys or not words:
+            return [0] * len(words)
+        columns, params = _containment_columns(words)
+        per_record = ", ".join(f"max(coalesce(x.c{i}, 0)) AS c{i}" for i in range(len(words)))
+        sums = ", ".join(f"coalesce(sum(r.c{i}), 0)" for i in range(len(words)))
+        sql = (
+            f"SELECT {sums} FROM (SELECT {per_record} FROM ("
+            f"SELECT m.id AS id, {', '.join(columns)} FROM embedding_metadata m "
+            f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL"
+            f") x JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? GROUP BY e.id) r"
+        )
+        (row,) = self.rows(sql, [*params, *keys, col.metadata_segment])
+        return [int(n) for n in row]
 
     def _keys_present(self, col: Collection, keys: list[str]) -> list[str]:
         """Those of keys some record holds text under (each looked up in Chroma's index)."""
@@ -659,6 +675,25 @@ class _Queued:
             if not isinstance(values, dict):
                 return "metadata that is not a JSON object"
         return None
+
+
+def _containment_columns(words: list[str]) -> tuple[list[str], list[str]]:
+    """SQL columns c0, c1, ... : whether m.string_value contains each word, ignoring case."""
+    columns, params = [], []
+    for i, word in enumerate(words):
+        needle = word.casefold()
+        if needle.isascii():
+            # ASCII text: LIKE folds ASCII case exactly as casefold does; other text goes to Python.
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            columns.append(
+                f"CASE WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) "
+                f"THEN m.string_value LIKE ? ESCAPE '\\' ELSE mn_contains(m.string_value, ?) END AS c{i}"
+            )
+            params += [pattern, needle]
+        else:
+            columns.append(f"mn_contains(m.string_value, ?) AS c{i}")
+            params.append(needle)
+    return columns, params
 
 
 def _checked(queued: list[_Queued], dimension: int | None) -> Iterator[tuple[_Queued, str | None]]:

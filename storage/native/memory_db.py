@@ -234,6 +234,8 @@ class SqliteSource(NativeDb):
         now = utcnow()
         return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
 
+    indexes_words = True  # document_frequencies reads the FTS vocabulary: no scan
+
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many memories there are, and how many hold a word starting with each term (the
         statistics BM25 weighs terms by), read from the FTS index's vocabulary instead of a scan:

@@ -294,6 +294,8 @@ class ChromaSource(IndexedReads):
         self._eligible: tuple[Any, ...] = (None,)  # the graph elements the last filter kept
         self._recent: dict[str, Memory] = {}  # the last vector search's hits, as get() returns them
         self._recent_token = ""
+        # (collection, words, files token) -> how many records hold each word, counted by a keyword search
+        self._counted_words: dict[tuple[str, tuple[str, ...], str], list[int]] = {}
         self._mirrors_hidden = False
         self.embedder_override: Embedder | None = None
         self._refresh_collections()
@@ -639,6 +641,20 @@ class ChromaSource(IndexedReads):
         ranked.sort()
         return self._with_documents([(name, record_id) for _h, _m, name, record_id in ranked[:k]])
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The records, and how many of them hold each term in their text (one SQL pass per
+        collection): the statistics BM25 weighs terms by (views/search.py)."""
+        total, found = 0, dict.fromkeys(terms, 0)
+        for name in self.collections():
+            col = self.collection_info(name)
+            total += len(self._index_of(name))
+            counts = self._counted_words.get((name, tuple(terms), self.files.token()))  # by the keyword search
+            if counts is None:
+                counts = self._read(lambda col=col: self.files.document_frequencies(col, list(terms), TEXT_KEYS))
+            for term, n in zip(terms, counts, strict=True):
+                found[term] += n
+        return total, found
+
     def _keyword_hits(self, name: str, words: list[str], query: MemoryQuery, k: int) -> list[tuple[int, str, str, str]]:
         """The collection's k best (-hits, memory id, collection, record id) the query keeps."""
         col = self.collection_info(name)
@@ -651,11 +667,16 @@ class ChromaSource(IndexedReads):
             at = position.get(record_id)
             return at is not None and (mask is None or bool(mask[at]))
 
-        with contextlib.closing(self.files.keyword_hits(col, words, TEXT_KEYS)) as rows:
+        counted: list[int] = []
+        with contextlib.closing(self.files.keyword_hits(col, words, TEXT_KEYS, counted)) as rows:
             found = [
                 (-hits, record_id_for(name, record_id), name, record_id)
                 for record_id, hits in self._read(lambda: list(_until_enough(rows, kept, queued, k)))
             ]
+        if counted:  # kept for document_frequencies, which BM25 asks for next
+            if len(self._counted_words) > 64:
+                self._counted_words.clear()
+            self._counted_words[(name, tuple(w.casefold() for w in words), self.files.token())] = counted
         for record_id, state in queued.items():
             if state is None or not kept(record_id):
                 continue

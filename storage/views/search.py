@@ -193,19 +193,25 @@ def bm25_scores(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
 
 def document_frequencies(store: MemoryStore, terms: Sequence[str], query: MemoryQuery) -> tuple[int, dict[str, int]]:
     """The number of memories, and of memories holding each term, summed over the store's
-    parts: from a part's full-text index where it keeps one (document_frequencies), else
-    counted under the search's filters."""
+    parts: from a part's full-text index where it keeps one (indexes_words), from one pass over
+    a part's texts where it counts every term at once (document_frequencies), else counted
+    under the search's filters, a count per term."""
     base = replace(query, contains=None)
     total = 0
     found = dict.fromkeys(terms, 0)
     for source in store.sources:
         for part in source.parts if source is store.workspace else [source]:
-            indexed = getattr(part, "document_frequencies", None)
-            if indexed is not None:
-                counted, per_term = indexed(terms)
+            counted_at_once = getattr(part, "document_frequencies", None)
+            if getattr(part, "indexes_words", False) and counted_at_once is not None:
+                counted, per_term = counted_at_once(terms)
             else:
                 counted = part.count(base)
-                per_term = {term: part.count(replace(base, contains=term)) for term in terms}
+                if not counted:  # nothing of its own here (a workspace's vector copies): no statistics
+                    continue
+                if counted_at_once is not None:
+                    counted, per_term = counted_at_once(terms)
+                else:
+                    per_term = {term: part.count(replace(base, contains=term)) for term in terms}
             total += counted
             for term in terms:
                 found[term] += per_term[term]
