@@ -93,13 +93,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--password-stdin", action="store_true",
         help="read each password or API key asked for from stdin, one line each, instead of a prompt",
     )
+    _logging_args(common, default=argparse.SUPPRESS)  # after the command too; never overriding the one before it
+    app_usage, app_help = _app_help()
     parser = argparse.ArgumentParser(
         prog="mnemoscope",
-        description="See and fix what your AI agents remember. "
-        "Run 'mnemoscope' or 'mnemoscope PATH' to open the desktop app.",
+        description="See and fix what your AI agents remember.\n"
+        "Run 'mnemoscope' or 'mnemoscope PATH' to open the desktop app (its flags are listed below).",
+        epilog=app_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    _logging_args(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Set after the subparsers, whose prog ("mnemoscope ls") argparse derives from the usage.
+    parser.usage = f"%(prog)s [-h] [--version] [-v] [--log-file FILE] COMMAND ...\n       {app_usage}"
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
@@ -316,17 +323,138 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("name")
     actions.add_parser("status", help="the keyring backend, whether it is usable, and the names stored",
                        parents=[common])
+
+    from .completion import SHELLS
+
+    p = sub.add_parser("completion", help="print a shell completion script (e.g. mnemoscope completion bash "
+                       "> ~/.local/share/bash-completion/completions/mnemoscope)",
+                       description="Print a completion script for SHELL, generated from these commands and flags.")
+    p.add_argument("shell", choices=SHELLS)
     return parser
+
+
+def _logging_args(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("-v", "--verbose", action="count", default=default,
+                        help="log what is done to stderr: -v at INFO, -vv at DEBUG (default: warnings only)")
+    parser.add_argument("--log-file", type=Path, metavar="FILE", default=default,
+                        help="also append the log to FILE (INFO, or DEBUG with -vv)")
+
+
+def _app_help() -> tuple[str, str]:
+    """The launcher's usage line and help, from its own parser: every flag `mnemoscope [PATH]` takes."""
+    from .launcher import build_launcher_parser
+
+    app = build_launcher_parser()
+    usage = " ".join(app.format_usage().split()[1:]).replace(" [-h]", "", 1)
+    text = app.format_help().split("\n\n", 1)[1]  # its description and flags, without the usage
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("-h, --help", "show this help"))]
+    return usage, "opening the app:\n" + "\n".join(f"  {line}" if line else "" for line in lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    verbosity, log_file, first = _global_options(argv)
+    word = argv[first] if first < len(argv) else None
+    if word is None or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
+        if word is not None and (suggestion := _unknown_command(word)):
+            _say(suggestion)
+            return EXIT_INPUT
         from .launcher import launch
 
-        return _guard(lambda: launch(argv))
-    args = build_parser().parse_args(argv)
+        _configure_logging(verbosity, log_file)
+        return _guard(lambda: launch(argv[first:]))
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _command_parser(parser, args).error(_unrecognized(extras, _command_parser(parser, args)))
+    _configure_logging(args.verbose or 0, args.log_file)
     return _guard(lambda: COMMANDS[args.command](args))
+
+
+def _global_options(argv: Sequence[str]) -> tuple[int, Path | None, int]:
+    """-v/--verbose and --log-file given before the command (or the app's PATH): how verbose,
+    which log file, and the index of the first word after them."""
+    verbosity, log_file, i = 0, None, 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--verbose" or (word.startswith("-v") and set(word[1:]) == {"v"}):
+            verbosity += 1 if word == "--verbose" else len(word) - 1
+        elif word == "--log-file" and i + 1 < len(argv):
+            log_file = Path(argv[i + 1])
+            i += 1
+        elif word.startswith("--log-file="):
+            log_file = Path(word.partition("=")[2])
+        else:
+            break
+        i += 1
+    return verbosity, log_file, i
+
+
+def _unknown_command(word: str) -> str | None:
+    """A message for a word that is no command and no store but reads like a mistyped command."""
+    import difflib
+
+    if word.startswith("-") or "/" in word or "://" in word or Path(word).expanduser().exists():
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    return f"unknown command {word!r} (did you mean {close[0]!r}?)" if close else None
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command args ran (of its action, for credentials)."""
+    from .completion import commands
+
+    chosen = commands(parser).get(args.command, parser)
+    return commands(chosen).get(getattr(args, "action", None) or "", chosen)
+
+
+def _unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    import difflib
+
+    from .completion import flags
+
+    known = [f for f in flags(parser) if f.startswith("--")]
+    guesses = [
+        close[0] for word in extras if word.startswith("--")
+        for close in [difflib.get_close_matches(word.partition("=")[0], known, n=1)] if close
+    ]
+    hint = f" (did you mean {' '.join(guesses)}?)" if guesses else ""
+    return f"unrecognized arguments: {' '.join(extras)}{hint}"
+
+
+def _configure_logging(verbosity: int, log_file: Path | None) -> None:
+    """Only when asked (-v, --log-file): else Python's default, warnings and errors on stderr."""
+    if not verbosity and log_file is None:
+        return
+    import logging
+
+    level = logging.DEBUG if verbosity >= 2 else logging.INFO
+    terminal = logging.StreamHandler(sys.stderr)
+    terminal.setLevel(level if verbosity else logging.WARNING)
+    terminal.setFormatter(logging.Formatter("mnemoscope: %(levelname)s %(name)s: %(message)s"))
+    handlers: list[logging.Handler] = [terminal]
+    if log_file is not None:
+        written = logging.FileHandler(log_file.expanduser(), encoding="utf-8")
+        written.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handlers.append(written)
+    logging.basicConfig(level=level, handlers=handlers, force=True)
+
+
+def _log(message: str) -> None:
+    """An INFO line of the command line's log, a URL's password scrubbed."""
+    import logging
+
+    from mnemoscope.storage.credentials import scrubbed
+
+    logging.getLogger("mnemoscope.cli").info("%s", scrubbed(message))
+
+
+@command("completion")
+def cmd_completion(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    print(script(build_parser(), args.shell), end="")
+    return 0
 
 
 def _guard(run: Callable[[], int]) -> int:
@@ -383,10 +511,13 @@ def _open(args: argparse.Namespace, *, read_only: bool = False, writing: bool = 
     from .credentials import terminal_credentials
 
     looking = args.command in READ_COMMANDS and not writing
-    return open_store(
+    store = open_store(
         args.path, read_only=read_only or args.read_only or looking,
         credentials=terminal_credentials(args.password_stdin), vectors=args.vectors,
     )
+    mode = "read-only" if store.read_only else "for writing"
+    _log(f"opened {store.location} ({', '.join(kind.value for kind in store.kinds)}) {mode}")
+    return store
 
 
 def _curator(store: MemoryStore) -> Curator:
@@ -660,6 +791,7 @@ def cmd_salience(args: argparse.Namespace) -> int:
 
 def _outcome(args: argparse.Namespace, outcome: Any) -> int:
     data = outcome.to_dict()
+    _log(f"curation step: {output.outcome(data)}")
     for note in outcome.notes:
         if not args.json:
             print(f"note: {note}", file=sys.stderr)
@@ -743,11 +875,10 @@ def cmd_reinforce(args: argparse.Namespace) -> int:
 
 @command("reembed")
 def cmd_reembed(args: argparse.Namespace) -> int:
-    def progress(done: int, total: int) -> None:
-        print(f"\rreembed {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
+    from .progress import Progress
 
     with _open(args) as store:
-        return _outcome(args, _curator(store).reembed(progress=progress))
+        return _outcome(args, _curator(store).reembed(progress=Progress("reembed")))
 
 
 @command("restore")
@@ -774,10 +905,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from mnemoscope.storage import NothingToDoError
     from mnemoscope.storage.consistency import check
 
+    from .progress import Progress
+
     repairing = bool(args.repair or args.repair_all)
     try:
         with _open(args, read_only=not repairing) as store:
-            report = check(store, progress=_progress_line("check") if sys.stderr.isatty() else None)
+            report = check(store, progress=Progress("check"))
             data: dict[str, Any] = {"found": report.to_dict(), "repair": None}
             if repairing and not report.clean:
                 try:
@@ -796,13 +929,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 class CheckFailed(StoreError):
     exit_code = EXIT_INPUT
-
-
-def _progress_line(label: str) -> Callable[[int, int], None]:
-    def progress(done: int, total: int) -> None:
-        print(f"\r{label} {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
-
-    return progress
 
 
 @command("scan")
@@ -908,18 +1034,13 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from mnemoscope.storage.transfer import import_store
 
-    def progress(done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        print(f"\rimport [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr)
-        if done >= total:
-            print(file=sys.stderr)
+    from .progress import Progress
 
     if isinstance(args.src, Path) and not args.src.exists():
         raise UsageError(f"{args.src} does not exist.")
     from .credentials import terminal_credentials
 
-    summary = import_store(args.src, args.dest, progress=progress, vectors=args.vectors,
+    summary = import_store(args.src, args.dest, progress=Progress("import", bar=True), vectors=args.vectors,
                            credentials=terminal_credentials(args.password_stdin))
     return _emit(args, summary.to_dict(), output.imported)
 

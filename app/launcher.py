@@ -8,14 +8,15 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mnemoscope.storage import open_store
-from mnemoscope.storage.credentials import Credentials
 from mnemoscope.storage.data_folder import data_folder
 
 from . import output
 from .arguments import store_argument
-from .credentials import terminal_credentials
+
+if TYPE_CHECKING:
+    from mnemoscope.storage.credentials import Credentials
 
 # The window's views, by the names --view takes (kept here so parsing needs no Qt).
 VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph", "transcript", "map", "findings")
@@ -78,7 +79,8 @@ def last_store() -> Path | None:
     return None
 
 
-def launch(argv: Sequence[str]) -> int:
+def build_launcher_parser() -> argparse.ArgumentParser:
+    """The app's own flags; `mnemoscope --help` shows them too (kept light: no storage import)."""
     parser = argparse.ArgumentParser(prog="mnemoscope", description="Open a memory store in the desktop app.")
     parser.add_argument("path", nargs="?", type=store_argument,
                         help="store to open: a file or folder, or a server's URL (default: the demo store)")
@@ -89,7 +91,16 @@ def launch(argv: Sequence[str]) -> int:
     parser.add_argument("--view", default="memories", choices=VIEWS, help="the view to show")
     parser.add_argument("--theme", choices=THEMES, help="light or dark (default: the one chosen in Preferences)")
     parser.add_argument("--read-only", action="store_true", help="write nothing to the store; refuse every change")
-    args = parser.parse_args(list(argv))
+    return parser
+
+
+def launch(argv: Sequence[str]) -> int:
+    # Loaded here, not at import: `mnemoscope --help` reads this module's parser and must stay fast.
+    from mnemoscope.storage import open_store
+
+    from .credentials import terminal_credentials
+
+    args = build_launcher_parser().parse_args(list(argv))
     if args.path is not None:
         path = args.path
     else:
@@ -126,6 +137,8 @@ def launch(argv: Sequence[str]) -> int:
 
 def _info(path: Path | str, vectors: str | None, credentials: Credentials) -> dict:
     """The store's summary, printed when no window can be opened."""
+    from mnemoscope.storage import open_store
+
     with open_store(path, read_only=True, vectors=vectors, credentials=credentials) as store:
         return store.info()
 
