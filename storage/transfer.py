@@ -37,29 +37,12 @@ def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iter
 
 
 def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATUSES) -> int:
-    n = 0
-    for memory in iter_memories(store, query):
-        out.write(json.dumps(memory.to_dict(), ensure_ascii=False, default=str) + "\n")
-        n += 1
-    return n
+    return export_jsonl_of(iter_memories(store, query), out)
 
 
 def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = MemoryQuery(order=Order.CREATED)) -> int:
     """Active memories as a readable document: one section per channel, then layer."""
-    grouped: dict[str, dict[str, list[Memory]]] = {}
-    n = 0
-    for memory in iter_memories(store, query):
-        grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
-        n += 1
-    out.write(f"# Memory export of {store.root.name}\n")
-    for channel in sorted(grouped):
-        out.write(f"\n## {channel}\n")
-        for layer in sorted(grouped[channel]):
-            out.write(f"\n### {layer}\n\n")
-            for memory in grouped[channel][layer]:
-                body = memory.content.replace("\n", "\n  ")
-                out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
-    return n
+    return _markdown_of(iter_memories(store, query), out, store.root.name)
 
 
 EXPORT_FORMATS = ("jsonl", "csv", "markdown")
@@ -95,6 +78,7 @@ def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
 
 
 def _markdown_of(memories: Iterable[Memory], out: TextIO, title: str) -> int:
+    """The memories under a heading per channel, then per layer, each with its id and date."""
     grouped: dict[str, dict[str, list[Memory]]] = {}
     n = 0
     for memory in memories:
