@@ -49,7 +49,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ..credentials import Secret, scrubbed, split_secret
-from ..embedding import Embedder, RecordedEmbedder, embedder_by_name, recorded_in_chroma
+from ..embedding import Embedder, RecordedEmbedder, recorded_in_chroma
 from ..errors import (
     ConflictError,
     NotFoundError,
@@ -357,23 +357,12 @@ class ChromaServerSource(IndexedReads):
     def record_count(self, name: str) -> int:
         return self._col(name).count
 
-    def embedder_for(self, name: str) -> Embedder | None:
-        if self.embedder_override is not None:
-            return self.embedder_override
-        return embedder_by_name(self._col(name).metadata.get(EMBEDDER_KEY))
+    def _collection_meta(self, name: str) -> _Col:
+        return self._col(name)
 
     def embedding_function_info(self, name: str) -> dict[str, Any]:
         col = self._col(name)
-        ef = col.configuration.get("embedding_function")
-        recorded = ef.get("name") if isinstance(ef, dict) else ef
-        local = self.embedder_for(name)
-        return {
-            "collection": name,
-            "recorded_embedding_function": recorded or col.metadata.get(EMBEDDER_KEY),
-            "runs_offline_here": local is not None,
-            "embedder": local.label if local else None,
-            "dimensions": col.dimension if col.count else None,
-        }
+        return {**super().embedding_function_info(name), "dimensions": col.dimension if col.count else None}
 
     def recorded_embedder(self, name: str) -> RecordedEmbedder:
         """What the collection records about the model that wrote its vectors (embedding.recorded_embedders)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic_file import atomic_write_bytes
-from ..embedding import Embedder
+from ..embedding import EMBEDDER_KEY, Embedder, embedder_by_name
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Status, parse_layer, parse_status
 from ..query import MemoryQuery, Order
@@ -281,19 +281,44 @@ class IndexedReads:
     collection's RecordIndex, and vector search's walk over the collections. The source supplies
     the index (_index_of), the records a text filter keeps (_ids_containing), records' documents
     and metadata (_records) and how they read as memories (_memory), one look at its state per
-    call (_one_read), a collection's nearest records (_nearest_memories), its embedder
-    (embedder_for) and a record as its write primitive reads it (read_record)."""
+    call (_one_read), a collection's nearest records (_nearest_memories), the collection as Chroma
+    describes it (_collection_meta: its embedder is read from there) and a record as its write
+    primitive reads it (read_record)."""
 
     kind: Kind
     _mirrors_hidden: bool
+    embedder_override: Embedder | None
 
     # -- what the source supplies -----------------------------------------------------------
 
     def collections(self) -> list[str]:
         raise NotImplementedError
 
+    def _collection_meta(self, name: str) -> Any:
+        """The collection as Chroma describes it: its metadata and configuration."""
+        raise NotImplementedError
+
     def _index_of(self, name: str) -> RecordIndex:
         raise NotImplementedError
+
+    # -- the collection's embedder ----------------------------------------------------------
+
+    def embedder_for(self, name: str) -> Embedder | None:
+        if self.embedder_override is not None:
+            return self.embedder_override
+        return embedder_by_name(self._collection_meta(name).metadata.get(EMBEDDER_KEY))
+
+    def embedding_function_info(self, name: str) -> dict[str, Any]:
+        col = self._collection_meta(name)
+        ef = col.configuration.get("embedding_function")
+        recorded = ef.get("name") if isinstance(ef, dict) else ef
+        local = self.embedder_for(name)
+        return {
+            "collection": name,
+            "recorded_embedding_function": recorded or col.metadata.get(EMBEDDER_KEY),
+            "runs_offline_here": local is not None,
+            "embedder": local.label if local else None,
+        }
 
     def _ids_containing(self, name: str, needle: str) -> set[str]:
         raise NotImplementedError
@@ -310,9 +335,6 @@ class IndexedReads:
 
     def _nearest_memories(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[Memory, float]]:
         """The collection's k nearest records the query keeps, as memories with their distances."""
-        raise NotImplementedError
-
-    def embedder_for(self, name: str) -> Embedder | None:
         raise NotImplementedError
 
     def _one_read(self) -> contextlib.AbstractContextManager[None]:

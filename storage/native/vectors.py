@@ -36,7 +36,7 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from ..atomic_file import atomic_write_bytes
-from ..embedding import Embedder, embedder_by_name
+from ..embedding import EMBEDDER_KEY, Embedder, embedder_by_name  # noqa: F401 (EMBEDDER_KEY: callers import it from here)
 from ..errors import (
     ConflictError,
     NotFoundError,
@@ -92,7 +92,6 @@ from .record_index import (
 )
 
 NATIVE_COLLECTION = "memories"
-EMBEDDER_KEY = "mnemoscope:embedder"
 TEXT_KEYS = ("data", "text", "content", "memory", "document", "page_content")
 _BATCH = 2000
 
@@ -488,22 +487,8 @@ class ChromaSource(IndexedReads):
     def record_count(self, name: str) -> int:
         return self.files.count(self.collection_info(name))
 
-    def embedder_for(self, name: str) -> Embedder | None:
-        if self.embedder_override is not None:
-            return self.embedder_override
-        return embedder_by_name(self.collection_info(name).metadata.get(EMBEDDER_KEY))
-
-    def embedding_function_info(self, name: str) -> dict[str, Any]:
-        col = self.collection_info(name)
-        ef = col.configuration.get("embedding_function")
-        recorded = ef.get("name") if isinstance(ef, dict) else ef
-        local = self.embedder_for(name)
-        return {
-            "collection": name,
-            "recorded_embedding_function": recorded or col.metadata.get(EMBEDDER_KEY),
-            "runs_offline_here": local is not None,
-            "embedder": local.label if local else None,
-        }
+    def _collection_meta(self, name: str) -> Collection:
+        return self.collection_info(name)
 
     # -- the metadata index ---------------------------------------------------------------
 
