@@ -6,10 +6,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import QThreadPool  # noqa: E402
+from pathlib import Path  # noqa: E402
 
+import pytest  # noqa: E402
+from helpers.windows import open_window  # noqa: E402
 from mnemoscope.ui.workers import running_workers  # noqa: E402
+from PySide6.QtCore import QThreadPool  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +19,12 @@ def _no_dangling_workers(qtbot):
     yield
     QThreadPool.globalInstance().waitForDone(10_000)
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=5_000)
+
+
+@pytest.fixture
+def demo_window(qtbot, demo_path: Path, tmp_path: Path):  # noqa: ANN001
+    """The main window on the demo store, its table counted."""
+    win = open_window(qtbot, demo_path, tmp_path)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None, timeout=10_000)
+    yield win
+    win.close_store()

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers.windows import open_window
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -64,11 +64,7 @@ def unnamed_controls(top: QWidget) -> list[str]:
 
 @pytest.fixture
 def window(qtbot, demo_path: Path, tmp_path: Path):
-    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.store_opened, win.graph.loaded, win.transcript.loaded], timeout=20_000):
-        win.open_path(demo_path)
+    win = open_window(qtbot, demo_path, tmp_path, (lambda w: w.graph.loaded, lambda w: w.transcript.loaded))
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
     yield win
     win.close_store()

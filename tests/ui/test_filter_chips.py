@@ -12,21 +12,13 @@ from helpers.table_rows import read_every_row
 from mnemoscope.storage import Memory, MemoryQuery, Status
 from mnemoscope.storage.views.timeline import bin_bounds
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
 
 @pytest.fixture
-def window(qtbot, demo_path: Path, tmp_path: Path):
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
-        win.open_path(demo_path)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None, timeout=10_000)
-    yield win
-    win.close_store()
+def window(demo_window: MainWindow) -> MainWindow:
+    return demo_window
 
 
 def _rows(qtbot, win: MainWindow) -> list[Memory]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
+from helpers.windows import open_window
 from mnemoscope.storage import Kind, MemoryQuery, Status
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
@@ -22,12 +23,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem, QWidge
 
 @pytest.fixture
 def window(qtbot, demo_path: Path, tmp_path: Path):
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
-        win.open_path(demo_path)
+    win = open_window(qtbot, demo_path, tmp_path)
     _wait_rows(qtbot, win)
     yield win
     win.close_store()

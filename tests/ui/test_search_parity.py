@@ -12,23 +12,15 @@ from helpers.table_rows import read_every_row
 from mnemoscope.app.cli import main
 from mnemoscope.ui.main_window import SEARCH_K, MainWindow
 from mnemoscope.ui.memory_model import COLUMN_KEYS
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 QUERIES = ("stripe payments", "Dana", "rust-cli release", "Whiskerino cat", "webshop checkout latency")
 SCORE = COLUMN_KEYS.index("score")
 
 
 @pytest.fixture
-def window(qtbot, demo_path: Path, tmp_path: Path):
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
-        win.open_path(demo_path)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None, timeout=10_000)
-    yield win
-    win.close_store()
+def window(demo_window: MainWindow) -> MainWindow:
+    return demo_window
 
 
 def _cli_search(capsys, path: Path, text: str, mode: str) -> dict:

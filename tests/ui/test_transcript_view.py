@@ -6,10 +6,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.windows import open_window
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.transcript_view import PAGE
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
 LONG = "s-long-conversation"
@@ -24,12 +25,7 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
         roles = ("user", "assistant", "tool")
         store.add_turns(LONG, [(roles[i % 3], f"long turn {i}\nsecond line", start + timedelta(minutes=i))
                                for i in range(2 * PAGE + 30)])
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
-        win.open_path(demo_path)
+    win = open_window(qtbot, demo_path, tmp_path)
     qtbot.waitUntil(lambda: win.transcript.session_box.count() > 0, timeout=10_000)
     yield win
     win.close_store()
