@@ -39,6 +39,7 @@ DOCUMENT_KEY = "chroma:document"
 _HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # chroma-hnswlib's header.bin, format version 1
 _ADD, _UPDATE, _UPSERT, _DELETE = 0, 1, 2, 3
 _CHUNK = 500
+_FIRST_READ = 250  # records a keyword search reads first (the window asks for 100 hits, the CLI for 10)
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class ChromaFiles:
         self._overlays: dict[str, tuple[Any, Any]] = {}  # collection id -> (files token, _overlay's answer)
         self._arrays: tuple[str, bool] = ("", False)  # (files token, whether any record has a list value)
         self._text_keys: dict[str, tuple[Any, list[str]]] = {}
+        self._sole_segments: dict[str, tuple[str, bool]] = {}  # collection id -> (files token, _sole_segment)
 
     # -- SQLite ----------------------------------------------------------------------
 
@@ -424,62 +426,96 @@ class ChromaFiles:
     ) -> Generator[tuple[str, int], None, None]:
         """(record id, how many of words its document or text-bearing metadata contains, ignoring
         case; a word given twice counts twice) for every record with a hit, most hits first, then
-        by id: one pass of SQL, streamed. Records with queued operations are left to the caller
-        (queued_states). frequencies, when given, is filled in the same pass with how many
-        records hold each word (once the first record is read)."""
+        by id, streamed. Records with queued operations are left to the caller (queued_states).
+        frequencies, when given, is filled before the first record with how many records hold each word.
+
+        One counting pass first (_word_counts: how many records hold each word, and how many hold
+        each number of them), then the records with the most hits, down to the number of hits at
+        which _FIRST_READ records are reached; the others only if the caller reads on."""
         keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
         if not keys:
             return
-        columns, params = _containment_columns(words)
-        if len(keys) == 1:  # one text per record (a record holds one value per key): no grouping
-            flags = [f"coalesce(x.c{i}, 0)" for i in range(len(words))]
-            group = ""
-        else:
-            flags = [f"coalesce(max(x.c{i}), 0)" for i in range(len(words))]
-            group = "GROUP BY e.id "
-        total = " + ".join(flags)
-        counted = "".join(f", sum({flag}) OVER ()" for flag in flags) if frequencies is not None else ""
-        sql = (
-            f"SELECT e.embedding_id, {total} AS hits{counted} FROM ("
-            f"SELECT m.id AS id, {', '.join(columns)} FROM embedding_metadata m "
-            f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL"
-            f") x JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? {group}"
-            f"{'HAVING' if group else 'AND'} hits > 0 ORDER BY hits DESC, e.embedding_id"
-        )
-        all_params = [*params, *keys, col.metadata_segment]
-        try:
-            rows = self._stream(sql, all_params)
-            first = next(rows, None)
-        except sqlite3.OperationalError as exc:
-            if "readonly" not in str(exc) or not self.may_recover:
-                raise
-            self.recover()
-            rows = self._stream(sql, all_params)
-            first = next(rows, None)
+        per_word, per_hits = self._word_counts(col, words, keys)
         if frequencies is not None:
-            frequencies[:] = [int(n) for n in first[2:]] if first is not None else [0] * len(words)
-        if first is None:
-            return
-        yield first[0], first[1]
-        for row in rows:
-            yield row[0], row[1]
+            frequencies[:] = per_word
+        for low, high in _hit_ranges(per_hits, _FIRST_READ):
+            yield from self._ranked(col, words, keys, low, high)
 
     def document_frequencies(self, col: Collection, words: list[str], text_keys: Iterable[str]) -> list[int]:
         """How many records' text contains each word (ignoring case), every word in one pass."""
         keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
         if not keys or not words:
             return [0] * len(words)
-        columns, params = _containment_columns(words)
-        per_record = ", ".join(f"max(coalesce(x.c{i}, 0)) AS c{i}" for i in range(len(words)))
-        sums = ", ".join(f"coalesce(sum(r.c{i}), 0)" for i in range(len(words)))
-        sql = (
-            f"SELECT {sums} FROM (SELECT {per_record} FROM ("
-            f"SELECT m.id AS id, {', '.join(columns)} FROM embedding_metadata m "
-            f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL"
-            f") x JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? GROUP BY e.id) r"
+        return self._word_counts(col, words, keys)[0]
+
+    def _word_counts(self, col: Collection, words: list[str], keys: list[str]) -> tuple[list[int], list[int]]:
+        """How many records hold each word, and how many hold exactly h of words (item h), in one pass."""
+        flags, params = self._word_flags(col, words, keys)
+        hits = " + ".join(f"c{i}" for i in range(len(words)))
+        sums = [f"sum(c{i})" for i in range(len(words))] + [f"sum({hits} = {h})" for h in range(1, len(words) + 1)]
+        (row,) = self.rows(f"SELECT {', '.join(sums)} FROM ({flags})", params)
+        counts = [int(n or 0) for n in row]
+        return counts[: len(words)], [0, *counts[len(words) :]]
+
+    def _word_flags(self, col: Collection, words: list[str], keys: list[str]) -> tuple[str, list[Any]]:
+        """SQL of one row per record of the collection with text: c0, c1, ... whether it holds each word."""
+        tests, params = _containment_tests(words)
+        columns = ", ".join(f"{test} AS c{i}" for i, test in enumerate(tests))
+        text = "m.string_value IS NOT NULL"
+        if len(keys) > 1:  # a record holds a word if any of its texts does
+            flags = ", ".join(f"max(x.c{i}) AS c{i}" for i in range(len(words)))
+            return (
+                f"SELECT {flags} FROM (SELECT m.id AS id, {columns} FROM embedding_metadata m "
+                f"WHERE m.key IN ({','.join('?' * len(keys))}) AND {text}) x "
+                "JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? GROUP BY e.id",
+                [*params, *keys, col.metadata_segment],
+            )
+        # LIMIT -1 keeps SQLite from copying each test into every sum that reads its flag.
+        if self._sole_segment(col):
+            # Every text row of the directory is this collection's (Chroma deletes a record's
+            # metadata with the record): Chroma's index on (key, string_value) answers alone.
+            return f"SELECT {columns} FROM embedding_metadata m WHERE m.key = ? AND {text} LIMIT -1", [*params, keys[0]]
+        return (
+            f"SELECT {columns} FROM embedding_metadata m JOIN embeddings e ON e.id = m.id "
+            f"WHERE m.key = ? AND {text} AND e.segment_id = ? LIMIT -1",
+            [*params, keys[0], col.metadata_segment],
         )
-        (row,) = self.rows(sql, [*params, *keys, col.metadata_segment])
-        return [int(n) for n in row]
+
+    def _ranked(self, col: Collection, words: list[str], keys: list[str], low: int, high: int) -> Iterator[tuple[str, int]]:
+        """(record id, hits) of the records holding low to high of words, most hits first, then by id."""
+        tests, params = _containment_tests(words)
+        if len(keys) > 1:
+            columns = ", ".join(f"{test} AS c{i}" for i, test in enumerate(tests))
+            hits = " + ".join(f"max(x.c{i})" for i in range(len(words)))
+            sql = (
+                f"SELECT e.embedding_id, {hits} AS hits FROM (SELECT m.id AS id, {columns} FROM embedding_metadata m "
+                f"WHERE m.key IN ({','.join('?' * len(keys))}) AND m.string_value IS NOT NULL) x "
+                "JOIN embeddings e ON e.id = x.id WHERE e.segment_id = ? GROUP BY e.id HAVING hits BETWEEN ? AND ? "
+                "ORDER BY hits DESC, e.embedding_id"
+            )
+            return self._stream(sql, [*params, *keys, col.metadata_segment, low, high])
+        # +e.segment_id: the records are found through the index on (key, string_value), where
+        # each text is tested before its record is read, not by reading every record in id order.
+        hits = " + ".join(f"({test})" for test in tests)
+        sql = (
+            f"SELECT e.embedding_id, {hits} AS hits FROM embedding_metadata m JOIN embeddings e ON e.id = m.id "
+            "WHERE m.key = ? AND m.string_value IS NOT NULL AND +e.segment_id = ? AND hits BETWEEN ? AND ? "
+            "ORDER BY hits DESC, e.embedding_id"
+        )
+        return self._stream(sql, [*params, keys[0], col.metadata_segment, low, high])
+
+    def _sole_segment(self, col: Collection) -> bool:
+        """Whether every record in the directory is this collection's (two lookups in Chroma's index)."""
+        token = self.token()
+        cached = self._sole_segments.get(col.id)
+        if cached is None or cached[0] != token:
+            segment = col.metadata_segment
+            sole = self.rows(
+                "SELECT (SELECT min(segment_id) FROM embeddings) = ? AND (SELECT max(segment_id) FROM embeddings) = ?",
+                [segment, segment],
+            )[0][0]
+            cached = self._sole_segments[col.id] = (token, bool(sole))
+        return cached[1]
 
     def _keys_present(self, col: Collection, keys: list[str]) -> list[str]:
         """Those of keys some record holds text under (each looked up in Chroma's index)."""
@@ -677,23 +713,39 @@ class _Queued:
         return None
 
 
-def _containment_columns(words: list[str]) -> tuple[list[str], list[str]]:
-    """SQL columns c0, c1, ... : whether m.string_value contains each word, ignoring case."""
-    columns, params = [], []
-    for i, word in enumerate(words):
+def _containment_tests(words: list[str]) -> tuple[list[str], list[str]]:
+    """SQL tests of whether m.string_value contains each word, ignoring case (1 or 0), and their parameters."""
+    tests, params = [], []
+    for word in words:
         needle = word.casefold()
         if needle.isascii():
-            # ASCII text: LIKE folds ASCII case exactly as casefold does; other text goes to Python.
+            # LIKE folds ASCII case as casefold does, so its match is one in any text; a miss is
+            # final only in ASCII text (casefold maps some other letters to ASCII: 'ﬁ' to 'fi').
             pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            columns.append(
-                f"CASE WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) "
-                f"THEN m.string_value LIKE ? ESCAPE '\\' ELSE mn_contains(m.string_value, ?) END AS c{i}"
+            tests.append(
+                "CASE WHEN m.string_value LIKE ? ESCAPE '\\' THEN 1 "
+                "WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) THEN 0 "
+                "ELSE mn_contains(m.string_value, ?) END"
             )
             params += [pattern, needle]
         else:
-            columns.append(f"mn_contains(m.string_value, ?) AS c{i}")
+            tests.append("mn_contains(m.string_value, ?)")
             params.append(needle)
-    return columns, params
+    return tests, params
+
+
+def _hit_ranges(per_hits: list[int], first: int) -> Iterator[tuple[int, int]]:
+    """The (fewest, most) hits of each read, best first: from the most hits some record has down
+    to the number at which first records are reached, then the rest (per_hits[h]: records with h)."""
+    held = [h for h in range(len(per_hits) - 1, 0, -1) if per_hits[h]]
+    found = 0
+    for i, hits in enumerate(held):
+        found += per_hits[hits]
+        if found >= first or i == len(held) - 1:
+            yield hits, held[0]
+            if i + 1 < len(held):
+                yield held[-1], held[i + 1]
+            return
 
 
 def _checked(queued: list[_Queued], dimension: int | None) -> Iterator[tuple[_Queued, str | None]]:
