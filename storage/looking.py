@@ -7,16 +7,25 @@ Within ``one_look()`` each folder is listed once (``os.scandir``, whose entries 
 they are files or folders without a stat each) and each answer is kept for the rest of the
 block; outside it every question goes to the file system as usual. A look lasts one
 detection: what changes on disk after it is seen by the next open.
+
+``RememberedLooks`` keeps a whole look's answer (a path's detection) for the next time the same
+question is asked, as long as every path the look consulted is as it was then (see there).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 _LOOK: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("mnemoscope_one_look", default=None)
 
@@ -127,3 +136,82 @@ def _answer(question: Callable[[], bool]) -> bool:
         return question()
     except OSError:  # a symbolic link whose target vanished
         return False
+
+
+def consulted() -> list[str]:
+    """The paths the current look has asked about: each folder it listed and each path a probe
+    (looked) answered for; [] outside a look."""
+    seen = _LOOK.get()
+    return sorted({path for _what, path in seen}) if seen else []
+
+
+# A change made just after a look started may carry an mtime no later than one the look saw: file
+# times come from a coarse clock (a tick of 1-10 ms). A look that saw a time this close to its
+# start is not remembered. Git calls such entries "racily clean".
+_RACY_NS = 25_000_000
+
+
+class RememberedLooks(Generic[T]):
+    """Answers of whole looks, each kept while the paths it consulted stay as they were.
+
+    An answer is kept with each consulted path's inode, size, mtime and ctime (and its -wal's, for
+    a SQLite file an agent writes: a new table lands there first). Asking again costs one
+    stat per path instead of the look: a folder's listing changes its mtime, a file's content its
+    size or mtime, a chmod its ctime. A look whose answer depends on a file must consult it
+    (looked, or a listing of its folder): tests/storage/test_remembered_detection.py checks every
+    file a detection opens is among them. At most `size` answers are kept."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._kept: OrderedDict[str, tuple[list[str], tuple[Any, ...], T]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def answer(self, key: str, look: Callable[[], T]) -> T:
+        """look()'s answer, from the last look for key if nothing it consulted changed since."""
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and _fingerprint(kept[0]) == kept[1]:
+            return kept[2]
+        if _LOOK.get() is not None:  # an outer look's listings may be older than this look
+            return look()
+        started = time.time_ns()
+        with one_look():
+            value = look()
+            paths = consulted()
+        fingerprint = _fingerprint(paths)
+        with self._lock:
+            if _settled(fingerprint, started - _RACY_NS):
+                self._kept[key] = (paths, fingerprint, value)
+                self._kept.move_to_end(key)
+                while len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+            else:
+                self._kept.pop(key, None)
+        return value
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+def _fingerprint(paths: list[str]) -> tuple[Any, ...]:
+    keys: list[tuple[int, int, int, int] | None] = []
+    for path in paths:
+        st = _stat(path)
+        keys.append(None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        if st is not None and stat.S_ISREG(st.st_mode):
+            wal = _stat(path + "-wal")
+            # Not its ctime: SQLite running as root chowns the -wal to the database's owner at each open.
+            keys.append(None if wal is None else (wal.st_ino, wal.st_size, wal.st_mtime_ns, 0))
+    return tuple(keys)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _settled(fingerprint: tuple[Any, ...], before_ns: int) -> bool:
+    return all(key is None or (key[2] < before_ns and key[3] < before_ns) for key in fingerprint)

@@ -46,24 +46,25 @@ def _is_sqlite_file(path: Path) -> bool:
         return False
 
 
-def sqlite_uri(path: Path | str, query: str = "") -> str:
+def sqlite_uri(path: Path | str, query: str = "", *, real: bool = False) -> str:
     """A file: URI naming the file at path (its real path, a symlink resolved) and nothing else:
     "#", "?" and "%" in a folder's name are percent-encoded, where a bare one would end the path
-    and open another file (created, in SQLite's default mode). query: "mode=ro" and the like."""
-    name = Path(os.path.realpath(path)).as_posix()
+    and open another file (created, in SQLite's default mode). query: "mode=ro" and the like.
+    real: path is already a real path."""
+    name = Path(path if real else os.path.realpath(path)).as_posix()
     if not name.startswith("/"):  # a Windows drive: file:///C:/...
         name = "/" + name
     return "file://" + urllib.parse.quote(name, safe="/") + (f"?{query}" if query else "")
 
 
-def file_state(path: Path | str) -> tuple[int, ...] | None:
+def file_state(path: Path | str, *, real: bool = False) -> tuple[int, ...] | None:
     """Device, inode, mtime and size of a SQLite file and the change counter in its header, with
     mtime and size and the header (checkpoint sequence, salts) of its -wal if there is one; None
     when the file is not there. A file in the same state holds the same database, whatever path
     it is reached by (SQLite names the -wal after the real file, a symlink resolved): a key for
     what was read from it. The counters tell apart two writes of one size within one mtime tick,
-    and a file replaced by one that got the same inode."""
-    name = os.path.realpath(path)
+    and a file replaced by one that got the same inode. real: path is already a real path."""
+    name = os.fspath(path) if real else os.path.realpath(path)
     try:
         st = os.stat(name)
     except OSError:
@@ -88,15 +89,15 @@ def _header_int(name: str, st: os.stat_result, start: int, end: int) -> int:
     return int.from_bytes(header[start:end], "big") if len(header) == end else -1
 
 
-def files_token(*paths: Path) -> str:
+def files_token(*paths: Path | str, real: bool = False) -> str:
     """Name, mtime and size of each SQLite file and its -wal companion that exists now (named
-    after the real file: a symlink resolved, as SQLite names it).
+    after the real file: a symlink resolved, as SQLite names it). real: the paths are real paths.
 
     A -wal file comes and goes as connections open and close, so it can vanish
     between listing and stat: a missing file is simply not part of the token."""
     parts = []
     for path in paths:
-        name = os.path.realpath(path)
+        name = os.fspath(path) if real else os.path.realpath(path)
         for candidate in (name, name + "-wal"):
             try:
                 st = os.stat(candidate)
@@ -126,9 +127,10 @@ class _ReadOnlyConnections:
     prepare: what to do on each connection before it is handed out (load an extension)."""
 
     def __init__(
-        self, path: Path, timeout: float, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None
+        self, path: Path | str, timeout: float, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None,
+        real: bool = False,
     ) -> None:
-        self.path = Path(os.path.realpath(path))
+        self.path = Path(path if real else os.path.realpath(path))
         self._name = os.fspath(self.path)
         self.timeout = timeout
         self.dbapi = dbapi
@@ -152,7 +154,8 @@ class _ReadOnlyConnections:
 
     def _opened(self) -> sqlite3.Connection:
         path, name = self.path, self._name
-        if not os.access(os.path.dirname(name), os.W_OK) or (os.path.exists(name) and not os.access(name, os.W_OK)):
+        exists = os.path.exists(name)
+        if not os.access(os.path.dirname(name), os.W_OK) or (exists and not os.access(name, os.W_OK)):
             return self._connect("mode=ro&immutable=1")
         with _OPEN_LOCK:
             wal, journal = (os.path.exists(name + end) for end in ("-wal", "-journal"))
@@ -160,7 +163,7 @@ class _ReadOnlyConnections:
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
-            if not os.path.exists(name) or ((wal or journal) and _OPEN.get(name, 0) == 0):
+            if not exists or ((wal or journal) and _OPEN.get(name, 0) == 0):
                 return self._connect("mode=ro")
             con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
             con._owner = self  # type: ignore[attr-defined]
@@ -169,7 +172,7 @@ class _ReadOnlyConnections:
 
     def _connect(self, mode: str, factory: Any = None) -> sqlite3.Connection:
         con: sqlite3.Connection = self.dbapi.connect(
-            sqlite_uri(self._name, mode), uri=True, timeout=self.timeout, check_same_thread=False,
+            sqlite_uri(self._name, mode, real=True), uri=True, timeout=self.timeout, check_same_thread=False,
             factory=factory or self.dbapi.Connection,
         )
         return con
@@ -352,12 +355,13 @@ class SqliteConnector:
     no engine. read_only: connections that write no byte (see _ReadOnlyConnections); else
     query-only connections to a file this process writes through its engine."""
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
-        path = Path(path)
+    def __init__(self, path: Path, *, read_only: bool = False, real_path: str | None = None) -> None:
+        self.real_path = real_path or os.path.realpath(path)  # as SQLite names the file's -wal
         # An engine made later on the same read-only file takes its connections from opener,
         # so that both count the same open connections.
         self.opener: Callable[[], sqlite3.Connection] = (
-            _ReadOnlyConnections(path, BUSY_TIMEOUT) if read_only else functools.partial(_query_only_connection, path)
+            _ReadOnlyConnections(self.real_path, BUSY_TIMEOUT, real=True) if read_only
+            else functools.partial(_query_only_connection, Path(self.real_path))
         )
 
     def __call__(self) -> sqlite3.Connection:
@@ -373,7 +377,7 @@ class SqliteConnector:
 def _query_only_connection(path: Path) -> sqlite3.Connection:
     """A connection for reading a database this process may write: it refuses writes itself
     (writes go through the engine, in a transaction with a conflict check)."""
-    con = sqlite3.connect(path.resolve(), timeout=BUSY_TIMEOUT, check_same_thread=False)
+    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, check_same_thread=False)
     con.execute("PRAGMA query_only = ON")
     return con
 

@@ -8,8 +8,11 @@ Chroma directory loads the Chroma one.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import itertools
+import os
+import stat
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,7 +33,7 @@ from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .findings.baseline import BaselineRecords
 from .formats import FormatMatch, detect_formats
 from .journal import INTERRUPTED, Journal
-from .looking import is_file, names, one_look
+from .looking import RememberedLooks, is_file, names, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
 from .salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
@@ -628,7 +631,16 @@ def detect(path: Path) -> dict[Kind, Path]:
 
 def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
     """The native kinds and the foreign formats path holds, in one look at the file system; a
-    native reading of files a format claims (a mem0 Chroma directory) is left out."""
+    native reading of files a format claims (a mem0 Chroma directory) is left out. The answer
+    is remembered while the files it looked at stay as they were (opening the same store again
+    costs a few stats)."""
+    # Detectors read these too (the user-scope folders under the home folder, AgenticX's workspace root).
+    key = "\0".join([os.path.abspath(path), *(os.environ.get(name, "") for name in _DETECTION_ENVIRONMENT)])
+    found, matches = _DETECTIONS.answer(key, lambda: _detect_everything(Path(path)))
+    return dict(found), list(matches)
+
+
+def _detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
     with one_look():  # every detector asks about the same few files: list each folder once
         found = detect(path)
         matches = detect_formats(path)
@@ -637,6 +649,13 @@ def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
             if found.get(kind) == claimed:
                 del found[kind]
     return found, matches
+
+
+_DETECTIONS: RememberedLooks[tuple[dict[Kind, Path], list[FormatMatch]]] = RememberedLooks()
+_DETECTION_ENVIRONMENT = ("HOME", "AGX_WORKSPACE_ROOT")
+
+
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # where Path.exists answers False
 
 
 def open_store(
@@ -652,8 +671,12 @@ def open_store(
 
         return open_location(path, vectors, read_only=read_only, credentials=credentials)
     path = Path(path).expanduser()
-    if not path.exists():
-        raise UnreadableStoreError(f"{path} does not exist.")
+    try:
+        is_folder = stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno not in _NOT_THERE:
+            raise
+        raise UnreadableStoreError(f"{path} does not exist.") from None
     found, matches = detect_everything(path)
     if not found and not matches and path.is_file():
         from .formats.sqlite_table import remembered_match  # a table mapped by hand (mnemoscope map)
@@ -675,7 +698,7 @@ def open_store(
             f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
             "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...)."
         )
-    root = path if path.is_dir() else path.parent
+    root = path if is_folder else path.parent
     opened: list[Any] = []
     try:
         db = _opened(opened, _open_sqlite(read_only), found.get(Kind.SQLITE))

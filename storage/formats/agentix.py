@@ -43,7 +43,7 @@ def memory_folders(project: Path | None, home: Path | None) -> dict[str, Path]:
     folders: dict[str, Path] = {}
     if project is not None:
         base = project / AGENTIX
-        if (base / "memories").is_dir():
+        if is_dir(base / "memories"):
             folders[MAIN] = base / "memories"
         if home is None or project.resolve() != home.resolve():
             for scope, name in SCOPE_FOLDERS.items():
@@ -54,10 +54,7 @@ def memory_folders(project: Path | None, home: Path | None) -> dict[str, Path]:
 
 
 def _agents(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        return []
+    return [folder / name for name in sorted(names(folder)) if not name.startswith(".") and is_dir(folder / name)]
 
 
 class AgentixSource(FormatSource):
@@ -162,10 +159,7 @@ def _shown(folder: Path, rel: str, project: Path | None, home: Path | None) -> s
 
 
 def _holds_files(folder: Path) -> bool:
-    try:
-        return any(True for _ in folder.iterdir())
-    except OSError:
-        return False
+    return bool(names(folder))
 
 
 def _project_of(path: Path) -> Path | None:

@@ -251,7 +251,7 @@ def qdrant_collections(folder: Path) -> dict[str, Any] | None:
     """meta.json's collections of a Qdrant local-mode folder; None when the folder is not one."""
     if META_FILE not in names(folder):
         return None
-    found: dict[str, Any] | None = looked("qdrant collections", folder, lambda: _read_meta(Path(folder)))
+    found: dict[str, Any] | None = looked("qdrant collections", Path(folder) / META_FILE, lambda: _read_meta(Path(folder)))
     return found
 
 

@@ -272,7 +272,8 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
     agents: dict[str, dict[str, Any]] = {}
     listed = names(state)
     memory_dir = state / "memory"
-    for db in sorted(memory_dir.glob("*.sqlite")) if "memory" in listed and is_dir(memory_dir) else []:
+    indexes = sorted(n for n in names(memory_dir) if n.endswith(".sqlite")) if "memory" in listed and is_dir(memory_dir) else []
+    for db in (memory_dir / name for name in indexes):
         layout = index_layout(sqlite_tables(db))
         if layout is not None:
             agents.setdefault(db.stem, {}).update(index=db, layout=layout)
@@ -288,7 +289,9 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
             if "transcript_events" in tables:
                 entry["transcripts"] = agent_db
         sessions = folder / "sessions"
-        if "transcripts" not in agents.get(folder.name, {}) and is_dir(sessions) and any(sessions.glob("*.jsonl")):
+        if "transcripts" not in agents.get(folder.name, {}) and is_dir(sessions) and any(
+            name.endswith(".jsonl") for name in names(sessions)
+        ):
             agents.setdefault(folder.name, {})["transcripts"] = sessions
     return agents
 

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Integer, func
 from sqlalchemy.engine import Connection, Engine
@@ -64,14 +64,17 @@ class SqliteSource(NativeDb):
     reading), its writes through SQLAlchemy."""
 
     def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
-                 schema_version: int | None = None, found_wal: bool = False) -> None:
+                 schema_version: int | None = None, found_wal: bool = False,
+                 not_null: frozenset[str] | None = None, real_path: str | None = None) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
-        found_wal: whether another program's -wal was there before the engine opened the file."""
+        found_wal: whether another program's -wal was there before the engine opened the file.
+        not_null: the memories columns declared NOT NULL, when the open has read them (a
+        read-only open then connects at its first read). real_path: db_path's real path."""
         self.db_path = Path(db_path)
         self._found_wal = found_wal
         self.root = self.db_path.parent
-        self._connect = SqliteConnector(self.db_path, read_only=read_only)
+        self._connect = SqliteConnector(self.db_path, read_only=read_only, real_path=real_path)
         self._read_only = read_only
         self._engine = engine
         self._engine_lock = threading.Lock()
@@ -81,12 +84,12 @@ class SqliteSource(NativeDb):
                 with friendly_errors(self.db_path), self.engine.connect() as conn:
                     schema_version = schema.read_version(conn)
             self.schema_version = schema_version
-            with self.reading() as dbapi:
-                columns = self._fetch(dbapi, "PRAGMA table_info(memories)")[1]
+            if not_null is None:
+                with self.reading() as dbapi:
+                    not_null = frozenset(row[1] for row in self._fetch(dbapi, "PRAGMA table_info(memories)")[1] if row[3])
         except BaseException:
             self.close()  # a connection left open would keep the -wal it made after we fail
             raise
-        not_null = {row[1] for row in columns if row[3]}
         self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
 
@@ -112,26 +115,27 @@ class SqliteSource(NativeDb):
             db_path.parent.mkdir(parents=True, exist_ok=True)
         elif not os.access(db_path, os.R_OK):
             raise StoreFileError(f"Cannot read {db_path}: permission denied.")
-        elif not is_sqlite_file(db_path):
-            raise UnreadableStoreError(
-                f"{db_path} is not a SQLite database (corrupt, truncated or another format)."
-            )
+        elif not read_only and not is_sqlite_file(db_path):  # (a read-only open: in _peek_tables)
+            raise _not_sqlite(db_path)
         stored: object = None
+        not_null: frozenset[str] | None = None
+        real_path: str | None = None
         if exists:
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
                 _check_inside(db_path)
                 _check_writable(db_path)
                 _finish_interrupted_write(db_path)
-            found, stored = _peek_tables(db_path)
+            real_path = os.path.realpath(db_path)
+            found, stored, not_null = _peek_tables(db_path, real_path)
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
-            _check_schema(db_path, found, stored)
             if not read_only and found:
                 _check_intact(db_path)
         if read_only:
             _check_read_only_version(db_path, stored)
-            return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION)
+            return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
+                       real_path=real_path)
         found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
         engine = sqlite_engine(db_path)
         try:
@@ -157,7 +161,7 @@ class SqliteSource(NativeDb):
         return {"format": self.format, "label": self.label, "path": str(self.root)}
 
     def change_token(self) -> str:
-        return "sqlite:" + files_token(self.db_path)
+        return "sqlite:" + files_token(self._connect.real_path, real=True)
 
     # -- reading memories ----------------------------------------------------
 
@@ -276,31 +280,47 @@ def _check_read_only_version(db_path: Path, stored: object) -> None:
         )
 
 
-def _peek_tables(db_path: Path) -> tuple[Schema, object]:
-    """Tables and views with their columns, and the schema version meta holds (None if none),
-    read without writing a byte (no WAL switch, no migration) and waiting once for a lock.
-    Remembered, as peek_schema is, while the file and its -wal keep their size and mtime."""
-    key = file_state(db_path)
+def _not_sqlite(db_path: Path) -> UnreadableStoreError:
+    return UnreadableStoreError(f"{db_path} is not a SQLite database (corrupt, truncated or another format).")
+
+
+class _Peek(NamedTuple):
+    found: Schema  # tables and views with their columns
+    stored: object  # the schema version meta holds (None if none)
+    not_null: frozenset[str] | None  # the memories columns declared NOT NULL (None: no such table)
+
+
+def _peek_tables(db_path: Path, real_path: str) -> _Peek:
+    """Tables and views with their columns, the schema version meta holds and which memories
+    columns are NOT NULL, read without writing a byte (no WAL switch, no migration) and waiting once for a lock, of a
+    file that is a memory.db this code reads (or an empty SQLite file); raises otherwise.
+    Remembered, as peek_schema is, while the file and its -wal keep their state."""
+    key = file_state(real_path, real=True)
     if key is not None and key in _PEEKED:
         return _PEEKED[key]
+    if not is_sqlite_file(db_path):
+        raise _not_sqlite(db_path)
     try:
         found = peek_schema(db_path)
         stored = None
         if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
             rows = read_only_rows(db_path, "SELECT value FROM meta WHERE key = 'schema_version'", PROBE_TIMEOUT)
             stored = rows[0][0] if rows else None
+        not_null = (frozenset(r[1] for r in read_only_rows(db_path, "PRAGMA table_info(memories)", PROBE_TIMEOUT) if r[3])
+                    if "memories" in found else None)
     except sqlite3.Error as exc:
         raise sqlite_error(db_path, exc) from None
     except UnicodeDecodeError:
         raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
+    _check_schema(db_path, found, stored)
     if key is not None:
         if len(_PEEKED) >= 16:
             del _PEEKED[next(iter(_PEEKED))]
-        _PEEKED[key] = found, stored
-    return found, stored
+        _PEEKED[key] = _Peek(found, stored, not_null)
+    return _Peek(found, stored, not_null)
 
 
-_PEEKED: dict[tuple[int, ...], tuple[Schema, object]] = {}
+_PEEKED: dict[tuple[int, ...], _Peek] = {}
 
 
 def _check_schema(db_path: Path, found: Schema, stored: object) -> None:

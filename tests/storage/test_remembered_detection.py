@@ -1,0 +1,136 @@
+"""Opening the same store again reuses its detection while the files it looked at are as they were
+(storage/looking.py, RememberedLooks): a file added beside the store, a table an agent adds in
+the -wal, or a change made just before the look are all seen by the next open."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import open_store
+from mnemoscope.storage.demo import write_demo
+from mnemoscope.storage.looking import consulted, one_look
+from mnemoscope.storage.store import _detect_everything, detect_everything
+
+from test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
+
+_EVENTS: list[tuple[str, str]] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _EVENTS is None or event not in ("open", "os.scandir", "os.listdir", "sqlite3.connect"):
+        return
+    target = args[0] if args else None
+    if isinstance(target, (str, bytes, os.PathLike)):
+        _EVENTS.append((event, os.fsdecode(target)))
+
+
+sys.addaudithook(_audit)
+
+
+@contextmanager
+def file_system_calls() -> Iterator[list[tuple[str, str]]]:
+    """The files opened and folders listed in the block."""
+    global _EVENTS
+    _EVENTS = events = []
+    try:
+        yield events
+    finally:
+        _EVENTS = None
+
+
+def _file_named(target: str) -> str:
+    if target.startswith("file:"):  # a SQLite URI
+        target = urllib.parse.unquote(urllib.parse.urlsplit(target).path)
+    return os.path.realpath(target)
+
+
+def _settle() -> None:
+    time.sleep(0.05)  # past the look's "racily clean" margin (looking._RACY_NS)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    write_demo(tmp_path / "ws", now=datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)).close()
+    return tmp_path / "ws"
+
+
+def test_every_file_a_detection_reads_is_one_it_consulted(home: dict[str, Path]) -> None:  # noqa: F811
+    # What makes a remembered detection safe: its answer depends only on paths it keeps a stat of.
+    unseen: list[str] = []
+    for tool, path in home.items():
+        with file_system_calls() as calls, one_look():
+            _detect_everything(path)
+            looked_at = {os.path.realpath(p) for p in consulted()}
+        unseen += [f"{tool}: {event} {_file_named(target)}" for event, target in calls
+                   if _file_named(target) not in looked_at]
+    assert unseen == [], "\n".join(unseen)
+
+
+def test_opening_a_store_again_detects_nothing_again(workspace: Path) -> None:
+    _settle()
+    detect_everything(workspace)
+    with file_system_calls() as calls:
+        with open_store(workspace, read_only=True) as store:
+            assert store.count() > 0
+    listed = {os.path.realpath(target) for event, target in calls if event in ("os.scandir", "os.listdir")}
+    assert str(workspace.resolve()) not in listed  # (the markdown source still lists memory/ to read it)
+
+
+def test_a_store_written_beside_a_remembered_one_is_seen(workspace: Path) -> None:
+    _settle()
+    before = detect_everything(workspace)[1]
+    assert detect_everything(workspace)[1] == before  # remembered
+    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
+        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        con.commit()
+    assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
+
+
+def test_a_table_an_agent_adds_in_the_wal_is_seen(workspace: Path) -> None:
+    db = workspace / "agent.db"
+    with closing(sqlite3.connect(db)) as agent:
+        agent.execute("PRAGMA journal_mode = WAL")
+        agent.execute("CREATE TABLE notes (body TEXT)")
+        agent.commit()
+        agent.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _settle()
+        assert detect_everything(workspace)[1] == []
+        assert detect_everything(workspace)[1] == []  # remembered
+        agent.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        agent.commit()  # in agent.db-wal; agent.db itself is unchanged
+        assert os.path.getsize(str(db) + "-wal") > 0
+        assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
+
+
+def test_a_look_at_a_folder_changed_a_moment_ago_is_not_remembered(workspace: Path) -> None:
+    # A change within the file clock's tick after the look could keep the mtime it saw.
+    (workspace / "USER.md").write_text("- Dana prefers tea\n")
+    detect_everything(workspace)
+    with file_system_calls() as calls:
+        detect_everything(workspace)
+    assert any(event == "os.scandir" for event, _target in calls)
+
+
+def test_another_home_folder_is_another_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An Agentix project's user-scope sub-agents live under the home folder: a detection made
+    # under one home says nothing about another.
+    project = tmp_path / "project"
+    (project / ".agentix").mkdir(parents=True)
+    first, second = tmp_path / "home-a", tmp_path / "home-b"
+    (second / ".agentix" / "agent-memory" / "writer").mkdir(parents=True)
+    (second / ".agentix" / "agent-memory" / "writer" / "style.md").write_text("Short sentences.\n")
+    first.mkdir()
+    _settle()
+    monkeypatch.setenv("HOME", str(first))
+    assert detect_everything(project)[1] == []
+    monkeypatch.setenv("HOME", str(second))
+    assert [m.format for m in detect_everything(project)[1]] == ["agentix"]
