@@ -10,11 +10,17 @@ Without roots it looks where the supported tools write by default: the home fold
 levels), their dot-folders (``~/.agenticx``, ``~/.openclaw``, ``~/.letta``, ``~/.mem0``,
 ``~/.agentix``, ``~/.crewai``) and the XDG data folder (``~/.local/share``, where CrewAI keeps
 a project's memory).
+
+A SQLite file that no format reads is listed when a table of it was mapped to memories
+(``mnemoscope map``), or when the table its mapping proposal picks is named like memories
+(``memories``, ``agent_facts``, ``notes``, ...): such a file is opened by mapping that table.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +38,11 @@ TOOL_DOT_FOLDERS = (".agenticx", ".openclaw", ".letta", ".mem0", ".agentix", ".c
 SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", ".git", ".venv", "venv", ".tox", ".cache",
                      ".mnemoscope", "proc", "sys", "dev"})
 DEFAULT_DEPTH = 4
+# A SQLite file beside other files, read through a mapping of one table (formats/sqlite_table.py).
+SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
+# The table a mapping proposal picks must be named like memories for an unmapped file to be
+# listed: an application's own database (settings, caches, browser history) is not.
+MEMORY_TABLE_NAME = re.compile(r"memor|fact|knowledge|note|recall", re.IGNORECASE)
 ALL_STATUSES = MemoryQuery(statuses=())
 _NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN: "markdown"}
 
@@ -120,9 +131,11 @@ def _stores_under(
             yield from hidden
             if label:
                 yield folder, label
-            elif depth < max_depth and not folder.is_file():
-                taken = {path for path, _label in hidden}
-                below += [p for p in _subfolders(folder) if p not in taken]
+            elif not folder.is_file():
+                yield from _memory_tables_in(folder)
+                if depth < max_depth:
+                    taken = {path for path, _label in hidden}
+                    below += [p for p in _subfolders(folder) if p not in taken]
         level = below
 
 
@@ -162,7 +175,40 @@ def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
     return " + ".join(dict.fromkeys(labels)), hidden
 
 
+def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
+    """The SQLite files of a folder that holds no store whose memories are one table of theirs."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries
+                           if e.is_file(follow_symlinks=False) and Path(e.name).suffix.lower() in SQLITE_SUFFIXES)
+    except OSError:
+        return
+    for name in names:
+        label = _memory_table_label(folder / name)
+        if label:
+            yield folder / name, label
+
+
+def _memory_table_label(path: Path) -> str:
+    from .sqlite_db import is_sqlite_file
+    from .table_mapping import propose_mapping, remembered_mapping
+
+    if not is_sqlite_file(path):
+        return ""
+    mapping = remembered_mapping(path)
+    if mapping is not None:
+        return f"SQLite table {mapping.table} (mapped)"
+    try:
+        proposal = propose_mapping(path)
+    except (OSError, StoreError, sqlite3.Error):  # locked, damaged, no table: not listed
+        return ""
+    if "content" not in proposal.columns or not MEMORY_TABLE_NAME.search(proposal.table):
+        return ""
+    return f"SQLite memory table {proposal.table} (not mapped yet)"
+
+
 def _described(path: Path, tool: str) -> FoundStore:
+    from .errors import UnmappedTableError
     from .store import open_store
 
     size, last = _footprint(path)
@@ -170,9 +216,26 @@ def _described(path: Path, tool: str) -> FoundStore:
         with open_store(path, read_only=True) as store:
             memories: int | None = store.count(ALL_STATUSES)
         problem = ""
+    except UnmappedTableError:  # listed for its memory-like table: each row of it is one memory
+        memories, problem = _proposed_table_rows(path), ""
     except StoreError as exc:
         memories, problem = None, str(exc)
     return FoundStore(tool, path, size, last, memories, problem)
+
+
+def _proposed_table_rows(path: Path) -> int | None:
+    from .sqlite_db import read_only_connection
+    from .table_mapping import propose_mapping, quoted_name
+
+    try:
+        table = propose_mapping(path).table
+        con = read_only_connection(path)
+        try:
+            return int(con.execute(f'SELECT count(*) FROM "{quoted_name(table)}"').fetchone()[0])
+        finally:
+            con.close()
+    except (OSError, StoreError, sqlite3.Error):
+        return None
 
 
 def _footprint(path: Path, limit: int = 20_000) -> tuple[int, datetime | None]:

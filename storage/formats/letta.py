@@ -107,21 +107,69 @@ class LettaSource(FormatSource):
 
 
 def message_text(row: Any) -> str:
+    """What a message row says, as Letta's own views show it: its text parts (or the older
+    ``text`` column), then the tools it called (``tool_calls``, OpenAI's shape; a MemGPT-style
+    agent's reply to the user is its send_message call) and what tools returned (``tool_call``
+    and ``tool_return`` parts, the ``tool_returns`` column). Reasoning parts are the agent's own
+    thoughts, shown marked as such."""
     keys = row.keys()
-    if "content" in keys and row["content"]:
-        try:
-            parts = json.loads(row["content"])
-        except (TypeError, json.JSONDecodeError):
-            parts = None
-        if isinstance(parts, list):
-            texts = [str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("text")]
-            if texts:
-                return "\n".join(texts)
-    if "text" in keys and row["text"]:
-        return str(row["text"])
-    if "tool_calls" in keys and row["tool_calls"]:
-        return str(row["tool_calls"])
-    return ""
+    out: list[str] = []
+    parts = _json(row["content"]) if "content" in keys else None
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text" and part.get("text"):
+            out.append(str(part["text"]))
+        elif kind == "reasoning" and part.get("reasoning"):
+            out.append(f"(reasoning) {part['reasoning']}")
+        elif kind == "tool_call":
+            out.append(_call_text(part.get("name"), part.get("input")))
+        elif kind == "tool_return" and part.get("content") is not None:
+            out.append(f"(returned) {_plain(part['content'])}")
+    if not out and "text" in keys and row["text"]:
+        out.append(str(row["text"]))
+    calls = _json(row["tool_calls"]) if "tool_calls" in keys else None
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            text = _call_text(function.get("name"), function.get("arguments"))
+            if text not in out:
+                out.append(text)
+    returns = _json(row["tool_returns"]) if "tool_returns" in keys else None
+    for returned in returns if isinstance(returns, list) else []:
+        if isinstance(returned, dict):
+            value = next((returned[k] for k in ("func_response", "stdout") if returned.get(k)), None)
+            text = f"(returned) {_plain(value)}" if value is not None else ""
+            if text and text not in out:
+                out.append(text)
+    if not out and "tool_calls" in keys and row["tool_calls"] and calls is None:  # not JSON: as it is
+        out.append(str(row["tool_calls"]))
+    return "\n".join(out)
+
+
+def _json(value: Any) -> Any:
+    if not value:
+        return None
+    if not isinstance(value, str | bytes):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _call_text(name: Any, arguments: Any) -> str:
+    """A tool call as name(arguments); arguments arrive as a JSON string or an object."""
+    if isinstance(arguments, str):
+        parsed = _json(arguments)
+        arguments = parsed if parsed is not None else arguments
+    shown = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
+    return f"{name or '?'}({shown})"
 
 
 def _tags(value: Any) -> tuple[str, ...]:

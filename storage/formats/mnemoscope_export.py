@@ -5,11 +5,19 @@ layer, channel, tags, times, counters, provenance and metadata. Opened, the file
 memories read-only; imported (``mnemoscope import export.jsonl DEST``), it restores them:
 transfer.py keeps each memory's id where it was a memory.db row, and its provenance as it was.
 A line that is not such a record is left out and reported, never guessed at.
+
+The CSV export (the window's File > Export, one row per memory with the columns CSV_HEADER
+names) is read back the same way: it restores content, layer, channel, tags, status, times,
+counters, salience and confidence. It has no provenance, metadata or source column, so its
+memories come back without them, under new ids. The markdown export is a document to read (tags,
+times and provenance left out), not a copy: it is not read back.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,6 +31,11 @@ from .base import Contents, FormatSource
 
 FORMAT = "mnemoscope-export"
 SUFFIX = ".jsonl"
+CSV_SUFFIX = ".csv"
+# The CSV export's columns, in order (transfer.CSV_FIELDS writes them): its header is what
+# detection checks.
+CSV_HEADER = ("id", "channel", "layer", "status", "content", "created_at", "updated_at", "last_accessed",
+              "access_count", "salience", "confidence", "tags")
 # The keys every line of an export has (Memory.to_dict): what detection checks on the first line.
 RECORD_KEYS = frozenset({"id", "content", "layer", "channel", "source", "status", "provenance"})
 
@@ -35,6 +48,8 @@ class ExportSource(FormatSource):
 
     def __init__(self, path: Path) -> None:
         super().__init__(path.parent, [path])
+        if path.suffix.lower() == CSV_SUFFIX:
+            self.label = "Mnemoscope CSV export"
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(read_only=True, read_only_reason=self.read_only_reason, keyword_search=True)
@@ -43,12 +58,13 @@ class ExportSource(FormatSource):
         contents = Contents()
         path = self.files[0]
         seen: set[str] = set()
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            records = _csv_records(handle) if path.suffix.lower() == CSV_SUFFIX else _jsonl_records(handle)
+            for number, record in records:
                 try:
-                    memory = _memory(json.loads(line), path.name, number)
+                    if isinstance(record, ValueError):  # a line that is not JSON
+                        raise record
+                    memory = _memory(record, path.name, number)
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
                     contents.problems.append(f"{path.name}:{number} is not an exported memory ({exc}); left out")
                     continue
@@ -58,6 +74,30 @@ class ExportSource(FormatSource):
                 seen.add(memory.id)
                 contents.memories.append(memory)
         return contents
+
+
+def _jsonl_records(handle: Any) -> Iterator[tuple[int, Any]]:
+    for number, line in enumerate(handle, start=1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except ValueError as exc:
+                yield number, exc
+
+
+def _csv_records(handle: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each row of a CSV export as the record the JSONL export would hold, with the line it starts
+    on; an empty cell is a value the export did not have."""
+    reader = csv.DictReader(handle)
+    start = reader.line_num + 2  # the header's line, then the first row's
+    for row in reader:
+        record: dict[str, Any] = {k: v for k, v in row.items() if k in CSV_HEADER and v not in ("", None)}
+        record["content"] = row.get("content") or ""
+        record["channel"] = row.get("channel") or ""
+        record["tags"] = [t for t in (row.get("tags") or "").split(";") if t]
+        record |= {"provenance": {}, "metadata": {}, "source": {"kind": "csv", "format": FORMAT}}
+        yield start, record
+        start = reader.line_num + 1
 
 
 def _memory(record: dict[str, Any], file_name: str, line: int) -> Memory:
@@ -115,7 +155,19 @@ def _first_record(path: Path) -> dict[str, Any] | None:
     return None
 
 
+def _csv_header(path: Path) -> tuple[str, ...]:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return tuple(next(csv.reader(handle), ()))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return ()
+
+
 def detect(path: Path) -> list[FormatMatch]:
+    if path.suffix.lower() == CSV_SUFFIX and is_file(path):
+        if _csv_header(path) != CSV_HEADER:
+            return []
+        return [FormatMatch(FORMAT, "Mnemoscope CSV export", path, open=partial(ExportSource, path), journal_dir=None)]
     if path.suffix != SUFFIX or not is_file(path):
         return []
     record = _first_record(path)

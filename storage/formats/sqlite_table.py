@@ -14,13 +14,14 @@ primary key.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
-from ..source import Snapshot
+from ..source import Capabilities, Snapshot
 from ..table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns, table_keys
 from . import FormatMatch
 from .base import plain_row
@@ -155,6 +156,11 @@ class TableSource(SqlFormatSource):
         rows = self.rows(f'SELECT {self.spec.select} FROM "{quoted_name(self.mapping.table)}" WHERE {self.where_id()}',
                          [value])
         return self.memory_of(rows[0]) if rows else None
+
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        # One table of memories: no sessions, turns or scratchpad (FormatSource reads those from
+        # load(), which a table read with SQL where it lives has not).
+        return replace(super().capabilities(record_id), sessions=False, scratchpad=False)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "table": self.mapping.table, "mapping": self.mapping.to_dict()["columns"]}

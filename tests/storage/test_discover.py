@@ -4,6 +4,7 @@ written where that tool writes it (by the tool's own library where one installs 
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,24 +14,30 @@ from mnemoscope.app.cli import main
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.discover import discover, usual_places
+from mnemoscope.storage.errors import UnmappedTableError
+from mnemoscope.storage.table_mapping import propose_mapping, remember_mapping
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A home folder, and where each tool's store is in it."""
+    return build_home(tmp_path_factory.mktemp("discover"))
+
+
+def build_home(base: Path) -> dict[str, Path]:
+    """A home folder, and where each tool's store is in it ("" names the home folder itself)."""
     from formats import test_google_adk, test_langgraph, test_mem0, test_openai_agents
-    from formats.test_agenticx import build_agenticx_home
+    from formats.test_agenticx import build_agenticx_history
+    from formats.test_agentix import build_agentix
     from formats.test_claude_memory import build_claude_memories
     from formats.test_crewai import build_crewai_storage
     from formats.test_facts_db import build_facts_workspace
     from formats.test_letta import build_letta_home
     from formats.test_mem0_qdrant import build_synthorg
     from formats.test_openai_agents_sql import build
+    from formats.test_sqlite_table import bot_db
     from helpers.owners import run_owner
 
-    from formats.test_agentix import build_agentix
-
-    project, home = build_agentix(tmp_path_factory.mktemp("discover"))  # home/code/trip-planner, home/.agentix
+    project, home = build_agentix(base)  # home/code/trip-planner, home/.agentix
     (home / "Documents").mkdir(parents=True)
     (home / "Documents" / "notes.txt").write_text("not a memory store\n")
     (home / "node_modules" / "x").mkdir(parents=True)  # skipped, however deep
@@ -47,6 +54,13 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     run_owner(test_openai_agents.BUILD, db=str(home / "projects" / "triage" / "conversations.db"),
               items=test_openai_agents.ITEMS)
     synthorg = build_synthorg(home / "synthorg-data")  # one mem0 store on embedded Qdrant per agent
+    (home / "bots" / "discord").mkdir(parents=True)  # a bot's own memories table, beside its other files
+    (home / "bots" / "discord" / "config.json").write_text("{}\n")
+    bot = bot_db(home / "bots" / "discord" / "bot.db")
+    app_db = sqlite3.connect(home / "bots" / "discord" / "cache.sqlite")  # an app's own database: not listed
+    app_db.execute("CREATE TABLE http_cache (url TEXT PRIMARY KEY, body TEXT)")
+    app_db.commit()
+    app_db.close()
     return {
         "Mnemoscope workspace": home / "agent-workspace",
         "OpenAI Agents": home / "projects" / "support-bot",
@@ -54,7 +68,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "LangGraph": home / "projects" / "planner",
         "Google ADK": home / "projects" / "adk",
         "OpenAI Agents SDK": home / "projects" / "triage",
-        "AgenticX": build_agenticx_home(home),
+        "AgenticX": build_agenticx_history(home),  # with messages.json and a compaction
         "OpenClaw": _openclaw(home),
         "Letta": build_letta_home(home) / ".letta",
         "CrewAI": build_crewai_storage(_mkdir(home / ".local" / "share")),
@@ -64,6 +78,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "mem0 (SynthOrg ceo)": synthorg / "ceo",
         "mem0 (SynthOrg qa-lead)": synthorg / "qa-lead",
         "structured memory DB (five-layer agent)": build_facts_workspace(home / "assistant" / "workspace"),
+        "SQLite memory table": bot,  # no format reads it: a table to map
     } | {"": home}
 
 
@@ -78,7 +93,10 @@ def _mkdir(path: Path) -> Path:
     return path
 
 
-def test_discover_lists_every_tools_store_in_a_home_folder_and_writes_nothing(home: dict[str, Path]) -> None:
+def test_discover_lists_every_tools_store_in_a_home_folder_and_writes_nothing(
+    home: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "mnemoscope-home"))  # where mappings are remembered
     root = home[""]
     before = state_of(root)
     found = discover([root])
@@ -91,6 +109,11 @@ def test_discover_lists_every_tools_store_in_a_home_folder_and_writes_nothing(ho
             continue
         store = by_path[path]
         assert tool.split()[0].lower() in store.tool.lower(), (tool, store.tool)
+        if tool == "SQLite memory table":  # opened once its table is mapped, as the app asks
+            assert store.tool == "SQLite memory table memories (not mapped yet)" and store.memories == 3
+            with pytest.raises(UnmappedTableError, match="mnemoscope map"):
+                open_store(path, read_only=True)
+            remember_mapping(path, propose_mapping(path))
         with open_store(path, read_only=True) as opened:  # the app opens each from the list
             assert store.memories == opened.count(MemoryQuery(statuses=())) > 0, tool
         assert store.size > 0 and store.last_write is not None and not store.problem

@@ -1,0 +1,52 @@
+"""Letta's conversation as its own views show it: a MemGPT-style agent answers through its
+send_message tool, so a turn's tool calls and what tools returned are part of the transcript."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from formats.test_letta import build_letta_home
+from mnemoscope.storage import open_store
+
+SEND = {"id": "call-1", "type": "function",
+        "function": {"name": "send_message", "arguments": json.dumps({"message": "Your 9:00 train is booked."})}}
+SEARCH = {"id": "call-2", "type": "function",
+          "function": {"name": "archival_memory_search", "arguments": json.dumps({"query": "Lisbon trains"})}}
+
+
+def test_turns_show_tool_calls_what_tools_returned_and_the_reply_sent_through_a_tool(tmp_path: Path) -> None:
+    home = build_letta_home(tmp_path)
+    db = home / ".letta" / "sqlite.db"
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE messages ADD COLUMN tool_call_id VARCHAR")
+    con.execute("ALTER TABLE messages ADD COLUMN tool_returns JSON")
+    rows = [
+        ("msg-3", "assistant", [{"type": "text", "text": "Ana asked for trains; search first."}], [SEARCH], None, None),
+        ("msg-4", "tool", [{"type": "text", "text": '{"status": "OK", "message": "Ana took the 9:00 train"}'}], None,
+         "call-2", None),
+        ("msg-5", "assistant", [{"type": "reasoning", "reasoning": "Confirm to Ana."}], [SEND], None, None),
+        ("msg-6", "tool", None, None, "call-1", [{"status": "success", "func_response": '{"status": "OK"}'}]),
+    ]
+    for seq, (mid, role, content, calls, call_id, returns) in enumerate(rows, start=3):
+        con.execute(
+            "INSERT INTO messages (id, agent_id, role, content, tool_calls, tool_call_id, tool_returns, sequence_id, "
+            "created_at) VALUES (?, 'agent-1', ?, ?, ?, ?, ?, ?, ?)",
+            (mid, role, json.dumps(content) if content else None, json.dumps(calls) if calls else None, call_id,
+             json.dumps(returns) if returns else None, seq, f"2026-11-19 10:00:{seq:02d}"),
+        )
+    con.commit()
+    con.close()
+    with open_store(home / ".letta", read_only=True) as store:
+        [session] = store.sessions()
+        turns = store.turns(session.id)
+    assert [t.content for t in turns] == [
+        "Book the 9:00 train",
+        "Booked.",
+        'Ana asked for trains; search first.\narchival_memory_search({"query": "Lisbon trains"})',
+        '{"status": "OK", "message": "Ana took the 9:00 train"}',
+        '(reasoning) Confirm to Ana.\nsend_message({"message": "Your 9:00 train is booked."})',
+        '(returned) {"status": "OK"}',
+    ]
+    assert [t.role for t in turns] == ["user", "assistant", "assistant", "tool", "assistant", "tool"]
