@@ -100,8 +100,7 @@ def test_first_rows_and_the_last_row_against_qsqltablemodel(qtbot, size: int) ->
         assert last is not None and last.id == store.page(MemoryQuery(), 1, total - 1)[0].id
         view.setModel(None)
 
-    first = record(Row("table", "first rows in the window", size, first_s, "QSqlTableModel select()", sql_first_s, 1.0,
-                       guard=40))
+    first = record(Row("table", "first rows in the window", size, first_s, "QSqlTableModel select()", sql_first_s, 1.0))
     end = record(Row("table", "scroll to the last row", size, end_s, "QSqlTableModel fetchMore to the end", sql_end_s,
                      1.0))
     assert first.bounded and end.bounded
