@@ -367,8 +367,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extras = parser.parse_known_args(argv)
     if extras:
         _command_parser(parser, args).error(_unrecognized(extras, _command_parser(parser, args)))
-    _configure_logging(args.verbose or 0, args.log_file)
+    # -v before the command and -v after it add up (argparse keeps only the command's own count).
+    _configure_logging(verbosity + _verbosity_of(argv[first + 1 :]), args.log_file)
     return _guard(lambda: COMMANDS[args.command](args))
+
+
+def _verbosity_of(words: Sequence[str]) -> int:
+    count = 0
+    for word in words:
+        if word == "--":
+            break
+        if word == "--verbose" or (word.startswith("-v") and set(word[1:]) == {"v"}):
+            count += 1 if word == "--verbose" else len(word) - 1
+    return count
 
 
 def _global_options(argv: Sequence[str]) -> tuple[int, Path | None, int]:
@@ -378,7 +389,7 @@ def _global_options(argv: Sequence[str]) -> tuple[int, Path | None, int]:
     while i < len(argv):
         word = argv[i]
         if word == "--verbose" or (word.startswith("-v") and set(word[1:]) == {"v"}):
-            verbosity += 1 if word == "--verbose" else len(word) - 1
+            verbosity += _verbosity_of([word])
         elif word == "--log-file" and i + 1 < len(argv):
             log_file = Path(argv[i + 1])
             i += 1

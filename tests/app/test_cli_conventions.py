@@ -133,6 +133,19 @@ def test_verbose_logs_the_store_opened_to_stderr(demo: Path, capsys: pytest.Capt
     assert code == 0 and "INFO" not in err
 
 
+def test_verbose_before_and_after_the_command_add_up(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    for argv in (["-v", "info", str(demo), "-v"], ["info", str(demo), "-vv"], ["-vv", "info", str(demo)]):
+        code, _, err = run(argv, capsys)
+        assert code == 0, err
+        assert logging.getLogger().level == logging.DEBUG, argv  # -v twice: DEBUG
+        _reset_logging()
+    run(["info", str(demo), "-v"], capsys)
+    assert logging.getLogger().level == logging.INFO
+    _reset_logging()
+
+
 def test_log_file_records_the_curation_step(demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "mnemoscope.log"
     listed = run(["ls", str(demo), "--kind", "sqlite", "--limit", "1", "--json"], capsys)[1]
