@@ -6,13 +6,22 @@ from typing import Any
 
 
 def _clip(text: str, width: int) -> str:
+    """text on one line, at most width terminal columns (a CJK character or an emoji takes two)."""
+    from rich.cells import cell_len, set_cell_size
+
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if cell_len(text) <= width else set_cell_size(text, width - 1) + "…"
 
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()  # noqa: E731
+    """Columns aligned by the terminal columns each cell takes (rich's width tables), not by len."""
+    from rich.cells import cell_len
+
+    widths = [max(cell_len(h), *(cell_len(r[i]) for r in rows)) if rows else cell_len(h) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(cells, widths, strict=False)).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 

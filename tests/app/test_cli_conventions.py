@@ -182,3 +182,18 @@ def test_zsh_and_fish_completion_name_every_command(shell: str, capsys: pytest.C
         assert f" {name}" in script, name
     if shell == "fish":
         assert "__fish_seen_subcommand_from ls' -l limit" in script
+
+
+def test_tables_line_up_wide_characters_by_terminal_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rich.cells import cell_len
+
+    (tmp_path / "MEMORY.md").write_text("- 東京で予算会議をする予定です、田中さんと一緒に 🎌 and a long English tail to clip\n"
+                                        "- plain fact about the budget meeting\n", encoding="utf-8")
+    code, out, err = run(["ls", str(tmp_path)], capsys)
+    assert code == 0, err
+    header, rule, *rows = out.splitlines()[:4]
+    start = cell_len(header[: header.index("CONTENT")])
+    for row in rows:
+        content = row.split("  ")[-1]
+        assert cell_len(row[: row.rindex(content)]) == start  # the CONTENT column starts at one column
+        assert cell_len(content) <= 60
