@@ -58,7 +58,7 @@ def test_open_and_first_page(store_path: Path) -> None:
         con.close()
 
     project_s, baseline_s = paired_medians_s(project, baseline)
-    row = _row("open + first page of 100", size, project_s, "connect + index-backed query", baseline_s, 1.5, guard=2.5)
+    row = _row("open + first page of 100", size, project_s, "connect + index-backed query", baseline_s, 1.5, guard=2.0)
     assert row.bounded
 
 
