@@ -188,7 +188,7 @@ class SqliteSource(NativeDb):
                 return True
             return False
 
-        with self._readers.reading() as dbapi:
+        with friendly_errors(self.db_path), self._readers.reading() as dbapi:
             (waits,) = dbapi.execute("PRAGMA busy_timeout").fetchone()
             dbapi.execute("PRAGMA busy_timeout = 0")
             dbapi.set_progress_handler(past, 2000)
