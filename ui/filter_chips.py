@@ -21,7 +21,9 @@ SEARCH, DATES, IDS = "search", "dates", "ids"
 
 @dataclass(frozen=True)
 class ActiveFilters:
-    sidebar: tuple[tuple[str, str], ...] = ()  # (axis, value), at most one per axis, in SIDEBAR_AXES order
+    # (axis, value), at most one per axis, in SIDEBAR_AXES order; a channel's value may be several
+    # channels (an Agentix sub-agent in every scope)
+    sidebar: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
     since: datetime | None = None  # created_at in [since, until): a timeline bin
     until: datetime | None = None
     ids: tuple[str, ...] = ()  # memories selected on the embedding map
@@ -33,9 +35,15 @@ class ActiveFilters:
         return bool(self.search_text)
 
     def value(self, axis: str) -> str | None:
-        return dict(self.sidebar).get(axis)
+        chosen = dict(self.sidebar).get(axis)
+        return chosen if chosen is None or isinstance(chosen, str) else None
 
-    def with_sidebar(self, axis: str, value: str | None) -> ActiveFilters:
+    def channels(self) -> tuple[str, ...]:
+        """The channels the sidebar filters by: none, one, or a sub-agent's in every scope."""
+        chosen = dict(self.sidebar).get("channel")
+        return () if not chosen else (chosen,) if isinstance(chosen, str) else tuple(chosen)
+
+    def with_sidebar(self, axis: str, value: str | tuple[str, ...] | None) -> ActiveFilters:
         """This entry replaces the axis's earlier one ("all" or no value clears every sidebar filter)."""
         if axis not in SIDEBAR_AXES or not value:
             return replace(self, sidebar=())
@@ -64,7 +72,8 @@ class ActiveFilters:
     def chips(self) -> list[tuple[str, str]]:
         """(key, label) of each active filter, in the order the chips show them."""
         labels = {"kind": "Kind", "channel": "Channel", "layer": "Layer", "status": "Status"}
-        out = [(axis, f"{labels[axis]}: {value}") for axis, value in self.sidebar]
+        out = [(axis, f"{labels[axis]}: {value if isinstance(value, str) else ' + '.join(value)}")
+               for axis, value in self.sidebar]
         if self.since is not None and self.until is not None:
             statuses = "" if self.value("status") else " (any status)"
             out.append((DATES, f"Created {self.since:%Y-%m-%d} – {self.until:%Y-%m-%d}{statuses}"))
@@ -83,9 +92,9 @@ class ActiveFilters:
         status = self.value("status")
         dated = self.since is not None
         statuses: tuple[Status, ...] = (Status(status),) if status else ((), (Status.ACTIVE,))[not dated]
-        kind, channel, layer = self.value("kind"), self.value("channel"), self.value("layer")
+        kind, layer = self.value("kind"), self.value("layer")
         return MemoryQuery(
-            channels=(channel,) if channel else (),
+            channels=self.channels(),
             layers=(Layer(layer),) if layer else (),
             kinds=(Kind(kind),) if kind else (),
             statuses=statuses,

@@ -699,9 +699,9 @@ class MainWindow(MemoryTableActions, QMainWindow):
             blocked = self.search_box.blockSignals(True)
             self.search_box.setText(filters.search_text)
             self.search_box.blockSignals(blocked)
-        channel = filters.value("channel")  # the timeline and the graph show the channel too
-        self.timeline.set_channels((channel,) if channel else ())
-        self.graph.set_channel(channel)
+        channels = filters.channels()  # the timeline and the graph show the channel too
+        self.timeline.set_channels(channels)
+        self.graph.set_channel(channels[0] if len(channels) == 1 else None)
         if self.model is None or self.store is None:
             return
         current = self.model.query

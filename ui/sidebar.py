@@ -18,6 +18,10 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
     layers count what clicking them shows (active memories, as the table does); the Status
     group counts every status."""
     counts = {**store.counts(MemoryQuery()), "statuses": store.counts()["statuses"]}
+    if any(s.format == "agentix" for s in store.foreign):
+        from mnemoscope.storage.formats.agentix import sub_agents
+
+        counts["sub_agents"] = sub_agents(counts["channels"])
     sessions = store.sessions()
     notes = [
         f"{s.label} is read-only: {s.capabilities().read_only_reason}"
@@ -64,6 +68,16 @@ class Sidebar(QTreeWidget):
                 item.setData(0, FilterRole, (kind, value))
                 group.addChild(item)
             group.setExpanded(was.get(title, True))
+        if counts.get("sub_agents"):  # Agentix: a sub-agent's memories in every scope
+            group = QTreeWidgetItem(["Sub-agents", ""])
+            group.setToolTip(0, "Each sub-agent's memories in every scope (project, local, user)")
+            self.addTopLevelItem(group)
+            for agent, (channels, n) in counts["sub_agents"].items():
+                item = QTreeWidgetItem([agent, str(n)])
+                item.setToolTip(0, ", ".join(channels))
+                item.setData(0, FilterRole, ("channel", channels))
+                group.addChild(item)
+            group.setExpanded(was.get("Sub-agents", True))
         if data["sessions"]:
             group = QTreeWidgetItem(["Sessions", str(len(data["sessions"]))])
             self.addTopLevelItem(group)

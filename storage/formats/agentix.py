@@ -53,6 +53,18 @@ def memory_folders(project: Path | None, home: Path | None) -> dict[str, Path]:
     return folders
 
 
+def sub_agents(channel_counts: dict[str, int]) -> dict[str, tuple[tuple[str, ...], int]]:
+    """Sub-agent -> (its channels in every scope, how many memories they hold): the facet across
+    scopes that the channels (one per scope and sub-agent) do not give."""
+    found: dict[str, tuple[tuple[str, ...], int]] = {}
+    for channel, n in sorted(channel_counts.items()):
+        scope, _, agent = channel.partition("/")
+        if agent and scope in (*SCOPE_FOLDERS, "user"):
+            channels, total = found.get(agent, ((), 0))
+            found[agent] = ((*channels, channel), total + n)
+    return found
+
+
 def _agents(folder: Path) -> list[Path]:
     return [folder / name for name in sorted(names(folder)) if not name.startswith(".") and is_dir(folder / name)]
 

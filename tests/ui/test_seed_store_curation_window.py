@@ -133,6 +133,11 @@ def test_agentix_scope_and_sub_agent_facets_and_a_delete_undone_through_the_wind
         "main": 3, "project/researcher": 2, "local/researcher": 1, "user/writer": 1})
     _click_sidebar(qtbot, win, "Channels", "project/researcher", 2)
     assert _contents(win) == {"- CP timetables are reliable\n", "night_train: true\n"}
+    # A sub-agent across its scopes: the researcher's project and local memories together.
+    assert _sidebar_group(win, "Sub-agents") == {"researcher": 3, "writer": 1}
+    _click_sidebar(qtbot, win, "Sub-agents", "researcher", 3)
+    assert _contents(win) == {"- CP timetables are reliable\n", "night_train: true\n", "rail API sandbox only\n"}
+    assert win.filters.describe() == "Channel: local/researcher + project/researcher"  # its chip
 
     _click_sidebar(qtbot, win, "Channels", "user/writer", 1)
     style = home / ".agentix" / "agent-memory" / "writer" / "style.md"
