@@ -433,6 +433,15 @@ class MemoryStore:
         axes = {axis: summed(counts[column] for counts in per_source) for axis, column in COUNT_AXES}
         return {**axes, "total": sum(axes["kinds"].values())}
 
+    def sub_agents(self, channel_counts: dict[str, int]) -> dict[str, tuple[tuple[str, ...], int]]:
+        """An Agentix store's sub-agents, each with its channels in every scope and how many
+        memories of channel_counts they hold; {} for any other store."""
+        if not any(s.format == "agentix" for s in self.foreign):
+            return {}
+        from .formats.agentix import sub_agents
+
+        return sub_agents(channel_counts)
+
     def info(self) -> dict[str, Any]:
         counts = self.counts()
         out: dict[str, Any] = {

@@ -18,10 +18,7 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
     layers count what clicking them shows (active memories, as the table does); the Status
     group counts every status."""
     counts = {**store.counts(MemoryQuery()), "statuses": store.counts()["statuses"]}
-    if any(s.format == "agentix" for s in store.foreign):
-        from mnemoscope.storage.formats.agentix import sub_agents
-
-        counts["sub_agents"] = sub_agents(counts["channels"])
+    counts["sub_agents"] = store.sub_agents(counts["channels"])
     sessions = store.sessions()
     notes = [
         f"{s.label} is read-only: {s.capabilities().read_only_reason}"
