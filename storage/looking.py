@@ -189,10 +189,6 @@ class RememberedLooks(Generic[T]):
                 self._kept.pop(key, None)
         return value
 
-    def forget(self) -> None:
-        with self._lock:
-            self._kept.clear()
-
 
 def _fingerprint(paths: list[str]) -> tuple[Any, ...]:
     keys: list[tuple[int, int, int, int] | None] = []

@@ -194,7 +194,7 @@ class SqliteSource(NativeDb):
             dbapi.set_progress_handler(past, 2000)
             try:
                 return self.page(query, limit)
-            except (LockedError, StoreError) as exc:
+            except StoreError as exc:
                 if stopped or isinstance(exc, LockedError):
                     return None
                 raise
