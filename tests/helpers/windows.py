@@ -16,3 +16,12 @@ def open_window(qtbot, path: Path, tmp_path: Path, signals: tuple = ()) -> MainW
     with qtbot.waitSignals([win.store_opened, *(signal(win) for signal in signals)], timeout=20_000):
         win.open_path(path)
     return win
+
+
+def sidebar_counts(win: MainWindow, group: str) -> dict[str, int]:
+    """Entry -> count of one sidebar group ("Channels", "Sub-agents", ...), as the sidebar shows them."""
+    for i in range(win.sidebar.topLevelItemCount()):
+        top = win.sidebar.topLevelItem(i)
+        if top.text(0) == group:
+            return {top.child(j).text(0): int(top.child(j).text(1)) for j in range(top.childCount())}
+    return {}

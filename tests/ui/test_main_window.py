@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
-from helpers.windows import open_window
+from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
@@ -482,14 +482,6 @@ def test_reembed_stale_vectors_from_the_tools_menu(qtbot, window: MainWindow, de
     assert window.undo_action.text() == "&Undo reembed"
 
 
-def _group_counts(win: MainWindow, group: str) -> dict[str, int]:
-    for i in range(win.sidebar.topLevelItemCount()):
-        top = win.sidebar.topLevelItem(i)
-        if top.text(0) == group:
-            return {top.child(j).text(0): int(top.child(j).text(1)) for j in range(top.childCount())}
-    return {}
-
-
 def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: MainWindow, capsys) -> None:
     from mnemoscope.app.cli import main
 
@@ -511,9 +503,9 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
         total = int(top.text(1))
         return (
             total == window.model.total
-            and total == sum(_group_counts(window, "Channels").values())
-            and total == sum(_group_counts(window, "Kinds").values())
-            and total == sum(_group_counts(window, "Layers").values())
+            and total == sum(sidebar_counts(window, "Channels").values())
+            and total == sum(sidebar_counts(window, "Kinds").values())
+            and total == sum(sidebar_counts(window, "Layers").values())
         )
 
     # The promoted copy is one more active memory; the original stays active beside it.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.owners import require, run_owner
-from helpers.windows import open_window
+from helpers.windows import open_window, sidebar_counts
 from mnemoscope.ui.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import Qt
@@ -22,14 +22,6 @@ def _rows_loaded(win: MainWindow, count: int) -> bool:
 
 def _contents(win: MainWindow) -> set[str]:
     return {win.model.memory_at(r).content for r in range(win.model.rowCount())}
-
-
-def _sidebar_group(win: MainWindow, title: str) -> dict[str, int]:
-    for i in range(win.sidebar.topLevelItemCount()):
-        top = win.sidebar.topLevelItem(i)
-        if top.text(0) == title:
-            return {top.child(j).text(0): int(top.child(j).text(1)) for j in range(top.childCount())}
-    return {}
 
 
 def _click_sidebar(qtbot, win: MainWindow, title: str, value: str, count: int) -> None:
@@ -73,7 +65,7 @@ def test_mem0_on_qdrant_local_mode_channel_facet_edit_and_undo_read_back_by_mem0
     ids = run_owner(BUILD, root=str(root), mem0_dir=str(root / ".mem0"))
     win = open_window(qtbot, root, tmp_path)
     qtbot.waitUntil(lambda: _rows_loaded(win, 3), timeout=10_000)
-    qtbot.waitUntil(lambda: _sidebar_group(win, "Channels") == {"user:dana": 2, "agent:helper/run:r1": 1})
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {"user:dana": 2, "agent:helper/run:r1": 1})
     _click_sidebar(qtbot, win, "Channels", "user:dana", 2)
     assert _contents(win) == {"Dana prefers green tea", "Dana lives in Lisbon"}
 
@@ -94,7 +86,7 @@ def test_five_layer_workspace_kind_facet_and_fact_edit_and_undo_in_the_facts_db(
     win = open_window(qtbot, workspace, tmp_path)
     qtbot.waitUntil(lambda: _rows_loaded(win, 9), timeout=10_000)
     # the workspace markdown and the facts DB as one store, each counted
-    qtbot.waitUntil(lambda: _sidebar_group(win, "Kinds") == {"markdown": 5, "sqlite": 4})
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Kinds") == {"markdown": 5, "sqlite": 4})
     _click_sidebar(qtbot, win, "Kinds", "sqlite", 4)
     assert {win.model.memory_at(r).source.format for r in range(4)} == {"facts-db"}
 
@@ -129,12 +121,12 @@ def test_agentix_scope_and_sub_agent_facets_and_a_delete_undone_through_the_wind
     monkeypatch.setenv("HOME", str(home))
     win = open_window(qtbot, project, tmp_path)
     qtbot.waitUntil(lambda: _rows_loaded(win, 7), timeout=10_000)
-    qtbot.waitUntil(lambda: _sidebar_group(win, "Channels") == {
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {
         "main": 3, "project/researcher": 2, "local/researcher": 1, "user/writer": 1})
     _click_sidebar(qtbot, win, "Channels", "project/researcher", 2)
     assert _contents(win) == {"- CP timetables are reliable\n", "night_train: true\n"}
     # A sub-agent across its scopes: the researcher's project and local memories together.
-    assert _sidebar_group(win, "Sub-agents") == {"researcher": 3, "writer": 1}
+    assert sidebar_counts(win, "Sub-agents") == {"researcher": 3, "writer": 1}
     _click_sidebar(qtbot, win, "Sub-agents", "researcher", 3)
     assert _contents(win) == {"- CP timetables are reliable\n", "night_train: true\n", "rail API sandbox only\n"}
     assert win.filters.describe() == "Channel: local/researcher + project/researcher"  # its chip
@@ -156,8 +148,8 @@ def test_agenticx_home_with_messages_json_channels_sessions_and_a_bullet_edit_un
     home = build_agenticx_history(tmp_path)
     win = open_window(qtbot, home, tmp_path)
     qtbot.waitUntil(lambda: _rows_loaded(win, 15), timeout=10_000)
-    qtbot.waitUntil(lambda: _sidebar_group(win, "Channels") == {"travel": 1, "s1": 2, "s2": 1, "_global": 11})
-    assert "session s4" in _sidebar_group(win, "Sessions")  # a session read from its messages.json
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {"travel": 1, "s1": 2, "s2": 1, "_global": 11})
+    assert "session s4" in sidebar_counts(win, "Sessions")  # a session read from its messages.json
     _click_sidebar(qtbot, win, "Channels", "s1", 2)
     assert _contents(win) == {"Booked the Porto hotel", "Planned the Porto trip"}
 
