@@ -15,8 +15,8 @@ the rowid), which SQLite reads backwards from its B-tree without sorting; seekin
 (``after=``) is a key range. That is every Order's answer for a format whose memories share
 one salience and whose times follow the key (a log, appended to as things happen); a format
 with a column per order overrides ``_order``. A text filter or search is answered exactly: SQLite first keeps the
-rows whose raw column holds the words (``LIKE``, or a word count that bounds the score from
-above), then ``text_of`` decides on those rows only. ``odd_rows`` names rows whose raw text
+rows whose raw column holds the words (``LIKE``), then ``text_of`` decides on those rows only
+(a search counts the words there once, for its ranking and for BM25's statistics alike). ``odd_rows`` names rows whose raw text
 does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
 
 The mem0 history, LangGraph, Google ADK and AgenticX formats are SQL too and can move onto this
@@ -51,10 +51,6 @@ SQL_STRFTIME = set("YmdHMSjWw%")
 # separator a format may put between two parts of what it shows (newline, parentheses, ", ").
 PLAIN_NEEDLE = re.compile(r"[a-z0-9 _\-.!?;#$%&*+<=>@^`|~]+")
 WORDS = re.compile(r"\w+")
-# How many candidates beyond k a keyword search reads from SQLite first (then four times more).
-CANDIDATES_MARGIN = 16
-# The bound of a row whose raw text bounds nothing: it is always scored.
-UNBOUNDED = 1 << 60
 
 
 @dataclass(frozen=True)
@@ -96,6 +92,9 @@ class SqlFormatSource(FormatSource):
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self._times: dict[Any, datetime] = {}
+        # (terms, where, file identity, data_version) of the last keyword pass, and how many
+        # rows held each term: BM25 asks for those counts right after the search.
+        self._last_pass: tuple[tuple[Any, ...], list[int]] | None = None
 
     # -- what a format supplies -----------------------------------------------------------
 
@@ -221,9 +220,8 @@ class SqlFormatSource(FormatSource):
         text = f'"{self.spec.text}"'
         exact = f"instr(mnemoscope_text({text}), ?) > 0"
         if PLAIN_NEEDLE.fullmatch(needle):
-            like = needle.replace("%", r"\%").replace("_", r"\_")
             odd = self.odd_rows_for([needle])
-            return f"({text} LIKE ? ESCAPE '\\' OR {odd}) AND {exact}", [f"%{like}%", needle]
+            return f"({text} LIKE ? ESCAPE '\\' OR {odd}) AND {exact}", [f"%{_like_escaped(needle)}%", needle]
         return exact, [needle]
 
     def _from(self, clause: str) -> str:
@@ -335,45 +333,17 @@ class SqlFormatSource(FormatSource):
         return counts
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
-        """keyword_rank's answer (word hits in the content, most first, then id), found in SQL.
+        """keyword_rank's answer (word hits in the content, most first, then id), in one pass.
 
-        The count of each word in the raw column bounds its count in the content from above
-        (plain words: JSON writes them verbatim), so SQLite ranks the rows by that bound and
-        only the best candidates are read and scored exactly, until no row left can beat the
-        k-th score. Words JSON may escape (non-ASCII) are counted in Python on every row."""
+        SQLite keeps the rows whose raw column holds one of the words (plain words: JSON writes
+        them verbatim; odd rows always), and text_of counts the words in each of those. The same
+        pass counts the rows holding each word, which BM25 asks for next (document_frequencies)."""
         words = [w.lower() for w in WORDS.findall(text_query)]
         where = self.where(query)
         if not words or where is None or k <= 0:
             return []
-        clause, params = where
-        text, key = f'"{self.spec.text}"', f'"{self.spec.key}"'
-        if all(PLAIN_NEEDLE.fullmatch(w) for w in words):
-            # SQLite's lower() folds ASCII letters only, so it keeps the length of the text.
-            counts = " + ".join(
-                f"(length({text}) - length(replace(lower({text}), ?, ''))) / {len(w)}" for w in words
-            )
-            odd = self.odd_rows_for(words)
-            bound = f"CASE WHEN {odd} THEN {UNBOUNDED} ELSE {counts} END"
-            bound_params: list[Any] = list(words)
-            hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in words) + f" OR {odd})"
-            hit_params: list[Any] = [f"%{w.replace('_', chr(92) + '_')}%" for w in words]
-        else:
-            bound, bound_params = str(UNBOUNDED), []
-            hit = "(" + " OR ".join(f"instr(mnemoscope_text({text}), ?) > 0" for _ in words) + ")"
-            hit_params = list(words)
-        # At equal bounds, rows come in keyword_rank's tie order (the id, as text).
-        ranked_sql = (
-            f"SELECT {key} AS key, {bound} AS bound, {text} AS body "
-            f"{self._from(f'{clause} AND {hit}' if clause else hit)} "
-            f"ORDER BY bound DESC, CAST({key} AS TEXT) ASC LIMIT ? OFFSET ?"
-        )
-        best: list[tuple[int, _Desc, Any]] = []  # a min-heap of (score, id, key), the worst on top
-        size, offset = k + CANDIDATES_MARGIN, 0
-        while True:
-            ranked = self.rows(ranked_sql, [*bound_params, *params, *hit_params, size, offset])
-            if self._score_candidates(ranked, words, k, best) or len(ranked) < size:
-                break
-            offset, size = offset + size, size * 4
+        terms = list(dict.fromkeys(words))
+        best = self._keyword_pass(terms, where, [words.count(t) for t in terms], k)
         keys = [key for _, _, key in best]
         rows = self.rows(
             f'SELECT {self.spec.select} FROM "{self.spec.table}" '
@@ -384,28 +354,77 @@ class SqlFormatSource(FormatSource):
         best.sort(key=lambda t: (-t[0], t[1].value))
         return [self.memory_of(found[key]) for _, _, key in best if key in found]
 
-    def _score_candidates(
-        self, ranked: list[sqlite3.Row], words: list[str], k: int, best: list[tuple[int, _Desc, Any]]
-    ) -> bool:
-        """Score candidates (best bound first) exactly into the heap best; True once no
-        candidate from here on can enter it."""
-        for candidate in ranked:
-            record_id = self.id_prefix + str(candidate["key"])
-            if len(best) >= k:
-                floor, worst = best[0][0], best[0][1].value
-                bound = candidate["bound"]
-                if bound < floor or (bound == floor and record_id > worst):
-                    return True
-            body = self.text_of(candidate["body"]).lower()
-            score = sum(body.count(w) for w in words)
-            if not score:
-                continue
-            entry = (score, _Desc(record_id), candidate["key"])
-            if len(best) < k:
-                heapq.heappush(best, entry)
-            elif entry[:2] > best[0][:2]:
-                heapq.heapreplace(best, entry)
-        return not ranked
+    def document_frequencies(self, terms: Sequence[str], query: MemoryQuery) -> tuple[int, dict[str, int]]:
+        """The memories the query keeps, and how many of them hold each term in their content:
+        the statistics BM25 weighs terms by (views/search.py). Counted by the keyword search that
+        just read those rows when the file has not changed since, else in one pass of its own."""
+        where = self.where(query)
+        if where is None or not terms:
+            return 0, dict.fromkeys(terms, 0)
+        lowered = list(dict.fromkeys(t.lower() for t in terms))
+        with self._lock:
+            held = self._held_remembered(lowered, where)
+            if held is None:
+                self._keyword_pass(lowered, where, [0] * len(lowered), 0)
+                held = self._held_remembered(lowered, where)
+        per_term = dict(zip(lowered, held or [0] * len(lowered), strict=True))
+        return self.count(query), {t: per_term[t.lower()] for t in terms}
+
+    def _held_remembered(self, terms: list[str], where: tuple[str, list[Any]]) -> list[int] | None:
+        """The last pass's count of rows holding each term, if it was over these terms and
+        where and no other connection has written the file since."""
+        if self._last_pass is None:
+            return None
+        with self._lock:
+            try:
+                version = self._connection().execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from None
+            asked, held = self._last_pass
+            return held if asked == (tuple(terms), where[0], tuple(where[1]), self._identity, version) else None
+
+    def _keyword_pass(
+        self, terms: list[str], where: tuple[str, list[Any]], weights: list[int], k: int
+    ) -> list[tuple[int, _Desc, Any]]:
+        """The k rows under where with the highest sum over terms of weight x the term's hits in
+        the content, a min-heap of (score, id, key); remembers how many rows hold each term."""
+        clause, params = where
+        text, key = f'"{self.spec.text}"', f'"{self.spec.key}"'
+        if all(PLAIN_NEEDLE.fullmatch(t) for t in terms):
+            hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in terms) + f" OR {self.odd_rows_for(terms)})"
+            hit_params: list[Any] = [f"%{_like_escaped(t)}%" for t in terms]
+        else:  # a word JSON may escape (non-ASCII): text_of decides on every row
+            hit, hit_params = "", []
+        sql = f"SELECT {key}, {text} {self._from(' AND '.join(c for c in (clause, hit) if c))}"
+        held = [0] * len(terms)
+        best: list[tuple[int, _Desc, Any]] = []
+        prefix, text_of, push, replace = self.id_prefix, self.text_of, heapq.heappush, heapq.heapreplace
+        with self._lock:
+            try:
+                con = self._connection()
+                version = con.execute("PRAGMA data_version").fetchone()[0]
+                cursor = con.cursor()
+                cursor.row_factory = None
+                for row_key, raw in cursor.execute(sql, (*params, *hit_params)):
+                    body = text_of(raw).lower()
+                    score = 0
+                    for i, term in enumerate(terms):
+                        hits = body.count(term)
+                        if hits:
+                            held[i] += 1
+                            score += hits * weights[i]
+                    if not score or not k:
+                        continue
+                    if len(best) < k:
+                        push(best, (score, _Desc(prefix + str(row_key)), row_key))
+                    elif score >= best[0][0]:
+                        record_id = prefix + str(row_key)
+                        if score > best[0][0] or record_id < best[0][1].value:
+                            replace(best, (score, _Desc(record_id), row_key))
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from None
+            self._last_pass = ((tuple(terms), clause, tuple(params), self._identity, version), held)
+        return best
 
 
 class _Desc:
@@ -428,6 +447,10 @@ class _Desc:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+
+def _like_escaped(needle: str) -> str:
+    return needle.replace("%", r"\%").replace("_", r"\_")
 
 
 def row_revision(row: sqlite3.Row) -> str:

@@ -270,7 +270,7 @@ class SqliteSource(NativeDb):
 
     indexes_words = True  # document_frequencies reads the FTS vocabulary: no scan
 
-    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def document_frequencies(self, terms: Sequence[str], query: MemoryQuery | None = None) -> tuple[int, dict[str, int]]:
         """How many memories there are, and how many hold a word starting with each term (the
         statistics BM25 weighs terms by), read from the FTS index's vocabulary instead of a scan:
         index-wide, as search engines keep them, whatever filters the search has."""

@@ -626,9 +626,10 @@ class ChromaSource(IndexedReads):
         ranked.sort()
         return self._with_documents([(name, record_id) for _h, _m, name, record_id in ranked[:k]])
 
-    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def document_frequencies(self, terms: Sequence[str], query: MemoryQuery | None = None) -> tuple[int, dict[str, int]]:
         """The records, and how many of them hold each term in their text (one SQL pass per
-        collection): the statistics BM25 weighs terms by (views/search.py)."""
+        collection): the statistics BM25 weighs terms by (views/search.py), collection-wide
+        whatever the query."""
         total, found = 0, dict.fromkeys(terms, 0)
         for name in self.collections():
             col = self.collection_info(name)

@@ -203,13 +203,13 @@ def document_frequencies(store: MemoryStore, terms: Sequence[str], query: Memory
         for part in source.parts if source is store.workspace else [source]:
             counted_at_once = getattr(part, "document_frequencies", None)
             if getattr(part, "indexes_words", False) and counted_at_once is not None:
-                counted, per_term = counted_at_once(terms)
+                counted, per_term = counted_at_once(terms, base)
             else:
                 counted = part.count(base)
                 if not counted:  # nothing of its own here (a workspace's vector copies): no statistics
                     continue
                 if counted_at_once is not None:
-                    counted, per_term = counted_at_once(terms)
+                    counted, per_term = counted_at_once(terms, base)
                 else:
                     per_term = {term: part.count(replace(base, contains=term)) for term in terms}
             total += counted

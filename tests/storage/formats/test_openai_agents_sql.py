@@ -148,6 +148,35 @@ def test_keyword_search_equals_keyword_rank_over_every_memory(db: Path, text: st
             assert [m.id for m in source.keyword_search(text, query, k)] == [m.id for m in expected]
 
 
+@pytest.mark.parametrize("terms", [["table"], ["invoice", "table"], ["tea_time", "café"], ["strasse", "lisbon"],
+                                   ["value", "type", "raw", "none"], ["42", "c1", "zeppelin"]])
+def test_document_frequencies_equal_python_over_every_memory(db: Path, terms: list[str]) -> None:
+    """BM25's statistics: the memories a query keeps, and how many of them show each term, the
+    same whether the keyword search just counted them or they are counted afresh."""
+    with open_store(db) as store:
+        (source,) = store.sources
+        for query in (MemoryQuery(), MemoryQuery(channels=("s0", "s2")), MemoryQuery(statuses=(Status.DELETED,))):
+            kept = [m for m in every_memory(source) if matches(m, query)]
+            expected = (len(kept), {t: sum(t in m.content.lower() for m in kept) for t in terms})
+            assert source.document_frequencies(terms, query) == expected
+            source.keyword_search(" ".join(terms), query, 3)
+            assert source.document_frequencies(terms, query) == expected
+
+
+def test_document_frequencies_see_an_agents_write_after_the_search(db: Path) -> None:
+    with open_store(db) as store:
+        (source,) = store.sources
+        query = MemoryQuery()
+        assert [m.content for m in source.keyword_search("lisbon", query, 1)] != []
+        before = source.document_frequencies(["lisbon"], query)
+        con = sqlite3.connect(db)
+        con.execute("INSERT INTO agent_messages (session_id, message_data) VALUES ('s0', ?)",
+                    (json.dumps({"role": "user", "content": "Lisbon again"}),))
+        con.commit()
+        con.close()
+        assert source.document_frequencies(["lisbon"], query) == (before[0] + 1, {"lisbon": before[1]["lisbon"] + 1})
+
+
 def test_seek_after_a_memory_is_the_next_page(db: Path) -> None:
     with open_store(db) as store:
         whole = store.page(limit=1000)
