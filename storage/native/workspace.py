@@ -20,7 +20,7 @@ import copy
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..embedding import Embedder
 from ..errors import NotFoundError, UnsupportedError
@@ -46,7 +46,6 @@ from ..source import (
     summed,
 )
 from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
-from .native_db import NativeDb
 from .vectors import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
@@ -56,6 +55,9 @@ from .vectors import (
     record_id_for,
     with_metadata,
 )
+
+if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
+    from .native_db import NativeDb
 
 
 class NativeWorkspace:

@@ -125,6 +125,31 @@ def test_a_store_without_chroma_never_loads_chromadb(fixture: str, request: pyte
         assert json.loads(run["stdout"])
 
 
+@pytest.mark.parametrize("first", ["FindingKind", "ConsistencyChecks", "check"])
+def test_consistency_names_load_on_first_use(first: str) -> None:
+    """A format registers its finding kinds without loading the checks (SQLAlchemy); `check` is
+    the function, not its module, whichever name is asked for first."""
+    run = loaded_after(f"""
+import mnemoscope.storage.consistency as consistency
+getattr(consistency, {first!r})
+print("sqlalchemy" in sys.modules)
+from mnemoscope.storage.consistency import *
+assert callable(check) and not hasattr(check, "__file__"), check
+assert sorted(consistency.__all__) == sorted(consistency._EXPORTS)
+""")
+    assert run["stdout"].strip() == str(first != "FindingKind")
+
+
+def test_a_markdown_workspace_never_loads_sqlalchemy(markdown_only: Path) -> None:
+    """SQLAlchemy reads memory.db and the journal: a folder of markdown has neither (the journal
+    is read, when there is one, through sqlite3)."""
+    for command in ("ls", "info", "search"):
+        argv = [command, str(markdown_only), *(["tea"] if command == "search" else []), "--json"]
+        run = loaded_after(RUN_MAIN.format(argv=argv))
+        assert "sqlalchemy" not in run["heavy"], (command, run["heavy"])
+        assert json.loads(run["stdout"])
+
+
 def test_info_on_a_memory_db_makes_no_engine(sqlite_only: Path) -> None:
     """What every open reads (settings, unfinished steps) and what info counts (tables, the
     journal) go through the store's own sqlite3 connection: no SQLAlchemy engine, whose
