@@ -154,34 +154,38 @@ _RACY_NS = 25_000_000
 class RememberedLooks(Generic[T]):
     """Answers of whole looks, each kept while the paths it consulted stay as they were.
 
-    An answer is kept with each consulted path's inode, size, mtime and ctime (and its -wal's, for
-    a SQLite file an agent writes: a new table lands there first). Asking again costs one
-    stat per path instead of the look: a folder's listing changes its mtime, a file's content its
-    size or mtime, a chmod its ctime. A look whose answer depends on a file must consult it
-    (looked, or a listing of its folder): tests/storage/test_remembered_detection.py checks every
-    file a detection opens is among them. At most `size` answers are kept."""
+    An answer is kept with the state of each path the look consulted: a folder it listed by the
+    names it saw there (and which of them are folders), any other path by its inode, size, mtime
+    and ctime (and its -wal's, for a SQLite file an agent writes: a new table lands there first).
+    Asking again costs a stat per path instead of the look: a file's content changes its size or
+    mtime, a chmod its ctime, a folder's names its mtime. A folder whose mtime moved is listed
+    again and compared by its names, without the -wal, -shm and -journal files SQLite makes and
+    removes beside a database while it reads it: opening a store, reading it and closing it
+    leaves the answer standing. A look whose answer depends on a file must consult it (looked,
+    or a listing of its folder): tests/storage/test_remembered_detection.py checks every file a
+    detection opens is among them. At most `size` answers are kept."""
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
-        self._kept: OrderedDict[str, tuple[list[str], tuple[Any, ...], T]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[dict[str, Any], T]] = OrderedDict()
         self._lock = threading.Lock()
 
     def answer(self, key: str, look: Callable[[], T]) -> T:
         """look()'s answer, from the last look for key if nothing it consulted changed since."""
         with self._lock:
             kept = self._kept.get(key)
-        if kept is not None and _fingerprint(kept[0]) == kept[1]:
-            return kept[2]
+        if kept is not None and _unchanged(kept[0]):
+            return kept[1]
         if _LOOK.get() is not None:  # an outer look's listings may be older than this look
             return look()
         started = time.time_ns()
         with one_look():
             value = look()
-            paths = consulted()
-        fingerprint = _fingerprint(paths)
+            seen = dict(_LOOK.get() or {})
+        states = _states(seen, started - _RACY_NS)
         with self._lock:
-            if _settled(fingerprint, started - _RACY_NS):
-                self._kept[key] = (paths, fingerprint, value)
+            if states is not None:
+                self._kept[key] = (states, value)
                 self._kept.move_to_end(key)
                 while len(self._kept) > self._size:
                     self._kept.popitem(last=False)
@@ -190,16 +194,70 @@ class RememberedLooks(Generic[T]):
         return value
 
 
-def _fingerprint(paths: list[str]) -> tuple[Any, ...]:
-    keys: list[tuple[int, int, int, int] | None] = []
-    for path in paths:
-        st = _stat(path)
-        keys.append(None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-        if st is not None and stat.S_ISREG(st.st_mode):
-            wal = _stat(path + "-wal")
-            # Not its ctime: SQLite running as root chowns the -wal to the database's owner at each open.
-            keys.append(None if wal is None else (wal.st_ino, wal.st_size, wal.st_mtime_ns, 0))
-    return tuple(keys)
+# What SQLite makes beside a database while a connection has it open, and removes after.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+class _Listed:
+    """A folder as a look listed it: its names, and its stat stamp (inode, mtime, ctime) when
+    taken late enough after the look that an equal stamp means equal names (else None)."""
+
+    __slots__ = ("names", "stamp")
+
+    def __init__(self, names: frozenset[tuple[str, bool]] | None, stamp: tuple[int, int, int] | None) -> None:
+        self.names, self.stamp = names, stamp
+
+
+def _states(seen: dict[tuple[str, str], Any], before_ns: int) -> dict[str, Any] | None:
+    """The state of every path a look consulted (seen: its answers), or None when a file time
+    is too recent to tell a later change by."""
+    states: dict[str, Any] = {}
+    for what, path in seen:
+        if what == "listing":
+            st = _stat(path)
+            settled = st is not None and st.st_mtime_ns < before_ns and st.st_ctime_ns < before_ns
+            states[path] = _Listed(_names(seen[(what, path)]), _stamp(st) if settled else None)
+    for _what, path in seen:
+        if path not in states:
+            state = states[path] = _state(path)
+            if state is not None and any(times is not None and max(times[2:]) >= before_ns for times in state):
+                return None
+    return states
+
+
+def _unchanged(states: dict[str, Any]) -> bool:
+    for path, was in states.items():
+        if isinstance(was, _Listed):
+            if was.stamp is None or _stamp(_stat(path)) != was.stamp:
+                if _names(_listing(path)) != was.names:
+                    return False
+        elif _state(path) != was:
+            return False
+    return True
+
+
+def _names(listing: dict[str, os.DirEntry[str]] | None) -> frozenset[tuple[str, bool]] | None:
+    """A folder's names and which of them are folders, SQLite's side files left out."""
+    if listing is None:
+        return None
+    return frozenset((name, _answer(entry.is_dir)) for name, entry in listing.items() if not name.endswith(_SIDE_FILES))
+
+
+def _state(path: str) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int] | None] | None:
+    """A path's inode, size, mtime and ctime, and a file's -wal's (no ctime: SQLite running as
+    root chowns the -wal to the database's owner at each open); None when there is none."""
+    st = _stat(path)
+    if st is None:
+        return None
+    own = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if not stat.S_ISREG(st.st_mode):
+        return own, None
+    wal = _stat(path + "-wal")
+    return own, None if wal is None else (wal.st_ino, wal.st_size, wal.st_mtime_ns, 0)
+
+
+def _stamp(st: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if st is None else (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -207,7 +265,3 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(path)
     except (OSError, ValueError):
         return None
-
-
-def _settled(fingerprint: tuple[Any, ...], before_ns: int) -> bool:
-    return all(key is None or (key[2] < before_ns and key[3] < before_ns) for key in fingerprint)

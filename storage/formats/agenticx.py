@@ -633,7 +633,8 @@ def workspace_root(home: Path) -> tuple[Path, tuple[str, ...]]:
     live = os.path.realpath(home) == os.path.realpath(Path.home() / ".agenticx")
     named: list[tuple[str, Path]] = []
     if is_file(home / CONFIG_FILE):
-        for value in configured_roots(home / CONFIG_FILE):
+        config = home / CONFIG_FILE  # consulted by name: a remembered detection sees it edited in place
+        for value in looked("agenticx config", config, lambda: configured_roots(config)):
             root = Path(value).expanduser()
             named.append((f"{CONFIG_FILE} names {value}", root if root.is_absolute() else home / root))
     env = os.environ.get(WORKSPACE_ENV, "").strip()

@@ -68,7 +68,7 @@ def build_home(base: Path) -> dict[str, Path]:
         "LangGraph": home / "projects" / "planner",
         "Google ADK": home / "projects" / "adk",
         "OpenAI Agents SDK": home / "projects" / "triage",
-        "AgenticX": build_agenticx_history(home),  # with messages.json and a compaction
+        "AgenticX": _with_config(build_agenticx_history(home)),  # with messages.json and a compaction
         "OpenClaw": _openclaw(home),
         "Letta": build_letta_home(home) / ".letta",
         "CrewAI": build_crewai_storage(_mkdir(home / ".local" / "share")),
@@ -80,6 +80,12 @@ def build_home(base: Path) -> dict[str, Path]:
         "structured memory DB (five-layer agent)": build_facts_workspace(home / "assistant" / "workspace"),
         "SQLite memory table": bot,  # no format reads it: a table to map
     } | {"": home}
+
+
+def _with_config(agenticx_home: Path) -> Path:
+    """An AgenticX home whose config.yaml names its workspace (the detection reads it)."""
+    (agenticx_home / "config.yaml").write_text("memory:\n  path: workspace\n", encoding="utf-8")
+    return agenticx_home
 
 
 def _openclaw(home: Path) -> Path:

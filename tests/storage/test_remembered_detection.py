@@ -84,6 +84,35 @@ def test_opening_a_store_again_detects_nothing_again(workspace: Path) -> None:
     assert str(workspace.resolve()) not in listed  # (the markdown source still lists memory/ to read it)
 
 
+def test_a_store_read_and_closed_is_not_detected_again(workspace: Path) -> None:
+    """Reading memory.db makes a -wal and a -shm beside it and closing removes them: the folder's
+    mtime moves, its names do not."""
+    for side in ("memory.db-wal", "memory.db-shm"):
+        (workspace / side).unlink(missing_ok=True)
+    _settle()
+    detect_everything(workspace)
+    with open_store(workspace, read_only=True) as store:
+        assert store.count() > 0
+        assert (workspace / "memory.db-wal").exists()  # (else this test shows nothing)
+    assert not (workspace / "memory.db-wal").exists()
+    with file_system_calls() as calls:
+        detect_everything(workspace)
+    assert [target for event, target in calls if event in ("open", "sqlite3.connect")] == []
+
+
+def test_a_name_added_after_the_folder_was_read_is_seen(workspace: Path) -> None:
+    """The folder's mtime moved (so it is listed again) and a name came with it."""
+    (workspace / "memory.db-wal").unlink(missing_ok=True)
+    _settle()
+    assert detect_everything(workspace)[1] == []
+    with closing(sqlite3.connect(workspace / "memory.db")):
+        pass
+    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
+        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        con.commit()
+    assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
+
+
 def test_a_store_written_beside_a_remembered_one_is_seen(workspace: Path) -> None:
     _settle()
     before = detect_everything(workspace)[1]
