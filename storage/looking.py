@@ -155,15 +155,15 @@ class RememberedLooks(Generic[T]):
     """Answers of whole looks, each kept while the paths it consulted stay as they were.
 
     An answer is kept with the state of each path the look consulted: a folder it listed by the
-    names it saw there (and which of them are folders), any other path by its inode, size, mtime
-    and ctime (and its -wal's, for a SQLite file an agent writes: a new table lands there first).
-    Asking again costs a stat per path instead of the look: a file's content changes its size or
-    mtime, a chmod its ctime, a folder's names its mtime. A folder whose mtime moved is listed
-    again and compared by its names, without the -wal, -shm and -journal files SQLite makes and
-    removes beside a database while it reads it: opening a store, reading it and closing it
-    leaves the answer standing. A look whose answer depends on a file must consult it (looked,
-    or a listing of its folder): tests/storage/test_remembered_detection.py checks every file a
-    detection opens is among them. At most `size` answers are kept."""
+    names it saw there (and which of them are files, which folders), any other path by its
+    inode, size, mtime and ctime (and its -wal's, for a SQLite file an agent writes: a new table
+    lands there first). Asking again costs a stat per path instead of the look: a file's content
+    changes its size or mtime, a chmod its ctime, a folder's names its mtime. A folder whose
+    mtime moved is listed again and compared by its names: a -wal that SQLite made while a store
+    was read and removed when it was closed leaves the answer standing. A look whose answer
+    depends on a file must consult it (looked, or a listing of its folder):
+    tests/storage/test_remembered_detection.py checks every file a detection opens is among them.
+    At most `size` answers are kept."""
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
@@ -194,17 +194,13 @@ class RememberedLooks(Generic[T]):
         return value
 
 
-# What SQLite makes beside a database while a connection has it open, and removes after.
-_SIDE_FILES = ("-wal", "-shm", "-journal")
-
-
 class _Listed:
     """A folder as a look listed it: its names, and its stat stamp (inode, mtime, ctime) when
     taken late enough after the look that an equal stamp means equal names (else None)."""
 
     __slots__ = ("names", "stamp")
 
-    def __init__(self, names: frozenset[tuple[str, bool]] | None, stamp: tuple[int, int, int] | None) -> None:
+    def __init__(self, names: frozenset[tuple[str, bool, bool]] | None, stamp: tuple[int, int, int] | None) -> None:
         self.names, self.stamp = names, stamp
 
 
@@ -213,7 +209,7 @@ def _states(seen: dict[tuple[str, str], Any], before_ns: int) -> dict[str, Any] 
     is too recent to tell a later change by."""
     states: dict[str, Any] = {}
     for what, path in seen:
-        if what == "listing":
+        if what == "listing" and seen[(what, path)] is not None:  # (a file's state is its stat)
             st = _stat(path)
             settled = st is not None and st.st_mtime_ns < before_ns and st.st_ctime_ns < before_ns
             states[path] = _Listed(_names(seen[(what, path)]), _stamp(st) if settled else None)
@@ -236,11 +232,12 @@ def _unchanged(states: dict[str, Any]) -> bool:
     return True
 
 
-def _names(listing: dict[str, os.DirEntry[str]] | None) -> frozenset[tuple[str, bool]] | None:
-    """A folder's names and which of them are folders, SQLite's side files left out."""
+def _names(listing: dict[str, os.DirEntry[str]] | None) -> frozenset[tuple[str, bool, bool]] | None:
+    """A folder's names, each with whether it is a folder and whether a file (as is_dir and
+    is_file answer: through a symbolic link)."""
     if listing is None:
         return None
-    return frozenset((name, _answer(entry.is_dir)) for name, entry in listing.items() if not name.endswith(_SIDE_FILES))
+    return frozenset((name, _answer(entry.is_dir), _answer(entry.is_file)) for name, entry in listing.items())
 
 
 def _state(path: str) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int] | None] | None:

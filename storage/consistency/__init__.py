@@ -12,11 +12,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .check import ConsistencyChecks, check
+    from .checks import ConsistencyChecks, check
     from .report import KINDS, Finding, FindingKind, Report, register_kind
 
 _EXPORTS = {
-    **dict.fromkeys(("ConsistencyChecks", "check"), "check"),
+    **dict.fromkeys(("ConsistencyChecks", "check"), "checks"),
     **dict.fromkeys(("KINDS", "Finding", "FindingKind", "Report", "register_kind"), "report"),
 }
 __all__ = ["KINDS", "ConsistencyChecks", "Finding", "FindingKind", "Report", "check", "register_kind"]
@@ -27,10 +27,9 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     loaded = importlib.import_module(f".{module}", __name__)
-    for exported, home in _EXPORTS.items():  # all at once: importing .check bound "check" to the module
-        if home == module:
-            globals()[exported] = getattr(loaded, exported)
-    return globals()[name]
+    value = getattr(loaded, name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

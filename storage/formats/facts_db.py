@@ -147,7 +147,7 @@ class FactsSource(SqlFormatSource):
         )
         self.spec = TableSpec(
             "facts", key="rowid", created="created_at", text="value",
-            select=f"facts.*, {category} AS shown_category",
+            select=f"facts.*, {category} AS shown_category", record="id",
         )
         self._problems: tuple[str, list[str]] | None = None
         self._vec_tables: dict[str, int] | None = None

@@ -68,6 +68,10 @@ class TableSpec:
     text: str = ""
     # What a memory row selects; memory_of reads these.
     select: str = "*"
+    # The column whose value names a memory (its id is id_prefix + record_prefix + the value as
+    # text), when it is not the key; keyword search ranks ties by that id, as keyword_rank does.
+    record: str | None = None
+    record_prefix: str = ""
 
 
 class SqlFormatSource(FormatSource):
@@ -92,7 +96,7 @@ class SqlFormatSource(FormatSource):
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self._times: dict[Any, datetime] = {}
-        # (terms, where, file identity, data_version) of the last keyword pass, and how many
+        # (terms, where, data_version) of the last keyword pass on this connection, and how many
         # rows held each term: BM25 asks for those counts right after the search.
         self._last_pass: tuple[tuple[Any, ...], list[int]] | None = None
 
@@ -148,6 +152,7 @@ class SqlFormatSource(FormatSource):
             self._con.close()
             self._con = None
         if self._con is None:
+            self._last_pass = None  # its data_version counts on the connection it was read with
             try:
                 con = read_only_connection(self.path)
             except sqlite3.Error as exc:
@@ -165,6 +170,7 @@ class SqlFormatSource(FormatSource):
             if self._con is not None:
                 self._con.close()
                 self._con = None
+            self._last_pass = None
         super().close()
 
     # -- the query, in SQL ------------------------------------------------------------------
@@ -343,7 +349,7 @@ class SqlFormatSource(FormatSource):
         if not words or where is None or k <= 0:
             return []
         terms = list(dict.fromkeys(words))
-        best = self._keyword_pass(terms, where, [words.count(t) for t in terms], k)
+        best, _held = self._keyword_pass(terms, where, [words.count(t) for t in terms], k)
         keys = [key for _, _, key in best]
         rows = self.rows(
             f'SELECT {self.spec.select} FROM "{self.spec.table}" '
@@ -365,47 +371,52 @@ class SqlFormatSource(FormatSource):
         with self._lock:
             held = self._held_remembered(lowered, where)
             if held is None:
-                self._keyword_pass(lowered, where, [0] * len(lowered), 0)
-                held = self._held_remembered(lowered, where)
-        per_term = dict(zip(lowered, held or [0] * len(lowered), strict=True))
+                _best, held = self._keyword_pass(lowered, where, [0] * len(lowered), 0)
+        per_term = dict(zip(lowered, held, strict=True))
         return self.count(query), {t: per_term[t.lower()] for t in terms}
 
     def _held_remembered(self, terms: list[str], where: tuple[str, list[Any]]) -> list[int] | None:
         """The last pass's count of rows holding each term, if it was over these terms and
-        where and no other connection has written the file since."""
-        if self._last_pass is None:
-            return None
+        where on this connection and no other connection has written the file since."""
         with self._lock:
+            if self._last_pass is None:
+                return None
             try:
-                version = self._connection().execute("PRAGMA data_version").fetchone()[0]
+                con = self._connection()  # (forgets the last pass if it opens another connection)
+                version = con.execute("PRAGMA data_version").fetchone()[0]
             except sqlite3.Error as exc:
                 raise sqlite_error(self.path, exc) from None
+            if self._last_pass is None:
+                return None
             asked, held = self._last_pass
-            return held if asked == (tuple(terms), where[0], tuple(where[1]), self._identity, version) else None
+            return held if asked == (tuple(terms), where[0], tuple(where[1]), version) else None
 
     def _keyword_pass(
         self, terms: list[str], where: tuple[str, list[Any]], weights: list[int], k: int
-    ) -> list[tuple[int, _Desc, Any]]:
+    ) -> tuple[list[tuple[int, _Desc, Any]], list[int]]:
         """The k rows under where with the highest sum over terms of weight x the term's hits in
-        the content, a min-heap of (score, id, key); remembers how many rows hold each term."""
+        the content, as a min-heap of (score, id, key), and how many rows hold each term (kept
+        for _held_remembered)."""
         clause, params = where
-        text, key = f'"{self.spec.text}"', f'"{self.spec.key}"'
+        spec = self.spec
+        text, key = f'"{spec.text}"', f'"{spec.key}"'
+        record = f', "{spec.record}"' if spec.record else ""
         if all(PLAIN_NEEDLE.fullmatch(t) for t in terms):
             hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in terms) + f" OR {self.odd_rows_for(terms)})"
             hit_params: list[Any] = [f"%{_like_escaped(t)}%" for t in terms]
         else:  # a word JSON may escape (non-ASCII): text_of decides on every row
             hit, hit_params = "", []
-        sql = f"SELECT {key}, {text} {self._from(' AND '.join(c for c in (clause, hit) if c))}"
+        sql = f"SELECT {key}, {text}{record} {self._from(' AND '.join(c for c in (clause, hit) if c))}"
         held = [0] * len(terms)
         best: list[tuple[int, _Desc, Any]] = []
-        prefix, text_of, push, replace = self.id_prefix, self.text_of, heapq.heappush, heapq.heapreplace
+        prefix, text_of, push, replace = self.id_prefix + spec.record_prefix, self.text_of, heapq.heappush, heapq.heapreplace
         with self._lock:
             try:
                 con = self._connection()
                 version = con.execute("PRAGMA data_version").fetchone()[0]
                 cursor = con.cursor()
                 cursor.row_factory = None
-                for row_key, raw in cursor.execute(sql, (*params, *hit_params)):
+                for row_key, raw, *named in cursor.execute(sql, (*params, *hit_params)):
                     body = text_of(raw).lower()
                     score = 0
                     for i, term in enumerate(terms):
@@ -416,15 +427,15 @@ class SqlFormatSource(FormatSource):
                     if not score or not k:
                         continue
                     if len(best) < k:
-                        push(best, (score, _Desc(prefix + str(row_key)), row_key))
+                        push(best, (score, _Desc(prefix + str(named[0] if named else row_key)), row_key))
                     elif score >= best[0][0]:
-                        record_id = prefix + str(row_key)
+                        record_id = prefix + str(named[0] if named else row_key)
                         if score > best[0][0] or record_id < best[0][1].value:
                             replace(best, (score, _Desc(record_id), row_key))
             except sqlite3.Error as exc:
                 raise sqlite_error(self.path, exc) from None
-            self._last_pass = ((tuple(terms), clause, tuple(params), self._identity, version), held)
-        return best
+            self._last_pass = ((tuple(terms), clause, tuple(params), version), held)
+        return best, held
 
 
 class _Desc:

@@ -75,6 +75,7 @@ class TableSource(SqlFormatSource):
             mapping.table, key=self.row_key or "rowid", channel=self.columns.get("channel"), created=sql_time,
             text=self.columns["content"],
             select=f'{key} AS "$rowid", *' if self.row_key else 'rowid AS "$rowid", rowid AS "rowid", *',
+            record=self.id_column, record_prefix="" if self.id_column else "row",
         )
 
     def _column(self, row: sqlite3.Row, memory_field: str) -> Any:

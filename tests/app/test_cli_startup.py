@@ -133,6 +133,7 @@ def test_consistency_names_load_on_first_use(first: str) -> None:
 import mnemoscope.storage.consistency as consistency
 getattr(consistency, {first!r})
 print("sqlalchemy" in sys.modules)
+import mnemoscope.storage.consistency.checks  # the module the checks live in, imported first
 from mnemoscope.storage.consistency import *
 assert callable(check) and not hasattr(check, "__file__"), check
 assert sorted(consistency.__all__) == sorted(consistency._EXPORTS)

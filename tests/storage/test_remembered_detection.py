@@ -18,6 +18,7 @@ import pytest
 from mnemoscope.storage import open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.looking import consulted, one_look
+from mnemoscope.storage.model import Kind
 from mnemoscope.storage.store import _detect_everything, detect_everything
 from test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
 
@@ -139,13 +140,41 @@ def test_a_table_an_agent_adds_in_the_wal_is_seen(workspace: Path) -> None:
         assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
 
 
-def test_a_look_at_a_folder_changed_a_moment_ago_is_not_remembered(workspace: Path) -> None:
-    # A change within the file clock's tick after the look could keep the mtime it saw.
+def test_a_look_at_a_folder_changed_a_moment_ago_sees_the_next_change(workspace: Path) -> None:
+    # A change within the file clock's tick after the look could keep the mtime it saw: the
+    # folder is listed again and its names compared.
     (workspace / "USER.md").write_text("- Dana prefers tea\n")
-    detect_everything(workspace)
-    with file_system_calls() as calls:
-        detect_everything(workspace)
-    assert any(event == "os.scandir" for event, _target in calls)
+    assert detect_everything(workspace)[1] == []
+    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
+        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        con.commit()
+    assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
+
+
+def test_a_sqlite_file_opened_by_its_own_path_is_read_again_when_it_changes(tmp_path: Path) -> None:
+    db = tmp_path / "checkpoints.sqlite"
+    with closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TABLE other (x)")
+        con.commit()
+    _settle()
+    assert detect_everything(db)[1] == []
+    assert detect_everything(db)[1] == []  # remembered
+    with closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        con.commit()
+    _settle()
+    assert [m.format for m in detect_everything(db)[1]] == ["langgraph"]
+
+
+def test_a_file_that_became_a_broken_link_is_no_longer_a_file(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "MEMORY.md").write_text("- Dana prefers tea\n")
+    _settle()
+    assert Kind.MARKDOWN in detect_everything(notes)[0]
+    (notes / "MEMORY.md").unlink()
+    (notes / "MEMORY.md").symlink_to(tmp_path / "gone.md")  # the same names in the folder
+    assert Kind.MARKDOWN not in detect_everything(notes)[0]
 
 
 def test_another_home_folder_is_another_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -161,6 +162,61 @@ def test_document_frequencies_equal_python_over_every_memory(db: Path, terms: li
             assert source.document_frequencies(terms, query) == expected
             source.keyword_search(" ".join(terms), query, 3)
             assert source.document_frequencies(terms, query) == expected
+
+
+def test_document_frequencies_come_from_the_search_that_just_read_the_rows(db: Path) -> None:
+    with open_store(db) as store:
+        (source,) = store.sources
+        read = []
+        text_of = source.text_of
+        source.text_of = lambda raw: read.append(raw) or text_of(raw)
+        source.keyword_search("table invoice", MemoryQuery(), 3)
+        assert read
+        read.clear()
+        held = source.document_frequencies(["table", "invoice"], MemoryQuery())
+        assert read == [] and held[1]["table"] > 0
+
+
+def test_a_write_during_the_count_leaves_counts_of_the_file(db: Path) -> None:
+    """An agent commits while the words are counted: BM25 gets the counts of the file before or
+    after that write, never zeros."""
+    with closing(sqlite3.connect(db)) as con:
+        con.execute("PRAGMA journal_mode = WAL")
+    with open_store(db) as store:
+        (source,) = store.sources
+        kept = [m for m in every_memory(source) if matches(m, MemoryQuery())]
+        before = (len(kept), sum("table" in m.content.lower() for m in kept))
+        text_of = source.text_of
+        written = []
+
+        def agent_writes_once(raw: object) -> str:
+            if not written:
+                with closing(sqlite3.connect(db)) as agent:
+                    agent.execute("INSERT INTO agent_messages (session_id, message_data) VALUES ('s0', ?)",
+                                  (json.dumps({"role": "user", "content": "table for two"}),))
+                    agent.commit()
+                written.append(True)
+            return text_of(raw)
+
+        source.text_of = agent_writes_once
+        total, held = source.document_frequencies(["table"], MemoryQuery())
+        assert written and total in (before[0], before[0] + 1) and held["table"] in (before[1], before[1] + 1)
+        assert before[1] > 0
+
+
+def test_document_frequencies_after_the_source_reconnects_are_counted_again(db: Path) -> None:
+    """A new connection counts data_version from the start again: the counts the search kept on
+    the old one are forgotten with it."""
+    with open_store(db) as store:
+        (source,) = store.sources
+        source.keyword_search("lisbon", MemoryQuery(), 1)
+        total, held = source.document_frequencies(["lisbon"], MemoryQuery())
+        source.close()
+        with closing(sqlite3.connect(db)) as agent:
+            agent.execute("INSERT INTO agent_messages (session_id, message_data) VALUES ('s0', ?)",
+                          (json.dumps({"role": "user", "content": "Lisbon again"}),))
+            agent.commit()
+        assert source.document_frequencies(["lisbon"], MemoryQuery()) == (total + 1, {"lisbon": held["lisbon"] + 1})
 
 
 def test_document_frequencies_see_an_agents_write_after_the_search(db: Path) -> None:

@@ -24,6 +24,7 @@ from mnemoscope.storage.table_mapping import (
     table_columns,
 )
 from mnemoscope.storage.query import MemoryQuery, Order
+from mnemoscope.storage.source import keyword_rank
 from mnemoscope.storage.store import open_store
 from mnemoscope.storage.views.search import keyword_lists
 
@@ -368,3 +369,23 @@ def test_keyword_search_reads_a_mapped_table(tmp_path: Path) -> None:
             [(_name, found)] = keyword_lists(store, "ana tea make", MemoryQuery(), 5).items()
             assert found and all(m.id.startswith("tbl:") for m in found)
             assert "$rowid" not in found[0].metadata and "rowid" not in found[0].metadata
+
+
+def test_keyword_search_ranks_ties_by_memory_id_as_keyword_rank_does(tmp_path: Path) -> None:
+    """Rows whose id column runs against their insertion order: at equal hits the lowest memory
+    id comes first, whatever the rowid says."""
+    db = tmp_path / "bot.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL, created_at TEXT)")
+    con.executemany("INSERT INTO memories VALUES (?, ?, '2026-02-01 10:00:00')",
+                    [(f"m{n:02d}", f"note {n} about tea") for n in range(30, 0, -1)])
+    con.commit()
+    con.close()
+    remember_mapping(db, propose_mapping(db))
+    with open_store(db) as store:
+        (source,) = store.sources
+        everything = source.page(MemoryQuery(), 100)
+        for k in (1, 5, 29):
+            expected = keyword_rank(everything, "tea", k)
+            assert [m.id for m in source.keyword_search("tea", MemoryQuery(), k)] == [m.id for m in expected]
+        assert source.keyword_search("tea", MemoryQuery(), 1)[0].id.endswith(":m01")
