@@ -57,6 +57,13 @@ def _settle() -> None:
     time.sleep(0.05)  # past the look's "racily clean" margin (looking._RACY_NS)
 
 
+def _add_langgraph_table(db: Path) -> None:
+    """LangGraph's store table, in a new or existing SQLite file."""
+    with closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        con.commit()
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     write_demo(tmp_path / "ws", now=datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)).close()
@@ -108,9 +115,7 @@ def test_a_name_added_after_the_folder_was_read_is_seen(workspace: Path) -> None
     assert detect_everything(workspace)[1] == []
     with closing(sqlite3.connect(workspace / "memory.db")):
         pass
-    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
-        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
-        con.commit()
+    _add_langgraph_table(workspace / "checkpoints.sqlite")
     assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
 
 
@@ -118,9 +123,7 @@ def test_a_store_written_beside_a_remembered_one_is_seen(workspace: Path) -> Non
     _settle()
     before = detect_everything(workspace)[1]
     assert detect_everything(workspace)[1] == before  # remembered
-    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
-        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
-        con.commit()
+    _add_langgraph_table(workspace / "checkpoints.sqlite")
     assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
 
 
@@ -145,9 +148,7 @@ def test_a_look_at_a_folder_changed_a_moment_ago_sees_the_next_change(workspace:
     # folder is listed again and its names compared.
     (workspace / "USER.md").write_text("- Dana prefers tea\n")
     assert detect_everything(workspace)[1] == []
-    with closing(sqlite3.connect(workspace / "checkpoints.sqlite")) as con:
-        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
-        con.commit()
+    _add_langgraph_table(workspace / "checkpoints.sqlite")
     assert [m.format for m in detect_everything(workspace)[1]] == ["langgraph"]
 
 
@@ -159,9 +160,7 @@ def test_a_sqlite_file_opened_by_its_own_path_is_read_again_when_it_changes(tmp_
     _settle()
     assert detect_everything(db)[1] == []
     assert detect_everything(db)[1] == []  # remembered
-    with closing(sqlite3.connect(db)) as con:
-        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
-        con.commit()
+    _add_langgraph_table(db)
     _settle()
     assert [m.format for m in detect_everything(db)[1]] == ["langgraph"]
 
