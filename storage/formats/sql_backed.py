@@ -4,9 +4,11 @@
 SQL-backed format answers every read with a query on the owner's file instead: filters,
 order, counts, groupings and keyword search run in SQLite on the owner's own indexes, and
 only the rows a caller gets back become ``Memory`` objects (their revision is hashed then:
-for the rows shown, and for a record about to be written). Nothing is cached between calls,
-so the next read after an agent's write sees it, with no reload. No byte of the owner's file
-is written by a read; the connection is the read-only one of ``sqlite_db``.
+for the rows shown, and for a record about to be written). Nothing is cached between calls
+but a keyword search's count of the rows holding each word, kept for BM25 while SQLite's
+``data_version`` says no other connection wrote the file; so the next read after an agent's
+write sees it, with no reload. No byte of the owner's file is written by a read; the
+connection is the read-only one of ``sqlite_db``.
 
 A format describes its table (``TableSpec``) and says how one row becomes a Memory
 (``memory_of``) and what a person reads of the text column (``text_of``). The order of every
