@@ -64,6 +64,7 @@ class TranscriptView(QWidget):
         self._generation = 0
         self._loading = False
         self._exhausted = True
+        self._appending = False
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -169,8 +170,14 @@ class TranscriptView(QWidget):
         else:
             bar = self.browser.verticalScrollBar()
             kept = bar.value()
-            self.browser.append("".join(self._turn_html(turn) for turn in page))
-            bar.setValue(kept)
+            # append() follows the text to its end when the view was at its end (an empty view
+            # is): that is no reader scrolling down, and must not read the next page.
+            self._appending = True
+            try:
+                self.browser.append("".join(self._turn_html(turn) for turn in page))
+                bar.setValue(kept)
+            finally:
+                self._appending = False
         session = next((s for s in self._sessions if s.id == self.session_id()), None)
         total = session.turn_count if session is not None else len(self.turns)
         more = "" if self._exhausted else " — scroll down for more"
@@ -178,6 +185,8 @@ class TranscriptView(QWidget):
         self.loaded.emit(len(self.turns))
 
     def _on_scrolled(self, value: int) -> None:
+        if self._appending:
+            return
         bar = self.browser.verticalScrollBar()
         if value >= bar.maximum() - bar.pageStep() // 4:
             self.load_more()
