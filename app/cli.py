@@ -550,17 +550,18 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> i
 @command("map")
 def cmd_map(args: argparse.Namespace) -> int:
     from mnemoscope.storage import table_mapping
+    from mnemoscope.storage.detection import remember_mapping
 
     path = args.path.expanduser()
     if args.forget:
-        kept = table_mapping.remember_mapping(path, None)
+        kept = remember_mapping(path, None)
         return _emit(args, {"path": str(path), "forgotten": True, "mappings": str(kept)},
                      lambda d: f"Forgot the mapping of {d['path']} (kept in {d['mappings']}).")
     start = table_mapping.remembered_mapping(path) if args.table is None else None
     if start is None or (args.table and args.table != start.table):
         start = table_mapping.propose_mapping(path, args.table)
     mapping = table_mapping.checked(path, table_mapping.corrected(start, table_mapping.parse_assignments(args.assign)))
-    saved = table_mapping.remember_mapping(path, mapping) if args.save else None
+    saved = remember_mapping(path, mapping) if args.save else None
     data = {
         "path": str(path), "table": mapping.table, "mapping": mapping.to_dict()["columns"],
         "writable": mapping.writable, "preview": table_mapping.preview(path, mapping),
@@ -671,7 +672,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 @command("embedder")
 def cmd_embedder(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.embedding import build_embedder
+    from mnemoscope.storage.embedders.choice import build_embedder
 
     kind = ("openai-compatible" if args.openai_compatible else "local" if args.local
             else "hashing" if args.hashing else None)

@@ -42,8 +42,10 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each 
         Status,
         Turn,
     )
+    from .opening import create_workspace, detect, open_store
     from .query import MemoryQuery, Order
-    from .store import MemoryStore, StoreEvent, StoreSettings, create_workspace, detect, open_store
+    from .settings import StoreSettings
+    from .store import MemoryStore, StoreEvent
 
 # Public name -> the submodule that defines it.
 _EXPORTS: dict[str, str] = {
@@ -79,9 +81,9 @@ _EXPORTS: dict[str, str] = {
         "model",
     ),
     **dict.fromkeys(("MemoryQuery", "Order"), "query"),
-    **dict.fromkeys(
-        ("MemoryStore", "StoreEvent", "StoreSettings", "create_workspace", "detect", "open_store"), "store"
-    ),
+    **dict.fromkeys(("MemoryStore", "StoreEvent"), "store"),
+    "StoreSettings": "settings",
+    **dict.fromkeys(("create_workspace", "detect", "open_store"), "opening"),
 }
 
 __all__ = [

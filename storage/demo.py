@@ -14,9 +14,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .embedding import HashingEmbedder
+from .embedders.base import HashingEmbedder
 from .model import Entity, Layer, Relation, RelationType
-from .store import MemoryStore, create_workspace, open_store
+from .opening import create_workspace, open_store
+from .store import MemoryStore
 from .timeutil import utcnow
 
 CHANNELS = ("_global", "rust-cli", "webshop")

@@ -19,32 +19,19 @@ A SQLite file that no format reads is listed when a table of it was mapped to me
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .detection import SKIPPED, TOOL_DOT_FOLDERS, stores_in
 from .errors import StoreError
-from .model import Kind
 from .query import MemoryQuery
 
-# Tool folders worth walking into although they are hidden (.local: the XDG data folder); any other
-# dot-folder is skipped.
-TOOL_DOT_FOLDERS = (".agenticx", ".openclaw", ".letta", ".mem0", ".agentix", ".crewai", ".langgraph", ".local")
-# Never stores, often huge.
-SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", ".git", ".venv", "venv", ".tox", ".cache",
-                     ".mnemoscope", "proc", "sys", "dev"})
 DEFAULT_DEPTH = 4
-# A SQLite file beside other files, read through a mapping of one table (formats/sqlite_table.py).
-SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
-# The table a mapping proposal picks must be named like memories for an unmapped file to be
-# listed: an application's own database (settings, caches, browser history) is not.
-MEMORY_TABLE_NAME = re.compile(r"memor|fact|knowledge|note|recall", re.IGNORECASE)
 ALL_STATUSES = MemoryQuery(statuses=())
-_NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN: "markdown"}
 
 
 @dataclass(frozen=True)
@@ -96,120 +83,14 @@ def discover(
     """Every store under roots (default: usual_places()), each listed once, in path order.
     count=False: the stores are not opened (no counts, sizes or dates); max_folders: stop
     after looking at that many folders."""
-    found: dict[str, FoundStore] = {}
-    looked = 0
-
-    def stop() -> bool:
-        return cancelled() or (max_folders is not None and looked >= max_folders)
-
-    def seen(folder: Path) -> None:
-        nonlocal looked
-        looked += 1
-        if progress is not None:
-            progress(folder)
-
-    for root in roots if roots is not None else usual_places():
-        for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
-            key = os.path.realpath(path)
-            if key not in found:
-                found[key] = _described(path, label) if count else FoundStore(label, path, 0, None, None)
-    return sorted(found.values(), key=lambda f: str(f.path))
-
-
-def _stores_under(
-    root: Path, max_depth: int, progress: Callable[[Path], None] | None, cancelled: Callable[[], bool]
-) -> Iterator[tuple[Path, str]]:
-    level = [root]
-    for depth in range(max_depth + 1):
-        below: list[Path] = []
-        for folder in level:
-            if cancelled():
-                return
-            if progress is not None:
-                progress(folder)
-            label, hidden = _store_label(folder)
-            yield from hidden
-            if label:
-                yield folder, label
-            elif not folder.is_file():
-                yield from _memory_tables_in(folder)
-                if depth < max_depth:
-                    taken = {path for path, _label in hidden}
-                    below += [p for p in _subfolders(folder) if p not in taken]
-        level = below
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        with os.scandir(folder) as entries:
-            names = sorted(
-                e.name for e in entries
-                if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED
-                and (not e.name.startswith(".") or e.name in TOOL_DOT_FOLDERS)
-            )
-    except OSError:  # unreadable, vanished: nothing to find there
-        return []
-    return [folder / name for name in names]
-
-
-def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
-    """What store path itself holds, as a label ("" for none), and the stores kept in a hidden
-    tool folder of path (``~/.agentix``, Letta's ``~/.letta/sqlite.db`` seen from the home
-    folder), each at that folder. A format that answers for a store further in does not make
-    path a store: the walk finds that one where it is."""
-    from .store import detect_everything
-
-    try:
-        kinds, matches = detect_everything(path)
-    except (OSError, StoreError):
-        return "", []
-    labels = ["Mnemoscope workspace (" + ", ".join(_NATIVE_LABELS[k] for k in kinds) + ")"] if kinds else []
-    hidden: list[tuple[Path, str]] = []
-    for match in matches:
-        location = Path(match.location)
-        below = location.relative_to(path).parts if location.is_relative_to(path) else ()
-        if below and below[0].startswith(".") and (path / below[0]).is_dir():
-            hidden.append((path / below[0], match.label))
-        elif location == path or location.parent == path:
-            labels.append(match.label)
-    return " + ".join(dict.fromkeys(labels)), hidden
-
-
-def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
-    """The SQLite files of a folder that holds no store whose memories are one table of theirs."""
-    try:
-        with os.scandir(folder) as entries:
-            names = sorted(e.name for e in entries
-                           if e.is_file(follow_symlinks=False) and Path(e.name).suffix.lower() in SQLITE_SUFFIXES)
-    except OSError:
-        return
-    for name in names:
-        label = _memory_table_label(folder / name)
-        if label:
-            yield folder / name, label
-
-
-def _memory_table_label(path: Path) -> str:
-    from .sqlite_db import is_sqlite_file
-    from .table_mapping import propose_mapping, remembered_mapping
-
-    if not is_sqlite_file(path):
-        return ""
-    mapping = remembered_mapping(path)
-    if mapping is not None:
-        return f"SQLite table {mapping.table} (mapped)"
-    try:
-        proposal = propose_mapping(path)
-    except (OSError, StoreError, sqlite3.Error):  # locked, damaged, no table: not listed
-        return ""
-    if "content" not in proposal.columns or not MEMORY_TABLE_NAME.search(proposal.table):
-        return ""
-    return f"SQLite memory table {proposal.table} (not mapped yet)"
+    found = stores_in(roots if roots is not None else usual_places(), max_depth=max_depth, progress=progress,
+                      cancelled=cancelled, max_folders=max_folders)
+    return [_described(path, label) if count else FoundStore(label, path, 0, None, None) for path, label in found]
 
 
 def _described(path: Path, tool: str) -> FoundStore:
     from .errors import UnmappedTableError
-    from .store import open_store
+    from .opening import open_store
 
     size, last = _footprint(path)
     try:

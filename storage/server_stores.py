@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .credentials import Credentials, Secret, credential_name, scrubbed
-from .embedding import Embedder
+from .embedders.base import Embedder
 from .errors import SecretRefusedError, UnreadableStoreError
 from .journal import Journal
+from .settings import SETTINGS_KEY, StoreSettings
+from .source import StoreParts
 from .store_url import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
-
-if TYPE_CHECKING:
-    from .store import MemoryStore
 
 T = TypeVar("T")
 ATTEMPTS = 3
@@ -29,9 +28,10 @@ ATTEMPTS = 3
 def open_location(
     target: str | Path, vectors: str | None, *, read_only: bool, credentials: Credentials | None,
     create_with: Embedder | None = None,
-) -> MemoryStore:
-    """create_with: make the store where it is missing (the schema in an empty database, the
-    native collection on a Chroma server), recording that embedder."""
+) -> StoreParts:
+    """The parts of the store target names (with vectors: the Chroma server holding its vectors),
+    for opening.built. create_with: make the store where it is missing (the schema in an empty
+    database, the native collection on a Chroma server), recording that embedder."""
     try:
         location = parse_location(target)
         vector_location = parse_location(vectors) if vectors else None
@@ -58,21 +58,30 @@ def open_location(
     try:
         if location.kind == POSTGRESQL:
             shown = location.text + (f" + {vector_location.text}" if vector_location else "")
-            store = _with_secret(location, credentials, lambda password: _open_postgresql(
+            parts = _with_secret(location, credentials, lambda password: _open_postgresql(
                 location, password, read_only=read_only, vectors=vector_source, shown=shown,
                 create=create_with is not None))
         else:
-            store = _chroma_store(location, vector_source, read_only=read_only)
+            parts = _chroma_store(location, vector_source, read_only=read_only)
     except BaseException:
         if vector_source is not None:
             vector_source.close()
         raise
-    store.opened_as = (location.text, vector_location.text if vector_location and vector_location != location else None)
-    recorded = store.settings.vectors_url if location.kind == POSTGRESQL and vector_location is None else None
+    parts.opened_as = (location.text, vector_location.text if vector_location and vector_location != location else None)
+    recorded = _recorded_vectors(parts) if location.kind == POSTGRESQL and vector_location is None else None
     if recorded:  # the store names its Chroma server: open the two as one workspace
-        store.close()
+        parts.close()
         return open_location(target, recorded, read_only=read_only, credentials=credentials)
-    return store
+    return parts
+
+
+def _recorded_vectors(parts: StoreParts) -> str | None:
+    """The Chroma server a store's settings name for its vectors."""
+    try:
+        return StoreSettings.from_dict(parts.journal.read_setting(SETTINGS_KEY)).vectors_url
+    except BaseException:
+        parts.close()
+        raise
 
 
 def _with_secret(location: Location, credentials: Credentials, open_with: Callable[[Secret | None], T]) -> T:
@@ -104,7 +113,7 @@ def _with_secret(location: Location, credentials: Credentials, open_with: Callab
 
 def _open_postgresql(
     location: Location, password: Secret | None, *, read_only: bool, vectors: Any, shown: str, create: bool
-) -> MemoryStore:
+) -> StoreParts:
     try:
         from .native.postgres_db import open_postgres_store
     except ImportError as exc:
@@ -138,13 +147,12 @@ def _open_chroma(location: Location, token: Secret | None, read_only: bool, crea
     return ChromaServerSource.open(location.text, token=token, read_only=read_only)
 
 
-def _chroma_store(location: Location, vectors: Any, *, read_only: bool) -> MemoryStore:
+def _chroma_store(location: Location, vectors: Any, *, read_only: bool) -> StoreParts:
     """A Chroma server alone: its collections, with a journal in Mnemoscope's folder for it."""
     from .native.workspace import NativeWorkspace
-    from .store import MemoryStore
 
     root = server_folder(location)
-    return MemoryStore(
+    return StoreParts(
         root, [NativeWorkspace(root, None, vectors, None)], Journal.sidecar(root, read_only=read_only),
         read_only=read_only, location=location.text,
     )

@@ -170,6 +170,26 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass
+class StoreParts:
+    """What an opener found at a path or a server: its sources and its journal, from which
+    ``opening`` builds the one MemoryStore (openers never build it themselves).
+    location: what a person is shown and what reopens it (a URL without secrets; None: root);
+    opened_as: what open_store takes to open it again (target, vectors URL)."""
+
+    root: Path
+    sources: list[Source]
+    journal: Any  # journal.Journal, a layer above this module
+    read_only: bool = False
+    location: str | None = None
+    opened_as: tuple[str, str | None] | None = None
+
+    def close(self) -> None:
+        for source in self.sources:
+            source.close()
+        self.journal.close()
+
+
 class SessionSource(Protocol):
     """Sessions and their turns (Capabilities.sessions), and their scratchpads (.scratchpad)."""
 

@@ -1,42 +1,35 @@
-"""``open_store``: detect what a path holds and compose it into one MemoryStore.
+"""``MemoryStore``: every source found at one path, read and curated as one store (the façade).
 
-The sources are imported when a path holds their kind of store, not with this module:
-listing a markdown folder does not load the SQLite source, and no store without a
-Chroma directory loads the Chroma one.
+It routes ids to the source that holds them, merges pages, counts and searches over sources,
+tells listeners of changes, and adds memories in bulk. ``opening.py`` builds it from what the
+openers found.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import errno
 import functools
 import itertools
-import os
-import stat
 from collections.abc import Callable, Iterable, Sequence, Sized
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .embedding import Embedder, HashingEmbedder, RecordedEmbedder, check_match, make_embedder, recorded_embedders
+from .embedders.base import Embedder, RecordedEmbedder, check_match, recorded_embedders
+from .embedders.choice import make_embedder
 from .errors import (
     ConflictError,
     NotFoundError,
     ReadOnlyError,
     StoreError,
-    UnmappedTableError,
-    UnreadableStoreError,
     UnsupportedError,
-    WrapsStoresError,
 )
 from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .findings.baseline import BaselineRecords
-from .formats import FormatMatch, detect_formats
 from .journal import INTERRUPTED, Journal
-from .looking import RememberedLooks, is_file, names, one_look
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
-from .salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
+from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
     Capabilities,
     Change,
@@ -49,64 +42,8 @@ from .source import (
 )
 
 if TYPE_CHECKING:
-    from .credentials import Credentials
     from .native.native_db import NativeDb
     from .native.workspace import NativeWorkspace
-
-VECTORS_DIR = "vectors"
-SETTINGS_KEY = "settings"
-# memory_db.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
-# detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
-# the names agree).
-DB_NAME = "memory.db"
-CHROMA_FILE = "chroma.sqlite3"
-
-
-@dataclass(frozen=True)
-class StoreSettings:
-    salience: SalienceModel = field(default_factory=SalienceModel)
-    promotion: PromotionThresholds = field(default_factory=PromotionThresholds)
-    # The embedder for text queries and new vectors: its model's name ("mnemoscope-hashing-256",
-    # "wordllama-l2_supercat", "text-embedding-3-small"), the OpenAI-compatible endpoint that
-    # serves it (None: it runs here) and the dimensions asked of it. Never its API key.
-    embedder: str | None = None
-    entity_decay: EntityDecay = field(default_factory=EntityDecay)
-    fact_decay: InferredFactDecay = field(default_factory=InferredFactDecay)
-    embedder_url: str | None = None
-    embedder_dimensions: int | None = None
-    # A store on a database server: the Chroma server holding its vectors (a URL without secrets),
-    # opened with it whenever no other is named.
-    vectors_url: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "salience": asdict(self.salience),
-            "promotion": asdict(self.promotion),
-            "embedder": self.embedder,
-            "embedder_url": self.embedder_url,
-            "embedder_dimensions": self.embedder_dimensions,
-            "vectors_url": self.vectors_url,
-            "entity_decay": asdict(self.entity_decay),
-            "fact_decay": {**asdict(self.fact_decay), "labels": list(self.fact_decay.labels)},
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> StoreSettings:
-        data = data or {}
-        fact = dict(data.get("fact_decay", {}))
-        if "labels" in fact:
-            fact["labels"] = tuple(fact["labels"])
-        return cls(
-            salience=SalienceModel(**data.get("salience", {})),
-            promotion=PromotionThresholds(**data.get("promotion", {})),
-            embedder=data.get("embedder"),
-            embedder_url=data.get("embedder_url"),
-            embedder_dimensions=data.get("embedder_dimensions"),
-            vectors_url=data.get("vectors_url"),
-            entity_decay=EntityDecay(**data.get("entity_decay", {})),
-            fact_decay=InferredFactDecay(**fact),
-        )
-
 
 @dataclass(frozen=True)
 class StoreEvent:
@@ -616,220 +553,3 @@ def _workspace_of(sources: list[Source]) -> NativeWorkspace | None:
             if isinstance(source, NativeWorkspace):
                 return source
     return None
-
-
-def detect(path: Path) -> dict[Kind, Path]:
-    """What store kinds a path holds, and where each one lives."""
-    path = Path(path)
-    found: dict[Kind, Path] = {}
-    if is_file(path):
-        if path.name == DB_NAME:
-            found[Kind.SQLITE] = path
-        elif path.name == CHROMA_FILE:
-            found[Kind.CHROMA] = path.parent
-        return found
-    # A file named memory.db is the native store's (opening it says so if it is no such thing,
-    # unless a format claims it); each other source's module is imported only where its file is.
-    listed = names(path)
-    if DB_NAME in listed and is_file(path / DB_NAME):
-        found[Kind.SQLITE] = path / DB_NAME
-    for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
-        if is_file(chroma_dir / CHROMA_FILE):
-            from .native.vectors import ChromaSource
-
-            if ChromaSource.detect(chroma_dir):
-                found[Kind.CHROMA] = chroma_dir
-                break
-    from .native.markdown import MarkdownSource
-
-    if MarkdownSource.detect(path):
-        found[Kind.MARKDOWN] = path
-    return found
-
-
-def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
-    """The native kinds and the foreign formats path holds, in one look at the file system; a
-    native reading of files a format claims (a mem0 Chroma directory) is left out. The answer
-    is remembered while the files it looked at stay as they were (opening the same store again
-    costs a few stats)."""
-    # Detectors read these too (the user-scope folders under the home folder, AgenticX's workspace root).
-    key = "\0".join([os.path.abspath(path), *(os.environ.get(name, "") for name in _DETECTION_ENVIRONMENT)])
-    found, matches = _DETECTIONS.answer(key, lambda: _detect_everything(Path(path)))
-    return dict(found), list(matches)
-
-
-def _detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
-    with one_look():  # every detector asks about the same few files: list each folder once
-        found = detect(path)
-        matches = detect_formats(path)
-    for match in matches:
-        for kind, claimed in match.claims:
-            if found.get(kind) == claimed:
-                del found[kind]
-    return found, matches
-
-
-_DETECTIONS: RememberedLooks[tuple[dict[Kind, Path], list[FormatMatch]]] = RememberedLooks()
-_DETECTION_ENVIRONMENT = ("HOME", "AGX_WORKSPACE_ROOT")
-
-
-_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # where Path.exists answers False
-
-
-def open_store(
-    path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None
-) -> MemoryStore:
-    """Open whatever memory a file or folder holds, or a server a URL names (store_url.py).
-    Raises UnreadableStoreError.
-    read_only: nothing is written, not even recovery of an interrupted step; every write is refused.
-    credentials: where a server's password comes from (the keyring alone by default; the CLI and
-    the app ask a person). vectors: a Chroma server URL to hold the vectors of the native store."""
-    if (isinstance(path, str) and "://" in path) or vectors:
-        from .server_stores import open_location
-
-        return open_location(path, vectors, read_only=read_only, credentials=credentials)
-    path = Path(path).expanduser()
-    try:
-        is_folder = stat.S_ISDIR(os.stat(path).st_mode)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, OSError) and exc.errno not in _NOT_THERE:
-            raise
-        raise UnreadableStoreError(f"{path} does not exist.") from None
-    found, matches = detect_everything(path)
-    if not found and not matches and path.is_file():
-        from .formats.sqlite_table import remembered_match  # a table mapped by hand (mnemoscope map)
-
-        matches = [m for m in [remembered_match(path)] if m is not None]
-    if not found and not matches:
-        from .sqlite_db import is_sqlite_file
-
-        if path.is_file() and is_sqlite_file(path):
-            raise UnmappedTableError(
-                f"{path} is a SQLite database Mnemoscope does not recognise as a memory store. "
-                f"Map one of its tables to memories: mnemoscope map {path}",
-                str(path),
-            )
-        what = "file" if path.is_file() else "folder"
-        if path.is_dir():
-            _offer_stores_inside(path)
-        raise UnreadableStoreError(
-            f"Nothing recognisable in {what} {path}: no memory.db, Chroma directory "
-            "or workspace markdown (MEMORY.md, USER.md, memory/YYYY-MM-DD.md, ...)."
-        )
-    root = path if is_folder else path.parent
-    opened: list[Any] = []
-    try:
-        db = _opened(opened, _open_sqlite(read_only), found.get(Kind.SQLITE))
-        chroma = _opened(opened, _open_chroma(read_only), found.get(Kind.CHROMA))
-        markdown = _opened(opened, _open_markdown, found.get(Kind.MARKDOWN))
-        for match in matches:
-            opened.append(match.open())
-        sources: list[Source] = [s for s in opened if s not in (db, chroma, markdown)]
-        if db or chroma or markdown:
-            from .native.workspace import NativeWorkspace
-
-            sources.insert(0, NativeWorkspace(root, db, chroma, markdown))
-        journal = (
-            Journal.in_database(lambda: db.engine, db.db_path, db.reading)
-            if db is not None
-            else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
-        )
-        return MemoryStore(root, sources, journal, read_only=read_only)
-    except BaseException:
-        # Close what was opened: a pooled connection left open keeps the -wal SQLite made for it.
-        for source in opened:
-            source.close()
-        raise
-
-
-def _offer_stores_inside(folder: Path) -> None:
-    """Raise WrapsStoresError when folder is no store but holds some a few levels down."""
-    from .discover import discover
-
-    inside = [(str(f.path), f.tool) for f in discover([folder], max_depth=3, count=False, max_folders=400)]
-    if inside:
-        shown = "; ".join(f"{p} ({tool})" for p, tool in inside[:5]) + ("; ..." if len(inside) > 5 else "")
-        raise WrapsStoresError(
-            f"{folder} is no memory store itself but holds {len(inside)}: {shown}. Open one of those "
-            f"(mnemoscope discover {folder} lists them all).",
-            str(folder),
-            inside,
-        )
-
-
-def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | None) -> Any:
-    if path is None:
-        return None
-    part = open_part(path)
-    opened.append(part)
-    return part
-
-
-# Each opener imports its source on the first call: a kind of store the path does not hold costs nothing.
-def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
-    def open_part(path: Path) -> Any:
-        from .native.memory_db import SqliteSource
-
-        return SqliteSource.open(path, read_only=read_only)
-
-    return open_part
-
-
-def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
-    def open_part(path: Path) -> Any:
-        from .native.vectors import ChromaSource
-
-        return ChromaSource.open(path, read_only=read_only)
-
-    return open_part
-
-
-def _open_markdown(path: Path) -> Any:
-    from .native.markdown import MarkdownSource
-
-    return MarkdownSource.open(path)
-
-
-def _journal_dir(root: Path, found: dict[Kind, Path], matches: list[Any]) -> Path:
-    if Kind.MARKDOWN in found:
-        return root
-    if Kind.CHROMA in found:
-        return found[Kind.CHROMA]
-    return next((m.journal_dir for m in matches if m.journal_dir is not None), root)
-
-
-def create_workspace(
-    path: str | Path, embedder: Embedder | None = None, *, vectors: str | None = None,
-    credentials: Credentials | None = None,
-) -> MemoryStore:
-    """A new native workspace: memory.db, vectors/ and nothing else yet; or on servers, the
-    schema in an empty PostgreSQL database (and vectors, a Chroma server's native collection)."""
-    if (isinstance(path, str) and "://" in path) or vectors:
-        from .server_stores import open_location
-
-        embedder = embedder or HashingEmbedder()
-        store = open_location(path, vectors, read_only=False, credentials=credentials, create_with=embedder)
-        recorded = dataclasses.replace(
-            store.settings, embedder=store.settings.embedder or embedder.name,
-            vectors_url=store.opened_as[1] or store.settings.vectors_url,
-        )
-        if recorded != store.settings:
-            store.save_settings(recorded)
-        return store
-    root = Path(path).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()) and (detect(root) or detect_formats(root)):
-        raise StoreError(f"{root} already holds a memory store; not overwriting it.")
-    from .native.memory_db import SqliteSource
-    from .native.vectors import ChromaSource
-    from .native.workspace import NativeWorkspace
-
-    embedder = embedder or HashingEmbedder()
-    db = SqliteSource.open(root / DB_NAME, create=True)
-    chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = MemoryStore(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading))
-    store.save_settings(StoreSettings(
-        embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
-        embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
-    ))
-    return store

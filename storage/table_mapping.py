@@ -339,18 +339,9 @@ def remembered_mapping(path: Path) -> TableMapping | None:
         return None
 
 
-def remember_mapping(path: Path, mapping: TableMapping | None) -> Path:
-    """Keep mapping for the file (None: forget it). Returns the file it is kept in."""
-    if mapping is not None:
-        checked(path, mapping)
-        from .store import detect_everything
-
-        found, matches = detect_everything(Path(path))
-        if found or matches:
-            raise UnreadableStoreError(
-                f"{Path(path).name} is already read as {matches[0].label if matches else 'a Mnemoscope store'}; "
-                "a table mapping is only for SQLite files no format recognises."
-            )
+def keep_mapping(path: Path, mapping: TableMapping | None) -> Path:
+    """Write mapping for the file into the mappings file (None: forget it); unchecked: callers go
+    through detection.remember_mapping. Returns the file it is kept in."""
     files = _remembered()
     if mapping is None:
         files.pop(_file_key(path), None)

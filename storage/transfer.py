@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
 from .model import Memory
+from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
 from .source import SessionSource
-from .store import MemoryStore, create_workspace, detect, open_store
+from .store import MemoryStore
 
 if TYPE_CHECKING:
     from .credentials import Credentials

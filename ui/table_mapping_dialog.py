@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mnemoscope.storage.detection import remember_mapping
 from mnemoscope.storage.errors import StoreError
 from mnemoscope.storage.table_mapping import (
     FIELD_LABELS,
@@ -36,7 +37,6 @@ from mnemoscope.storage.table_mapping import (
     checked,
     preview,
     propose_mapping,
-    remember_mapping,
     remembered_mapping,
     table_columns,
 )

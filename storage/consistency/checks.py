@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from ..embedding import Embedder
+from ..embedders.base import Embedder
 from ..native.fts_index import differing_entries, fts_record, has_fts
 from ..native.vectors import NATIVE_COLLECTION
 from .native_markdown import MarkdownCheck

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..embedding import Embedder
+from ..embedders.base import Embedder
 from ..native.record_index import MIRROR_KEY, STALE_KEY, record_id_for
 from ..native.vectors import NATIVE_COLLECTION
 from .report import Finding

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..embedding import Embedder
+from ..embedders.base import Embedder
 from ..errors import NothingToDoError, UnsupportedError
 from ..native.fts_index import fts_rowid
 from ..native.markdown import bullet_text, inside

@@ -52,7 +52,6 @@ from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Status
 from ..native.markdown import FileBlocks, MarkdownSource, daily_date, inside
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import (
     INDEX_FTS_DANGLING,
     Contents,
@@ -67,6 +66,7 @@ from .base import (
     sqlite_files,
     sqlite_tables,
 )
+from .match import FormatMatch
 
 SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSIONS_DIR = "sessions"

@@ -28,8 +28,8 @@ from ..looking import is_dir, names
 from ..model import Kind, Layer
 from ..native.markdown import inside
 from ..source import Snapshot
-from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
+from .match import FormatMatch
 from .text_files import edited_text, files_token, text_snapshot, write_text_file
 
 AGENTIX = ".agentix"

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConflictError, NotFoundError, NothingToDoError, ReadOnlyError, StoreError, UnsupportedError
 from ..model import Memory
 from ..source import DELETE, EDIT, PURGE, REINFORCE, RESTORE, Change, Plan, PlanContext, Snapshot, same_record
+from .agentx_tables import AUDIT, TIMELINE, layer_of
 
 if TYPE_CHECKING:
     from .agentx_postgres import AgentxSource
 
-TIMELINE, AUDIT = "memory_timeline", "memory_audit_log"
 # Columns Mnemoscope writes, and the cast each value takes.
 WRITABLE = {"summary": "", "importance_score": "", "channel": "", "archived": "", "access_count": "",
             "last_accessed": "::timestamptz", "embedding": "::vector"}
@@ -142,8 +142,6 @@ def write_record(source: AgentxSource, record_id: str, expected: Snapshot | None
 
 def _append_audit_row(source: AgentxSource, cursor: Any, key: int, before: Snapshot, after: Snapshot,
                       changed: list[str], latency_ms: int) -> None:
-    from .agentx_postgres import layer_of
-
     layer = layer_of(after.get("memory_type")).value
     channels = list(dict.fromkeys([before.get("channel"), after.get("channel")]))
     metadata = {

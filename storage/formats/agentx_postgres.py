@@ -32,7 +32,6 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,34 +42,31 @@ from ..journal import Journal
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..native.postgres_db import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order
-from ..source import Capabilities, Change, Plan, PlanContext, Snapshot
+from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, StoreParts
 from ..timeutil import as_utc, utcnow
 from . import agentx_curation as curation
+from .agentx_tables import (
+    AUDIT,
+    LAYER_OF_TYPE,
+    LOGS,
+    PROFILE_KEYS,
+    PROFILE_SESSION,
+    PROFILES,
+    TIMELINE,
+    TOOL_COLUMNS,
+    TOOLS,
+    VERSION,
+    Column,
+    Tables,
+    is_agentx,
+    layer_of,
+    read_tables,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from ..store import MemoryStore
-
 FORMAT = "agentx"
-TIMELINE, LOGS, TOOLS, PROFILES, AUDIT, VERSION = (
-    "memory_timeline", "conversation_logs", "tool_invocations", "user_profiles", "memory_audit_log", "schema_version"
-)
-TIMELINE_COLUMNS = frozenset({"id", "memory_type", "neo4j_node_id", "event_time", "summary", "importance_score",
-                              "access_count", "last_accessed", "channel", "archived", "metadata"})
-LOG_COLUMNS = frozenset({"conversation_id", "turn_index", "timestamp", "role", "content", "channel"})
-TOOL_COLUMNS = frozenset({"conversation_id", "turn_index", "timestamp", "tool_name", "tool_input", "tool_output",
-                          "success", "latency_ms", "error_message", "channel"})
-PROFILE_KEYS = ("preferences", "expertise_areas", "communication_style", "metadata")
-PROFILE_SESSION = "user_profile:"
-# The seed's memory subsystems and the node types of its graph, as layers.
-LAYER_OF_TYPE = {
-    "episodic": Layer.EPISODIC, "conversation": Layer.EPISODIC, "turn": Layer.EPISODIC,
-    "semantic": Layer.SEMANTIC, "fact": Layer.SEMANTIC, "entity": Layer.SEMANTIC,
-    "procedural": Layer.PROCEDURAL, "strategy": Layer.PROCEDURAL, "tool": Layer.PROCEDURAL,
-    "working": Layer.WORKING, "goal": Layer.WORKING,
-    "core": Layer.CORE, "social": Layer.SOCIAL,
-}
 READ_ONLY_PARTS = {
     LOGS: "AgentX's record of what was said (its Neo4j Turn nodes mirror it); a changed log would no longer be "
           "what happened",
@@ -81,36 +77,6 @@ READ_ONLY_PARTS = {
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-@dataclass(frozen=True)
-class Column:
-    type: str  # the type's name: "text", "vector", "jsonb", ...
-    modifier: int  # atttypmod: a vector column's dimension, -1 for none
-
-
-Tables = dict[str, dict[str, Column]]
-
-
-def read_tables(cursor: Any) -> Tables:
-    """The tables of the current schema (partitions left out: the parent stands for them)."""
-    cursor.execute(
-        "SELECT c.relname AS table, a.attname AS column, t.typname AS type, a.atttypmod AS modifier "
-        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-        "JOIN pg_type t ON t.oid = a.atttypid "
-        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition"
-    )
-    tables: Tables = {}
-    for row in cursor.fetchall():
-        tables.setdefault(row["table"], {})[row["column"]] = Column(row["type"], int(row["modifier"]))
-    return tables
-
-
-def is_agentx(tables: Tables) -> bool:
-    return TIMELINE_COLUMNS <= set(tables.get(TIMELINE, {})) and LOG_COLUMNS <= set(tables.get(LOGS, {}))
-
-
-def layer_of(memory_type: Any) -> Layer:
-    return LAYER_OF_TYPE.get(str(memory_type or "").strip().lower(), Layer.SEMANTIC)
 
 
 class AgentxSource:
@@ -706,11 +672,9 @@ def _unit_of(bin_format: str) -> str:
 
 
 def open_agentx_store(url: str, *, root: Path, location: str, read_only: bool = False,
-                      vectors: Any = None) -> MemoryStore | None:
-    """AgentX's database at url (password included) as a MemoryStore, its undo journal in
+                      vectors: Any = None) -> StoreParts | None:
+    """AgentX's database at url (password included) as the parts of a store, its undo journal in
     Mnemoscope's own folder for the server (root); None when the database holds no AgentX tables."""
-    from ..store import MemoryStore
-
     source = AgentxSource.open(url, root=root, location=location, read_only=read_only)
     if source is None:
         return None
@@ -720,8 +684,8 @@ def open_agentx_store(url: str, *, root: Path, location: str, read_only: bool = 
             f"{location} is AgentX's database, whose vectors are its own pgvector columns: open it without --vectors."
         )
     try:
-        return MemoryStore(Path(root), [source], Journal.sidecar(Path(root), read_only=read_only),
-                           read_only=read_only, location=location)
+        return StoreParts(Path(root), [source], Journal.sidecar(Path(root), read_only=read_only),
+                          read_only=read_only, location=location)
     except BaseException:
         source.close()
         raise

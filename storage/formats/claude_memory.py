@@ -19,8 +19,8 @@ from ..errors import UnsupportedError
 from ..looking import is_dir, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
-from . import FormatMatch
 from .base import Contents, FormatSource, make_memory
+from .match import FormatMatch
 from .text_files import edited_text, files_token, text_snapshot, write_text_file
 
 DIR_NAME = "memories"

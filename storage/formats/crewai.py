@@ -28,8 +28,8 @@ from ..model import GLOBAL_CHANNEL, Layer
 from ..native.vectors import ChromaSource
 from ..source import Snapshot
 from ..timeutil import parse_time
-from . import FormatMatch
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables
+from .match import FormatMatch
 
 LTM_FILE = "long_term_memory_storage.db"
 LTM_COLUMNS = {"id", "task_description", "metadata", "datetime", "score"}

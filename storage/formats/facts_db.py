@@ -45,8 +45,8 @@ from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import EDIT, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_db import BUSY_TIMEOUT, files_token, read_only_connection, sqlite_error, writing
-from . import FormatMatch
 from .base import plain_row, row_values, sqlite_files, sqlite_tables, vec0_note, vec0_tables
+from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 FACT_COLUMNS = {"id", "key", "value", "category", "access_count", "last_accessed", "decay_score"}

@@ -26,8 +26,8 @@ from ..errors import UnsupportedError
 from ..model import Layer, ScratchEntry, Session, Turn
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+from .match import FormatMatch
 
 SESSION_COLUMNS = {"app_name", "user_id", "id", "state", "create_time", "update_time"}
 EVENT_KEYS = {"id", "app_name", "user_id", "session_id"}

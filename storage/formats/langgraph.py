@@ -32,7 +32,6 @@ from ..errors import UnsupportedError
 from ..model import Layer, ScratchEntry, Session, Turn
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import (
     Contents,
     FormatSource,
@@ -45,6 +44,7 @@ from .base import (
     sqlite_tables,
     writing,
 )
+from .match import FormatMatch
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}

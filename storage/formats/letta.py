@@ -22,8 +22,8 @@ from typing import Any
 from ..looking import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+from .match import FormatMatch
 
 PASSAGE_TABLES = ("archival_passages", "agent_passages", "passages")
 

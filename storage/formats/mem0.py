@@ -39,8 +39,8 @@ from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
-from . import FormatMatch
 from .base import reading, sqlite_tables, writing
+from .match import FormatMatch
 
 HISTORY_FILE = "history.db"
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")

@@ -43,8 +43,8 @@ from ..native.vectors import STALE_KEY, edited_record, record_text, split_record
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
-from . import FormatMatch
 from .base import Contents, FormatSource, make_memory, reading, writing
+from .match import FormatMatch
 from .mem0 import (
     HISTORY_FILE,
     Mem0Conversations,

@@ -26,8 +26,8 @@ from ..looking import is_file
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..source import Capabilities, revision_of
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import Contents, FormatSource
+from .match import FormatMatch
 
 FORMAT = "mnemoscope-export"
 SUFFIX = ".jsonl"

@@ -26,8 +26,8 @@ from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, SourceRef, Turn
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import plain_row, sqlite_files, sqlite_tables
+from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}

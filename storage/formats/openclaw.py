@@ -31,7 +31,6 @@ from ..looking import children, is_dir, is_file, names
 from ..model import Layer, Session, Status, Turn
 from ..native.markdown import MarkdownSource
 from ..timeutil import parse_time, utcnow
-from . import FormatMatch
 from .base import (
     Contents,
     FormatSource,
@@ -43,6 +42,7 @@ from .base import (
     vec0_note,
     vec0_tables,
 )
+from .match import FormatMatch
 
 AGENT_DB = "openclaw-agent.sqlite"
 CHUNK_COLUMNS = {"id", "path", "source", "start_line", "end_line", "hash", "text", "updated_at"}

@@ -23,8 +23,8 @@ from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import Capabilities, Snapshot
 from ..table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns, table_keys
-from . import FormatMatch
 from .base import plain_row
+from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 

@@ -49,7 +49,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ..credentials import Secret, scrubbed, split_secret
-from ..embedding import Embedder, RecordedEmbedder, recorded_in_chroma
+from ..embedders.base import Embedder, RecordedEmbedder, recorded_in_chroma
 from ..errors import (
     ConflictError,
     NotFoundError,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Float, Integer, cast, func, literal
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -38,13 +38,11 @@ from ..errors import (
 from ..journal import Journal
 from ..model import Memory
 from ..query import SMALLEST_SALIENCE, MemoryQuery
+from ..source import StoreParts
 from ..timeutil import to_iso, utcnow
 from . import schema
 from .native_db import _ORDER_COLUMNS, NativeDb
 from .positions import Positions
-
-if TYPE_CHECKING:
-    from ..store import MemoryStore
 
 CONNECT_TIMEOUT = 10  # seconds: an unreachable server is reported, not waited for
 _MIGRATION_LOCK = 0x6D6E656D6F  # pg_advisory_xact_lock key: one process migrates a database at a time
@@ -337,18 +335,17 @@ def postgres_error(location: str, exc: BaseException, secret: Secret | None = No
 
 def open_postgres_store(
     url: str, *, root: Path, location: str, read_only: bool = False, create: bool = False, vectors: Any = None
-) -> MemoryStore:
+) -> StoreParts:
     """The native store in the PostgreSQL database url names (password included, as the
-    caller resolved it) as a MemoryStore: its journal in the same database, vectors (a Chroma
+    caller resolved it), as the parts of a store: its journal in the same database, vectors (a Chroma
     source) composed in when given. root: Mnemoscope's own folder for the store; location: what
     a person is shown (no password)."""
-    from ..store import MemoryStore
     from .workspace import NativeWorkspace
 
     db = PostgresSource.open(url, location=location, read_only=read_only, create=create)
     try:
         journal = Journal.in_database(lambda: db.engine, Path(root), None, errors=db.errors)
-        return MemoryStore(
+        return StoreParts(
             Path(root), [NativeWorkspace(Path(root), db, vectors, None)], journal, read_only=read_only, location=location
         )
     except BaseException:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic_file import atomic_write_bytes
-from ..embedding import EMBEDDER_KEY, Embedder, embedder_by_name
+from ..embedders.base import EMBEDDER_KEY, Embedder
+from ..embedders.choice import embedder_by_name
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Status, parse_layer, parse_status
 from ..query import MemoryQuery, Order

@@ -36,7 +36,7 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from ..atomic_file import atomic_write_bytes
-from ..embedding import EMBEDDER_KEY, Embedder, embedder_by_name  # noqa: F401 (EMBEDDER_KEY: callers import it from here)
+from ..embedders.base import EMBEDDER_KEY, Embedder  # noqa: F401 (EMBEDDER_KEY: callers import it from here)
 from ..errors import (
     ConflictError,
     NotFoundError,

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..embedding import Embedder
+from ..embedders.base import Embedder
 from ..errors import NotFoundError, UnsupportedError
 from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from ..query import MemoryQuery

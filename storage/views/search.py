@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..embedding import Embedder, check_match
+from ..embedders.base import Embedder, check_match
 from ..errors import NotFoundError, UnsupportedError
 from ..model import Kind, Memory
 from ..query import MemoryQuery

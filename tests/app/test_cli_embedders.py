@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from helpers.embedding_server import EmbeddingServer, closed_port_url
 from mnemoscope.app.cli import main
-from mnemoscope.storage.openai_embeddings import KEY_ENV
+from mnemoscope.storage.embedders.openai_compatible import KEY_ENV
 
 pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
 
-from mnemoscope.storage.local_embeddings import LOCAL_MODEL, LocalEmbedder  # noqa: E402
+from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
 from test_embedders import FACTS, KEY, chroma_facts  # noqa: E402
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.storage import create_workspace, open_store
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 
 KEY = "sk-proj-Q3v9XkLm2R8tY7wPz4NcB1hJ6fGs0aDe"
 

@@ -79,8 +79,8 @@ from mnemoscope.storage import *
 for name in storage.__all__:
     getattr(storage, name)
 assert set(storage.__all__) <= set(dir(storage))
-import mnemoscope.storage.store as store_module
-assert storage.open_store is store_module.open_store
+import mnemoscope.storage.opening as opening_module
+assert storage.open_store is opening_module.open_store
 try:
     storage.no_such_name
 except AttributeError:
@@ -94,12 +94,12 @@ print(len(storage.__all__))
     assert int(run["stdout"]) >= 29
 
 
-def test_store_spells_the_source_file_names_as_the_sources_do() -> None:
-    from mnemoscope.storage import store
+def test_detection_spells_the_source_file_names_as_the_sources_do() -> None:
+    from mnemoscope.storage import detection
     from mnemoscope.storage.native.chroma_files import CHROMA_FILE
     from mnemoscope.storage.native.memory_db import DB_NAME
 
-    assert (store.DB_NAME, store.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)
+    assert (detection.DB_NAME, detection.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)
 
 
 def test_a_missing_sidecar_journal_is_read_without_sqlalchemy(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from bench.harness import FULL, Row, cached_store, record, sizes
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.views.search import search
 
 pytestmark = pytest.mark.bench

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 
 SCHEMA = Path(__file__).with_name("agentx_schema.sql")
 DIMENSIONS = 1536

@@ -20,7 +20,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mnemoscope.storage.local_embeddings import LOCAL_MODEL, LOCAL_SIZES, LocalEmbedder
+from mnemoscope.storage.embedders.local import LOCAL_MODEL, LOCAL_SIZES, LocalEmbedder
 
 
 class EmbeddingServer:

@@ -14,7 +14,7 @@ from chromadb.config import Settings
 from formats.test_mem0 import _template, mem0_store  # noqa: F401 (fixtures)
 from mnemoscope.storage import Curator, open_store
 from mnemoscope.storage.consistency import KINDS, check
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.errors import UnsupportedError
 from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.views.search import keyword_lists

@@ -82,7 +82,7 @@ def test_edit_reaches_sql_vector_and_markdown_copies(demo_path: Path) -> None:
 
 
 def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -> None:
-    from mnemoscope.storage.store import StoreSettings
+    from mnemoscope.storage.settings import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -246,7 +246,7 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) ->
 
 
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
-    from mnemoscope.storage.store import StoreSettings
+    from mnemoscope.storage.settings import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -299,7 +299,7 @@ def test_reinforce_raises_effective_salience_now(demo_path: Path) -> None:
 
 
 def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -> None:
-    from mnemoscope.storage.store import StoreSettings
+    from mnemoscope.storage.settings import StoreSettings
 
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
@@ -316,7 +316,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
         assert store.get(memory_id).metadata["vector_state"] == "fresh"
         vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert STALE_KEY not in vector["metadata"]
-        from mnemoscope.storage.embedding import HashingEmbedder
+        from mnemoscope.storage.embedders.base import HashingEmbedder
 
         expected = HashingEmbedder().embed(["edited while offline"])[0]
         assert [round(x, 4) for x in vector["embedding"]] == [round(x, 4) for x in expected]

@@ -21,19 +21,14 @@ from chromadb.config import Settings
 from helpers.embedding_server import EmbeddingServer, closed_port_url
 from helpers.owners import require, run_owner
 from mnemoscope.storage import Kind, open_store
-from mnemoscope.storage.embedding import (
-    EmbedderError,
-    EmbedderMismatchError,
-    HashingEmbedder,
-    RecordedEmbedder,
-    make_embedder,
-    same_model,
-)
-from mnemoscope.storage.local_embeddings import LOCAL_MODEL, LocalEmbedder
+from mnemoscope.storage.embedders.base import EmbedderError, EmbedderMismatchError, HashingEmbedder, RecordedEmbedder, same_model
+from mnemoscope.storage.embedders.choice import make_embedder
+from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder
 from helpers.keyring_daemon import keyring_daemon, secret_service  # noqa: F401
 from mnemoscope.storage.credentials import credential_name, remember
-from mnemoscope.storage.openai_embeddings import KEY_ENV, OpenAICompatibleEmbedder, secret_name
-from mnemoscope.storage.store import StoreSettings, create_workspace
+from mnemoscope.storage.embedders.openai_compatible import KEY_ENV, OpenAICompatibleEmbedder, secret_name
+from mnemoscope.storage.opening import create_workspace
+from mnemoscope.storage.settings import StoreSettings
 from mnemoscope.storage.views.search import search
 
 pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
@@ -130,7 +125,7 @@ def refuse(*a, **k):
 socket.socket = Refusing
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-from mnemoscope.storage.local_embeddings import LocalEmbedder
+from mnemoscope.storage.embedders.local import LocalEmbedder
 vectors = LocalEmbedder(128).embed(["Alice is allergic to peanuts", "food intolerance of a colleague"])
 import sys
 assert "wordllama" not in sys.modules and "requests" not in sys.modules

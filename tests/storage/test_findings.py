@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import Curator, MemoryQuery, Status, create_workspace, open_store
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.findings import REDACTED, default_rules, scan_store, scan_text
 
 # Real-looking, made-up values (none is a live credential). Each: the memory's text, the rule

@@ -24,7 +24,7 @@ from mnemoscope.storage.errors import ConflictError, NotFoundError, NothingToDoE
 from mnemoscope.storage.model import ScratchEntry, Status
 from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 SESSION_DDL = """
@@ -594,7 +594,7 @@ def test_a_messages_json_nested_too_deep_to_parse_is_reported_not_raised(history
 
 
 def test_a_home_that_also_holds_a_memory_db_routes_agenticx_records_to_agenticx(home: Path, tmp_path: Path):
-    from mnemoscope.storage.store import create_workspace
+    from mnemoscope.storage.opening import create_workspace
 
     create_workspace(tmp_path / "native").close()
     (tmp_path / "native" / "memory.db").rename(home / "memory.db")  # a Mnemoscope memory.db beside AgenticX's files

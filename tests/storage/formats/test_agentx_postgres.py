@@ -13,7 +13,7 @@ from helpers import agentx_db
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.embedding import EmbedderMismatchError, HashingEmbedder
+from mnemoscope.storage.embedders.base import EmbedderMismatchError, HashingEmbedder
 from mnemoscope.storage.errors import (
     ConflictError,
     LockedError,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 

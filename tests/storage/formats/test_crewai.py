@@ -21,10 +21,10 @@ import pytest
 from chromadb.config import Settings
 
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.errors import ReadOnlyError, UnsupportedError
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 LTM_DDL = """CREATE TABLE IF NOT EXISTS long_term_memories (

@@ -22,7 +22,7 @@ from mnemoscope.storage.errors import ConflictError, StoreError, UnsupportedErro
 from mnemoscope.storage.formats.facts_db import VEC_SWITCH
 from mnemoscope.storage.model import Layer
 from mnemoscope.storage.query import MemoryQuery, Order
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.views.search import search, similar
 
 require("pysqlite3")

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.overview import scratchpad
 

@@ -16,7 +16,7 @@ import pytest
 
 from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.overview import scratchpad
 
@@ -26,7 +26,7 @@ require("pysqlite3")
 SETUP = """
 import pysqlite3.dbapi2 as sqlite3
 from langgraph.store.sqlite import SqliteStore
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 _emb = HashingEmbedder()
 def open_lg(root):
     con = sqlite3.connect(root + "/store.workspace.db", check_same_thread=False, isolation_level=None)

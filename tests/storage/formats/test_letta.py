@@ -20,7 +20,7 @@ from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ReadOnlyError
 from mnemoscope.storage.model import Layer
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 COMMON = """

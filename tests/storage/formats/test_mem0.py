@@ -16,14 +16,14 @@ from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import UnsupportedError
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 require("mem0")
 
 SETUP = """
 from mem0 import Memory
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 _emb = HashingEmbedder()
 class LocalEmbedder:
     def embed(self, text, memory_action=None):

@@ -25,7 +25,8 @@ from mnemoscope.storage.discover import discover
 from mnemoscope.storage.errors import ConflictError, LockedError, UnsupportedError, WrapsStoresError
 from mnemoscope.storage.formats.mem0_qdrant import RefusedPickle, dump_point, load_point
 from mnemoscope.storage.query import MemoryQuery
-from mnemoscope.storage.store import StoreSettings, open_store
+from mnemoscope.storage.opening import open_store
+from mnemoscope.storage.settings import StoreSettings
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.search import search, similar
 
@@ -33,7 +34,7 @@ require("mem0")
 
 SETUP = """
 from mem0 import Memory
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 _emb = HashingEmbedder()
 class LocalEmbedder:
     def embed(self, text, memory_action=None):

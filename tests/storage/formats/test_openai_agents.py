@@ -12,7 +12,7 @@ from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import UnsupportedError
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 require("agents")

@@ -22,7 +22,7 @@ from mnemoscope.storage.errors import ConflictError
 from mnemoscope.storage.model import Layer, Status
 from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.source import bin_by, count_by, keyword_rank, matches
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_sessions (

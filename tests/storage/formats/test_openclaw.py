@@ -23,7 +23,7 @@ from mnemoscope.storage.errors import ReadOnlyError
 from mnemoscope.storage.model import Kind, Status
 from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.views.search import search
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
 
 LEGACY_DDL = """

@@ -14,18 +14,18 @@ import pytest
 
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ConflictError, ReadOnlyError, UnmappedTableError, UnreadableStoreError
+from mnemoscope.storage.detection import remember_mapping
 from mnemoscope.storage.table_mapping import (
     TableMapping,
     checked,
     mappings_file,
     propose_mapping,
-    remember_mapping,
     remembered_mapping,
     table_columns,
 )
 from mnemoscope.storage.query import MemoryQuery, Order
 from mnemoscope.storage.source import keyword_rank
-from mnemoscope.storage.store import open_store
+from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.views.search import keyword_lists
 
 

@@ -15,7 +15,7 @@ import pytest
 from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_server
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
-from mnemoscope.storage.embedding import HashingEmbedder, recorded_embedders
+from mnemoscope.storage.embedders.base import HashingEmbedder, recorded_embedders
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
 from mnemoscope.storage.journal import Journal
 from mnemoscope.storage.model import Memory

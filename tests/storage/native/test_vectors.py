@@ -10,7 +10,7 @@ import pytest
 from chromadb.config import Settings
 
 from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, Status, open_store
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.views.search import search, similar, vector_list
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.embedding import HashingEmbedder
+from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.views.search import RRF_K, SCORE_MEANINGS, rrf, search
 
 

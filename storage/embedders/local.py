@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .embedding import EmbedderError
+from .base import EmbedderError
 
 LOCAL_MODEL = "wordllama-l2_supercat"
 LOCAL_DIMENSIONS = 256

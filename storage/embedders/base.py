@@ -4,10 +4,10 @@ may be used on a store's vectors.
 Three kinds run here, each configured per store (StoreSettings.embedder, embedder_url,
 embedder_dimensions):
 
-- an OpenAI-compatible embeddings endpoint (openai_embeddings.py): OpenAI, Azure, Ollama,
+- an OpenAI-compatible embeddings endpoint (openai_compatible.py): OpenAI, Azure, Ollama,
   vLLM, LM Studio; the model and dimensions are the store's, the API key comes from the
   keyring (never from settings);
-- a local model whose weights ship inside a package (local_embeddings.py, the
+- a local model whose weights ship inside a package (local.py, the
   ``embed-local`` extra): nothing is downloaded at run time;
 - ``HashingEmbedder``: lexical and deterministic, for tests and the demo store, and
   labelled as such wherever it is reported.
@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .errors import StoreError
+from ..errors import StoreError
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 HASHING_PREFIX = "mnemoscope-hashing-"
@@ -102,35 +102,6 @@ class HashingEmbedder:
             vector[0] = 1.0
             return vector
         return [v / norm for v in vector]
-
-
-def make_embedder(name: str | None, url: str | None = None, dimensions: int | None = None) -> Embedder | None:
-    """The embedder a store's settings (or a collection's record) name, if it runs here.
-
-    With url: that model behind an OpenAI-compatible endpoint (nothing is sent until it
-    embeds). Without: the hashing embedder, or the local model when its package is
-    installed; None for any other model (a remote one nobody configured an endpoint for).
-    """
-    if not name:
-        return None
-    if url:
-        from .openai_embeddings import OpenAICompatibleEmbedder
-
-        return OpenAICompatibleEmbedder(url, name, dimensions)
-    m = re.fullmatch(re.escape(HASHING_PREFIX) + r"(\d+)", name)
-    if m:
-        return HashingEmbedder(int(m.group(1)))
-    from . import local_embeddings
-
-    if name == local_embeddings.LOCAL_MODEL and local_embeddings.available():
-        return local_embeddings.LocalEmbedder(dimensions or local_embeddings.LOCAL_DIMENSIONS)
-    return None
-
-
-def embedder_by_name(name: str | None) -> Embedder | None:
-    """The embedder recorded for a collection, if it runs here offline (no endpoint is ever
-    taken from a store's files: it is configured by the person, per store)."""
-    return make_embedder(name)
 
 
 # -- what a store records about the model that wrote its vectors ---------------------------
@@ -250,42 +221,3 @@ def recorded_embedders(sources: Sequence[Any]) -> list[RecordedEmbedder]:
                 dims = int(m.group(1))
             found.append(RecordedEmbedder(name, None, int(dims) if dims else None, text or None))
     return found
-
-
-KINDS = ("openai-compatible", "local", "hashing")
-
-
-def build_embedder(
-    kind: str, *, model: str | None = None, url: str | None = None, dimensions: int | None = None
-) -> Embedder:
-    """An embedder a person chose: kind is one of KINDS; an endpoint needs url and model; the
-    local model and the hashing one take dimensions only. EmbedderError says what is missing."""
-    if kind == "openai-compatible":
-        if not url or not model:
-            raise EmbedderError("An OpenAI-compatible embedder needs the endpoint's URL and a model name.")
-        from .openai_embeddings import OpenAICompatibleEmbedder
-
-        return OpenAICompatibleEmbedder(url, model, dimensions)
-    if url:
-        raise EmbedderError(f"The {kind} embedder runs here; it takes no URL.")
-    if kind == "local":
-        from . import local_embeddings
-
-        if model and not same_model(model, local_embeddings.LOCAL_MODEL):
-            raise EmbedderError(
-                f"The local embedder is {local_embeddings.LOCAL_MODEL}; {model!r} does not run here "
-                "(serve it from an OpenAI-compatible endpoint instead)."
-            )
-        if not local_embeddings.available():
-            raise EmbedderError(
-                f"The local embedder {local_embeddings.LOCAL_MODEL} needs the wordllama package: "
-                "pip install 'mnemoscope[embed-local]'."
-            )
-        return local_embeddings.LocalEmbedder(dimensions or local_embeddings.LOCAL_DIMENSIONS)
-    if kind == "hashing":
-        if model:
-            raise EmbedderError("The hashing embedder has no model to choose; give --dimensions only.")
-        if dimensions is not None and dimensions <= 0:
-            raise EmbedderError(f"Embedding dimensions must be positive, not {dimensions}.")
-        return HashingEmbedder(dimensions or 256)
-    raise EmbedderError(f"Unknown embedder kind {kind!r}; use one of {', '.join(KINDS)}.")

@@ -26,9 +26,9 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from . import credentials
-from .embedding import EmbedderError
-from .errors import StoreError
+from .. import credentials
+from ..errors import StoreError
+from .base import EmbedderError
 
 KEY_ENV = "MNEMOSCOPE_EMBEDDINGS_API_KEY"
 TIMEOUT = 60.0  # seconds for one request

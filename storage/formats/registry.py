@@ -1,0 +1,47 @@
+"""The one list of foreign formats ``open_store`` detects, in the order they are asked.
+
+``detect_formats(path)`` asks every format whether the path (a folder or a file) holds its store;
+each answer (match.FormatMatch) says how to open it and which native readings of the same files it
+replaces (a mem0 Chroma directory is read as mem0, not as a bare Chroma directory). A format module
+is imported on the first detection, not with this one.
+
+Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
+through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, server_stores.py);
+``base``, ``sql_backed``, ``text_files``, ``match`` and ``agentx_curation`` are parts the formats share.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from .match import FormatMatch
+
+FORMATS = (
+    "mem0",
+    "mem0_qdrant",
+    "langgraph",
+    "openai_agents",
+    "facts_db",
+    "google_adk",
+    "agenticx",
+    "agentix",
+    "openclaw",
+    "crewai",
+    "letta",
+    "claude_memory",
+    "mnemoscope_export",
+)
+NOT_DETECTED = ("sqlite_table", "agentx_postgres")
+SHARED_PARTS = ("base", "sql_backed", "text_files", "match", "registry", "agentx_curation")
+
+
+def detect_formats(path: Path) -> list[FormatMatch]:
+    from ..looking import one_look
+
+    path = Path(path)
+    found: list[FormatMatch] = []
+    with one_look():
+        for name in FORMATS:
+            found += importlib.import_module(f"{__package__}.{name}").detect(path)
+    return found
