@@ -7,7 +7,8 @@ is imported on the first detection, not with this one.
 
 Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
 through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, server_stores.py);
-``base``, ``sql_backed``, ``text_files``, ``match`` and ``agentx_curation`` are parts the formats share.
+``base``, ``sql_backed``, ``text_files``, ``match``, ``agentx_curation`` and ``agentx_tables`` are parts
+the formats share.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ FORMATS = (
     "mnemoscope_export",
 )
 NOT_DETECTED = ("sqlite_table", "agentx_postgres")
-SHARED_PARTS = ("base", "sql_backed", "text_files", "match", "registry", "agentx_curation")
+SHARED_PARTS = ("base", "sql_backed", "text_files", "match", "registry", "agentx_curation", "agentx_tables")
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
