@@ -503,7 +503,10 @@ class Curator:
             caps = source.capabilities(memory.id)
             self._writable(memory, caps)
             details = check(memory, caps)
-            planned[memory.id] = _Planned(memory.id, memory.channel, source.plan(operation, memory, fields, context), details)
+            plan = source.plan(operation, memory, fields, context)
+            for change in plan.changes:
+                change.writer = change.writer or source  # a format's source writes its own records
+            planned[memory.id] = _Planned(memory.id, memory.channel, plan, details)
         return list(planned.values())
 
     def _current(self, memory_id: str, expected_revision: str | None) -> Memory:
@@ -542,17 +545,20 @@ class Curator:
 
     def _prepare(self, changes: list[Change]) -> None:
         """Every source the step writes readies its writers first: one that cannot write refuses
-        here, before anything (the journal's intent included) is written."""
-        prepare_writes(changes, self.store.source_for)
+        here, before anything (the journal's intent included) is written. A change read back from
+        the journal (undo, redo) is routed to its writer here, once."""
+        for change in changes:
+            if change.writer is None:
+                change.writer = self.store.writer_for(change.record)
+        prepare_writes(changes)
 
     def _apply(self, changes: list[Change]) -> list[Change]:
         """Write each change; on failure revert those already written, then re-raise."""
         applied: list[Change] = []
         try:
             for change in changes:
-                source = self.store.source_for(change.record)
-                actual = source.write_record(change.record, change.before, change.after)
-                applied.append(Change(change.record, change.before, actual))
+                actual = change.writer.write_record(change.record, change.before, change.after)
+                applied.append(Change(change.record, change.before, actual, change.writer))
         except Exception as exc:  # a conflict, or an OS or library error mid-way: all-or-nothing
             stuck = self._revert(applied)
             error = _failed_write(change.record, exc)
@@ -570,7 +576,7 @@ class Curator:
         stuck = []
         for change in reversed(applied):
             try:
-                self.store.source_for(change.record).write_record(change.record, change.after, change.before)
+                change.writer.write_record(change.record, change.after, change.before)
             except Exception:  # recovery on the next open finishes it: the intent is in the journal
                 stuck.append(change.record)
         return stuck
@@ -597,17 +603,10 @@ class Curator:
 
     def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()
-        ids = tuple(dict.fromkeys([*targets, *(c.record for c in changes)]))
         # A scratchpad key is no memory: an event naming no memory says sessions and scratchpads may have changed.
-        ids = tuple(i for i in ids if not self._is_scratch(i))
+        scratch = {c.record for c in changes if isinstance(c.writer, ScratchWriter) and c.writer.is_scratch_record(c.record)}
+        ids = tuple(i for i in dict.fromkeys([*targets, *(c.record for c in changes)]) if i not in scratch)
         self.store.notify(StoreEvent(ids, journal=True))
-
-    def _is_scratch(self, record_id: str) -> bool:
-        try:
-            source = self.store.source_for(record_id)
-        except NotFoundError:
-            return False
-        return isinstance(source, ScratchWriter) and source.is_scratch_record(record_id)
 
 
 def scratch_value(text: str) -> Any:

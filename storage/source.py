@@ -39,11 +39,16 @@ EDIT, PROMOTE, DELETE, PURGE, RESTORE, REINFORCE, REEMBED = (
 
 @dataclass
 class Change:
-    """One record written by a curation step: before and after snapshots."""
+    """One record written by a curation step: before and after snapshots.
+
+    writer: the source (a native part, a format's source) that writes the record, set by whoever
+    planned the change, so that applying, reverting and undoing it never ask which source holds
+    the record again. A change read back from the journal has none until the store routes it."""
 
     record: str
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    writer: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"record": self.record, "before": self.before, "after": self.after}
@@ -210,13 +215,12 @@ class PreparedWrites(Protocol):
     def prepare_write(self, changes: Sequence[Change]) -> None: ...
 
 
-def prepare_writes(changes: Iterable[Change], writer_of: Callable[[str], Any]) -> None:
-    """Hand each source that prepares its writes (PreparedWrites) the changes it will write;
-    writer_of names the source that writes a record."""
+def prepare_writes(changes: Iterable[Change]) -> None:
+    """Hand each source that prepares its writes (PreparedWrites) the changes it will write, as
+    each change names its writer."""
     by_source: dict[int, tuple[Any, list[Change]]] = {}
     for change in changes:
-        source = writer_of(change.record)
-        by_source.setdefault(id(source), (source, []))[1].append(change)
+        by_source.setdefault(id(change.writer), (change.writer, []))[1].append(change)
     for source, own in by_source.values():
         if isinstance(source, PreparedWrites):
             source.prepare_write(own)

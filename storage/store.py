@@ -312,6 +312,12 @@ class MemoryStore:
             return self.workspace
         raise NotFoundError(f"No memory {record_id} in {self.location} (no store holds that kind).")
 
+    def writer_for(self, record_id: str) -> Any:
+        """The source that writes record_id: the native part (memory.db, the vectors, the markdown
+        files) for a workspace record, else the source that holds it."""
+        source = self.source_for(record_id)
+        return self.workspace.part_for(record_id) if source is self.workspace else source
+
     def capabilities(self, memory_id: str) -> Capabilities:
         """What can be done to one memory, by the source that holds it."""
         caps = self.source_for(memory_id).capabilities(memory_id)

@@ -17,7 +17,7 @@ stable when lines move).
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -250,13 +250,14 @@ class NativeWorkspace:
         return self.part_for(record_id).write_record(record_id, expected, new)
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
-        prepare_writes(changes, self.part_for)
+        prepare_writes(_written_by(list(changes), self.part_for))
 
     # -- planning ------------------------------------------------------------------------------
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
         part = self.part_for(memory.id)
         plan = part.plan(operation, memory, fields, context)
+        _written_by(plan.changes, lambda _record: part)
         if part is not self.db or not plan.changes:
             return plan
         # the memory's row as planned from; a promotion leaves it as it is and plans its copy
@@ -270,19 +271,19 @@ class NativeWorkspace:
         elif operation in (DELETE, RESTORE, REINFORCE):
             if vector is not None:
                 changes = {k: own.after[k] for k in ("status", "updated_at", "access_count", "last_accessed")}
-                plan.changes.append(Change(vector[0], vector[1], with_metadata(vector[1], **changes)))
+                plan.changes.append(Change(vector[0], vector[1], with_metadata(vector[1], **changes), self.vectors))
             if operation == DELETE and block is not None:
-                plan.changes.append(Change(block.record_id, block.snapshot(), None))
+                plan.changes.append(Change(block.record_id, block.snapshot(), None, self.markdown))
         elif operation == PURGE:
             if vector is not None:
-                plan.changes.append(Change(vector[0], vector[1], None))
+                plan.changes.append(Change(vector[0], vector[1], None, self.vectors))
             if block is not None:
-                plan.changes.append(Change(block.record_id, block.snapshot(), None))
+                plan.changes.append(Change(block.record_id, block.snapshot(), None, self.markdown))
         elif operation == REEMBED and vector is not None:
             new_vector = copy.deepcopy(vector[1])
             new_vector["document"] = row["content"]
             new_vector["metadata"].pop(STALE_KEY, None)
-            plan.changes.append(Change(vector[0], vector[1], new_vector))
+            plan.changes.append(Change(vector[0], vector[1], new_vector, self.vectors))
         elif operation == PROMOTE:
             plan.changes += self._promote_copies(plan, row, vector, block)
         return plan
@@ -311,10 +312,12 @@ class NativeWorkspace:
             if stale:
                 new_vector["metadata"][STALE_KEY] = True
             new_row["vector_state"] = "stale" if stale else "fresh"
-            changes.append(Change(rid, vsnap, new_vector))
+            changes.append(Change(rid, vsnap, new_vector, self.vectors))
         if block is not None and content_changed:
-            assert self.markdown is not None
-            changes += self.markdown.plan_edit(block.record_id, block.snapshot(), new_row["content"]).changes
+            markdown = self.markdown
+            assert markdown is not None
+            changes += _written_by(markdown.plan_edit(block.record_id, block.snapshot(), new_row["content"]).changes,
+                                   lambda _record: markdown)
         return changes
 
     def _promote_copies(
@@ -327,10 +330,11 @@ class NativeWorkspace:
         changes = []
         promoted["md_file"] = None
         if block is not None and daily_date(block.path) is not None:
-            assert self.markdown is not None
-            added = self.markdown.plan_add_to_memory_file(row["content"])
+            markdown = self.markdown
+            assert markdown is not None
+            added = markdown.plan_add_to_memory_file(row["content"])
             if added.changes:
-                changes += added.changes
+                changes += _written_by(added.changes, lambda _record: markdown)
                 promoted["md_file"] = MEMORY_FILE
             else:
                 plan.notes.append(f"{MEMORY_FILE} already held it; no second bullet was written.")
@@ -338,7 +342,7 @@ class NativeWorkspace:
             promoted_vector = copy.deepcopy(vector[1])
             promoted_vector["id"] = promoted["id"]
             promoted_vector["metadata"] = {**memory_metadata(promoted), MIRROR_KEY: True}
-            changes.append(Change(record_id_for(NATIVE_COLLECTION, promoted["id"]), None, promoted_vector))
+            changes.append(Change(record_id_for(NATIVE_COLLECTION, promoted["id"]), None, promoted_vector, self.vectors))
         return changes
 
     def stale_ids(self) -> list[str]:
@@ -426,3 +430,10 @@ class NativeWorkspace:
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
         return self.db.memories_about(entity_id, limit) if self.db is not None else []
 
+
+def _written_by(changes: list[Change], writer_of: Callable[[str], Any]) -> list[Change]:
+    """changes, each naming its writer (writer_of(record) where the planner named none)."""
+    for change in changes:
+        if change.writer is None:
+            change.writer = writer_of(change.record)
+    return changes

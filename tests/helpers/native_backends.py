@@ -70,9 +70,10 @@ class PostgresBackend:
 
     def open(self, *, read_only: bool = False) -> MemoryStore:
         from mnemoscope.storage.native.postgres_db import open_postgres_store
+        from mnemoscope.storage.opening import built
 
-        return open_postgres_store(self.url, root=self.root, location=self.location, read_only=read_only,
-                                   create=not read_only)
+        return built(open_postgres_store(self.url, root=self.root, location=self.location, read_only=read_only,
+                                         create=not read_only))
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.server.psql(sql.replace("?", "%s"), self.database, params)

@@ -395,3 +395,35 @@ def test_deleting_a_vector_copy_deletes_the_memory_it_copies(demo_path: Path) ->
         assert store.get(memory_id).status is Status.DELETED
         vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["metadata"]["status"] == "deleted"
+
+
+def test_a_step_routes_no_record_a_second_time(demo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each change carries the source that planned it: deleting a memory with a vector and a
+    markdown copy asks which source holds a record only while planning (of the memory itself),
+    and undoing it routes each change read back from the journal once."""
+    from mnemoscope.storage.native.workspace import NativeWorkspace
+    from mnemoscope.storage.store import MemoryStore
+
+    asked: list[str] = []
+    for cls, name in ((MemoryStore, "source_for"), (NativeWorkspace, "part_for")):
+        original = getattr(cls, name)
+
+        def counted(self, record_id, _original=original):  # type: ignore[no-untyped-def]
+            asked.append(record_id)
+            return _original(self, record_id)
+
+        monkeypatch.setattr(cls, name, counted)
+    memory_id = sql_rows(demo_path, "SELECT id FROM memories WHERE md_file LIKE 'memory/%' ORDER BY id LIMIT 1")[0][0]
+    with open_store(demo_path) as store:
+        copies = [c["record"] for c in store.copies(memory_id)]
+        assert len(copies) == 2  # a vector and a markdown block
+        asked.clear()
+        outcome = Curator(store).delete(memory_id)
+        changed = [c.record for c in store.journal.changes(outcome.seq)]
+        assert sorted(changed) == sorted([memory_id, *copies])
+        assert [r for r in asked if r != memory_id] == []  # the copies: never looked up
+        asked.clear()
+        Curator(store).undo()
+        # one routing per change (the store, then the workspace's part), none while writing
+        assert sorted(asked) == sorted(r for r in changed for _level in range(2))
+        assert store.get(memory_id).status.value == "active"
