@@ -519,7 +519,7 @@ def _open(args: argparse.Namespace, *, read_only: bool = False, writing: bool = 
     (unless it is writing after all, as scratchpad --set)."""
     from mnemoscope.storage import open_store
 
-    from .credentials import terminal_credentials
+    from .terminal_credentials import terminal_credentials
 
     looking = args.command in READ_COMMANDS and not writing
     store = open_store(
@@ -989,7 +989,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_credentials(args: argparse.Namespace) -> int:
     from mnemoscope.storage import credentials
 
-    from .credentials import read_new_secret
+    from .terminal_credentials import read_new_secret
 
     usable, why = credentials.keyring_status()
     if args.action == "status":
@@ -1034,7 +1034,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from mnemoscope.storage import create_workspace
 
-    from .credentials import terminal_credentials
+    from .terminal_credentials import terminal_credentials
 
     with create_workspace(args.path, vectors=args.vectors, credentials=terminal_credentials(args.password_stdin)) as store:
         data = {"path": store.location, "kinds": [kind.value for kind in store.kinds]}
@@ -1049,7 +1049,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if isinstance(args.src, Path) and not args.src.exists():
         raise UsageError(f"{args.src} does not exist.")
-    from .credentials import terminal_credentials
+    from .terminal_credentials import terminal_credentials
 
     summary = import_store(args.src, args.dest, progress=Progress("import", bar=True), vectors=args.vectors,
                            credentials=terminal_credentials(args.password_stdin))

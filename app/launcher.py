@@ -98,7 +98,7 @@ def launch(argv: Sequence[str]) -> int:
     # Loaded here, not at import: `mnemoscope --help` reads this module's parser and must stay fast.
     from mnemoscope.storage import open_store
 
-    from .credentials import terminal_credentials
+    from .terminal_credentials import terminal_credentials
 
     args = build_launcher_parser().parse_args(list(argv))
     if args.path is not None:

@@ -22,7 +22,7 @@ import pytest
 from helpers.keyring_daemon import FAIL_BACKEND, KeyringDaemon, isolated_env, keyring_daemon  # noqa: F401
 from helpers.keyring_daemon import run_mnemoscope as mnemoscope
 
-from mnemoscope.app.credentials import SecretNeededError, terminal_credentials
+from mnemoscope.app.terminal_credentials import SecretNeededError, terminal_credentials
 
 NAME = "postgresql://bob@db.example:5432/agents"
 URL = "postgresql+psycopg://bob@db.example/agents"
@@ -155,7 +155,7 @@ def test_a_url_command_asks_once_and_remembers_when_told(keyring_daemon: Keyring
     keyring_daemon.clear()
     env = isolated_env(tmp_path, keyring_daemon)
     program = (
-        "from mnemoscope.app.credentials import terminal_credentials\n"
+        "from mnemoscope.app.terminal_credentials import terminal_credentials\n"
         "run = terminal_credentials(password_stdin=False)\n"
         f"clean, name, first = run.for_url({URL!r})\n"
         f"assert run.for_url({URL!r})[2] is first\n"
@@ -179,7 +179,7 @@ def test_a_url_command_asks_once_and_remembers_when_told(keyring_daemon: Keyring
 def test_without_a_keyring_a_url_command_asks_each_time_and_offers_nothing(tmp_path: Path) -> None:
     env = isolated_env(tmp_path, None)
     program = (
-        "from mnemoscope.app.credentials import terminal_credentials\n"
+        "from mnemoscope.app.terminal_credentials import terminal_credentials\n"
         f"print('got', bool(terminal_credentials(password_stdin=False).get({NAME!r})))\n"
     )
     for _run in range(2):
