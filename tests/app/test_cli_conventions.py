@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mnemoscope.app.cli import COMMANDS, main
+from mnemoscope.app.cli import build_parser, command_handlers, main
 from mnemoscope.app.launcher import build_launcher_parser
 
 EXE = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+COMMANDS = list(command_handlers(build_parser()))
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
