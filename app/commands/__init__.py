@@ -1,9 +1,10 @@
 """The command line's commands, one module per group; ``app/cli.py`` finds them here.
 
-A command module declares ``ORDER`` (where its commands come in ``mnemoscope --help``; modules
+A command module declares ``ORDER`` (where its commands come in ``mnemoscope --help``, 100 if left out; modules
 of equal order come by name) and ``register(commands: CommandParsers)``, which adds each of its
 commands' parsers with the handler that runs it. Adding a module here adds its commands to the
-command line, its help and the shell completion scripts: no other file names them.
+command line, its help and the shell completion scripts: no other file names them. (A module
+whose name starts with an underscore is not a command module.)
 
 Declaring parsers must stay light (``--help`` loads no database library): a module imports at
 its top only argparse, the storage model's light names and ``app``'s own light modules; each
