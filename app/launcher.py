@@ -6,7 +6,7 @@ import argparse
 import ctypes
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,7 +73,9 @@ def last_store() -> Path | None:
         return None
     settings = QSettings(str(data_folder() / "settings.ini"), QSettings.Format.IniFormat)
     recent = settings.value("recent_stores", [])
-    for entry in [recent] if isinstance(recent, str) else list(recent or []):
+    # One store comes back as a str, several as a list (QSettings' ini format), none as None.
+    entries = [recent] if isinstance(recent, str) else list(recent) if isinstance(recent, Iterable) else []
+    for entry in entries:
         if Path(entry).exists():
             return Path(entry)
     return None
@@ -98,7 +100,7 @@ def launch(argv: Sequence[str]) -> int:
     # Loaded here, not at import: `mnemoscope --help` reads this module's parser and must stay fast.
     from mnemoscope.storage import open_store
 
-    from .credentials import terminal_credentials
+    from .terminal_credentials import terminal_credentials
 
     args = build_launcher_parser().parse_args(list(argv))
     if args.path is not None:

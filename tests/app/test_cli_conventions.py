@@ -1,6 +1,6 @@
 """The command line as a well-behaved citizen: --help lists every flag (the app's too), a typo gets
-a suggestion, progress writes no carriage returns into redirected output, -v and --log-file log,
-and the completion scripts are valid and complete."""
+a suggestion, progress writes no carriage returns into redirected output, -v and --log-file log.
+(The completion scripts: tests/app/commands/test_shell_completion.py.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mnemoscope.app.cli import COMMANDS, main
+from mnemoscope.app.cli import main
 from mnemoscope.app.launcher import build_launcher_parser
 
 EXE = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
@@ -103,27 +103,6 @@ def test_redirected_progress_is_one_summary_line_without_carriage_returns(demo: 
     assert len(summary) == 1 and summary[0].endswith(tuple(f"{n}/{n}" for n in range(1, 10_000)))
 
 
-def test_progress_redraws_one_line_on_a_terminal() -> None:
-    import io
-
-    from mnemoscope.app.progress import Progress
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    terminal = Terminal()
-    progress = Progress("reembed", stream=terminal)
-    for done in (1, 2, 3):
-        progress(done, 3)
-    assert terminal.getvalue() == "\rreembed 1/3\rreembed 2/3\rreembed 3/3\n"
-    redirected = io.StringIO()
-    progress = Progress("reembed", stream=redirected)
-    for done in (1, 2, 3):
-        progress(done, 3)
-    assert redirected.getvalue() == "reembed 3/3\n"
-
-
 def test_verbose_logs_the_store_opened_to_stderr(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["-v", "info", str(demo)], capsys)
     assert code == 0 and out
@@ -156,32 +135,6 @@ def test_log_file_records_the_curation_step(demo: Path, tmp_path: Path, capsys: 
     assert f"opened {demo}" in text and "for writing" in text
     assert "reinforce done (journal #" in text and memory_id in text
     assert "INFO" not in err  # the file gets the INFO lines; stderr only warnings without -v
-
-
-def test_bash_completion_is_valid_and_lists_every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, script, _ = run(["completion", "bash"], capsys)
-    assert code == 0
-    path = tmp_path / "mnemoscope.bash"
-    path.write_text(script, encoding="utf-8")
-    assert subprocess.run(["bash", "-n", str(path)], capture_output=True).returncode == 0
-    probe = subprocess.run(
-        ["bash", "-c", f'source {path}; COMP_WORDS=(mnemoscope ""); COMP_CWORD=1; _mnemoscope; '
-         'echo "${COMPREPLY[@]}"; COMP_WORDS=(mnemoscope ls --li); COMP_CWORD=2; _mnemoscope; echo "${COMPREPLY[@]}"'],
-        capture_output=True, text=True, check=True,
-    )
-    first, flags = probe.stdout.splitlines()
-    assert set(COMMANDS) <= set(first.split())
-    assert flags.split() == ["--limit"]
-
-
-@pytest.mark.parametrize("shell", ["zsh", "fish"])
-def test_zsh_and_fish_completion_name_every_command(shell: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, script, _ = run(["completion", shell], capsys)
-    assert code == 0
-    for name in COMMANDS:
-        assert f" {name}" in script, name
-    if shell == "fish":
-        assert "__fish_seen_subcommand_from ls' -l limit" in script
 
 
 def test_tables_line_up_wide_characters_by_terminal_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

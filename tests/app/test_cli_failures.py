@@ -66,11 +66,12 @@ class PanicException(BaseException):
                                    PermissionError(13, "Permission denied", "/store/MEMORY.md")])
 def test_a_panic_or_an_os_error_is_one_line_and_exit_2(monkeypatch, capsys, demo_path: Path, error) -> None:
     from mnemoscope.app import cli
+    from mnemoscope.app.commands import read
 
     def fail(_args: object) -> int:
         raise error
 
-    monkeypatch.setitem(cli.COMMANDS, "info", fail)
+    monkeypatch.setattr(read, "cmd_info", fail)
     assert cli.main(["info", str(demo_path)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mnemoscope: "), lines

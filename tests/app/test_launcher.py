@@ -1,5 +1,5 @@
-"""The launcher names the packages to install when Qt's X11 plugin lacks a system library,
-instead of letting Qt abort."""
+"""app/launcher.py: the app's flags, the store it opens by default (the last one, else the demo),
+and the packages it names when Qt's X11 plugin lacks a system library, instead of letting Qt abort."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from mnemoscope.app.launcher import XCB_LIBRARIES, _uses_xcb, missing_xcb_libraries_message
+from mnemoscope.app.launcher import (
+    XCB_LIBRARIES,
+    _uses_xcb,
+    build_launcher_parser,
+    last_store,
+    missing_xcb_libraries_message,
+)
 
 
 def test_a_missing_library_is_named_with_its_package() -> None:
@@ -100,3 +106,30 @@ def test_the_launcher_prints_the_packages_and_exits_1_instead_of_aborting(tmp_pa
     assert done.returncode == 1, done.stderr
     assert "sudo apt install " in done.stderr and "Qt's X11 platform plugin needs" in done.stderr
     assert "Aborted" not in done.stderr and "core dumped" not in done.stderr
+
+
+def test_the_last_store_is_the_first_recent_one_that_still_exists(tmp_path: Path, monkeypatch) -> None:
+    """QSettings' ini format gives one recent store back as a str, several as a list, none as nothing."""
+    QtCore = pytest.importorskip("PySide6.QtCore")
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
+    kept = tmp_path / "kept"
+    kept.mkdir()
+
+    def recent(value: object) -> None:
+        settings = QtCore.QSettings(str(tmp_path / "home" / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+        settings.setValue("recent_stores", value)
+        settings.sync()
+
+    assert last_store() is None
+    recent([str(tmp_path / "gone"), str(kept)])
+    assert last_store() == kept
+    recent(str(kept))
+    assert last_store() == kept
+    recent(str(tmp_path / "gone"))
+    assert last_store() is None
+
+
+def test_the_launchers_flags_keep_a_servers_url_as_written() -> None:
+    args = build_launcher_parser().parse_args(["postgresql+psycopg://bob@db/agents", "--view", "graph", "--read-only"])
+    assert args.path == "postgresql+psycopg://bob@db/agents" and args.view == "graph" and args.read_only
+    assert build_launcher_parser().parse_args(["some/folder"]).path == Path("some/folder")

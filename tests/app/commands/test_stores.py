@@ -1,4 +1,5 @@
-"""``mnemoscope map``: a table of an unrecognised SQLite file proposed, corrected, remembered, then opened."""
+"""app/commands/stores.py. ``mnemoscope map``: a table of an unrecognised SQLite file proposed,
+corrected, remembered, then opened; export and import; demo, discover and init."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.app.cli import main
 
 
@@ -26,8 +26,8 @@ def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return db
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
-    code = main([*argv, "--json"])
+def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict:
+    code = main([*map(str, argv), "--json"])
     out = capsys.readouterr().out
     assert code == 0, out
     return json.loads(out)
@@ -97,3 +97,58 @@ def test_map_keeps_a_table_read_only_when_its_id_column_repeats(capsys, tmp_path
     con = sqlite3.connect(db)
     assert con.execute("SELECT count(*) FROM notes").fetchone()[0] == 2
     con.close()
+
+
+def test_export_markdown_and_import_are_idempotent(capsys, demo_path: Path, tmp_path: Path) -> None:
+    md = tmp_path / "export.md"
+    run_json(capsys, "export", demo_path, md, "--format", "markdown")
+    assert "## rust-cli" in md.read_text()
+    dest = tmp_path / "imported"
+    first = run_json(capsys, "import", demo_path, dest)
+    total = run_json(capsys, "info", demo_path)["total"]
+    assert first["imported"] == total and first["sessions"] == 9
+    second = run_json(capsys, "import", demo_path, dest)
+    assert second["imported"] == 0 and second["already_present"] == total
+    info = run_json(capsys, "info", dest)
+    assert info["counts"]["kinds"]["sqlite"] == total
+    shown = run_json(capsys, "ls", dest, "--contains", "Whiskerino", "--limit", "1")["memories"][0]
+    assert run_json(capsys, "show", dest, shown["id"])["metadata"]["import"]["path"] == str(demo_path.resolve())
+
+
+def test_init_makes_an_empty_native_store_and_discover_finds_it(capsys, tmp_path: Path) -> None:
+    made = run_json(capsys, "init", str(tmp_path / "stores" / "fresh"))
+    assert made["path"] == str(tmp_path / "stores" / "fresh") and "sqlite" in made["kinds"]
+    assert run_json(capsys, "info", str(tmp_path / "stores" / "fresh"))["total"] == 0
+    found = run_json(capsys, "discover", str(tmp_path / "stores"), "--depth", "2")["stores"]
+    assert [Path(s["path"]).name for s in found] == ["fresh"]
+    for argv in (["discover", str(tmp_path / "missing")], ["discover", str(tmp_path), "--depth", "-1"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.startswith("mnemoscope: ")
+
+
+def test_the_demo_is_written_only_into_a_new_or_empty_folder(capsys, tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    assert main(["demo", str(tmp_path / "busy")]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "busy").iterdir()] == ["notes.txt"]
+
+
+def test_embedder_state_and_the_handlers_from_the_parsers_register_declares(capsys, demo_path: Path) -> None:
+    from mnemoscope.app.cli import build_parser
+    from mnemoscope.app.commands import stores
+    from mnemoscope.storage import open_store
+
+    parser = build_parser()
+    args = parser.parse_args(["export", str(demo_path), str(demo_path.parent / "out.jsonl"), "--format", "jsonl"])
+    assert args.handler is stores.cmd_export and args.looks_only
+    args = parser.parse_args(["embedder", str(demo_path), "--json"])
+    assert args.handler is stores.cmd_embedder and not args.looks_only
+    assert stores.cmd_embedder(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    with open_store(demo_path, read_only=True) as store:
+        state = stores.embedder_state(store)
+    assert printed == json.loads(json.dumps(state, default=str))
+    assert state["runs_here"] is True and "not semantic" in state["label"]
+    with pytest.raises(stores.UsageError, match="--model and --dimensions go with"):
+        stores.cmd_embedder(parser.parse_args(["embedder", str(demo_path), "--model", "m"]))
