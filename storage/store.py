@@ -640,7 +640,7 @@ def detect(path: Path) -> dict[Kind, Path]:
             if ChromaSource.detect(chroma_dir):
                 found[Kind.CHROMA] = chroma_dir
                 break
-    from .native.markdown import MarkdownSource
+    from .native.markdown.source import MarkdownSource
 
     if MarkdownSource.detect(path):
         found[Kind.MARKDOWN] = path
@@ -785,7 +785,7 @@ def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
 
 
 def _open_markdown(path: Path) -> Any:
-    from .native.markdown import MarkdownSource
+    from .native.markdown.source import MarkdownSource
 
     return MarkdownSource.open(path)
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from ..native.markdown import inside
-from ..native.markdown import record_id_for as block_id_for
+from ..native.markdown.source import inside
+from ..native.markdown.source import record_id_for as block_id_for
 from .report import Finding
 from .rows import markdown_files, row_pages
 

@@ -45,7 +45,7 @@ from ..source import (
     prepare_writes,
     summed,
 )
-from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
+from .markdown.source import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
 from .vectors import (
     MIRROR_KEY,
     NATIVE_COLLECTION,

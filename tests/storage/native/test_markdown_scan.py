@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from mnemoscope.storage.native.markdown import (
+from mnemoscope.storage.native.markdown.source import (
     BOM,
     Block,
     FileBlocks,

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..atomic_file import rewrite
-from ..errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
-from ..looking import is_dir, is_file, names
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
-from ..query import MemoryQuery
-from ..source import (
+from ...atomic_file import rewrite
+from ...errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
+from ...looking import is_dir, is_file, names
+from ...model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
+from ...query import MemoryQuery
+from ...source import (
     DELETE,
     EDIT,
     PROMOTE,
