@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import UnsupportedError
 from ..looking import is_dir, names
 from ..model import Kind, Layer
-from ..native.markdown.source import inside
+from ..native.markdown.files import inside
 from ..source import Snapshot
 from . import FormatMatch
 from .base import Contents, FormatSource, make_memory

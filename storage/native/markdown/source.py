@@ -1,41 +1,25 @@
-"""Workspace markdown: MEMORY.md, USER.md, SOUL.md, memory/YYYY-MM-DD.md, ...
+"""The markdown files of one workspace folder as a source: read, plan and write their blocks.
 
-Each top-level bullet, paragraph or quote is one memory, located by file and
-line range (the ranges markdown-it-py's token maps give; see scan() for how a
-big file is read fast). Writes splice only those lines and replace the file
-atomically; every other byte stays as it was. Only files inside the workspace
-are read or written (see inside()).
-
-A block's id names its file and its text, not its line: ``md:<file>:<key>``,
-where key is a digest of the block's content (white space folded) and, for the
-second and later blocks with the same content in one file, ``~2``, ``~3``...
-Lines added or removed elsewhere (by hand, by an agent, by another delete) move
-a block without changing its id, and no other block can take over the id of a
-deleted one unless it says exactly the same thing. An edit gives the block the
-id of its new text; the journal entry names both.
+MarkdownSource lists a workspace's markdown files (files.py), scans each into blocks (scan.py,
+file_blocks.py) and answers counts, pages, searches and ids (``md:<file>:<key>``, blocks.py)
+from them. Writes splice only a block's lines and replace the file atomically; every other byte
+stays as it was. A parse is cached per file and reused while the file is unchanged.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import heapq
-import itertools
-import operator
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import Any
 
 from ...atomic_file import rewrite
-from ...errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
+from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...looking import is_dir, is_file, names
-from ...model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef, Status
+from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
 from ...query import MemoryQuery
 from ...source import (
     DELETE,
@@ -55,635 +39,34 @@ from ...source import (
     revision_of,
     summed,
 )
+from .blocks import (
+    Block,
+    bullet_text,
+    content_key,
+    normalized,
+    parse_record_id,
+    record_id_for,
+    render_block,
+)
+from .file_blocks import FileBlocks
+from .files import (
+    BOM_BYTES,
+    LEARNINGS_FILES,
+    MEMORY_DIRS,
+    MEMORY_FILE,
+    ROOT_FILES,
+    daily_date,
+    inside,
+    layer_for,
+    require_utf8,
+)
+from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, scan
 
-if TYPE_CHECKING:  # numpy loads when a file's keys are first needed: a command that only starts needs none
-    import numpy as np
-
-ROOT_FILES: dict[str, Layer] = {
-    "IDENTITY.md": Layer.CORE,
-    "SOUL.md": Layer.CORE,
-    "AGENTS.md": Layer.CORE,
-    "USER.md": Layer.SOCIAL,
-    "MEMORY.md": Layer.SEMANTIC,
-    "HEARTBEAT.md": Layer.PROCEDURAL,
-}
-LEARNINGS_FILES = ("learnings/errors.md", "learnings/corrections.md")
-MEMORY_DIRS = ("memory",)  # (.agentix/memories is the Agentix format's, files of every kind: formats/agentix.py)
-DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 CHANNEL_HEADING = re.compile(r"^(?:project|channel)\s*[:=]\s*(\S+)", re.IGNORECASE)
 HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")
-LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])(?:\s+\[[ xX]\])?\s+)")
-MEMORY_FILE = "MEMORY.md"
 # Files up to this size are compared by content, not only by stat, before a cached parse is reused.
 _REHASH_BELOW = 1 << 20
 _KEEP_SCANNED_BELOW = 64 << 20  # a write re-reads the file: bytes equal to the last read reuse its scan
-
-_parser = MarkdownIt("commonmark")
-
-
-@dataclass(frozen=True)
-class Block:
-    """One memory-sized piece of a markdown file."""
-
-    path: str  # relative to the workspace, forward slashes
-    line: int  # 1-based first line
-    end: int  # 1-based last line, inclusive
-    text: str  # the exact lines, line endings included
-    content: str  # the text a person reads: list marker and indentation removed
-    heading: str
-    occurrence: int = 1  # 2 for the second block of this file with the same content, ...
-
-    @property
-    def key(self) -> str:
-        return content_key(self.content, self.occurrence)
-
-    @property
-    def record_id(self) -> str:
-        return record_id_for(self.path, self.content, self.occurrence)
-
-    def snapshot(self) -> Snapshot:
-        return {"path": self.path, "line": self.line, "text": self.text}
-
-
-def layer_for(rel_path: str) -> Layer:
-    if rel_path in ROOT_FILES:
-        return ROOT_FILES[rel_path]
-    if rel_path.startswith("learnings/"):
-        return Layer.PROCEDURAL
-    if rel_path.startswith("memory/") and DAILY_NAME.match(rel_path.split("/")[-1]):
-        return Layer.EPISODIC
-    return Layer.SEMANTIC
-
-
-def daily_date(rel_path: str) -> datetime | None:
-    m = DAILY_NAME.match(rel_path.split("/")[-1])
-    if not m or not rel_path.startswith("memory/"):
-        return None
-    try:
-        return datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=timezone.utc)
-    except ValueError:
-        return None
-
-
-def require_utf8(data: bytes, rel_path: str) -> None:
-    """Refuse a file that is not UTF-8: workspace markdown must be."""
-    if data.isascii():
-        return
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnreadableStoreError(
-            f"{rel_path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "workspace markdown must be UTF-8."
-        ) from None
-
-
-BOM = "\ufeff"
-_BOM_BYTES = BOM.encode("utf-8")
-
-
-def parse_blocks(text: str, rel_path: str) -> list[Block]:
-    return scan(text.removeprefix(BOM).encode("utf-8"), rel_path).blocks()
-
-
-def content_key(content: str, occurrence: int = 1) -> str:
-    digest = hashlib.sha1(" ".join(content.split()).encode("utf-8")).hexdigest()[:12]
-    return _with_occurrence(digest, occurrence)
-
-
-def _with_occurrence(digest: str, occurrence: int) -> str:
-    return digest if occurrence <= 1 else f"{digest}~{occurrence}"
-
-
-def record_id_for(rel_path: str, content: str, occurrence: int = 1) -> str:
-    return f"md:{rel_path}:{content_key(content, occurrence)}"
-
-
-def _block(lines: list[str], span: Sequence[int], rel_path: str, heading: str, list_item: bool, offset: int = 0) -> Block:
-    start, end = span
-    while end > start + 1 and not lines[end - 1].strip():
-        end -= 1
-    raw = lines[start:end]
-    return Block(
-        path=rel_path,
-        line=offset + start + 1,
-        end=offset + end,
-        text="".join(raw),
-        content=block_content(raw, list_item),
-        heading=heading,
-    )
-
-
-def block_content(raw_lines: list[str], list_item: bool) -> str:
-    stripped = [line.rstrip("\r\n") for line in raw_lines]
-    if not stripped:
-        return ""
-    if list_item:
-        m = LIST_MARKER.match(stripped[0])
-        width = len(m.group(1)) if m else 0
-        first = stripped[0][width:]
-        rest = [line[width:] if line[:width].strip() == "" else line.lstrip() for line in stripped[1:]]
-        return "\n".join([first, *rest]).strip()
-    if stripped[0].lstrip().startswith(">"):
-        return "\n".join(re.sub(r"^\s*>\s?", "", line) for line in stripped).strip()
-    return "\n".join(line.strip() for line in stripped).strip()
-
-
-# -- scanning ------------------------------------------------------------------------------
-#
-# markdown-it-py reads about 1,000 lines in 60 ms, minutes for a 100 MB MEMORY.md. Most lines of
-# an agent's memory file are one-line bullets, headings and blank lines, whose blocks a line
-# scanner finds alone; every other line is read by markdown-it in context: from the last heading
-# or bullet before it (the parser's state there is known) up to the first line after it that
-# markdown-it itself reads as a top-level heading or list item (its state there is known again).
-# Both give the same blocks, lines and ids (tests/storage/native/test_markdown_scan.py).
-#
-# A "plain" line (-, * or + and a space, then text with single spaces and no task box, then the
-# file's own line ending) is a one-line bullet whose content is the line minus marker and
-# ending. A big file's plain lines are kept as runs of lines, hashed in bulk for their ids
-# only when ids are asked for.
-
-_BLANK, _HEADING, _BULLET = "blank", "heading", "bullet"
-_NOT_PLAIN_NEXT = re.compile(rb"\n(?![-*+] [^\s\[*_-])")
-# White space that str.split() folds, so that a line's content is not the text its key digests.
-_ODD_SPACE_ASCII = (b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"  ")
-_ODD_SPACE_UTF8 = re.compile(
-    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
-)
-_ATX = re.compile(r"#{1,6}(?=[ \t]|\Z)")
-_SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
-_THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
-_PLAIN_PARAGRAPH_LINE = re.compile(rb"(?![0-9]{1,9}[.)](?:[ \t\r\n]|$))[A-Za-z0-9]")
-MAX_SCANNED_BLOCKS = 60_000  # blocks other than plain bullets, per file
-MAX_PARSED_BYTES = 3 << 20  # text markdown-it reads, per file
-_CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
-_FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
-
-
-@dataclass
-class _Budget:
-    """What scanning one file may cost, so that any file opens in seconds: blocks that are not
-    plain bullets (each one an object) and text given to markdown-it (about a microsecond a
-    character). A file past either is read up to where the budget ran out."""
-
-    blocks: int = 0
-    parsed: int = 0
-
-    def spent(self) -> bool:
-        return self.blocks >= MAX_SCANNED_BLOCKS or self.parsed >= MAX_PARSED_BYTES
-
-    def parse(self, size: int) -> bool:
-        self.parsed += size
-        return self.parsed <= MAX_PARSED_BYTES
-
-
-@dataclass
-class _Run:
-    """Plain bullets on lines [start, stop) (0-based), under one heading."""
-
-    start: int
-    stop: int
-    heading: str
-
-
-class FileBlocks:
-    """The blocks of one file in file order; plain bullets become Blocks only when asked for."""
-
-    def __init__(
-        self, rel: str, lines: list[bytes], items: list[Block | _Run], newline: bytes, unread_from: int | None = None
-    ) -> None:
-        self.rel = rel
-        self.unread_from = unread_from  # 0-based line the scan stopped at (the file is too big to read whole)
-        self.lines = lines
-        self.items = items
-        self.newline = newline
-        self.starts = [0]
-        for item in items:
-            self.starts.append(self.starts[-1] + (item.stop - item.start if isinstance(item, _Run) else 1))
-        self._keys: np.ndarray | None = None
-        self._blocks: list[Block] | None = None
-        self._hidden: tuple[frozenset[str], frozenset[int]] | None = None
-
-    def __len__(self) -> int:
-        return self.starts[-1]
-
-    def raw(self, i: int) -> Block:
-        """Block i, as if its content were the first of its kind in the file (occurrence 1)."""
-        k = bisect.bisect_right(self.starts, i) - 1
-        item = self.items[k]
-        if isinstance(item, Block):
-            return item
-        return self._plain(item.start + i - self.starts[k], item.heading)
-
-    def _plain(self, line: int, heading: str) -> Block:
-        text = self.lines[line].decode("utf-8")
-        content = text[2 : len(text) - len(self.newline)]
-        return Block(self.rel, line + 1, line + 1, text, content, heading)
-
-    def contents(self) -> Iterator[str]:
-        """Each block's content, in file order."""
-        cut = slice(2, -len(self.newline) or None)
-        for item in self.items:
-            if isinstance(item, Block):
-                yield item.content
-            else:
-                yield from (line[cut].decode("utf-8") for line in self.lines[item.start : item.stop])
-
-    def keys(self) -> np.ndarray:
-        """Each block's content key without its ~n, as the number its 12 hex digits spell
-        (repeats of one content share it)."""
-        if self._keys is None:
-            cut = operator.itemgetter(slice(2, -len(self.newline) or None))
-            digests = [
-                _content_digest(item.content)
-                if isinstance(item, Block)
-                else b"".join(map(_DIGEST, map(_sha1, map(cut, self.lines[item.start : item.stop]))))
-                for item in self.items
-            ]
-            self._keys = _key_numbers(b"".join(digests))
-        return self._keys
-
-    def block(self, i: int) -> Block:
-        return self.numbered([i])[0]
-
-    def blocks(self) -> list[Block]:
-        if self._blocks is None:
-            self._blocks = list(self._with_keys(None).values())
-        return self._blocks
-
-    def numbered(self, indices: Sequence[int]) -> list[Block]:
-        """Blocks by index, with their occurrence among the blocks of the same content."""
-        found = self._with_keys(set(self.keys()[list(indices)].tolist()))
-        return [found[i] for i in indices]
-
-    def _with_keys(self, wanted: set[int] | None) -> dict[int, Block]:
-        """Every block whose key is wanted (all when None), by index, numbered."""
-        import numpy as np
-
-        keys = self.keys()
-        if wanted is None:
-            indices: list[int] = list(range(len(keys)))
-        else:
-            indices = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.uint64, len(wanted)))).tolist()
-        seen: dict[int, int] = {}
-        found: dict[int, Block] = {}
-        for i, key in zip(indices, keys[indices].tolist(), strict=True):
-            seen[key] = occurrence = seen.get(key, 0) + 1
-            block = self.raw(i)
-            found[i] = replace(block, occurrence=occurrence) if occurrence > 1 else block
-        return found
-
-    def index_of(self, key: str) -> int | None:
-        """The block whose key (with ~n) is key."""
-        import numpy as np
-
-        digest, _, n = key.partition("~")
-        occurrence = int(n) if n.isdigit() else 1
-        if _with_occurrence(digest, occurrence) != key or not _HEX12.fullmatch(digest):
-            return None
-        same = np.flatnonzero(self.keys() == np.uint64(int(digest, 16)))
-        return int(same[occurrence - 1]) if occurrence <= len(same) else None
-
-    def groups(self) -> list[tuple[str, int, int]]:
-        """(heading, first, stop) of each stretch of blocks under one heading."""
-        out: list[tuple[str, int, int]] = []
-        for item, lo, hi in zip(self.items, self.starts, self.starts[1:], strict=False):
-            if out and out[-1][0] == item.heading:
-                out[-1] = (item.heading, out[-1][1], hi)
-            else:
-                out.append((item.heading, lo, hi))
-        return out
-
-    def top(self, k: int, descending: bool, among: Sequence[int] | None = None) -> list[Block]:
-        """A few blocks that include the k with the highest (descending) or lowest ids among the
-        blocks chosen (all by default, else indices in file order): every block whose key is one
-        of the k best keys, so that repeats of one content (told apart by ~n) come in whole."""
-        keys = self.keys()
-        pool = keys if among is None else keys[list(among)]
-        if k <= 0 or not len(pool):
-            return []
-        found = self._with_keys(_extremes(pool, k, largest=descending))
-        if among is not None:
-            found = {i: b for i, b in found.items() if _holds(among, i)}
-        return list(found.values())
-
-    def best(self, scored: list[tuple[int, int]], k: int) -> list[Block]:
-        """A few of the (score, index) blocks that include the k best, highest score first and
-        then lowest id: every block scored above the k-th score, and those at it whose key is
-        one of the lowest keys there (repeats of one content come in whole)."""
-        import numpy as np
-
-        if k <= 0:
-            return []
-        if len(scored) <= k:
-            return self.numbered([i for _, i in scored])
-        bound = heapq.nlargest(k, (s for s, _ in scored))[-1]
-        above = [i for s, i in scored if s > bound]
-        tied = [i for s, i in scored if s == bound]
-        tied_keys = self.keys()[tied]
-        lowest = _extremes(tied_keys, k - len(above), largest=False)
-        kept = np.isin(tied_keys, np.fromiter(lowest, np.uint64, len(lowest))).tolist()
-        return self.numbered(sorted(above + list(itertools.compress(tied, kept))))
-
-    def hidden(self, contents: frozenset[str]) -> frozenset[int]:
-        """The blocks whose content (white space folded, case ignored) is one of contents."""
-        if not contents:
-            return frozenset()
-        if self._hidden is None or self._hidden[0] != contents:
-            found = frozenset(i for i, text in enumerate(self.contents()) if _normalize(text) in contents)
-            self._hidden = (contents, found)
-        return self._hidden[1]
-
-    def find_text(self, text: str) -> list[int]:
-        """The blocks whose lines are exactly text."""
-        wanted = text.encode("utf-8")
-        found: list[int] = []
-        for item, lo in zip(self.items, self.starts, strict=False):
-            if isinstance(item, Block):
-                if item.text == text:
-                    found.append(lo)
-                continue
-            line = item.start - 1
-            while True:
-                try:
-                    line = self.lines.index(wanted, line + 1, item.stop)
-                except ValueError:
-                    break
-                found.append(lo + line - item.start)
-        return found
-
-
-_DIGEST = operator.methodcaller("digest")
-try:  # CPython's own SHA-1 starts a hash sooner than OpenSSL's: it counts for millions of short bullets
-    from _sha1 import sha1 as _sha1
-except ImportError:  # a Python built without it
-    _sha1 = hashlib.sha1
-_HEX12 = re.compile(r"[0-9a-f]{12}")
-
-
-def _content_digest(content: str) -> bytes:
-    return hashlib.sha1(" ".join(content.split()).encode("utf-8")).digest()
-
-
-def _key_numbers(digests: bytes) -> np.ndarray:
-    """The first 6 bytes (12 hex digits) of each 20-byte SHA-1 digest, as unsigned integers."""
-    import numpy as np
-
-    count = len(digests) // 20
-    padded = np.zeros((count, 8), np.uint8)
-    padded[:, 2:] = np.frombuffer(digests, np.uint8).reshape(count, 20)[:, :6]
-    return padded.view(">u8").ravel().astype(np.uint64)
-
-
-def _extremes(keys: np.ndarray, k: int, largest: bool) -> set[int]:
-    """The distinct values among the k largest (or smallest) of keys."""
-    import numpy as np
-
-    if k <= 0:
-        return set()
-    if k < len(keys):
-        keys = np.partition(keys, len(keys) - k)[len(keys) - k :] if largest else np.partition(keys, k - 1)[:k]
-    return set(keys.tolist())
-
-
-def _holds(ordered: Sequence[int], value: int) -> bool:
-    at = bisect.bisect_left(ordered, value)
-    return at < len(ordered) and ordered[at] == value
-
-
-def scan(data: bytes, rel_path: str) -> FileBlocks:
-    """The blocks of a file's bytes (UTF-8, byte-order mark removed)."""
-    lines = data.splitlines(keepends=True)  # LF, CRLF and lone CR, as markdown-it breaks lines
-    newline = _uniform_newline(data)
-    special = _special_lines(data, len(lines), newline) if newline else None
-    items: list[Block | _Run] = []
-    heading = ""
-    anchor = 0  # the last heading or bullet line: where markdown-it starts reading when it must
-    upcoming = special if special is not None else iter(range(len(lines)))
-    following = next(upcoming, len(lines))
-    settled = True  # nothing open before line i: it follows a blank line or a heading (or is the first)
-    budget = _Budget()
-    i = 0
-    while i < len(lines):
-        if budget.spent():
-            _drop_from(items, anchor if not settled else i)
-            return FileBlocks(rel_path, lines, items, newline or b"", unread_from=anchor if not settled else i)
-        while following < i:
-            following = next(upcoming, len(lines))
-        if i < following:
-            items.append(_Run(i, following, heading))
-            anchor, i, settled = following - 1, following, False
-            continue
-        line = lines[i].decode("utf-8")
-        kind, value = _line_kind(line)
-        if kind is None:
-            end = _plain_paragraph_end(lines, i) if settled else None
-            if end is None:
-                _drop_from(items, anchor)
-                read = _read_in_context(lines, anchor, i, heading, rel_path, budget)
-                if read is None:
-                    return FileBlocks(rel_path, lines, items, newline or b"", unread_from=anchor)
-                found, heading, i = read
-                items += found
-                budget.blocks += len(found)
-                anchor, settled = i, False
-                continue
-            text_lines = [raw.decode("utf-8") for raw in lines[i:end]]
-            items.append(_block(text_lines, (0, end - i), rel_path, heading, list_item=False, offset=i))
-            budget.blocks += 1
-            anchor, i, settled = i, end, False
-            continue
-        if kind == _HEADING:
-            heading, anchor = value, i
-        elif kind == _BULLET:
-            block = _block([line], (0, 1), rel_path, heading, list_item=True, offset=i)
-            if block.content.strip():
-                items.append(block)
-                budget.blocks += 1
-            anchor = i
-        settled = kind != _BULLET
-        i += 1
-    return FileBlocks(rel_path, lines, items, newline or b"")
-
-
-def _plain_paragraph_end(lines: list[bytes], start: int) -> int | None:
-    """Where a paragraph that needs no markdown-it ends: lines from start that each begin with an
-    ASCII letter or digit (no block starts so: no marker, indent, fence, quote, HTML or table
-    delimiter; no ordered-list number), ended by a blank line, a heading, a bullet or the end.
-    None when any line of it could be read otherwise (a setext underline, say)."""
-    end = start
-    while end < len(lines) and _PLAIN_PARAGRAPH_LINE.match(lines[end]):
-        end += 1
-    if end == start:
-        return None
-    if end < len(lines) and _line_kind(lines[end].decode("utf-8"))[0] is None:
-        return None
-    return end
-
-
-def _uniform_newline(data: bytes) -> bytes | None:
-    """The line ending of every line of data, if they all end alike."""
-    if b"\r" not in data:
-        return b"\n"
-    if data.count(b"\r") == data.count(b"\n") == data.count(b"\r\n"):
-        return b"\r\n"
-    return None
-
-
-def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int]:
-    """The lines that may not be plain bullets, in order; found as the scan asks for them (a
-    file read only up to its budget is not searched to its end)."""
-    sources: list[Iterator[int]] = [(m.end() for m in _NOT_PLAIN_NEXT.finditer(data))]
-    sources += [
-        _once_per_line(re.compile(re.escape(odd)), data) for odd in (*_ODD_SPACE_ASCII, b" " + newline) if odd in data
-    ]
-    if not data.isascii():
-        sources.append(_once_per_line(_ODD_SPACE_UTF8, data))
-    yield 0
-    line = at = 0
-    for mark in heapq.merge(*sources):
-        if mark > at:
-            found = line + data.count(b"\n", at, mark)
-            if found >= line_count:
-                break
-            if found > line:
-                yield found
-            line, at = found, mark
-    if line < line_count - 1:
-        yield line_count - 1  # the last line, whose ending may be missing
-
-
-def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:
-    """Where pattern first matches on each line that holds it (an indented list has millions of
-    double spaces: one mark per line is all the scanner needs)."""
-    m = pattern.search(data)
-    while m is not None:
-        yield m.start()
-        end = data.find(b"\n", m.start())
-        if end < 0:
-            return
-        m = pattern.search(data, end + 1)
-
-
-def _line_kind(line: str) -> tuple[str | None, str]:
-    """What a line is when no block is open before it: (_BLANK, ""), (_HEADING, its text),
-    (_BULLET, "") for a one-line bullet; (None, "") when markdown-it must read it in context."""
-    body = line.rstrip("\r\n")
-    if not body.strip(" \t"):
-        return _BLANK, ""
-    m = _ATX.match(body)
-    if m and "\0" not in body:
-        text = body[m.end() :]
-        end = len(text.rstrip(" \t"))
-        closing = len(text[:end].rstrip("#"))
-        if closing > 0 and text[closing - 1] in " \t":
-            end = closing
-        return _HEADING, text[:end].strip()
-    if _SIMPLE_BULLET.match(body) and not _THEMATIC_BREAK.fullmatch(body):
-        return _BULLET, ""
-    return None, ""
-
-
-def _drop_from(items: list[Block | _Run], line: int) -> None:
-    """Forget the blocks found from line (0-based) on."""
-    while items:
-        last = items[-1]
-        if isinstance(last, _Run) and last.stop > line:
-            if last.start >= line:
-                items.pop()
-            else:
-                last.stop = line
-        elif isinstance(last, Block) and last.line > line:
-            items.pop()
-        else:
-            return
-
-
-def _read_in_context(
-    lines: list[bytes], start: int, line: int, heading: str, rel_path: str, budget: _Budget
-) -> tuple[list[Block], str, int] | None:
-    """markdown-it's blocks from start (a heading or bullet line, or the first line) up to the first
-    line after line it reads as a top-level heading or bullet; that line (or the end) is returned.
-    None when reading them would overrun the budget."""
-    reach = _FIRST_READ
-    while True:
-        end = min(len(lines), max(line + reach, _next_candidate(lines, line + 1) + _FIRST_READ))
-        if not budget.parse(sum(map(len, lines[start:end]))):
-            return None
-        text_lines = [raw.decode("utf-8") for raw in lines[start:end]]
-        tokens = _parser.parse("".join(text_lines))
-        stop = _boundary(tokens, text_lines, line - start)
-        if stop is not None or end == len(lines):
-            found, heading = _token_blocks(tokens, text_lines, rel_path, heading, start, stop)
-            return found, heading, start + (len(text_lines) if stop is None else stop)
-        reach *= 4
-
-
-def _next_candidate(lines: list[bytes], start: int) -> int:
-    """The first line from start on that may end a block read in context: one that starts at
-    column 0 as a heading or a bullet (markdown-it decides whether it does). Reading up to it at
-    once saves re-reading a long indented list in growing pieces."""
-    for i in range(start, len(lines)):
-        if lines[i][:1] in _CANDIDATE_STARTS and _line_kind(lines[i].decode("utf-8"))[0] in (_HEADING, _BULLET):
-            return i
-    return len(lines)
-
-
-def _boundary(tokens: list[Token], lines: list[str], after: int) -> int | None:
-    for tok in tokens:
-        if tok.map and tok.map[0] > after and _top_level_start(tok):
-            if _line_kind(lines[tok.map[0]])[0] in (_HEADING, _BULLET):
-                return tok.map[0]
-    return None
-
-
-def _top_level_start(tok: Token) -> bool:
-    return (tok.type == "heading_open" and tok.level == 0) or (tok.type == "list_item_open" and tok.level == 1)
-
-
-def _token_blocks(
-    tokens: list[Token], lines: list[str], rel_path: str, heading: str, offset: int, stop: int | None
-) -> tuple[list[Block], str]:
-    blocks: list[Block] = []
-    for i, tok in enumerate(tokens):
-        if stop is not None and tok.map and tok.map[0] >= stop:
-            break
-        if tok.type == "heading_open" and tok.level == 0:
-            heading = tokens[i + 1].content.strip()
-        elif tok.level == 0 and tok.type in ("paragraph_open", "blockquote_open") and tok.map:
-            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=False, offset=offset))
-        elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
-            blocks.append(_block(lines, tok.map, rel_path, heading, list_item=True, offset=offset))
-    return [b for b in blocks if b.content.strip()], heading
-
-
-def render_block(old_text: str, new_content: str) -> str:
-    """The lines for new_content, shaped like old_text (marker, indent, line ending)."""
-    old_lines = split_lines(old_text) or [""]
-    first = old_lines[0].rstrip("\r\n")
-    newline = _line_ending(old_lines[0]) or _line_ending(old_lines[-1]) or "\n"
-    ending = _line_ending(old_lines[-1]) if old_text else "\n"
-    content_lines = new_content.strip("\n").split("\n")
-    m = LIST_MARKER.match(first)
-    if m:
-        prefix = m.group(1)
-        indent = " " * len(prefix)
-        out = [prefix + content_lines[0]] + [
-            (indent + line) if line else "" for line in content_lines[1:]
-        ]
-    elif first.lstrip().startswith(">"):
-        out = ["> " + line if line else ">" for line in content_lines]
-    else:
-        out = content_lines
-    return newline.join(out) + ending
-
-
-def _line_ending(line: str) -> str:
-    return "\r\n" if line.endswith("\r\n") else line[-1:] if line.endswith(("\r", "\n")) else ""
-
-
-def bullet_text(content: str) -> str:
-    return render_block("- x\n", content)
 
 
 class MarkdownSource:
@@ -733,7 +116,7 @@ class MarkdownSource:
 
     def set_mirrors(self, pairs: set[tuple[str, str]]) -> None:
         """(file, content) pairs that are copies of memories kept in memory.db."""
-        self._mirrors = {(f, _normalize(c)) for f, c in pairs}
+        self._mirrors = {(f, normalized(c)) for f, c in pairs}
 
     # -- files -------------------------------------------------------------------
 
@@ -800,7 +183,7 @@ class MarkdownSource:
             return cached[1]
         data = path.read_bytes() if data is None else data
         require_utf8(data, rel)
-        parsed = scan(data.removeprefix(_BOM_BYTES), rel)
+        parsed = scan(data.removeprefix(BOM_BYTES), rel)
         self._cache[rel] = (key, parsed)
         self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
         return parsed
@@ -808,7 +191,7 @@ class MarkdownSource:
     def _scan(self, rel: str, data: bytes) -> FileBlocks:
         """The blocks of data (BOM removed): the last read's when these are the bytes it scanned."""
         scanned, parsed = self._last_scan.get(rel, (None, None))
-        if parsed is not None and scanned is not None and scanned.removeprefix(_BOM_BYTES) == data:
+        if parsed is not None and scanned is not None and scanned.removeprefix(BOM_BYTES) == data:
             return parsed
         return scan(data, rel)
 
@@ -967,8 +350,8 @@ class MarkdownSource:
     def find_copy(self, rel: str, content: str) -> Block | None:
         """The first block of rel whose content is content (none outside the workspace)."""
         parsed = self._parsed(rel)
-        wanted = _normalize(content)
-        i = next((i for i, text in enumerate(parsed.contents()) if _normalize(text) == wanted), None)
+        wanted = normalized(content)
+        i = next((i for i, text in enumerate(parsed.contents()) if normalized(text) == wanted), None)
         return None if i is None else parsed.block(i)
 
     def write_record(
@@ -983,7 +366,7 @@ class MarkdownSource:
         def splice(original: bytes) -> bytes:
             """Our change applied to the file as it is now (run again if an agent wrote meanwhile)."""
             require_utf8(original, rel)
-            data = original.removeprefix(_BOM_BYTES)
+            data = original.removeprefix(BOM_BYTES)
             bom = original[: len(original) - len(data)]
             parsed = self._scan(rel, data)
             lines = list(parsed.lines)
@@ -1092,30 +475,7 @@ class MarkdownSource:
             return 1
         data = path.read_bytes()
         require_utf8(data, rel)
-        return len(data.removeprefix(_BOM_BYTES).splitlines()) + 1
-
-
-def inside(root: Path, rel: str) -> Path | None:
-    """The real path of rel inside root, or None when rel leaves root: an absolute path, a '..'
-    step, or a link (the file's or a folder's on the way) whose target is outside root."""
-    if not rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute() or ".." in re.split(r"[/\\]", rel):
-        return None
-    try:
-        real_root = root.resolve()
-        path = (real_root / rel).resolve()
-    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
-        return None
-    return path if path.is_relative_to(real_root) and path != real_root else None
-
-
-def parse_record_id(record_id: str) -> tuple[str, str] | None:
-    """(file, key) of an ``md:<file>:<key>`` id; None for anything else."""
-    if not record_id.startswith("md:"):
-        return None
-    rel, _, key = record_id[3:].rpartition(":")
-    if not rel or not re.fullmatch(r"[0-9a-f]{12}(~[0-9]+)?", key):
-        return None
-    return rel, key
+        return len(data.removeprefix(BOM_BYTES).splitlines()) + 1
 
 
 def _find(parsed: FileBlocks, expected: Snapshot, record_id: str) -> Block | None:
@@ -1149,17 +509,3 @@ def _insertion_point(parsed: FileBlocks, at: int, line_count: int) -> int:
 
 def _byte_lines(text: str) -> list[bytes]:
     return text.encode("utf-8").splitlines(keepends=True)
-
-
-_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, broken where the markdown parser breaks them
-    (LF, CRLF, lone CR) and nowhere else: U+2028, form feed and NEL stay inside a line."""
-    parts = _LINE_BREAK.split(text)
-    return parts[:-1] if parts and parts[-1] == "" else parts
-
-
-def _normalize(content: str) -> str:
-    return " ".join(content.split()).casefold()

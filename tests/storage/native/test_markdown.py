@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from helpers.markdown_ids import md_id
 from mnemoscope.storage import Curator, Kind, Layer, UnreadableStoreError, open_store
-from mnemoscope.storage.native.markdown.source import MarkdownSource, parse_blocks, render_block, split_lines
+from mnemoscope.storage.native.markdown.blocks import render_block, split_lines
+from mnemoscope.storage.native.markdown.scan import parse_blocks
+from mnemoscope.storage.native.markdown.source import MarkdownSource
 
 MEMORY = """# Memory
 

@@ -17,16 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from mnemoscope.storage.native.markdown.source import (
-    BOM,
-    Block,
-    FileBlocks,
-    _block,
-    content_key,
-    parse_blocks,
-    scan,
-    split_lines,
-)
+from mnemoscope.storage.native.markdown.blocks import Block, block_from_lines, content_key, split_lines
+from mnemoscope.storage.native.markdown.file_blocks import FileBlocks
+from mnemoscope.storage.native.markdown.files import BOM
+from mnemoscope.storage.native.markdown.scan import parse_blocks, scan
 
 REL = "MEMORY.md"
 _oracle_parser = MarkdownIt("commonmark")
@@ -42,9 +36,9 @@ def oracle(text: str) -> list[Block]:
         if tok.type == "heading_open" and tok.level == 0:
             heading = tokens[i + 1].content.strip()
         elif tok.level == 0 and tok.type in ("paragraph_open", "blockquote_open") and tok.map:
-            blocks.append(_block(lines, tok.map, REL, heading, list_item=False))
+            blocks.append(block_from_lines(lines, tok.map, REL, heading, list_item=False))
         elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
-            blocks.append(_block(lines, tok.map, REL, heading, list_item=True))
+            blocks.append(block_from_lines(lines, tok.map, REL, heading, list_item=True))
     seen: dict[str, int] = {}
     numbered = []
     for block in (b for b in blocks if b.content.strip()):
