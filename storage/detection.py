@@ -67,7 +67,7 @@ def detect(path: Path) -> dict[Kind, Path]:
             if ChromaSource.detect(chroma_dir):
                 found[Kind.CHROMA] = chroma_dir
                 break
-    from .native.markdown import MarkdownSource
+    from .native.markdown.source import MarkdownSource
 
     if MarkdownSource.detect(path):
         found[Kind.MARKDOWN] = path

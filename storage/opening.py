@@ -156,7 +156,7 @@ def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
 
 
 def _open_markdown(path: Path) -> Any:
-    from .native.markdown import MarkdownSource
+    from .native.markdown.source import MarkdownSource
 
     return MarkdownSource.open(path)
 

@@ -1,6 +1,6 @@
 """The workspace's markdown copies (a row's ``md_file`` bullet) against the memory rows.
 
-A row names the file its bullet is in; the bullet is found by its text (markdown.py's
+A row names the file its bullet is in; the bullet is found by its text (markdown/blocks.py's
 blocks are keyed by content). A row whose text no file block says, next to a block of that
 file that copies no row and says nearly the same, is one memory whose two copies were
 edited apart (text-mismatch: which one is right is a person's call); a row with no such
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from ..native.markdown import inside
-from ..native.markdown import record_id_for as block_id_for
+from ..native.markdown.blocks import record_id_for as block_id_for
+from ..native.markdown.files import inside
 from .report import Finding
 from .rows import markdown_files, row_pages
 

@@ -12,7 +12,8 @@ from typing import Any
 from ..embedders.base import Embedder
 from ..errors import NothingToDoError, UnsupportedError
 from ..native.fts_index import fts_rowid
-from ..native.markdown import bullet_text, inside
+from ..native.markdown.blocks import bullet_text
+from ..native.markdown.files import inside
 from ..native.record_index import STALE_KEY, record_id_for
 from ..native.vectors import NATIVE_COLLECTION, memory_metadata
 from ..source import Change, Snapshot
@@ -119,7 +120,7 @@ def _bullet_changes(workspace: Any, row: Snapshot) -> list[Change]:
         return []
     if (workspace.root / rel).is_file() and markdown.find_copy(rel, row["content"]) is not None:
         return []
-    from ..native.markdown import record_id_for as block_id_for
+    from ..native.markdown.blocks import record_id_for as block_id_for
 
     line = markdown.append_bullet_position(rel)
     return [Change(block_id_for(rel, row["content"]), None,

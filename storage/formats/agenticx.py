@@ -49,7 +49,9 @@ from typing import Any
 from ..errors import NotFoundError, UnsupportedError
 from ..looking import is_dir, is_file, looked, names
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Status, Turn
-from ..native.markdown import FileBlocks, MarkdownSource, daily_date, inside
+from ..native.markdown.file_blocks import FileBlocks
+from ..native.markdown.files import daily_date, inside
+from ..native.markdown.source import MarkdownSource
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from .base import (

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import UnsupportedError
 from ..looking import is_dir, names
 from ..model import Kind, Layer
-from ..native.markdown import inside
+from ..native.markdown.files import inside
 from ..source import Snapshot
 from .base import Contents, FormatSource, make_memory
 from .match import FormatMatch

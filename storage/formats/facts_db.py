@@ -355,7 +355,7 @@ class FactsSource(SqlFormatSource):
         return found
 
     def _markdown_source(self) -> Any:
-        from ..native.markdown import MarkdownSource
+        from ..native.markdown.source import MarkdownSource
 
         if self._markdown is None and MarkdownSource.detect(self.root):
             self._markdown = MarkdownSource.open(self.root)

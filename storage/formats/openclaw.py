@@ -29,7 +29,7 @@ from typing import Any
 
 from ..looking import children, is_dir, is_file, names
 from ..model import Layer, Session, Status, Turn
-from ..native.markdown import MarkdownSource
+from ..native.markdown.source import MarkdownSource
 from ..timeutil import parse_time, utcnow
 from .base import (
     Contents,

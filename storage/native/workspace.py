@@ -10,7 +10,7 @@ and markdown blocks that copy nothing are memories of their own, planned by
 their part.
 
 Ids: ``m-…`` rows, ``vec:<collection>:<id>`` vector records,
-``md:<file>:<key>`` markdown blocks (see markdown.py: keyed by content, so
+``md:<file>:<key>`` markdown blocks (see markdown/blocks.py: keyed by content, so
 stable when lines move).
 """
 
@@ -45,7 +45,9 @@ from ..source import (
     prepare_writes,
     summed,
 )
-from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
+from .markdown.blocks import Block
+from .markdown.files import MEMORY_FILE, daily_date, inside
+from .markdown.source import MarkdownSource
 from .vectors import (
     MIRROR_KEY,
     NATIVE_COLLECTION,

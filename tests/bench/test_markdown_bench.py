@@ -6,7 +6,7 @@ Contract: within x10 of that baseline, and within 5 s at 100 MB (the full size; 
 where Mnemoscope's fixed start-up weighs more: a ratio up to x15 is still accepted there, and the
 table shows it as short of the contract). The absolute target is a second row whose "baseline" is the target, after one retry round when
 the first one misses (a neighbour's burst of work is not a regression). What the commands
-answer on big files is checked without a clock in tests/storage/native/test_markdown_big.py.
+answer on big files is checked without a clock in tests/storage/native/markdown/test_markdown_big.py.
 """
 
 from __future__ import annotations

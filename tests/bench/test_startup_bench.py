@@ -79,7 +79,7 @@ def test_help_and_version_start_within_target(flag: str) -> None:
 def test_ls_of_a_one_line_markdown_workspace(tmp_path: Path) -> None:
     """Not in the contract: recorded so the table shows what a tiny read costs (0.27 s on
     2026-11-25, 0.47 s before SQLAlchemy stopped loading for it). Listing a markdown-only folder
-    still loads numpy (storage/native/markdown.py keys its blocks with it) and markdown-it; xfail
+    still loads numpy (storage/native/markdown/ keys its blocks with it) and markdown-it; xfail
     when it misses the --help target on a loaded machine."""
     (tmp_path / "MEMORY.md").write_text("- the user prefers tea\n", encoding="utf-8")
     ratio, absolute = _startup_rows("mnemoscope ls (1-line markdown workspace)", [_exe(), "ls", str(tmp_path), "--json"])

@@ -69,7 +69,7 @@ def plant_damage(path: Path) -> dict[str, str]:
     edited_path.write_text(edited_path.read_text(encoding="utf-8").replace(
         edited_text, edited_text.replace("keep the public API stable", "keep the public API frozen")), encoding="utf-8")
 
-    from mnemoscope.storage.native.markdown import record_id_for as block_id
+    from mnemoscope.storage.native.markdown.blocks import record_id_for as block_id
 
     gone_text = next(r[2] for r in mirrored if r[0] == gone_id)
     return {

@@ -17,7 +17,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.storage import Curator, Kind, MemoryQuery, NotFoundError, StoreError, create_workspace, open_store
-from mnemoscope.storage.native.markdown import content_key, record_id_for
+from mnemoscope.storage.native.markdown.blocks import content_key, record_id_for
 
 SECRET = "secret fact"
 OUTSIDE_DAILY = "outside daily fact"

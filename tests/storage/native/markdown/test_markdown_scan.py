@@ -1,7 +1,7 @@
 """The line scanner finds exactly the blocks markdown-it-py finds reading the whole file.
 
-The oracle below is the parse Mnemoscope used before the scanner: markdown-it over the whole
-text, one block per top-level paragraph, quote or list item. Documents are drawn from lines
+The oracle (tests/helpers/markdown_oracle.py) is the parse Mnemoscope used before the scanner:
+markdown-it over the whole text, one block per top-level paragraph, quote or list item. Documents are drawn from lines
 that are easy (bullets, headings, blank lines) and lines that change what the lines around
 them mean (indented continuations, fences, HTML, quotes, setext underlines, thematic breaks,
 odd white space), with every line ending markdown-it knows.
@@ -9,48 +9,17 @@ odd white space), with every line ending markdown-it knows.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import replace
+from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markdown_it import MarkdownIt
 
-from mnemoscope.storage.native.markdown import (
-    BOM,
-    Block,
-    FileBlocks,
-    _block,
-    content_key,
-    parse_blocks,
-    scan,
-    split_lines,
-)
+from helpers.markdown_oracle import oracle
+from mnemoscope.storage.native.markdown.blocks import Block, split_lines
+from mnemoscope.storage.native.markdown.files import BOM
+from mnemoscope.storage.native.markdown.scan import MAX_SCANNED_BLOCKS, parse_blocks, scan
 
 REL = "MEMORY.md"
-_oracle_parser = MarkdownIt("commonmark")
-
-
-def oracle(text: str) -> list[Block]:
-    text = text.removeprefix(BOM)
-    lines = split_lines(text)
-    tokens = _oracle_parser.parse(text)
-    blocks: list[Block] = []
-    heading = ""
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.level == 0:
-            heading = tokens[i + 1].content.strip()
-        elif tok.level == 0 and tok.type in ("paragraph_open", "blockquote_open") and tok.map:
-            blocks.append(_block(lines, tok.map, REL, heading, list_item=False))
-        elif tok.type == "list_item_open" and tok.level == 1 and tok.map:
-            blocks.append(_block(lines, tok.map, REL, heading, list_item=True))
-    seen: dict[str, int] = {}
-    numbered = []
-    for block in (b for b in blocks if b.content.strip()):
-        seen[block.key] = seen.get(block.key, 0) + 1
-        numbered.append(replace(block, occurrence=seen[block.key]))
-    return numbered
 
 
 words = st.sampled_from([
@@ -130,39 +99,54 @@ def test_runs_of_plain_bullets_around_any_line(doc: str, plain: int, at: int) ->
     assert _facts(parse_blocks(text, REL)) == _facts(oracle(text))
 
 
-def _big(count: int) -> str:
-    out = ["# Memory\n", "\n"]
-    for n in range(count):
-        if n % 500 == 0:
-            out += ["\n", f"## project: p{n // 500}\n", "\n"]
-        out.append(f"- fact number {n % 997} about something\n")
-    return "".join(out)
+MEMORY = """# Memory
+
+Intro paragraph that spans
+two lines.
+
+## project: rust-cli
+
+- first fact #rust
+- second fact
+  continues here
+* third fact with a star
+
+> a quoted thought
+"""
 
 
-def test_file_blocks_answer_like_the_blocks_they_stand_for() -> None:
-    text = _big(3000) + "A closing paragraph\nover two lines.\n"
-    parsed: FileBlocks = scan(text.encode(), REL)
-    blocks = oracle(text)
-    assert parsed.blocks() == blocks and len(parsed) == len(blocks)
-    assert list(parsed.contents()) == [b.content for b in blocks]
-    assert [f"{k:012x}" for k in parsed.keys().tolist()] == [content_key(b.content) for b in blocks]
-    for i in (0, 1, 996, 997, 2999, len(blocks) - 1):
-        assert parsed.block(i) == blocks[i]
-        assert parsed.index_of(blocks[i].key) == i
-    assert parsed.index_of(blocks[997].key.split("~")[0] + "~1") is None
-    by_id = sorted(blocks, key=lambda b: b.record_id)
-    for k in (1, 7, 50):
-        assert sorted(parsed.top(k, descending=True), key=lambda b: b.record_id)[-k:] == by_id[-k:]
-        assert sorted(parsed.top(k, descending=False), key=lambda b: b.record_id)[:k] == by_id[:k]
-    among = list(range(0, len(blocks), 3))
-    top = sorted(parsed.top(5, descending=True, among=among), key=lambda b: b.record_id)[-5:]
-    assert top == sorted((blocks[i] for i in among), key=lambda b: b.record_id)[-5:]
-    assert parsed.find_text(blocks[10].text) == [i for i, b in enumerate(blocks) if b.text == blocks[10].text]
-    assert [(h, lo, hi) for h, lo, hi in parsed.groups()][:2] == [("project: p0", 0, 500), ("project: p1", 500, 1000)]
+def test_blocks_have_content_and_line_ranges() -> None:
+    blocks = parse_blocks(MEMORY, "MEMORY.md")
+    assert [(b.line, b.end, b.content) for b in blocks] == [
+        (3, 4, "Intro paragraph that spans\ntwo lines."),
+        (8, 8, "first fact #rust"),
+        (9, 10, "second fact\ncontinues here"),
+        (11, 11, "third fact with a star"),
+        (13, 13, "a quoted thought"),
+    ]
+    assert blocks[1].heading == "project: rust-cli"
 
 
-@pytest.mark.parametrize("ending", ["\n", "\r\n"])
-def test_plain_bullet_keys_are_the_content_digests(ending: str) -> None:
-    text = "- plain one" + ending + "- plain two" + ending
+def test_a_files_bytes_are_scanned_as_they_are(tmp_path: Path) -> None:
+    """A CRLF file on disk: its lines kept with their endings, blocks found with their lines
+    and headings, the file's own line ending remembered for the plain bullets."""
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(MEMORY.replace("\n", "\r\n").encode("utf-8"))
+    parsed = scan(path.read_bytes(), "MEMORY.md")
+    assert parsed.newline == b"\r\n" and parsed.unread_from is None
+    assert b"".join(parsed.lines) == path.read_bytes()
+    assert [(b.line, b.end, b.content, b.heading) for b in parsed.blocks()] == [
+        (b.line, b.end, b.content, b.heading) for b in parse_blocks(MEMORY, "MEMORY.md")
+    ]
+    assert parsed.blocks()[0].text == "Intro paragraph that spans\r\ntwo lines.\r\n"
+
+
+def test_a_file_past_the_block_budget_is_read_up_to_where_it_ran_out() -> None:
+    count = MAX_SCANNED_BLOCKS + 50
+    text = "".join(f"Paragraph {n}.\n\n" for n in range(count))
     parsed = scan(text.encode(), REL)
-    assert [f"{k:012x}" for k in parsed.keys().tolist()] == [hashlib.sha1(c).hexdigest()[:12] for c in (b"plain one", b"plain two")]
+    assert parsed.unread_from is not None
+    assert MAX_SCANNED_BLOCKS - 2 <= len(parsed) <= MAX_SCANNED_BLOCKS < count
+    last = parsed.raw(len(parsed) - 1)
+    assert last.end <= parsed.unread_from and last.content == f"Paragraph {len(parsed) - 1}."
+    assert scan(b"Paragraph.\n", REL).unread_from is None

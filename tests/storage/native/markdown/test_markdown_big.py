@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mnemoscope.storage.native.markdown import record_id_for
+from mnemoscope.storage.native.markdown.blocks import record_id_for
 
 SECTION = 10_000  # bullets under each heading
 

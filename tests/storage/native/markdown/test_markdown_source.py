@@ -1,4 +1,4 @@
-"""Workspace markdown: parsing into memories, and byte-exact splicing."""
+"""MarkdownSource: a workspace's markdown files as memories, and byte-exact splicing."""
 
 from __future__ import annotations
 
@@ -9,8 +9,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.markdown_ids import md_id
-from mnemoscope.storage import Curator, Kind, Layer, UnreadableStoreError, open_store
-from mnemoscope.storage.native.markdown import MarkdownSource, parse_blocks, render_block, split_lines
+from mnemoscope.storage import (
+    ConflictError,
+    Curator,
+    Kind,
+    Layer,
+    MemoryQuery,
+    NothingToDoError,
+    UnreadableStoreError,
+    open_store,
+)
+from mnemoscope.storage.native.markdown.blocks import record_id_for, render_block, split_lines
+from mnemoscope.storage.native.markdown.source import MarkdownSource
 
 MEMORY = """# Memory
 
@@ -26,18 +36,6 @@ two lines.
 
 > a quoted thought
 """
-
-
-def test_blocks_have_content_and_line_ranges() -> None:
-    blocks = parse_blocks(MEMORY, "MEMORY.md")
-    assert [(b.line, b.end, b.content) for b in blocks] == [
-        (3, 4, "Intro paragraph that spans\ntwo lines."),
-        (8, 8, "first fact #rust"),
-        (9, 10, "second fact\ncontinues here"),
-        (11, 11, "third fact with a star"),
-        (13, 13, "a quoted thought"),
-    ]
-    assert blocks[1].heading == "project: rust-cli"
 
 
 def test_workspace_memories_carry_layer_channel_date_and_tags(tmp_path: Path) -> None:
@@ -141,3 +139,76 @@ def test_agent_memory_folders_and_learnings_are_read(tmp_path: Path) -> None:
         assert by_id["agentix:main/preferences.md"].content == "# Preferences\n\n- likes tea\n"  # one file, one note
         assert by_id[md_id(store, "learnings/corrections.md", 1)].layer is Layer.PROCEDURAL
         assert len(by_id) == 2
+
+
+def test_a_folder_is_detected_by_its_memory_files(tmp_path: Path) -> None:
+    assert MarkdownSource.detect(tmp_path) == 0.0
+    assert MarkdownSource.detect(tmp_path / "missing") == 0.0
+    (tmp_path / "memory").mkdir()
+    assert MarkdownSource.detect(tmp_path) == 0.0  # an empty memory/ says nothing
+    (tmp_path / "memory" / "2026-03-14.md").write_text("- logged\n")
+    assert MarkdownSource.detect(tmp_path) == 0.9
+    (tmp_path / "USER.md").write_text("- likes tea\n")
+    assert MarkdownSource.detect(tmp_path) == 1.0
+    learnings = tmp_path / "other"
+    (learnings / "learnings").mkdir(parents=True)
+    (learnings / "learnings" / "errors.md").write_text("- a lesson\n")
+    assert MarkdownSource.detect(learnings) == 0.9
+
+
+def test_files_are_listed_and_read_into_memories(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(MEMORY)
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-03-14.md").write_text("# log\n\n- did a thing\n")
+    (tmp_path / "NOTES.md").write_text("- not a memory file\n")
+    source = MarkdownSource(tmp_path)
+    assert source.files() == ["MEMORY.md", "memory/2026-03-14.md"]
+    assert source.daily_files() == ["memory/2026-03-14.md"]
+    assert source.count(MemoryQuery()) == 6
+    first = source.memory(source.blocks("MEMORY.md")[1])
+    assert (first.content, first.channel, first.tags, first.layer) == ("first fact #rust", "rust-cli", ("rust",), Layer.SEMANTIC)
+    assert source.get(first.id) == first and source.get("md:MEMORY.md:000000000000") is None
+    hits = source.keyword_search("fact", MemoryQuery(), 10)
+    assert {m.content for m in hits} == {"first fact #rust", "second fact\ncontinues here", "third fact with a star"}
+    assert [m.id for m in source.page(MemoryQuery(contains="thing"), limit=5)] == [
+        source.blocks("memory/2026-03-14.md")[0].record_id
+    ]
+
+
+def test_copies_of_memory_db_rows_are_left_out(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("- Likes  TEA\n- likes coffee\n")
+    source = MarkdownSource(tmp_path)
+    source.set_mirrors({("MEMORY.md", "likes tea")})
+    assert [m.content for m in source.page(MemoryQuery(), limit=10)] == ["likes coffee"]
+    assert source.count(MemoryQuery()) == 1
+
+
+def test_promote_plans_a_move_from_the_daily_log_into_memory_md(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("# Memory\n\n- kept\n")
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-03-14.md").write_text("- worth keeping\n")
+    source = MarkdownSource(tmp_path)
+    daily = source.memory(source.blocks("memory/2026-03-14.md")[0])
+    plan = source.plan_promote(daily, source.read_record(daily.id))
+    assert [(c.record, c.before is not None, c.after) for c in plan.changes] == [
+        (daily.id, True, None),
+        (plan.new_id, False, {"path": "MEMORY.md", "line": 4, "text": "- worth keeping\n"}),
+    ]
+    assert plan.new_id == record_id_for("MEMORY.md", "worth keeping")
+    kept = source.memory(source.blocks("MEMORY.md")[0])
+    with pytest.raises(NothingToDoError):
+        source.plan_promote(kept, source.read_record(kept.id))
+
+
+def test_a_write_changes_the_token_and_a_stale_one_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text("- one\n- two\n")
+    source = MarkdownSource(tmp_path)
+    token = source.change_token()
+    block = source.blocks("MEMORY.md")[1]
+    snap = source.write_record(block.record_id, block.snapshot(), {**block.snapshot(), "text": "- deux\n"})
+    assert snap == {"path": "MEMORY.md", "line": 2, "text": "- deux\n"}
+    assert path.read_text() == "- one\n- deux\n" and source.change_token() != token
+    with pytest.raises(ConflictError, match="changed since it was read"):
+        source.write_record(block.record_id, block.snapshot(), None)
+    assert path.read_text() == "- one\n- deux\n"

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mnemoscope.storage import Curator, Kind, MemoryQuery, NotFoundError, open_store
-from mnemoscope.storage.native.markdown import record_id_for
+from mnemoscope.storage.native.markdown.blocks import record_id_for
 
 REL = "MEMORY.md"
 HEADER = ["# Memory\n", "\n"]
