@@ -13,8 +13,8 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from .dialogs.preferences_dialog import apply_saved_theme
 from .main_window import VIEWS, MainWindow
-from .preferences_dialog import apply_saved_theme
 from .theme import apply_theme
 from .workers import running_workers
 

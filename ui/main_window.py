@@ -51,30 +51,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .candidates_dialog import CandidatesDialog
-from .check_dialog import CheckDialog
-from .conflict_dialog import ConflictDialog
-from .connect_dialog import ConnectDialog, ServerRequest
-from .credentials_dialog import CredentialsDialog
-from .detail_panel import DetailPanel
-from .discover_dialog import DiscoverDialog
-from .edit_dialog import EditDialog
-from .embedding_map_view import EmbeddingMapView
-from .filter_chips import ActiveFilters, FilterChips
-from .findings_view import FindingsView
+from .controllers.table_actions import MemoryTableActions
+from .dialogs.candidates_dialog import CandidatesDialog
+from .dialogs.check_dialog import CheckDialog
+from .dialogs.conflict_dialog import ConflictDialog
+from .dialogs.connect_dialog import ConnectDialog, ServerRequest
+from .dialogs.credentials_dialog import CredentialsDialog
+from .dialogs.discover_dialog import DiscoverDialog
+from .dialogs.edit_dialog import EditDialog
+from .dialogs.help_dialogs import install_help_menu
+from .dialogs.preferences_dialog import PreferencesDialog, saved_search_mode
 from .gc_pauses import freeze_long_lived_objects
-from .graph_view import GraphView
-from .help_dialogs import install_help_menu
-from .memory_model import COLUMN_KEYS, MemoryTableModel
-from .memory_table import MemoryTable
-from .memory_table_actions import MemoryTableActions
-from .preferences_dialog import PreferencesDialog, saved_search_mode
-from .salience_view import SalienceView
-from .scratchpad_view import ScratchKey, ScratchpadView, ScratchValueDialog
-from .sidebar import Sidebar, gather_counts
+from .models.memory_table_model import COLUMN_KEYS, MemoryTableModel
 from .store_session import Conflict, JournalSteps, StoreSession
-from .timeline_view import TimelineView
-from .transcript_view import TranscriptView
+from .views.embedding_map_view import EmbeddingMapView
+from .views.findings_view import FindingsView
+from .views.graph_view import GraphView
+from .views.salience_view import SalienceView
+from .views.scratchpad_view import ScratchKey, ScratchpadView, ScratchValueDialog
+from .views.timeline_view import TimelineView
+from .views.transcript_view import TranscriptView
+from .widgets.detail_panel import DetailPanel
+from .widgets.filter_chips import ActiveFilters, FilterChips
+from .widgets.memory_table import MemoryTable
+from .widgets.sidebar import Sidebar, gather_counts
 from .workers import ASKED, AT_ONCE, Worker, start_worker
 
 MAX_RECENT = 8
@@ -981,7 +981,7 @@ class MainWindow(MemoryTableActions, QMainWindow):
             self.error_shown.emit(str(exc))
             return
         if isinstance(exc, UnmappedTableError):  # a SQLite file no format reads: offer to map a table
-            from .table_mapping_dialog import TableMappingDialog
+            from .dialogs.table_mapping_dialog import TableMappingDialog
 
             self.last_error = str(exc)
             self._restore_count_label()

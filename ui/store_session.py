@@ -130,7 +130,7 @@ class StoreSession(QObject):
         return asked.answer
 
     def _on_password_asked(self, asked: _Asked) -> None:
-        from .credentials_dialog import ask_password
+        from .dialogs.credentials_dialog import ask_password
 
         parent = self.parent()
         asked.answer = ask_password(asked.request, parent if isinstance(parent, QWidget) else None)

@@ -6,8 +6,8 @@ hold the chunks a view showed.
 
 from __future__ import annotations
 
-import os
 import inspect
+import os
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
 from mnemoscope.storage.native.memory_db import SqliteSource  # noqa: E402
-from mnemoscope.ui.memory_model import MemoryTableModel  # noqa: E402
+from mnemoscope.ui.models.memory_table_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench
 N = 300_000

@@ -21,7 +21,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from bench import native_store  # noqa: E402
 from bench.harness import Row, cached_store, record, sizes  # noqa: E402
 from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
-from mnemoscope.ui.memory_model import MAX_CHUNKS, MemoryTableModel  # noqa: E402
+from mnemoscope.ui.models.memory_table_model import MAX_CHUNKS, MemoryTableModel  # noqa: E402
 from mnemoscope.ui.workers import running_workers  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtSql import QSqlDatabase, QSqlTableModel  # noqa: E402

@@ -76,7 +76,7 @@ def test_every_control_of_the_main_window_has_an_accessible_name(qtbot, window: 
 
 
 def test_every_control_of_the_dialogs_has_an_accessible_name(qtbot, window: MainWindow, tmp_path: Path) -> None:
-    from mnemoscope.ui.table_mapping_dialog import TableMappingDialog
+    from mnemoscope.ui.dialogs.table_mapping_dialog import TableMappingDialog
 
     window.select_row(0)
     qtbot.waitUntil(lambda: bool(window.selected_memories()))

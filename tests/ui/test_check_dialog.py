@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mnemoscope.ui.check_dialog import CheckDialog
+from mnemoscope.ui.dialogs.check_dialog import CheckDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
 from test_consistency import plant_damage

@@ -23,13 +23,12 @@ from helpers.keyring_daemon import (  # noqa: F401
     run_mnemoscope,
     secret_service,
 )
-from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtWidgets import QApplication
-
 from mnemoscope.storage import credentials as keyring_store
 from mnemoscope.storage.credentials import Credentials, Request
-from mnemoscope.ui.credentials_dialog import CredentialsDialog, PasswordDialog, ask_password
+from mnemoscope.ui.dialogs.credentials_dialog import CredentialsDialog, PasswordDialog, ask_password
 from mnemoscope.ui.main_window import MainWindow
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
 NAME = "postgresql://bob@db.example:5432/agents"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.salience_view import chart_colors
 from mnemoscope.ui.theme import GRAPHIC_CONTRAST, apply_theme, contrast, is_dark, readable
-from mnemoscope.ui.transcript_view import ROLE_COLORS
+from mnemoscope.ui.views.salience_view import chart_colors
+from mnemoscope.ui.views.transcript_view import ROLE_COLORS
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QWidget

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from mnemoscope.storage import Kind, Layer, Memory
 from mnemoscope.storage.model import SourceRef
-from mnemoscope.ui.detail_panel import DetailPanel, render_memory
+from mnemoscope.ui.widgets.detail_panel import DetailPanel, render_memory
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PROMOTION = {"met": {}, "values": {}, "thresholds": {}}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage.demo import write_demo
-from mnemoscope.ui.discover_dialog import DiscoverDialog
+from mnemoscope.ui.dialogs.discover_dialog import DiscoverDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -74,7 +74,7 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
     """The home folder of tests/storage/test_discover.py (a store of every supported tool): each row
     of the list, chosen, opens in the window with the count the list gave."""
     from mnemoscope.storage import MemoryQuery
-    from mnemoscope.ui.table_mapping_dialog import TableMappingDialog
+    from mnemoscope.ui.dialogs.table_mapping_dialog import TableMappingDialog
     from test_discover import build_home
 
     places = build_home(tmp_path / "base")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.storage import open_store
-from mnemoscope.ui.embedding_map_view import EmbeddingMapView, points_inside, polygon_of
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.views.embedding_map_view import EmbeddingMapView, points_inside, polygon_of
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QColor, QPalette, QPolygonF
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.memory_model import COLUMN_KEYS
+from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from PySide6.QtCore import QSettings, Qt
 
 KEY = "sk-proj-Q3v9XkLm2R8tY7wPz4NcB1hJ6fGs0aDe"

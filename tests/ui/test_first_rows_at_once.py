@@ -10,7 +10,7 @@ import pytest
 from bench.native_store import build
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.ui import memory_model
-from mnemoscope.ui.memory_model import MemoryTableModel
+from mnemoscope.ui.models.memory_table_model import MemoryTableModel
 
 
 @pytest.fixture(scope="module")

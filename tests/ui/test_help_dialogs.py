@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage.data_folder import data_folder
-from mnemoscope.ui.help_dialogs import (
+from mnemoscope.ui.dialogs.help_dialogs import (
     AboutDialog,
     HelpDialog,
     ShortcutsDialog,
@@ -16,8 +16,8 @@ from mnemoscope.ui.help_dialogs import (
     readme_text,
     section,
 )
+from mnemoscope.ui.dialogs.preferences_dialog import PreferencesDialog
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.preferences_dialog import PreferencesDialog
 from mnemoscope.ui.theme import apply_theme, is_dark
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence

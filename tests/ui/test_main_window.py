@@ -14,7 +14,7 @@ from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
-from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QImage, QRegion
@@ -515,7 +515,7 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
 
 
 def test_promotion_candidates_are_listed_and_promoted_in_one_step(qtbot, window: MainWindow) -> None:
-    from mnemoscope.ui.candidates_dialog import CandidatesDialog
+    from mnemoscope.ui.dialogs.candidates_dialog import CandidatesDialog
 
     assert window.candidates_action.isEnabled()
     expected = [m.id for m in window.store.promotion_candidates()]

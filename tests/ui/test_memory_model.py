@@ -8,7 +8,7 @@ import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.storage import Kind, MemoryQuery, Order, open_store
 from mnemoscope.storage.curation import Curator
-from mnemoscope.ui.memory_model import PLACEHOLDER, MemoryTableModel
+from mnemoscope.ui.models.memory_table_model import PLACEHOLDER, MemoryTableModel
 from PySide6.QtCore import QModelIndex, Qt
 
 
@@ -45,7 +45,7 @@ def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, store) -
 
 
 def test_the_cache_keeps_only_the_chunks_read_last(qtbot, store, monkeypatch) -> None:
-    monkeypatch.setattr("mnemoscope.ui.memory_model.MAX_CHUNKS", 3)
+    monkeypatch.setattr("mnemoscope.ui.models.memory_table_model.MAX_CHUNKS", 3)
     model = MemoryTableModel(store, chunk=20)
     model.set_query(MemoryQuery())
     _loaded(qtbot, model)

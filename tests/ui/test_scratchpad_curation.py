@@ -14,7 +14,7 @@ from helpers.owners import require, run_owner
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Status
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.scratchpad_view import ScratchpadView, ScratchValueDialog
+from mnemoscope.ui.views.scratchpad_view import ScratchpadView, ScratchValueDialog
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 

@@ -11,7 +11,7 @@ import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.app.cli import main
 from mnemoscope.ui.main_window import SEARCH_K, MainWindow
-from mnemoscope.ui.memory_model import COLUMN_KEYS
+from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from PySide6.QtCore import Qt
 
 QUERIES = ("stripe payments", "Dana", "rust-cli release", "Whiskerino cat", "webshop checkout latency")

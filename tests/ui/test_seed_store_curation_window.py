@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.owners import require, run_owner
 from helpers.windows import open_window, sidebar_counts
-from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import Qt
 

@@ -14,7 +14,7 @@ from helpers.postgres_server import PostgresServer, postgres_server  # noqa: F40
 from mnemoscope.storage import Curator, MemoryQuery, create_workspace, open_store
 from mnemoscope.storage.credentials import credential_name
 from mnemoscope.storage.transfer import import_store
-from mnemoscope.ui.connect_dialog import ConnectDialog
+from mnemoscope.ui.dialogs.connect_dialog import ConnectDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
@@ -77,7 +77,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     asked = []
 
     def answer_the_question() -> None:
-        from mnemoscope.ui.credentials_dialog import PasswordDialog
+        from mnemoscope.ui.dialogs.credentials_dialog import PasswordDialog
 
         dialog = window.findChild(PasswordDialog) or next(
             (w for w in qtbot_top_level() if isinstance(w, PasswordDialog)), None)
@@ -133,7 +133,7 @@ def test_a_wrong_password_gives_one_message_without_it(
     from PySide6.QtCore import QTimer
 
     def refuse_the_question() -> None:  # the server refused the one typed: cancel the second ask
-        from mnemoscope.ui.credentials_dialog import PasswordDialog
+        from mnemoscope.ui.dialogs.credentials_dialog import PasswordDialog
         from PySide6.QtWidgets import QApplication
 
         for widget in QApplication.topLevelWidgets():

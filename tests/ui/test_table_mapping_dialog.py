@@ -7,11 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-
 from mnemoscope.storage.table_mapping import TableMapping, remembered_mapping
+from mnemoscope.ui.dialogs.table_mapping_dialog import NONE, TableMappingDialog
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.table_mapping_dialog import NONE, TableMappingDialog
+from PySide6.QtCore import QSettings, Qt
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from helpers.table_rows import read_every_row
 from mnemoscope.app.cli import main
 from mnemoscope.storage import Kind, MemoryQuery, Order, Status, open_store
 from mnemoscope.ui.main_window import VIEWS, MainWindow
-from mnemoscope.ui.memory_model import COLUMN_KEYS
+from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from PySide6.QtCore import QObject, QSettings, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 

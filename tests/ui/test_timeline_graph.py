@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.views.timeline import bin_bounds
-from mnemoscope.ui.graph_view import GraphView, entity_facts
-from mnemoscope.ui.timeline_view import TimelineView
+from mnemoscope.ui.views.graph_view import GraphView, entity_facts
+from mnemoscope.ui.views.timeline_view import TimelineView
 from PySide6.QtWidgets import QGraphicsLineItem
 
 

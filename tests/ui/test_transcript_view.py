@@ -9,7 +9,7 @@ import pytest
 from helpers.windows import open_window
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.transcript_view import PAGE
+from mnemoscope.ui.views.transcript_view import PAGE
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 

@@ -7,6 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mnemoscope.storage import Curator, MemoryStore
+from mnemoscope.storage.curation import scratch_value
+from mnemoscope.storage.views.overview import scratchpad
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
@@ -22,11 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mnemoscope.storage import Curator, MemoryStore
-from mnemoscope.storage.curation import scratch_value
-from mnemoscope.storage.views.overview import scratchpad
-
-from .workers import start_worker
+from ..workers import start_worker
 
 USER_KEYS = "User and agent keys"
 KEYS = {Qt.Key.Key_F2: "edit", Qt.Key.Key_Delete: "delete"}  # on the tree, before the window's shortcuts

@@ -15,19 +15,19 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QHeaderView, QMenu
 
-from .memory_model import COLUMN_KEYS
-from .workers import ASKED
+from ..models.memory_table_model import COLUMN_KEYS
+from ..workers import ASKED
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings, SignalInstance
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QStatusBar
 
-    from .graph_view import GraphView
-    from .memory_model import MemoryTableModel
-    from .memory_table import MemoryTable
-    from .store_session import StoreSession
-    from .timeline_view import TimelineView
+    from ..models.memory_table_model import MemoryTableModel
+    from ..store_session import StoreSession
+    from ..views.graph_view import GraphView
+    from ..views.timeline_view import TimelineView
+    from ..widgets.memory_table import MemoryTable
 
 EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "csv": "CSV (*.csv)", "markdown": "Markdown (*.md)"}
 

@@ -6,10 +6,9 @@ import html
 from typing import Any
 
 from markdown_it import MarkdownIt
+from mnemoscope.storage import AuditEntry, Memory
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
-
-from mnemoscope.storage import AuditEntry, Memory
 
 # HTML in memories is shown as text, never interpreted; nothing remote is ever loaded.
 _markdown = MarkdownIt("commonmark", {"html": False})

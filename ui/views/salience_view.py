@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .theme import readable
-from .workers import start_worker
+from ..theme import readable
+from ..workers import start_worker
 
 MARGIN = 36
 SERIES = {"curve": "#2f5d9e", "threshold": "#c0392b", "now": "#3a9e6a", "bar": "#2f5d9e", "at_risk": "#c0392b"}

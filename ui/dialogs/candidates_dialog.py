@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.storage import Memory, MemoryStore
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -17,9 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mnemoscope.storage import Memory, MemoryStore
-
-from .workers import start_worker
+from ..workers import start_worker
 
 COLUMNS = ("Memory", "Channel", "Confidence", "Accesses", "Conversations", "Content")
 

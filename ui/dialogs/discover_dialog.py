@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mnemoscope.storage.discover import FoundStore, discover, human_size
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,9 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mnemoscope.storage.discover import FoundStore, discover, human_size
-
-from .workers import Worker, start_worker
+from ..workers import Worker, start_worker
 
 COLUMNS = ("Tool", "Path", "Memories", "Size", "Last write")
 

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .workers import ASKED, start_worker
+from ..workers import ASKED, start_worker
 
 
 class CredentialsDialog(QDialog):

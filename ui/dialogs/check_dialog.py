@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .store_session import StoreSession
-from .workers import Worker, start_worker
+from ..store_session import StoreSession
+from ..workers import Worker, start_worker
 
 COLUMNS = ("Kind", "Count", "Severity", "Repair")
 SHOWN_PER_KIND = 200  # items listed under a kind; the count says how many there are

@@ -11,8 +11,8 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from .theme import series_colors
-from .workers import start_worker
+from ..theme import series_colors
+from ..workers import start_worker
 
 BINS = ("day", "week", "month")
 GROUPS = ("kind", "layer", "channel")

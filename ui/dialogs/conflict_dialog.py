@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from .store_session import Conflict
+from ..store_session import Conflict
 
 COMPARED = ("content", "tags", "layer", "channel", "salience", "access_count", "status")
 APPLY = "Apply my edit"

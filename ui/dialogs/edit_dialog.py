@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.storage import Layer, Memory
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -15,8 +16,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QWidget,
 )
-
-from mnemoscope.storage import Layer, Memory
 
 
 class EditDialog(QDialog):

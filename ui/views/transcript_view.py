@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from .detail_panel import SafeTextBrowser
-from .theme import readable
-from .workers import start_worker
+from ..theme import readable
+from ..widgets.detail_panel import SafeTextBrowser
+from ..workers import start_worker
 
 PAGE = 100  # turns read at a time; the next page is read when the reader scrolls to the end
 ROLE_COLORS = {"user": "#2f5d9e", "assistant": "#3a9e6a", "system": "#8e44ad", "tool": "#b7950b"}

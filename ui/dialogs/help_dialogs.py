@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .detail_panel import SafeTextBrowser
+from ..widgets.detail_panel import SafeTextBrowser
 
 DISTRIBUTION = "mnemoscope"
 FORMATS_HEADING = "## Stores other tools wrote"

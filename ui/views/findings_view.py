@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .workers import start_worker
+from ..workers import start_worker
 
 HEADERS = ("Severity", "Rule", "Memory", "Excerpt")
 FindingRole = Qt.ItemDataRole.UserRole + 1

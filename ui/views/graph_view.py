@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .detail_panel import SafeTextBrowser
-from .theme import readable
-from .workers import start_worker
+from ..theme import readable
+from ..widgets.detail_panel import SafeTextBrowser
+from ..workers import start_worker
 
 MAX_NODES = 150
 SCALE = 420.0

@@ -14,6 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mnemoscope.storage.errors import StoreError
+from mnemoscope.storage.table_mapping import (
+    FIELD_LABELS,
+    FIELDS,
+    TableMapping,
+    checked,
+    preview,
+    propose_mapping,
+    remember_mapping,
+    remembered_mapping,
+    table_columns,
+)
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,20 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mnemoscope.storage.errors import StoreError
-from mnemoscope.storage.table_mapping import (
-    FIELD_LABELS,
-    FIELDS,
-    TableMapping,
-    checked,
-    preview,
-    propose_mapping,
-    remember_mapping,
-    remembered_mapping,
-    table_columns,
-)
-
-from .workers import ASKED, start_worker
+from ..workers import ASKED, start_worker
 
 NONE = "(none)"
 PREVIEW_ROWS = 5

@@ -29,7 +29,7 @@ from mnemoscope.storage.timeutil import utcnow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from .workers import AT_ONCE, start_worker
+from ..workers import AT_ONCE, start_worker
 
 PLACEHOLDER = "loading…"
 MAX_CHUNKS = 80

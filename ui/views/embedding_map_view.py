@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .workers import ASKED, Worker, start_worker
+from ..workers import ASKED, Worker, start_worker
 
 # Qualitative colours told apart by most colour-blind readers (Okabe-Ito, with a grey), toned
 # per palette so that each stays readable on a light or a dark background.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QWidget
 
-from .theme import THEMES, apply_theme
+from ..theme import THEMES, apply_theme
 
 THEME_KEY = "appearance/theme"
 SEARCH_MODE_KEY = "search/default_mode"
