@@ -73,8 +73,8 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     total = window.model.total
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
-    assert sorted(m.id for m in window.selected_memories()) == sorted(selection)
-    assert {m.source.kind for m in window.selected_memories()} == {Kind.MARKDOWN, Kind.SQLITE, Kind.CHROMA}
+    assert sorted(m.id for m in window.table_actions.selected_memories()) == sorted(selection)
+    assert {m.source.kind for m in window.table_actions.selected_memories()} == {Kind.MARKDOWN, Kind.SQLITE, Kind.CHROMA}
 
     window.table.setFocus()
     qtbot.keyClick(window.table, Qt.Key.Key_Delete)
@@ -85,7 +85,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     assert deleted.args[0].operation == "delete" and sorted(deleted.args[0].ids) == sorted(selection)
     store = window.store
     assert store.journal.count() == entries + 1  # one journal entry for all six
-    assert window.undo_action.text() == "&Undo delete"
+    assert window.curation.undo_action.text() == "&Undo delete"
     for memory_id in selection[:3]:
         assert store.find(memory_id) is None  # markdown keeps no deleted bullets
     for memory_id in selection[3:]:
@@ -94,7 +94,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     qtbot.waitUntil(lambda: window.model.total == total - len(selection), timeout=10_000)
     shown = {window.model.memory_at(r).id for r in range(window.model.rowCount()) if window.model.memory_at(r)}
     assert not shown & set(selection)
-    assert window.selected_memories() == []
+    assert window.table_actions.selected_memories() == []
 
     window.activateWindow()  # back from the confirmation box
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
@@ -102,7 +102,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
         qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert undone.args[0].operation == "undo"
     assert state_of(demo_path) == before  # every copy back, byte for byte
-    assert window.redo_action.text() == "&Redo delete"
+    assert window.curation.redo_action.text() == "&Redo delete"
     qtbot.waitUntil(lambda: window.model.total == total, timeout=10_000)
     assert all(store.get(memory_id).status is Status.ACTIVE for memory_id in selection)
 
@@ -112,15 +112,15 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     entries = window.store.journal.count()
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
-    qtbot.waitUntil(lambda: window.promote_action.isEnabled())
+    qtbot.waitUntil(lambda: window.curation.promote_action.isEnabled())
     # Two of the six count accesses and miss the store's thresholds: the window names them and asks.
-    window.promote_action.trigger()
+    window.curation.promote_action.trigger()
     box = window.findChild(QMessageBox, "confirm_promote_box")
     assert box is not None and "2 of the 6 selected memories" in box.text()
     assert f"{selection[3]}: access_count" in box.text() and f"{selection[5]}: access_count 0 < 5" in box.text()
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)
     assert window.store.journal.count() == entries and state_of(demo_path) == before  # No writes nothing
-    window.promote_action.trigger()
+    window.curation.promote_action.trigger()
     box = window.findChild(QMessageBox, "confirm_promote_box")
     with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
@@ -130,9 +130,9 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     each = window.store.journal.history(limit=1)[0].details["each"]
     assert sorted(d["forced"] for d in each) == [False] * 4 + [True] * 2
     assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3
-    assert window.undo_action.text() == "&Undo promote"
+    assert window.curation.undo_action.text() == "&Undo promote"
     with qtbot.waitSignal(window.curated, timeout=10_000):
-        window.undo_action.trigger()
+        window.curation.undo_action.trigger()
     assert state_of(demo_path) == before
 
 
@@ -141,16 +141,16 @@ def test_restoring_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
         from mnemoscope.storage import Curator
 
         Curator(store).delete(selection[3:])
-    qtbot.waitUntil(lambda: window.undo_action.text() == "&Undo delete", timeout=10_000)  # seen by polling
+    qtbot.waitUntil(lambda: window.curation.undo_action.text() == "&Undo delete", timeout=10_000)  # seen by polling
     status = window.sidebar  # show deleted memories in the table, as a person picks Status > deleted
-    window.apply_filter("status", "deleted")
+    window.filter_search.apply_filter("status", "deleted")
     qtbot.waitUntil(lambda: window.model.total == 3, timeout=10_000)
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection[3:])
-    qtbot.waitUntil(lambda: window.restore_action.isEnabled())
+    qtbot.waitUntil(lambda: window.curation.restore_action.isEnabled())
     entries = window.store.journal.count()
     with qtbot.waitSignal(window.curated, timeout=10_000) as restored:
-        window.restore_action.trigger()
+        window.curation.restore_action.trigger()
     assert restored.args[0].operation == "restore" and sorted(restored.args[0].ids) == sorted(selection[3:])
     assert window.store.journal.count() == entries + 1
     assert all(window.store.get(i).status is Status.ACTIVE for i in selection[3:])

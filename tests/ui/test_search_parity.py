@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.app.cli import main
-from mnemoscope.ui.main_window import SEARCH_K, MainWindow
+from mnemoscope.ui.controllers.filter_search import SEARCH_K
+from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from PySide6.QtCore import Qt
 
@@ -30,10 +31,10 @@ def _cli_search(capsys, path: Path, text: str, mode: str) -> dict:
 
 
 def _window_search(qtbot, win: MainWindow, text: str, mode: str) -> list[str]:
-    win.search_mode.setCurrentText(mode)
-    win.search_box.setText(text)
+    win.memories.search_mode.setCurrentText(mode)
+    win.memories.search_box.setText(text)
     with qtbot.waitSignal(win.searched, timeout=20_000):
-        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+        qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
     return [m.id for m in read_every_row(qtbot, win.model)]
 
 
@@ -69,7 +70,7 @@ def test_changing_the_mode_runs_the_search_again(qtbot, window: MainWindow, demo
     _window_search(qtbot, window, "stripe payments", "hybrid")
     hybrid = [m.id for m in read_every_row(qtbot, window.model)]
     with qtbot.waitSignal(window.searched, timeout=20_000) as searched:
-        window.search_mode.setCurrentText("keyword")
+        window.memories.search_mode.setCurrentText("keyword")
     assert searched.args[0].mode == "keyword"
     keyword = [m.id for m in read_every_row(qtbot, window.model)]
     assert keyword == [h["id"] for h in _cli_search(capsys, demo_path, "stripe payments", "keyword")["hits"]]
@@ -78,15 +79,15 @@ def test_changing_the_mode_runs_the_search_again(qtbot, window: MainWindow, demo
 
 
 def test_an_empty_result_says_so_and_names_the_filters(qtbot, window: MainWindow) -> None:
-    assert not window.empty_label.isVisible()
-    window.search_mode.setCurrentText("keyword")
-    window.search_box.setText("zebracorn")
+    assert not window.memories.empty_label.isVisible()
+    window.memories.search_mode.setCurrentText("keyword")
+    window.memories.search_box.setText("zebracorn")
     with qtbot.waitSignal(window.searched, timeout=20_000):
-        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
-    qtbot.waitUntil(window.empty_label.isVisible)
+        qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.memories.empty_label.isVisible)
     assert window.model.rowCount() == 0
-    text = window.empty_label.text()
+    text = window.memories.empty_label.text()
     assert "No memories match “zebracorn”" in text and "Keyword search: “zebracorn”" in text
-    qtbot.mouseClick(window.filter_chips.close_button("search"), Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.memories.filter_chips.close_button("search"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.model.total is not None and window.model.total > 0)
-    assert not window.empty_label.isVisible() and window.table.isColumnHidden(SCORE)
+    assert not window.memories.empty_label.isVisible() and window.table.isColumnHidden(SCORE)

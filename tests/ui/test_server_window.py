@@ -66,7 +66,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     assert store is not None and store.location == f"{clean} + {vectors}"
     qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories", timeout=10_000)
     assert window.windowTitle() == f"Mnemoscope — {clean} + {vectors}"
-    assert window.recent_stores()[0] == f"{clean} + {vectors}"
+    assert window.recent.entries()[0] == f"{clean} + {vectors}"
     window.settings.sync()
     for path in tmp_path.rglob("*"):
         if path.is_file():
@@ -98,7 +98,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     timer.timeout.connect(answer_the_question)
     timer.start(50)
     with qtbot.waitSignal(window.store_opened, timeout=30_000):
-        window.open_recent(window.recent_stores()[0])
+        window.opening.open_recent(window.recent.entries()[0])
     timer.stop()
     assert asked == [credential_name(clean)]
 

@@ -12,7 +12,7 @@ import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.app.cli import main
 from mnemoscope.storage import Kind, MemoryQuery, Order, Status, open_store
-from mnemoscope.ui.main_window import VIEWS, MainWindow
+from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from PySide6.QtCore import QObject, QSettings, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication
@@ -50,18 +50,18 @@ def _menu_action(menu, name: str):
 def test_the_column_chooser_hides_and_restores_a_column_and_remembers(qtbot, window: MainWindow, demo_path: Path,
                                                                      settings: QSettings) -> None:
     assert not window.table.isColumnHidden(CHANNEL)
-    _menu_action(window.column_menu(), "column_channel_action").trigger()
+    _menu_action(window.table_actions.column_menu(), "column_channel_action").trigger()
     assert window.table.isColumnHidden(CHANNEL)
     window.close_store()
     settings.sync()
     again = _open(qtbot, QSettings(settings.fileName(), QSettings.Format.IniFormat), demo_path)
     try:
         assert again.table.isColumnHidden(CHANNEL)  # remembered across windows
-        action = _menu_action(again.column_menu(), "column_channel_action")
+        action = _menu_action(again.table_actions.column_menu(), "column_channel_action")
         assert not action.isChecked()
         action.trigger()
         assert not again.table.isColumnHidden(CHANNEL)
-        assert "channel" not in again.hidden_columns()
+        assert "channel" not in again.table_actions.hidden_columns()
     finally:
         again.close_store()
 
@@ -71,7 +71,7 @@ def test_wrap_content_shows_whole_memories_on_taller_rows(qtbot, window: MainWin
     row = next(r for r, m in enumerate(rows) if "\n" in m.content.strip() or len(m.content) > 150)
     memory = rows[row]
     assert window.model.index(row, 0).data() != memory.content or len(memory.content) <= 200
-    window.wrap_action.trigger()
+    window.table_actions.wrap_action.trigger()
     assert window.table.wordWrap() and window.settings.value("memories/wrap", type=bool)
     assert window.model.index(row, 0).data() == memory.content
     window.table.resizeRowToContents(row)
@@ -80,14 +80,14 @@ def test_wrap_content_shows_whole_memories_on_taller_rows(qtbot, window: MainWin
 
 def test_copy_id_puts_the_selected_ids_on_the_clipboard(qtbot, window: MainWindow) -> None:
     rows = read_every_row(qtbot, window.model)
-    window.select_row(0)
-    _menu_action(window.table_menu(), "copy_ids_action").trigger()
+    window.table_actions.select_row(0)
+    _menu_action(window.table_actions.table_menu(), "copy_ids_action").trigger()
     assert QGuiApplication.clipboard().text() == rows[0].id
     window.table.selectRow(1)
     window.table.selectionModel().select(window.model.index(0, 0),
                                          window.table.selectionModel().SelectionFlag.Select
                                          | window.table.selectionModel().SelectionFlag.Rows)
-    menu = window.table_menu()
+    menu = window.table_actions.table_menu()
     assert _menu_action(menu, "copy_ids_action").text() == "&Copy 2 ids"
     _menu_action(menu, "copy_ids_action").trigger()
     assert QGuiApplication.clipboard().text().split("\n") == [rows[0].id, rows[1].id]
@@ -109,10 +109,10 @@ def test_open_source_file_opens_a_markdown_memorys_file_and_not_a_row(qtbot, win
     rows = read_every_row(qtbot, window.model)
     bullet = next(r for r, m in enumerate(rows) if m.source.kind is Kind.MARKDOWN)
     row = next(r for r, m in enumerate(rows) if m.source.kind is Kind.SQLITE)
-    window.select_row(row)
-    assert not _menu_action(window.table_menu(), "open_source_action").isEnabled()
-    window.select_row(bullet)
-    action = _menu_action(window.table_menu(), "open_source_action")
+    window.table_actions.select_row(row)
+    assert not _menu_action(window.table_actions.table_menu(), "open_source_action").isEnabled()
+    window.table_actions.select_row(bullet)
+    action = _menu_action(window.table_actions.table_menu(), "open_source_action")
     assert action.isEnabled()
     opened = _Opened()
     QDesktopServices.setUrlHandler("file", opened, "open")
@@ -128,24 +128,24 @@ def test_open_source_file_opens_a_markdown_memorys_file_and_not_a_row(qtbot, win
 def test_show_in_graph_and_timeline_switch_view(qtbot, window: MainWindow) -> None:
     rows = read_every_row(qtbot, window.model)
     row = next(r for r, m in enumerate(rows) if m.channel == "webshop")
-    window.select_row(row)
-    _menu_action(window.table_menu(), "show_in_timeline_action").trigger()
-    assert VIEWS[window.views.currentIndex()] == "timeline"
-    assert window.timeline._channels == ("webshop",)
+    window.table_actions.select_row(row)
+    _menu_action(window.table_actions.table_menu(), "show_in_timeline_action").trigger()
+    assert window.view_names[window.views.currentIndex()] == "timeline"
+    assert window.view("timeline")._channels == ("webshop",)
     window.show_view("memories")
-    _menu_action(window.table_menu(), "show_in_graph_action").trigger()
-    assert VIEWS[window.views.currentIndex()] == "graph"
-    assert window.graph.channel_box.currentText() == "webshop"
+    _menu_action(window.table_actions.table_menu(), "show_in_graph_action").trigger()
+    assert window.view_names[window.views.currentIndex()] == "graph"
+    assert window.view("graph").channel_box.currentText() == "webshop"
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "markdown"])
 def test_export_writes_the_filtered_view(qtbot, window: MainWindow, tmp_path: Path, capsys, fmt: str) -> None:
     with qtbot.waitSignal(window.model.total_changed):
-        window.apply_filter("channel", "webshop")
+        window.filter_search.apply_filter("channel", "webshop")
     shown = read_every_row(qtbot, window.model)
     out = tmp_path / f"webshop.{ {'markdown': 'md'}.get(fmt, fmt) }"
     with qtbot.waitSignal(window.exported, timeout=20_000) as done:
-        window.export_to(out, fmt)
+        window.table_actions.export_to(out, fmt)
     assert done.args[0]["exported"] == len(shown)
     text = out.read_text(encoding="utf-8")
     if fmt == "jsonl":
@@ -165,17 +165,17 @@ def test_export_writes_the_filtered_view(qtbot, window: MainWindow, tmp_path: Pa
 
 def test_export_of_a_selection_writes_only_it(qtbot, window: MainWindow, tmp_path: Path) -> None:
     rows = read_every_row(qtbot, window.model)
-    window.select_row(2)
+    window.table_actions.select_row(2)
     out = tmp_path / "one.jsonl"
     with qtbot.waitSignal(window.exported, timeout=20_000):
-        window.export_to(out, "jsonl")
+        window.table_actions.export_to(out, "jsonl")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [rows[2].id]
 
 
 def test_salience_sorts_and_shows_effective_salience_as_the_salience_view(qtbot, window: MainWindow) -> None:
     window.show_view("salience")
-    qtbot.waitUntil(lambda: window.salience.at_risk.rowCount() > 0, timeout=10_000)
-    at_risk = [window.salience.at_risk.item(r, 2).text() for r in range(window.salience.at_risk.rowCount())]
+    qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0, timeout=10_000)
+    at_risk = [window.view("salience").at_risk.item(r, 2).text() for r in range(window.view("salience").at_risk.rowCount())]
     window.show_view("memories")
     with qtbot.waitSignal(window.model.total_changed):
         window.table.horizontalHeader().setSortIndicator(SALIENCE, Qt.SortOrder.AscendingOrder)

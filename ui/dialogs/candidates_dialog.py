@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..workers import start_worker
+from ..store_session import StoreSession
 
 COLUMNS = ("Memory", "Channel", "Confidence", "Accesses", "Conversations", "Content")
 
@@ -30,8 +30,12 @@ class CandidatesDialog(QDialog):
     promote_requested = Signal(list)
     load_failed = Signal(object)
 
-    def __init__(self, store: MemoryStore, parent: QWidget | None = None) -> None:
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        """Over the store open in session (read through it)."""
         super().__init__(parent)
+        store = session.store
+        if store is None:
+            raise ValueError("no store is open in this session")
         self.setWindowTitle("Promotion candidates")
         self.resize(900, 420)
         t = store.settings.promotion
@@ -61,7 +65,7 @@ class CandidatesDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
         self.candidates: list[Memory] = []
-        start_worker(store.promotion_candidates, on_result=self._on_loaded, on_error=self.load_failed.emit)
+        session.read(MemoryStore.promotion_candidates, on_result=self._on_loaded, on_error=self.load_failed.emit)
 
     def _on_loaded(self, candidates: list[Memory]) -> None:
         self.candidates = candidates

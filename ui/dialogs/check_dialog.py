@@ -195,6 +195,8 @@ class CheckDialog(QDialog):
         out = {}
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
+            if item is None:
+                continue
             out[str(item.data(0, 256))] = int(item.text(1).replace(",", ""))
         return out
 

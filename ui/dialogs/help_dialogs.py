@@ -7,6 +7,7 @@ import html
 import platform
 import re
 from collections.abc import Callable
+from email.message import Message
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ..widgets.detail_panel import SafeTextBrowser
 
 DISTRIBUTION = "mnemoscope"
 FORMATS_HEADING = "## Stores other tools wrote"
-SOURCE_README = Path(__file__).resolve().parents[1] / "README.md"
+SOURCE_README = Path(__file__).resolve().parents[2] / "README.md"
 _markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
@@ -44,9 +45,10 @@ def readme_text() -> str:
     if SOURCE_README.exists():
         return SOURCE_README.read_text(encoding="utf-8")
     try:
-        described = metadata.metadata(DISTRIBUTION).get_payload()
+        meta = metadata.metadata(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return ""
+    described = meta.get_payload() if isinstance(meta, Message) else None  # the body after the headers
     return described if isinstance(described, str) else ""
 
 
@@ -62,7 +64,8 @@ def license_name() -> str:
         meta = metadata.metadata(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "MIT"
-    return meta.get("License-Expression") or meta.get("License") or "MIT"
+    named = [*(meta.get_all("License-Expression") or []), *(meta.get_all("License") or [])]
+    return next((str(name) for name in named if name), "MIT")
 
 
 def section(markdown: str, heading: str) -> str:
@@ -98,8 +101,9 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
 
     def walk(menu: QMenu, path: str) -> None:
         for action in menu.actions():
-            if action.menu() is not None:
-                walk(action.menu(), f"{path} › {_plain(action.text())}")
+            submenu = action.menu()
+            if isinstance(submenu, QMenu):
+                walk(submenu, f"{path} › {_plain(action.text())}")
             elif not action.isSeparator():
                 _add(action, path)
 
@@ -111,8 +115,9 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
                          ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys)))
 
     for top in window.menuBar().actions():
-        if top.menu() is not None:
-            walk(top.menu(), _plain(top.text()))
+        top_menu = top.menu()
+        if isinstance(top_menu, QMenu):
+            walk(top_menu, _plain(top.text()))
     for action in window.findChildren(QAction):
         parent = action.parent()
         _add(action, parent.objectName() if isinstance(parent, QWidget) and parent.objectName() else "Window")
@@ -157,8 +162,8 @@ class _TableDialog(QDialog):
         layout.addWidget(buttons)
 
     def rows(self) -> list[list[str]]:
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())]
-                for r in range(self.table.rowCount())]
+        cells = [[self.table.item(r, c) for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+        return [[item.text() if item is not None else "" for item in row] for row in cells]
 
 
 class ShortcutsDialog(_TableDialog):

@@ -29,7 +29,8 @@ from mnemoscope.storage.timeutil import utcnow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from ..workers import AT_ONCE, start_worker
+from ..store_session import StoreSession
+from ..workers import AT_ONCE
 
 PLACEHOLDER = "loading…"
 MAX_CHUNKS = 80
@@ -75,9 +76,13 @@ class MemoryTableModel(QAbstractTableModel):
     chunk_loaded = Signal(int)
     refreshed = Signal()
 
-    def __init__(self, store: MemoryStore, chunk: int = 100, parent: Any = None) -> None:
+    def __init__(self, session: StoreSession, chunk: int = 100, parent: Any = None) -> None:
+        """A model over the store open in session (every read goes through it)."""
         super().__init__(parent)
-        self._store = store
+        store = session.store
+        if store is None:
+            raise ValueError("no store is open in this session")
+        self._session = session
         self._chunk = chunk
         self._query = MemoryQuery()
         self._generation = 0
@@ -133,8 +138,9 @@ class MemoryTableModel(QAbstractTableModel):
         self.endResetModel()
         self._counting = False
         # The first rows go first, alone; the count follows them (see _on_page).
+        store = self._session.store
         try:
-            first = self._store.page_at_once(query, self._chunk, FIRST_ROWS_AT_ONCE_S)
+            first = store.page_at_once(query, self._chunk, FIRST_ROWS_AT_ONCE_S) if store is not None else None
         except StoreError:
             first = None  # the worker reads it again and reports what failed
         if first is None:
@@ -151,8 +157,8 @@ class MemoryTableModel(QAbstractTableModel):
             return
         self._counting = True
         generation = self._generation
-        start_worker(
-            self._store.count,
+        self._session.read(
+            MemoryStore.count,
             self._query,
             on_result=lambda n: self._on_count(generation, n),
             on_error=self.load_failed.emit,
@@ -189,11 +195,11 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         generation = self._generation
         self._pending.clear()
-        store, query, chunk = self._store, self._query, self._chunk
+        query, chunk = self._query, self._chunk
         if self.label:  # a ranked list (search results): each listed memory again, same order
             ids = [i for _start, page in sorted(self._pages.items()) for i in page_ids(page)]
 
-            def read_list() -> tuple[int, dict[int, list[Memory]]]:
+            def read_list(store: MemoryStore) -> tuple[int, dict[int, list[Memory]]]:
                 found = [m for m in (store.find(i) for i in ids) if m is not None]
                 return len(found), {start: found[start : start + chunk] for start in range(0, len(found), chunk)}
 
@@ -201,12 +207,12 @@ class MemoryTableModel(QAbstractTableModel):
         else:
             starts = sorted(self._pages)
 
-            def read_query() -> tuple[int, dict[int, list[Memory]]]:
+            def read_query(store: MemoryStore) -> tuple[int, dict[int, list[Memory]]]:
                 total = store.count(query)
                 return total, {start: store.page(query, chunk, start) for start in starts if start < total}
 
             reader = read_query
-        start_worker(
+        self._session.read(
             reader,
             on_result=lambda result: self._on_refresh_read(generation, *result),
             on_error=self.load_failed.emit,
@@ -231,8 +237,8 @@ class MemoryTableModel(QAbstractTableModel):
         moved = []
         for index, memory in zip(persistent, was, strict=True):
             row = row_of.get(memory.id) if memory is not None else index.row()
-            keep = row is not None and row < min(old_rows, new_rows)
-            moved.append(self.index(row, index.column()) if keep else QModelIndex())
+            moved.append(self.index(row, index.column()) if row is not None and row < min(old_rows, new_rows)
+                         else QModelIndex())
         self._pages = pages
         self._cells.clear()
         self.changePersistentIndexList(persistent, moved)
@@ -305,8 +311,8 @@ class MemoryTableModel(QAbstractTableModel):
         generation = self._generation
         before = self._memory(start - 1) if start else None
         offset, after = (0, before) if before is not None else (start, None)
-        start_worker(
-            self._store.page,
+        self._session.read(
+            MemoryStore.page,
             self._query,
             self._chunk,
             offset,
@@ -333,7 +339,11 @@ class MemoryTableModel(QAbstractTableModel):
         if first:
             # After the view has had its turn to paint them: a count thread started now would
             # compete with that paint for the interpreter.
-            QTimer.singleShot(0, self, lambda: generation == self._generation and self._count())
+            QTimer.singleShot(0, self, lambda: self._count_if_current(generation))
+
+    def _count_if_current(self, generation: int) -> None:
+        if generation == self._generation:
+            self._count()
 
     def _forget(self, start: int) -> None:
         """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""
@@ -412,12 +422,10 @@ class MemoryTableModel(QAbstractTableModel):
         return _tooltip(cells.memory, key)
 
     def _load_findings_state(self) -> None:
-        store = self._store
-
-        def read() -> tuple[frozenset[str], tuple[str, ...]]:
+        def read(store: MemoryStore) -> tuple[frozenset[str], tuple[str, ...]]:
             return accepted_fingerprints(store), allowed_hosts(store.journal)
 
-        start_worker(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
+        self._session.read(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
 
     def _on_findings_state_read(self, state: tuple[frozenset[str], tuple[str, ...]]) -> None:
         if state == self._findings_state:

@@ -37,7 +37,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..workers import ASKED, Worker, start_worker
+from ..store_session import StoreSession
+from ..workers import ASKED, Worker
+from .base_view import View
 
 # Qualitative colours told apart by most colour-blind readers (Okabe-Ito, with a grey), toned
 # per palette so that each stays readable on a light or a dark background.
@@ -94,7 +96,11 @@ def polygon_of(points: Any) -> QPolygonF:
     try:
         import shiboken6
 
-        storage = np.frombuffer(shiboken6.VoidPtr(polygon.data(), len(points) * 16, True), dtype=np.float64)
+        # PySide6's stubs type data() as one QPointF and VoidPtr as taking an int; data() is the
+        # address of the polygon's array of points, which VoidPtr wraps as a writable buffer.
+        address: Any = polygon.data()
+        void_ptr: Any = shiboken6.VoidPtr
+        storage = np.frombuffer(void_ptr(address, len(points) * 16, True), dtype=np.float64)
         storage[:2] = (1.5, -2.5)  # within the first point: harmless should data() be a copy of it
         if polygon.at(0) == QPointF(1.5, -2.5):  # it is the polygon's storage
             storage[:] = np.ascontiguousarray(points, dtype=np.float64).ravel()
@@ -322,7 +328,8 @@ class MapCanvas(QWidget):
         """Select the points inside shape (widget pixels): a rectangle or a lasso."""
         if self.prepared is None:
             return
-        inside = points_inside(self.widget_positions(), [(p.x(), p.y()) for p in shape])
+        corners = [shape.at(i) for i in range(shape.size())]
+        inside = points_inside(self.widget_positions(), [(p.x(), p.y()) for p in corners])
         self.set_selection(np.flatnonzero(inside), self.transform().inverted()[0].map(shape))
         self.selected.emit(self.selection)
 
@@ -355,18 +362,18 @@ def _point_pen(colour: QColor, width: float) -> QPen:
     return pen
 
 
-class EmbeddingMapView(QWidget):
-    """Signals: loaded(), load_failed(object), selection_changed(list) with the selected memory ids,
-    neighbours_found(list) with (memory id, distance) of the clicked memory's neighbours."""
+class EmbeddingMapView(View):
+    """Signals: loaded(int) with the number of points, failed(object), selection_changed(list) with
+    the selected memory ids, neighbours_found(list) with (memory id, distance) of the clicked
+    memory's neighbours, show_in_table_requested()."""
 
-    loaded = Signal()
-    load_failed = Signal(object)
+    name, title, order, read_when_shown = "map", "Map", 60, True
     selection_changed = Signal(list)
     neighbours_found = Signal(list)
     show_in_table_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, limit: int = DEFAULT_LIMIT) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None, limit: int = DEFAULT_LIMIT) -> None:
+        super().__init__(session, parent)
         self.limit = limit
         self.colour_box = QComboBox()
         self.colour_box.setObjectName("map_colour_by")
@@ -427,7 +434,6 @@ class EmbeddingMapView(QWidget):
         self.table_button.clicked.connect(self.show_in_table_requested.emit)
         self.canvas.selected.connect(self._on_canvas_selected)
         self.canvas.clicked.connect(self._on_canvas_clicked)
-        self._store: MemoryStore | None = None
         self._generation = 0
         self._worker: Worker | None = None
         self._show_message("Open a store to see its embedding map.")
@@ -438,12 +444,7 @@ class EmbeddingMapView(QWidget):
     def prepared(self) -> PreparedMap | None:
         return self.canvas.prepared
 
-    def load(self, store: MemoryStore) -> None:
-        self._store = store
-        self.reload()
-
-    def clear(self) -> None:
-        self._store = None
+    def forget(self) -> None:
         self._cancel()
         self.canvas.set_map(None)
         self.legend.setText("")
@@ -451,15 +452,13 @@ class EmbeddingMapView(QWidget):
         self.table_button.setEnabled(False)
         self._show_message("Open a store to see its embedding map.")
 
-    def reload(self) -> None:
-        if self._store is None:
-            return
+    def read_store(self) -> None:
         self._cancel()
         generation = self._generation
         self._show_message("Projecting the store's vectors…")
         self.status.setText("Reading vectors…")
-        self._worker = start_worker(
-            prepare_map, self._store, self.limit, with_worker=True,
+        self._worker = self.session.read(
+            prepare_map, self.limit, with_worker=True,
             on_result=lambda prepared: self._on_prepared(generation, prepared),
             on_error=lambda exc: self._on_failed(generation, exc),
             on_progress=lambda done_total: self._on_progress(generation, done_total),
@@ -482,7 +481,7 @@ class EmbeddingMapView(QWidget):
         self._worker = None
         self._show_message("The embedding map could not be made; see the message.")
         self.status.setText("")
-        self.load_failed.emit(exc)
+        self.failed.emit(exc)
 
     def _on_prepared(self, generation: int, prepared: PreparedMap) -> None:
         if generation != self._generation:
@@ -501,7 +500,7 @@ class EmbeddingMapView(QWidget):
             self.stack.setCurrentWidget(self.canvas)
             self._show_legend()
             self._show_status()
-        self.loaded.emit()
+        self.loaded.emit(data.count)
 
     def _show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -531,7 +530,7 @@ class EmbeddingMapView(QWidget):
             return
         groups = prepared.groups[self.colour_box.currentText()]
         colours = point_colours(self.palette(), len(groups))
-        self.legend.setText("  ".join(f"<span style='color:{c.name()}'>■</span> {label} ({len(points):,})"
+        self.legend.setText("  ".join(f"<span style='color:{c.name()}'>■</span> {label} ({points.size():,})"
                                       for (label, points), c in zip(groups, colours, strict=True)))
 
     # -- selection ------------------------------------------------------------------------------
@@ -563,19 +562,16 @@ class EmbeddingMapView(QWidget):
         self.selection_changed.emit(ids)
 
     def _on_canvas_clicked(self, index: int) -> None:
-        prepared, store = self.prepared, self._store
-        if prepared is None or store is None:
+        prepared = self.prepared
+        if prepared is None or not self.is_open:
             return
         canvas = self.canvas
         canvas.set_selection(np.array([index], dtype=np.int64), focus=index)
         memory_id = prepared.data.ids[index]
         self._on_canvas_selected(canvas.selection)
         generation = self._generation
-        start_worker(
-            neighbours, store, memory_id, NEIGHBOURS, priority=ASKED,
-            on_result=lambda found: self._on_neighbours(generation, index, found),
-            on_error=self.load_failed.emit,
-        )
+        self.read(neighbours, memory_id, NEIGHBOURS, priority=ASKED,
+                  on_result=lambda found: self._on_neighbours(generation, index, found))
 
     def _on_neighbours(self, generation: int, index: int, found: list[tuple[str, float]]) -> None:
         prepared = self.prepared
@@ -596,3 +592,6 @@ class EmbeddingMapView(QWidget):
 
     def _on_lasso_button_toggled(self, checked: bool) -> None:
         self.canvas.lasso_mode = checked
+
+
+VIEW = EmbeddingMapView

@@ -7,7 +7,8 @@ the baseline), so each is journaled and undone by Undo.
 
 from __future__ import annotations
 
-from mnemoscope.storage import MemoryStore
+from collections.abc import Iterable
+
 from mnemoscope.storage.findings import Finding, ScanReport, scan_store
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction
@@ -25,25 +26,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..workers import start_worker
+from ..store_session import StoreSession
+from .base_view import View
 
 HEADERS = ("Severity", "Rule", "Memory", "Excerpt")
 FindingRole = Qt.ItemDataRole.UserRole + 1
 
 
-class FindingsView(QWidget):
-    """Signals: loaded(), load_failed(object), redact_requested(object Finding),
-    delete_requested(list of memory ids), accept_requested(list of Finding)."""
+class FindingsView(View):
+    """Signals: loaded(int) with the number of findings, failed(object), redact_requested(object
+    Finding), delete_requested(list of memory ids), accept_requested(list of Finding)."""
 
-    loaded = Signal()
-    load_failed = Signal(object)
+    name, title, order, read_when_shown, follows_rows = "findings", "Findings", 70, True, True
     redact_requested = Signal(object)
     delete_requested = Signal(list)
     accept_requested = Signal(list)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._store: MemoryStore | None = None
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self._report: ScanReport | None = None
         self._generation = 0
 
@@ -54,7 +54,7 @@ class FindingsView(QWidget):
         self.show_accepted.setObjectName("findings_show_accepted")
         self.show_accepted.setAccessibleName("Show findings accepted into the baseline")
         self.show_accepted.toggled.connect(lambda _checked: self._show())
-        self.rescan_button = self._button("Rescan", "findings_rescan", "Scan the store again", self.reload)
+        self.rescan_button = self._button("Rescan", "findings_rescan", "Scan the store again", self._rescan)
 
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setObjectName("findings_table")
@@ -101,22 +101,20 @@ class FindingsView(QWidget):
 
     # -- loading -------------------------------------------------------------------------
 
-    def load(self, store: MemoryStore) -> None:
-        """Scan store off the UI thread; a scan overtaken by a newer one is dropped."""
-        self._store = store
+    def read_store(self) -> None:
+        """Scan the store off the UI thread; a scan overtaken by a newer one is dropped."""
         self._generation += 1
         generation = self._generation
         self.summary.setText("Scanning…")
-        start_worker(scan_store, store, on_result=lambda report: self._on_scanned(generation, report),
-                     on_error=self.load_failed.emit)
+        self.read(scan_store, on_result=lambda report: self._on_scanned(generation, report))
 
-    def reload(self) -> None:
-        if self._store is not None:
-            self.load(self._store)
+    def _rescan(self) -> None:
+        if self.is_open:
+            self.load()
 
-    def clear(self) -> None:
+    def forget(self) -> None:
         self._generation += 1
-        self._store, self._report = None, None
+        self._report = None
         self.table.setRowCount(0)
         self.summary.setText("No store scanned yet.")
         self._update_buttons()
@@ -126,7 +124,7 @@ class FindingsView(QWidget):
             return
         self._report = report
         self._show()
-        self.loaded.emit()
+        self.loaded.emit(len(report.findings))
 
     def _show(self) -> None:
         report = self._report
@@ -154,11 +152,14 @@ class FindingsView(QWidget):
 
     def findings(self) -> list[Finding]:
         """Every finding listed, in table order."""
-        return [self.table.item(row, 0).data(FindingRole) for row in range(self.table.rowCount())]
+        return self._findings_in(range(self.table.rowCount()))
 
     def selected_findings(self) -> list[Finding]:
-        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
-        return [self.table.item(row, 0).data(FindingRole) for row in rows]
+        return self._findings_in(sorted({index.row() for index in self.table.selectionModel().selectedRows()}))
+
+    def _findings_in(self, rows: Iterable[int]) -> list[Finding]:
+        items = [self.table.item(row, 0) for row in rows]
+        return [item.data(FindingRole) for item in items if item is not None]
 
     def select_finding(self, fingerprint: str) -> bool:
         for row, finding in enumerate(self.findings()):
@@ -169,7 +170,8 @@ class FindingsView(QWidget):
 
     def _update_buttons(self) -> None:
         selected = self.selected_findings() if self.table.selectionModel() is not None else []
-        writable = self._store is not None and not self._store.read_only
+        store = self.session.store
+        writable = self.is_open and store is not None and not store.read_only
         self.redact_button.setEnabled(writable and len(selected) == 1)
         self.delete_button.setEnabled(writable and bool(selected))
         self.accept_button.setEnabled(writable and any(not f.accepted for f in selected))
@@ -198,3 +200,6 @@ class FindingsView(QWidget):
             action.triggered.connect(button.click)
             menu.addAction(action)
         menu.exec(self.table.viewport().mapToGlobal(position))
+
+
+VIEW = FindingsView

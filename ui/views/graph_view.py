@@ -26,9 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..store_session import StoreSession
 from ..theme import readable
 from ..widgets.detail_panel import SafeTextBrowser
-from ..workers import start_worker
+from .base_view import View
 
 MAX_NODES = 150
 SCALE = 420.0
@@ -89,15 +90,14 @@ class ZoomingView(QGraphicsView):
         self.zoomed.emit()
 
 
-class GraphView(QWidget):
-    """Signals: loaded(), entity_selected(str), load_failed(object)."""
+class GraphView(View):
+    """Signals: loaded(int) with the number of entities drawn, failed(object), entity_selected(str)."""
 
-    loaded = Signal()
     entity_selected = Signal(str)
-    load_failed = Signal(object)
+    name, title, order = "graph", "Graph", 40
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.center_box = QComboBox()
         self.center_box.setObjectName("graph_center")
         self.center_box.setMinimumWidth(180)
@@ -140,7 +140,6 @@ class GraphView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
-        self._store: MemoryStore | None = None
         self._generation = 0
         self._loaded_once = False
         self._facts_generation = 0
@@ -148,21 +147,16 @@ class GraphView(QWidget):
         self.labels: dict[str, QGraphicsSimpleTextItem] = {}
         self._shown: dict[str, Any] | None = None  # the last layout, drawn again on a new palette
         for box in (self.center_box, self.type_box, self.channel_box):
-            box.currentIndexChanged.connect(lambda _i: self.reload())
-        self.depth_box.valueChanged.connect(lambda _v: self.reload())
+            box.currentIndexChanged.connect(lambda _i: self.lay_out())
+        self.depth_box.valueChanged.connect(lambda _v: self.lay_out())
 
-    def load(self, store: MemoryStore) -> None:
+    def read_store(self) -> None:
         """Read the store's entities and relation types on a worker, then lay out the graph."""
-        self._store = store
         self._generation += 1
         generation = self._generation
         self.note.setText("reading entities…")
-        start_worker(
-            graph_choices,
-            store,
-            on_result=lambda choices: self._on_choices(generation, choices),
-            on_error=self._on_layout_failed,
-        )
+        self.read(graph_choices, on_result=lambda choices: self._on_choices(generation, choices),
+                  on_error=self._on_layout_failed)
 
     def _on_choices(self, generation: int, choices: dict[str, Any]) -> None:
         if generation != self._generation:
@@ -190,7 +184,7 @@ class GraphView(QWidget):
         self._loaded_once = True
         for widget in widgets:
             widget.blockSignals(False)
-        self.reload()
+        self.lay_out()
 
     def set_channel(self, channel: str | None) -> None:
         """Show one channel's entities (None: all channels)."""
@@ -198,8 +192,10 @@ class GraphView(QWidget):
         if index >= 0:
             self.channel_box.setCurrentIndex(index)
 
-    def clear(self) -> None:
-        self._store = None
+    def set_channels(self, channels: tuple[str, ...]) -> None:
+        self.set_channel(channels[0] if len(channels) == 1 else None)
+
+    def forget(self) -> None:
         self._loaded_once = False
         self._generation += 1
         self._facts_generation += 1
@@ -208,9 +204,9 @@ class GraphView(QWidget):
         self.labels = {}
         self._shown = None
 
-    def reload(self) -> None:
-        store = self._store
-        if store is None:
+    def lay_out(self) -> None:
+        """Lay out the graph for the center, depth, relation type and channel chosen (on a worker)."""
+        if not self.is_open:
             return
         self._generation += 1
         generation = self._generation
@@ -218,20 +214,11 @@ class GraphView(QWidget):
         types = [] if self.type_box.currentText() in ("", ALL) else [self.type_box.currentText()]
         channels = [] if self.channel_box.currentText() in ("", ALL) else [self.channel_box.currentText()]
         self.note.setText("laying out…")
-        start_worker(
-            layout_graph,
-            store,
-            center,
-            self.depth_box.value(),
-            types,
-            channels,
-            on_result=lambda result: self._on_layout(generation, result),
-            on_error=self._on_layout_failed,
-        )
+        self.read(layout_graph, center, self.depth_box.value(), types, channels,
+                  on_result=lambda result: self._on_layout(generation, result), on_error=self._on_layout_failed)
 
-    def _on_layout_failed(self, exc: BaseException) -> None:
+    def _on_layout_failed(self, _exc: BaseException) -> None:
         self.note.setText("")
-        self.load_failed.emit(exc)
 
     def _on_layout(self, generation: int, result: dict[str, Any]) -> None:
         if generation != self._generation:
@@ -244,7 +231,7 @@ class GraphView(QWidget):
         if result["info"].get("center_filtered_out"):
             note += " — the chosen center is not in this channel or relation type"
         self.note.setText(note + (f" — {hidden} more not shown (pick a center or a filter)" if hidden else ""))
-        self.loaded.emit()
+        self.loaded.emit(graph.number_of_nodes())
 
     def _draw(self, result: dict[str, Any]) -> None:
         graph: nx.MultiDiGraph = result["graph"]
@@ -340,18 +327,12 @@ class GraphView(QWidget):
 
     def _on_scene_selection_changed(self) -> None:
         selected = [i for i in self.scene.selectedItems() if isinstance(i, QGraphicsEllipseItem)]
-        if len(selected) != 1 or self._store is None:
+        if len(selected) != 1 or not self.is_open:
             return
         entity_id = selected[0].data(0)
         self._facts_generation += 1
         generation = self._facts_generation
-        start_worker(
-            entity_facts,
-            self._store,
-            entity_id,
-            on_result=lambda html_text: self._on_facts(generation, entity_id, html_text),
-            on_error=self.load_failed.emit,
-        )
+        self.read(entity_facts, entity_id, on_result=lambda html_text: self._on_facts(generation, entity_id, html_text))
 
     def _on_facts(self, generation: int, entity_id: str, html_text: str) -> None:
         if generation != self._facts_generation:
@@ -396,3 +377,6 @@ def entity_facts(store: MemoryStore, entity_id: str) -> str:
         f"<p><b>Facts about it</b></p><ul>{items or '<li>none</li>'}</ul>"
         f"<p><b>Relations</b></p><ul>{links or '<li>none</li>'}</ul>"
     )
+
+
+VIEW = GraphView

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from mnemoscope.storage import Memory, MemoryStore
+from mnemoscope.storage import Memory
 from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
 from mnemoscope.storage.timeutil import parse_time
 from mnemoscope.storage.views.overview import salience_overview, salience_report
@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..store_session import StoreSession
 from ..theme import readable
-from ..workers import start_worker
+from .base_view import View
 
 MARGIN = 36
 SERIES = {"curve": "#2f5d9e", "threshold": "#c0392b", "now": "#3a9e6a", "bar": "#2f5d9e", "at_risk": "#c0392b"}
@@ -126,15 +127,15 @@ class HistogramWidget(QWidget):
             painter.drawText(QRectF(bar.left(), plot.bottom() + 2, bar.width(), 14), Qt.AlignmentFlag.AlignCenter, f"{b['from']:.1f}")
 
 
-class SalienceView(QWidget):
-    """Signals: loaded(), reinforce_requested(str), load_failed(object)."""
+class SalienceView(View):
+    """Signals: loaded(int) with the number of memories at risk listed, failed(object),
+    reinforce_requested(str) with a memory id."""
 
-    loaded = Signal()
     reinforce_requested = Signal(str)
-    load_failed = Signal(object)
+    name, title, order, follows_rows = "salience", "Salience", 30, True
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.curve = CurveWidget()
         self.curve.setObjectName("salience_curve")
         self.curve.setAccessibleName("Salience decay curve")
@@ -184,17 +185,12 @@ class SalienceView(QWidget):
         layout.addWidget(splitter)
         self._generation = 0
 
-    def load(self, store: MemoryStore) -> None:
+    def read_store(self) -> None:
         self._generation += 1
         generation = self._generation
-        start_worker(
-            salience_overview,
-            store,
-            on_result=lambda data: self._on_overview(generation, data),
-            on_error=self.load_failed.emit,
-        )
+        self.read(salience_overview, on_result=lambda data: self._on_overview(generation, data))
 
-    def clear(self) -> None:
+    def forget(self) -> None:
         self._generation += 1
         self.curve.set_report(None)
         self.histogram.set_bins([])
@@ -232,7 +228,7 @@ class SalienceView(QWidget):
             for c, text in enumerate(cells):
                 self.at_risk.setItem(r, c, QTableWidgetItem(text))
         self.at_risk.resizeColumnsToContents()
-        self.loaded.emit()
+        self.loaded.emit(len(rows))
 
     def select_at_risk(self, row: int) -> None:
         index = self.at_risk.model().index(row, 0)
@@ -242,4 +238,9 @@ class SalienceView(QWidget):
     def _on_reinforce_button_clicked(self) -> None:
         rows = sorted({i.row() for i in self.at_risk.selectionModel().selectedRows()})
         for row in rows:
-            self.reinforce_requested.emit(self.at_risk.item(row, 2).text())
+            item = self.at_risk.item(row, 2)
+            if item is not None:
+                self.reinforce_requested.emit(item.text())
+
+
+VIEW = SalienceView

@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..workers import start_worker
+from ..store_session import StoreSession
+from .base_view import View
 
 USER_KEYS = "User and agent keys"
 KEYS = {Qt.Key.Key_F2: "edit", Qt.Key.Key_Delete: "delete"}  # on the tree, before the window's shortcuts
@@ -50,19 +51,18 @@ def scratchpad_and_refusals(store: MemoryStore, session_id: str | None) -> tuple
     return sessions, Curator(store).scratch_refusals([s["id"] for s in sessions])
 
 
-class ScratchpadView(QWidget):
-    """Signals: loaded(int) with the number of sessions shown, load_failed(object),
+class ScratchpadView(View):
+    """Signals: loaded(int) with the number of sessions shown, failed(object),
     edit_requested(object ScratchKey), delete_requested(object ScratchKey),
     transcript_requested(str) with a session's id."""
 
-    loaded = Signal(int)
-    load_failed = Signal(object)
+    name, title, order = "scratchpad", "Scratchpad", 20
     edit_requested = Signal(object)
     delete_requested = Signal(object)
     transcript_requested = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.model = QStandardItemModel(0, 3, self)
         self.model.setHorizontalHeaderLabels(["Session / key", "Value", "Updated"])
         self.tree = QTreeView()
@@ -103,24 +103,20 @@ class ScratchpadView(QWidget):
         self._refusals: dict[str, str] = {}
         self._update_actions()
 
-    def load(self, store: MemoryStore, session_id: str | None = None) -> None:
-        """Read the scratchpad of every session, or of session_id alone, off the UI thread."""
+    def show_session(self, session_id: str | None) -> None:
+        """Show the scratchpad of session_id alone (None: of every session), read off the UI thread."""
         self._session_id = session_id
+        self.load()
+
+    def read_store(self) -> None:
+        """Read again what is shown (the same session filter); the selected key stays selected."""
         self._generation += 1
         generation = self._generation
-        start_worker(
-            scratchpad_and_refusals,
-            store,
-            session_id,
-            on_result=lambda result: self._on_loaded(generation, *result),
-            on_error=self.load_failed.emit,
-        )
+        self.read(scratchpad_and_refusals, self._session_id,
+                  on_result=lambda result: self._on_loaded(generation, *result))
 
-    def reload(self, store: MemoryStore) -> None:
-        """Read again what is shown (the same session filter); the selected key stays selected."""
-        self.load(store, self._session_id)
-
-    def clear(self) -> None:
+    def forget(self) -> None:
+        self._session_id = None
         self._generation += 1
         self._refusals = {}
         self.model.removeRows(0, self.model.rowCount())
@@ -363,3 +359,6 @@ def _append_json(parent: QStandardItem, value: Any) -> None:
 
 def _summary(value: Any) -> str:
     return f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
+
+
+VIEW = ScratchpadView

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mnemoscope.storage import MemoryQuery, MemoryStore
+from mnemoscope.storage import MemoryQuery
 from mnemoscope.storage.views.timeline import bin_bounds, timeline
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from ..store_session import StoreSession
 from ..theme import series_colors
-from ..workers import start_worker
+from .base_view import View
 
 BINS = ("day", "week", "month")
 GROUPS = ("kind", "layer", "channel")
@@ -118,15 +119,15 @@ class TimelineChart(QWidget):
         self.setToolTip(f"{label}: {b['memories']} memories ({parts}), {b['turns']} turns — click to list them")
 
 
-class TimelineView(QWidget):
-    """Signals: loaded(), range_chosen(object, object) with a bin's [start, end), load_failed(object)."""
+class TimelineView(View):
+    """Signals: loaded(int) with the number of bins, failed(object), range_chosen(object, object)
+    with a bin's [start, end)."""
 
-    loaded = Signal()
     range_chosen = Signal(object, object)
-    load_failed = Signal(object)
+    name, title, order, follows_rows = "timeline", "Timeline", 10, True
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.bin_box = QComboBox()
         self.bin_box.setObjectName("timeline_bin")
         self.bin_box.addItems(BINS)
@@ -156,40 +157,32 @@ class TimelineView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(scroll, 1)
-        self._store: MemoryStore | None = None
         self._channels: tuple[str, ...] = ()
         self._generation = 0
-        self.bin_box.currentTextChanged.connect(lambda _t: self.reload())
-        self.group_box.currentTextChanged.connect(lambda _t: self.reload())
-
-    def load(self, store: MemoryStore) -> None:
-        self._store = store
-        self.reload()
+        self.bin_box.currentTextChanged.connect(lambda _t: self.read_store())
+        self.group_box.currentTextChanged.connect(lambda _t: self.read_store())
 
     def set_channels(self, channels: tuple[str, ...]) -> None:
         """Count only these channels (none: all)."""
         if channels != self._channels:
             self._channels = channels
-            self.reload()
+            self.read_store()
 
-    def clear(self) -> None:
-        self._store = None
+    def forget(self) -> None:
         self._generation += 1
         self.chart.set_data({"bins": [], "bin": self.bin_box.currentText()})
 
-    def reload(self) -> None:
-        if self._store is None:
+    def read_store(self) -> None:
+        if not self.is_open:
             return
         self._generation += 1
         generation = self._generation
-        start_worker(
+        self.read(
             timeline,
-            self._store,
             bin=self.bin_box.currentText(),
             group_by=self.group_box.currentText(),
             query=MemoryQuery(statuses=(), channels=self._channels),
             on_result=lambda data: self._on_loaded(generation, data),
-            on_error=self.load_failed.emit,
         )
 
     def _on_loaded(self, generation: int, data: dict[str, Any]) -> None:
@@ -197,7 +190,7 @@ class TimelineView(QWidget):
             return
         self.chart.set_data(data)
         self._show_legend()
-        self.loaded.emit()
+        self.loaded.emit(len(data["bins"]))
 
     def _show_legend(self) -> None:
         self.legend.setText(
@@ -226,3 +219,6 @@ class TimelineView(QWidget):
     def _on_chart_bin_clicked(self, label: str) -> None:
         start, end = bin_bounds(label, self.bin_box.currentText())
         self.range_chosen.emit(start, end)
+
+
+VIEW = TimelineView

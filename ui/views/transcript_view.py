@@ -5,13 +5,14 @@ from __future__ import annotations
 import html
 
 from mnemoscope.storage import MemoryStore, Session, Turn
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from ..store_session import StoreSession
 from ..theme import readable
 from ..widgets.detail_panel import SafeTextBrowser
-from ..workers import start_worker
+from .base_view import View
 
 PAGE = 100  # turns read at a time; the next page is read when the reader scrolls to the end
 ROLE_COLORS = {"user": "#2f5d9e", "assistant": "#3a9e6a", "system": "#8e44ad", "tool": "#b7950b"}
@@ -28,14 +29,13 @@ def turn_style(turn: Turn) -> str:
     return "message"
 
 
-class TranscriptView(QWidget):
-    """Signals: loaded(int) with the number of turns shown, load_failed(object)."""
+class TranscriptView(View):
+    """Signals: loaded(int) with the number of turns shown, failed(object)."""
 
-    loaded = Signal(int)
-    load_failed = Signal(object)
+    name, title, order = "transcript", "Transcript", 50
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.session_box = QComboBox()
         self.session_box.setObjectName("transcript_session")
         self.session_box.setAccessibleName("Session")
@@ -58,7 +58,6 @@ class TranscriptView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.browser, 1)
         self.turns: list[Turn] = []
-        self._store: MemoryStore | None = None
         self._sessions: list[Session] = []
         self._wanted: str | None = None
         self._generation = 0
@@ -68,14 +67,12 @@ class TranscriptView(QWidget):
 
     # -- sessions -------------------------------------------------------------------------------
 
-    def load(self, store: MemoryStore, session_id: str | None = None) -> None:
-        """Read the store's sessions off the UI thread, then show session_id's turns (or the first's)."""
-        self._store = store
-        self._wanted = session_id
+    def read_store(self) -> None:
+        """Read the store's sessions off the UI thread, then show the wanted session's turns (else
+        the one shown, else the first's)."""
         self._generation += 1
         generation = self._generation
-        start_worker(store.sessions, on_result=lambda sessions: self._on_sessions(generation, sessions),
-                     on_error=self.load_failed.emit)
+        self.read(MemoryStore.sessions, on_result=lambda sessions: self._on_sessions(generation, sessions))
 
     def show_session(self, session_id: str) -> None:
         """Show one session's conversation (its sessions are read first if not yet)."""
@@ -85,14 +82,15 @@ class TranscriptView(QWidget):
                 self._read_from_start()
             else:
                 self.session_box.setCurrentIndex(index)
-        elif self._store is not None:
-            self.load(self._store, session_id)
+        elif self.is_open:
+            self._wanted = session_id
+            self.load()
 
     def session_id(self) -> str | None:
         return self.session_box.currentData()
 
-    def clear(self) -> None:
-        self._store = None
+    def forget(self) -> None:
+        self._wanted = None
         self._generation += 1
         self._sessions = []
         self.session_box.blockSignals(True)
@@ -107,6 +105,7 @@ class TranscriptView(QWidget):
             return
         self._sessions = sessions
         keep = self._wanted or self.session_box.currentData()
+        self._wanted = None
         self.session_box.blockSignals(True)
         self.session_box.clear()
         for session in sessions:
@@ -145,19 +144,18 @@ class TranscriptView(QWidget):
         return True
 
     def _read_page(self) -> None:
-        store, session_id = self._store, self.session_id()
-        if store is None or session_id is None:
+        session_id = self.session_id()
+        if not self.is_open or session_id is None:
             return
         self._loading = True
         generation = self._generation
         self.status.setText("reading turns…")
-        start_worker(store.turns, session_id, PAGE, len(self.turns),
-                     on_result=lambda turns: self._on_page(generation, turns), on_error=self._on_failed)
+        self.read(MemoryStore.turns, session_id, PAGE, len(self.turns),
+                  on_result=lambda turns: self._on_page(generation, turns), on_error=self._on_failed)
 
-    def _on_failed(self, exc: BaseException) -> None:
+    def _on_failed(self, _exc: BaseException) -> None:
         self._loading = False
         self.status.setText("")
-        self.load_failed.emit(exc)
 
     def _on_page(self, generation: int, page: list[Turn]) -> None:
         if generation != self._generation:
@@ -217,6 +215,9 @@ def _muted(palette: QPalette) -> QColor:
 
 def _tinted(base: QColor, tint: QColor, amount: float) -> QColor:
     """base moved amount of the way toward tint."""
-    mix = [b + (t - b) * amount for b, t in zip(base.getRgbF()[:3], tint.getRgbF()[:3], strict=True)]
+    mix = [b + (t - b) * amount for b, t in zip((base.redF(), base.greenF(), base.blueF()),
+                                                 (tint.redF(), tint.greenF(), tint.blueF()), strict=True)]
     return QColor.fromRgbF(*mix)
 
+
+VIEW = TranscriptView

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
-from mnemoscope.storage import AuditEntry, Memory
+from mnemoscope.storage import AuditEntry, Memory, MemoryStore, StoreError
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -43,7 +44,7 @@ class DetailPanel(SafeTextBrowser):
 
 
 def render_memory(
-    memory: Memory, history: list[AuditEntry], promotion: dict[str, Any], owner_history: list[dict[str, Any]] = ()
+    memory: Memory, history: list[AuditEntry], promotion: dict[str, Any], owner_history: Sequence[dict[str, Any]] = ()
 ) -> str:
     esc = html.escape
     src = memory.source
@@ -95,3 +96,16 @@ def render_memory(
         f"<p><b>History</b></p><ul>{events}</ul>"
         f"{owner_block}"
     )
+
+
+def detail_of(store: MemoryStore, memory_id: str) -> dict[str, Any]:
+    """What the detail panel shows of one memory (runs on a worker)."""
+    memory = store.get(memory_id)
+    history: list[AuditEntry] = store.journal.history(target=memory.id, limit=50)
+    owner_error: StoreError | None = None
+    try:
+        owner_history = store.owner_history(memory.id)
+    except StoreError as exc:
+        owner_error, owner_history = exc, []
+    return {"memory": memory, "history": history, "promotion": store.settings.promotion.check(memory),
+            "owner_history": owner_history, "owner_error": owner_error}

@@ -48,8 +48,8 @@ class Sidebar(QTreeWidget):
 
     def show_counts(self, data: dict[str, Any]) -> None:
         """Show gather_counts() output, keeping which groups the person opened or closed."""
-        was = {self.topLevelItem(i).text(0): self.topLevelItem(i).isExpanded() for i in range(self.topLevelItemCount())
-               if self.topLevelItem(i).childCount()}
+        groups = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
+        was = {item.text(0): item.isExpanded() for item in groups if item is not None and item.childCount()}
         self.clear()
         counts = data["counts"]
         everything = QTreeWidgetItem(["All memories", str(counts["statuses"].get("active", 0))])

@@ -26,7 +26,7 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
         store.add_turns(LONG, [(roles[i % 3], f"long turn {i}\nsecond line", start + timedelta(minutes=i))
                                for i in range(2 * PAGE + 30)])
     win = open_window(qtbot, demo_path, tmp_path)
-    qtbot.waitUntil(lambda: win.transcript.session_box.count() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: win.view("transcript").session_box.count() > 0, timeout=10_000)
     yield win
     win.close_store()
 
@@ -52,30 +52,30 @@ def test_double_clicking_a_session_shows_its_turns_in_order(qtbot, window: MainW
     rect = window.sidebar.visualItemRect(item)
     qtbot.mouseClick(window.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click's first press
     qtbot.mouseDClick(window.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.waitUntil(lambda: window.transcript.session_id() == session.id
-                    and len(window.transcript.turns) == len(expected), timeout=10_000)
-    assert window.views.currentWidget() is window.transcript
-    assert [(t.index, t.role, t.content) for t in window.transcript.turns] == [(t.index, t.role, t.content) for t in expected]
-    text = window.transcript.browser.toPlainText()
+    qtbot.waitUntil(lambda: window.view("transcript").session_id() == session.id
+                    and len(window.view("transcript").turns) == len(expected), timeout=10_000)
+    assert window.views.currentWidget() is window.view("transcript")
+    assert [(t.index, t.role, t.content) for t in window.view("transcript").turns] == [(t.index, t.role, t.content) for t in expected]
+    text = window.view("transcript").browser.toPlainText()
     positions = [text.index(t.content) for t in expected]
     assert positions == sorted(positions)  # shown in the order they were said
     assert "user" in text and "assistant" in text
-    assert f"{len(expected)} of {len(expected)} turns" in window.transcript.status.text()
+    assert f"{len(expected)} of {len(expected)} turns" in window.view("transcript").status.text()
 
 
 def test_scratchpad_read_transcript_button_opens_that_session(qtbot, window: MainWindow) -> None:
     session = window.store.sessions()[0]
-    with qtbot.waitSignal(window.scratchpad.loaded, timeout=10_000):
-        window.scratchpad.load(window.store, session.id)
-    assert window.scratchpad.transcript_action.isEnabled()
-    window.scratchpad.transcript_action.trigger()
-    qtbot.waitUntil(lambda: window.transcript.session_id() == session.id and bool(window.transcript.turns)
-                    and window.transcript.turns[0].session_id == session.id, timeout=10_000)
-    assert window.views.currentWidget() is window.transcript
+    with qtbot.waitSignal(window.view("scratchpad").loaded, timeout=10_000):
+        window.view("scratchpad").show_session(session.id)
+    assert window.view("scratchpad").transcript_action.isEnabled()
+    window.view("scratchpad").transcript_action.trigger()
+    qtbot.waitUntil(lambda: window.view("transcript").session_id() == session.id and bool(window.view("transcript").turns)
+                    and window.view("transcript").turns[0].session_id == session.id, timeout=10_000)
+    assert window.views.currentWidget() is window.view("transcript")
 
 
 def test_a_long_session_pages_as_it_is_scrolled(qtbot, window: MainWindow) -> None:
-    view = window.transcript
+    view = window.view("transcript")
     window.show_transcript(LONG)
     qtbot.waitUntil(lambda: view.session_id() == LONG and len(view.turns) == PAGE, timeout=10_000)
     assert "scroll down for more" in view.status.text()

@@ -23,7 +23,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_shortcuts_list_every_shortcut_of_the_window(qtbot, window: MainWindow) 
     assert ["Edit", "Undo", undo] in rows
     assert ["View", "Transcript", "Ctrl+6"] in [[w, c, k] for w, c, k in rows]
     assert any(c == "Keyboard shortcuts" and k == "Ctrl+/" for _, c, k in rows)
-    window.edit_action.setShortcut(QKeySequence("Ctrl+E"))  # generated from the actions: never stale
+    window.curation.edit_action.setShortcut(QKeySequence("Ctrl+E"))  # generated from the actions: never stale
     assert ["Edit", "Edit memory…", "Ctrl+E"] in ShortcutsDialog(window).rows()
 
 
@@ -103,10 +103,10 @@ def test_preferences_apply_the_theme_live_and_keep_it(qtbot, window: MainWindow,
         assert is_dark(app.palette())
         qtbot.waitUntil(lambda: is_dark(window.palette()))  # the window follows, by its PaletteChange event
         dialog.search_box.setCurrentText("keyword")
-        assert window.search_mode.currentText() == "keyword"
+        assert window.memories.search_mode.currentText() == "keyword"
         again = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
         qtbot.addWidget(again)
-        assert again.search_mode.currentText() == "keyword"
+        assert again.memories.search_mode.currentText() == "keyword"
         assert PreferencesDialog(again.settings).theme_box.currentText() == "dark"
         dialog.theme_box.setCurrentText("light")
         assert not is_dark(app.palette())

@@ -28,7 +28,7 @@ def test_discover_lists_the_stores_under_a_folder_and_opens_the_one_chosen(qtbot
     win.show()
     assert win.discover_action.text() == "&Discover stores…"
 
-    dialog = win.discover_stores([home])
+    dialog = win.opening.discover_stores([home])
     with qtbot.waitSignal(dialog.searched, timeout=30_000):
         pass
     rows = {dialog.table.item(r, 1).text(): dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())}
@@ -86,7 +86,7 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
     win.show()
 
     def listed() -> tuple[DiscoverDialog, dict[str, tuple[int, str]]]:
-        dialog = win.discover_stores([home])
+        dialog = win.opening.discover_stores([home])
         with qtbot.waitSignal(dialog.searched, timeout=60_000):
             pass
         rows = {dialog.table.item(r, 1).text(): (r, dialog.table.item(r, 2).text()) for r in range(dialog.table.rowCount())}
@@ -116,7 +116,7 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
         assert str(win.store.count(MemoryQuery(statuses=()))) == memories, tool
         qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
         qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0, timeout=10_000)  # its views read too
-        assert win.findChild(QMessageBox, "error_box") is None, (tool, win.last_error)
+        assert win.findChild(QMessageBox, "error_box") is None, (tool, win.errors.last_error)
         opened.append(tool)
         win.close_store()
     assert len(opened) == len(places) == 17

@@ -39,54 +39,54 @@ def window(qtbot, planted, tmp_path: Path):
 
 
 def _show_findings(qtbot, win: MainWindow) -> None:
-    with qtbot.waitSignal(win.findings.loaded, timeout=20_000):
+    with qtbot.waitSignal(win.view("findings").loaded, timeout=20_000):
         win.show_view("findings")
 
 
 def _select(qtbot, win: MainWindow, rule: str) -> None:
-    finding = next(f for f in win.findings.findings() if f.rule == rule)
-    assert win.findings.select_finding(finding.fingerprint)
+    finding = next(f for f in win.view("findings").findings() if f.rule == rule)
+    assert win.view("findings").select_finding(finding.fingerprint)
 
 
 def test_the_view_lists_every_planted_finding(qtbot, window: MainWindow, planted) -> None:
     _path, ids = planted
     _show_findings(qtbot, window)
-    listed = {(f.memory_id, f.rule) for f in window.findings.findings()}
+    listed = {(f.memory_id, f.rule) for f in window.view("findings").findings()}
     assert listed == {(ids["key"], "secret.openai-key"), (ids["injection"], "injection.ignore-instructions"),
                       (ids["bidi"], "hidden.bidi-control")}
-    texts = [window.findings.table.item(r, 3).text() for r in range(window.findings.table.rowCount())]
+    texts = [window.view("findings").table.item(r, 3).text() for r in range(window.view("findings").table.rowCount())]
     assert not any(KEY in t for t in texts) and any("sk-p…" in t for t in texts)
-    assert window.findings.table.accessibleName() == "Findings"
+    assert window.view("findings").table.accessibleName() == "Findings"
 
 
 def test_redact_from_the_view_then_undo(qtbot, window: MainWindow, planted) -> None:
     _path, ids = planted
     _show_findings(qtbot, window)
     _select(qtbot, window, "secret.openai-key")
-    with qtbot.waitSignals([window.curated, window.findings.loaded], timeout=20_000):
-        qtbot.mouseClick(window.findings.redact_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+        qtbot.mouseClick(window.view("findings").redact_button, Qt.MouseButton.LeftButton)
     assert window.store.get(ids["key"]).content == "The OpenAI key is [REDACTED] for the bot."
-    assert "secret.openai-key" not in {f.rule for f in window.findings.findings()}
+    assert "secret.openai-key" not in {f.rule for f in window.view("findings").findings()}
 
-    with qtbot.waitSignals([window.curated, window.findings.loaded], timeout=20_000):
-        window.undo_action.trigger()
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+        window.curation.undo_action.trigger()
     assert window.store.get(ids["key"]).content == PLANTED["key"]
-    assert "secret.openai-key" in {f.rule for f in window.findings.findings()}
+    assert "secret.openai-key" in {f.rule for f in window.view("findings").findings()}
 
 
 def test_accept_into_the_baseline_hides_it_until_undo(qtbot, window: MainWindow) -> None:
     _show_findings(qtbot, window)
     _select(qtbot, window, "hidden.bidi-control")
-    with qtbot.waitSignals([window.curated, window.findings.loaded], timeout=20_000):
-        qtbot.mouseClick(window.findings.accept_button, Qt.MouseButton.LeftButton)
-    assert "hidden.bidi-control" not in {f.rule for f in window.findings.findings()}
-    window.findings.show_accepted.setChecked(True)
-    assert "hidden.bidi-control" in {f.rule for f in window.findings.findings()}
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+        qtbot.mouseClick(window.view("findings").accept_button, Qt.MouseButton.LeftButton)
+    assert "hidden.bidi-control" not in {f.rule for f in window.view("findings").findings()}
+    window.view("findings").show_accepted.setChecked(True)
+    assert "hidden.bidi-control" in {f.rule for f in window.view("findings").findings()}
 
-    with qtbot.waitSignals([window.curated, window.findings.loaded], timeout=20_000):
-        window.undo_action.trigger()
-    window.findings.show_accepted.setChecked(False)
-    assert "hidden.bidi-control" in {f.rule for f in window.findings.findings()}
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+        window.curation.undo_action.trigger()
+    window.view("findings").show_accepted.setChecked(False)
+    assert "hidden.bidi-control" in {f.rule for f in window.view("findings").findings()}
 
 
 def test_the_flag_column_marks_flagged_memories_only(qtbot, window: MainWindow, planted) -> None:

@@ -5,17 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.sessions import open_session
 from helpers.table_rows import read_every_row
-from mnemoscope.storage import Kind, MemoryQuery, Order, open_store
+from mnemoscope.storage import Kind, MemoryQuery, Order
 from mnemoscope.storage.curation import Curator
 from mnemoscope.ui.models.memory_table_model import PLACEHOLDER, MemoryTableModel
 from PySide6.QtCore import QModelIndex, Qt
 
 
 @pytest.fixture
-def store(demo_path: Path):
-    with open_store(demo_path) as opened:
+def session(qtbot, demo_path: Path):
+    with open_session(qtbot, demo_path) as opened:
         yield opened
+
+
+@pytest.fixture
+def store(session):
+    return session.store
 
 
 def _loaded(qtbot, model: MemoryTableModel) -> None:
@@ -23,8 +29,8 @@ def _loaded(qtbot, model: MemoryTableModel) -> None:
     qtbot.waitUntil(lambda: model.total is not None and model.rowCount() > 0 and model.memory_at(0) is not None)
 
 
-def test_every_row_is_counted_at_once_and_only_the_first_chunk_is_read(qtbot, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_every_row_is_counted_at_once_and_only_the_first_chunk_is_read(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery())
     _loaded(qtbot, model)
     assert model.total == model.rowCount() == store.count() > 100
@@ -32,9 +38,9 @@ def test_every_row_is_counted_at_once_and_only_the_first_chunk_is_read(qtbot, st
     assert model.cached_rows() == 50
 
 
-def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, store) -> None:
+def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, session, store) -> None:
     query = MemoryQuery(order=Order.CREATED)
-    model = MemoryTableModel(store, chunk=50)
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(query)
     _loaded(qtbot, model)
     for row in (50, 100, 150):
@@ -44,9 +50,9 @@ def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, store) -
     assert shown == [m.id for m in store.page(query, 200)]
 
 
-def test_the_cache_keeps_only_the_chunks_read_last(qtbot, store, monkeypatch) -> None:
+def test_the_cache_keeps_only_the_chunks_read_last(qtbot, session, store, monkeypatch) -> None:
     monkeypatch.setattr("mnemoscope.ui.models.memory_table_model.MAX_CHUNKS", 3)
-    model = MemoryTableModel(store, chunk=20)
+    model = MemoryTableModel(session, chunk=20)
     model.set_query(MemoryQuery())
     _loaded(qtbot, model)
     for row in (40, 80, 120):
@@ -57,8 +63,8 @@ def test_the_cache_keeps_only_the_chunks_read_last(qtbot, store, monkeypatch) ->
     qtbot.waitUntil(lambda: model.memory_at(0) is not None)
 
 
-def test_placeholders_until_the_chunk_arrives(qtbot, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_placeholders_until_the_chunk_arrives(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery())
     _loaded(qtbot, model)
     assert model.data(model.index(60, 0)) == PLACEHOLDER
@@ -67,16 +73,16 @@ def test_placeholders_until_the_chunk_arrives(qtbot, store) -> None:
     assert model.data(model.index(60, 0)) == expected.content.splitlines()[0]
 
 
-def test_model_passes_the_qt_model_tester(qtbot, qtmodeltester, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_model_passes_the_qt_model_tester(qtbot, session, qtmodeltester, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery())
     _loaded(qtbot, model)
     qtbot.waitUntil(lambda: model.memory_at(49) is not None)
     qtmodeltester.check(model)
 
 
-def test_stale_results_are_dropped_when_the_filter_changes(qtbot, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_stale_results_are_dropped_when_the_filter_changes(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery())
     model.set_query(MemoryQuery(channels=("webshop",), kinds=(Kind.SQLITE,)))
     with qtbot.waitSignal(model.chunk_loaded):
@@ -86,8 +92,8 @@ def test_stale_results_are_dropped_when_the_filter_changes(qtbot, store) -> None
     assert rows and all(m.channel == "webshop" and m.source.kind is Kind.SQLITE for m in rows)
 
 
-def test_header_sort_is_done_by_the_store(qtbot, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_header_sort_is_done_by_the_store(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery(kinds=(Kind.SQLITE,)))
     _loaded(qtbot, model)
     model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience: effective (decayed), as the salience view
@@ -98,8 +104,8 @@ def test_header_sort_is_done_by_the_store(qtbot, store) -> None:
     assert model.query.order is Order.EFFECTIVE_SALIENCE
 
 
-def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, store) -> None:
-    model = MemoryTableModel(store, chunk=50)
+def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
     with qtbot.waitSignal(model.chunk_loaded):
         model.set_query(MemoryQuery())
     if model.total is None:  # the count's worker may have answered first on a quiet machine
@@ -108,10 +114,10 @@ def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, store) -> None:
     assert model.rowCount() == store.count()
 
 
-def test_an_edit_elsewhere_repaints_only_its_row(qtbot, store) -> None:
+def test_an_edit_elsewhere_repaints_only_its_row(qtbot, session, store) -> None:
     """A refresh after an edit swaps the rows in place: one row changes, nothing moves."""
     query = MemoryQuery(order=Order.CREATED, kinds=(Kind.SQLITE,))
-    model = MemoryTableModel(store, chunk=50)
+    model = MemoryTableModel(session, chunk=50)
     model.set_query(query)
     _loaded(qtbot, model)
     qtbot.waitUntil(lambda: model.memory_at(10) is not None)

@@ -10,6 +10,7 @@ import pytest
 from helpers.table_rows import read_every_row
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.store_session import StoreSession
 from mnemoscope.ui.views.embedding_map_view import EmbeddingMapView, points_inside, polygon_of
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QColor, QPalette, QPolygonF
@@ -28,9 +29,9 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
 
 
 def _show_map(qtbot, win: MainWindow) -> EmbeddingMapView:
-    with qtbot.waitSignal(win.map_view.loaded, timeout=20_000):
+    with qtbot.waitSignal(win.view("map").loaded, timeout=20_000):
         win.show_view("map")
-    return win.map_view
+    return win.view("map")
 
 
 def _listed_ids(qtbot, win: MainWindow, count: int) -> list[str]:
@@ -76,12 +77,12 @@ def test_a_rubber_band_selects_the_points_inside_and_the_table_lists_exactly_the
     assert sorted(selected.args[0]) == expected
     assert f"{len(expected):,} selected" in view.status.text()
     assert sorted(_listed_ids(qtbot, window, len(expected))) == expected
-    assert any("selected on the map" in label for _key, label in window.filters.chips())
+    assert any("selected on the map" in label for _key, label in window.filter_search.filters.chips())
     qtbot.mouseClick(view.table_button, Qt.MouseButton.LeftButton)
     assert window.views.currentWidget() is not view
-    qtbot.mouseClick(window.filter_chips.close_button("ids"), Qt.MouseButton.LeftButton)  # the chip's ✕
+    qtbot.mouseClick(window.memories.filter_chips.close_button("ids"), Qt.MouseButton.LeftButton)  # the chip's ✕
     qtbot.waitUntil(lambda: window.model.total is not None and window.model.total > len(expected))
-    assert view.selected_ids() == [] and not window.filters.ids
+    assert view.selected_ids() == [] and not window.filter_search.filters.ids
 
 
 def test_clear_selection_lists_every_memory_again(qtbot, window: MainWindow) -> None:
@@ -94,7 +95,7 @@ def test_clear_selection_lists_every_memory_again(qtbot, window: MainWindow) -> 
         qtbot.mouseClick(view.clear_button, Qt.MouseButton.LeftButton)
     assert cleared.args[0] == []
     qtbot.waitUntil(lambda: window.model.total is not None and window.model.total > 1)
-    assert not window.filters.ids
+    assert not window.filter_search.filters.ids
 
 
 def test_a_shift_drag_lasso_selects_the_points_inside_it(qtbot, window: MainWindow) -> None:
@@ -140,7 +141,8 @@ def test_a_store_without_vectors_says_so_instead_of_a_blank_canvas(qtbot, markdo
 
 
 def test_points_are_readable_on_a_dark_palette(qtbot, demo_path: Path) -> None:
-    view = EmbeddingMapView()
+    session = StoreSession()
+    view = EmbeddingMapView(session)
     qtbot.addWidget(view)
     palette = view.palette()
     palette.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
@@ -148,12 +150,15 @@ def test_points_are_readable_on_a_dark_palette(qtbot, demo_path: Path) -> None:
     view.setPalette(palette)
     view.resize(600, 400)
     view.show()
-    with open_store(demo_path, read_only=True) as store, qtbot.waitSignal(view.loaded, timeout=20_000):
-        view.load(store)
+    with qtbot.waitSignal(session.opened, timeout=20_000):
+        session.open(demo_path, read_only=True)
+    with qtbot.waitSignal(view.loaded, timeout=20_000):
+        view.load()
     image = view.canvas.grab().toImage()
     seen = {image.pixelColor(x, y).name() for x in range(0, image.width(), 2) for y in range(0, image.height(), 2)}
     lit = [QColor(c) for c in seen if QColor(c).lightnessF() > 0.35]
     assert lit, "no point stands out from the dark background"
+    session.close()
 
 
 def test_points_inside_follows_the_even_odd_rule() -> None:

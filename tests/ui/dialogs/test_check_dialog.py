@@ -58,7 +58,7 @@ def test_repair_clears_a_kind_and_undo_restores_it(qtbot, window: MainWindow, pl
     assert dialog.counts() == dict.fromkeys(set(planted) - {"missing-vector"}, 1)
     assert window.session.steps.undo is not None and window.session.steps.undo.operation == "repair"
     with qtbot.waitSignal(dialog.checked, timeout=20_000):
-        window.undo_action.trigger()
+        window.curation.undo_action.trigger()
     assert dialog.counts() == dict.fromkeys(planted, 1)
 
 
