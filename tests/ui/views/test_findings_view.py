@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.sessions import open_session
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
+from mnemoscope.ui.views.findings_view import FindingsView
 from PySide6.QtCore import QSettings, Qt
 
 KEY = "sk-proj-Q3v9XkLm2R8tY7wPz4NcB1hJ6fGs0aDe"
@@ -102,3 +104,25 @@ def test_the_flag_column_marks_flagged_memories_only(qtbot, window: MainWindow, 
     assert flag(ids["injection"]) == "⚑ injection"
     clean = next(m.id for m in (model.memory_at(r) for r in range(20)) if m is not None and m.id not in ids.values())
     assert flag(clean) == ""
+
+
+def test_the_view_alone_scans_through_the_session_and_asks_for_fixes(qtbot, planted) -> None:
+    path, ids = planted
+    with open_session(qtbot, path) as session:
+        view = FindingsView(session)
+        qtbot.addWidget(view)
+        view.show()
+        with qtbot.waitSignal(view.loaded, timeout=20_000) as loaded:
+            view.load()
+        found = view.findings()
+        assert loaded.args == [len(found)] and {ids["key"], ids["injection"], ids["bidi"]} <= {f.memory_id for f in found}
+        key = next(f for f in found if f.memory_id == ids["key"])
+        assert view.select_finding(key.fingerprint) and view.redact_button.isEnabled()
+        with qtbot.waitSignal(view.redact_requested) as redact:
+            view.redact_button.click()
+        assert redact.args == [key]
+        with qtbot.waitSignal(view.accept_requested) as accept:
+            view.accept_button.click()
+        assert accept.args == [[key]]
+        view.clear()
+        assert view.findings() == [] and not view.redact_button.isEnabled()

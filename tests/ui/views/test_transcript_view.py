@@ -6,10 +6,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.sessions import open_session
 from helpers.windows import open_window
 from mnemoscope.storage import open_store
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.views.transcript_view import PAGE
+from mnemoscope.ui.views.transcript_view import PAGE, TranscriptView
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
@@ -90,3 +91,27 @@ def test_a_long_session_pages_as_it_is_scrolled(qtbot, window: MainWindow) -> No
     assert f"long turn {2 * PAGE + 29}" in view.browser.toPlainText()
     assert "tool call / output" in view.browser.toPlainText()  # tool turns are marked as such
     assert "scroll down" not in view.status.text()
+
+
+def test_the_view_alone_reads_sessions_and_pages_through_the_session(qtbot, demo_path: Path) -> None:
+    with open_session(qtbot, demo_path) as session:
+        store = session.store
+        assert store is not None
+        sessions = store.sessions()
+        view = TranscriptView(session)
+        qtbot.addWidget(view)
+        view.resize(700, 500)
+        view.show()
+        with qtbot.waitSignal(view.loaded, timeout=10_000) as first:
+            view.load()
+        assert view.session_box.count() == len(sessions) and view.session_id() == sessions[0].id
+        assert first.args == [len(view.turns)] == [min(sessions[0].turn_count, PAGE)]
+        last = sessions[-1]
+        with qtbot.waitSignal(view.loaded, timeout=10_000):
+            view.show_session(last.id)
+        assert view.session_id() == last.id and all(t.session_id == last.id for t in view.turns)
+        with qtbot.waitSignal(view.loaded, timeout=10_000):
+            view.load()  # read again: the session shown stays
+        assert view.session_id() == last.id
+        view.clear()
+        assert view.session_box.count() == 0 and view.turns == [] and not view.is_open
