@@ -13,8 +13,9 @@ from formats.test_agenticx import build_agenticx_home, load_scratchpad
 from helpers.owners import require, run_owner
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Status
+from mnemoscope.ui.dialogs.scratch_value_dialog import ScratchValueDialog
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.views.scratchpad_view import ScratchpadView, ScratchValueDialog
+from mnemoscope.ui.views.scratchpad_view import ScratchpadView
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 

@@ -16,11 +16,12 @@ from ..dialogs.candidates_dialog import CandidatesDialog
 from ..dialogs.conflict_dialog import ConflictDialog
 from ..dialogs.edit_dialog import EditDialog
 from ..dialogs.progress_dialog import progress_dialog, show_progress
+from ..dialogs.scratch_value_dialog import ScratchValueDialog
 from ..store_session import Conflict, StoreSession
 from ..views.base_view import View
 from ..views.findings_view import FindingsView
 from ..views.salience_view import SalienceView
-from ..views.scratchpad_view import ScratchKey, ScratchpadView, ScratchValueDialog
+from ..views.scratchpad_view import ScratchKey, ScratchpadView
 from .table_actions import TableActions
 
 

@@ -2,6 +2,8 @@
 
 Adding a view is adding a module here (``VIEW = MyView``, its class naming its ``name``,
 ``title`` and ``order``); the window's tabs and View menu are built from ``view_classes()``.
+The modules are listed by pkgutil, which a PyInstaller bundle supports through its pkgutil
+runtime hook (packaging/mnemoscope.spec collects every mnemoscope submodule).
 """
 
 from __future__ import annotations
@@ -27,4 +29,6 @@ def view_classes() -> list[type[View]]:
             raise ValueError(f"two views are named {declared.name!r}: {found[declared.name].__module__} "
                              f"and {module.__name__}")
         found[declared.name] = declared
+    if not found:  # a frozen bundle whose importer lists no modules: fail loudly, not an empty window
+        raise RuntimeError(f"no view module found in {package.__name__} ({list(package.__path__)})")
     return sorted(found.values(), key=lambda view: (view.order, view.name))
