@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.storage import MemoryStore
 from mnemoscope.storage.consistency import KINDS, Report, check
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..store_session import StoreSession
-from ..workers import Worker, start_worker
+from ..workers import Worker
 
 COLUMNS = ("Kind", "Count", "Severity", "Repair")
 SHOWN_PER_KIND = 200  # items listed under a kind; the count says how many there are
@@ -100,7 +101,7 @@ class CheckDialog(QDialog):
             self._again = True
             return
 
-        def work(worker: Worker) -> Report:
+        def work(worker: Worker, store: MemoryStore) -> Report:
             def progress(done: int, total: int) -> None:
                 if worker.cancelled:
                     raise _Cancelled
@@ -114,9 +115,9 @@ class CheckDialog(QDialog):
         self.cancel_button.setEnabled(True)
         for button in self.repair_buttons.values():
             button.setEnabled(False)
-        self._worker = start_worker(work, with_worker=True, on_result=self._on_check_returned,
-                                    on_error=self._on_check_errored, on_progress=self._on_check_progress,
-                                    on_finished=self._on_check_finished, pool=self.session.read_pool)
+        self._worker = self.session.read(work, with_worker=True, on_result=self._on_check_returned,
+                                         on_error=self._on_check_errored, on_progress=self._on_check_progress,
+                                         on_finished=self._on_check_finished)
 
     def _on_check_progress(self, tick: tuple[int, int]) -> None:
         done, total = tick
