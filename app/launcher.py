@@ -113,7 +113,7 @@ def launch(argv: Sequence[str]) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        from mnemoscope.ui.main_window import run_app
+        from mnemoscope.ui.app import run_app
     except ImportError as exc:
         print(output.info(_info(path, args.vectors, credentials)))
         print(f"mnemoscope: the desktop app needs PySide6 ({exc}); showing the store instead.", file=sys.stderr)

@@ -13,8 +13,8 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from .main_window import VIEWS, MainWindow
-from .preferences_dialog import apply_saved_theme
+from .dialogs.preferences_dialog import apply_saved_theme
+from .main_window import MEMORIES, MainWindow
 from .theme import apply_theme
 from .workers import running_workers
 
@@ -34,7 +34,8 @@ def run_app(
     """Open the window on a store (a path or a server's URL); with screenshot, render it offscreen
     to a PNG and exit. credentials: secrets the launcher already has (asked on its terminal).
     theme: "system", "light" or "dark" for this run (None: the one saved in Preferences)."""
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    running = QApplication.instance()
+    app = running if isinstance(running, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Mnemoscope")
     app.setOrganizationName("Mnemoscope")
     app.setApplicationVersion(version("mnemoscope"))
@@ -61,7 +62,7 @@ def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, 
 
     def ready(what: str) -> None:
         if what == "rows" and "rows" in waiting:
-            window.select_row(0)  # a selected memory fills the detail panel and the curve
+            window.table_actions.select_row(0)  # a selected memory fills the detail panel and the curve
         waiting.discard(what)
         if not waiting:
             waiting.add("done")
@@ -79,18 +80,9 @@ def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, 
         assert window.model is not None
         window.show_view(view)
         window.model.chunk_loaded.connect(lambda _start: ready("rows"))
-        window.scratchpad.loaded.connect(lambda _n: ready("scratchpad"))
-        window.salience.loaded.connect(lambda: ready("salience"))
-        window.timeline.loaded.connect(lambda: ready("timeline"))
-        window.graph.loaded.connect(lambda: ready("graph"))
-        window.transcript.loaded.connect(lambda _n: ready("transcript"))
-        if view not in ("memories", "scratchpad", "salience", "timeline", "graph", "transcript"):
-            loaded = getattr(window.views.widget(VIEWS.index(view)), "loaded", None)  # a view added since
-            if loaded is None:
-                waiting.discard(view)
-            else:
-                loaded.connect(lambda *_args: ready(view))
-        waiting.discard("memories")
+        if view != MEMORIES:
+            window.view(view).loaded.connect(lambda _count: ready(view))
+        waiting.discard(MEMORIES)
 
     window.store_opened.connect(on_opened)
     window.error_shown.connect(lambda _text: (window.close(), app.exit(2)))

@@ -130,7 +130,7 @@ class StoreSession(QObject):
         return asked.answer
 
     def _on_password_asked(self, asked: _Asked) -> None:
-        from .credentials_dialog import ask_password
+        from .dialogs.credentials_dialog import ask_password
 
         parent = self.parent()
         asked.answer = ask_password(asked.request, parent if isinstance(parent, QWidget) else None)
@@ -163,8 +163,12 @@ class StoreSession(QObject):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read(self, func: Callable[..., Any], *args: Any, on_result: Callable[[Any], None], **kwargs: Any) -> Worker | None:
-        """func(store, *args, **kwargs) on the shared pool; a result for a store since closed is dropped."""
+    def read(self, func: Callable[..., Any], *args: Any, on_result: Callable[[Any], None],
+             on_error: Callable[[BaseException], None] | None = None, pool: QThreadPool | None = None,
+             **kwargs: Any) -> Worker | None:
+        """func(store, *args, **kwargs) on the shared pool (or pool); a result for a store since closed
+        is dropped. A failure goes to on_error, else to the error signal. kwargs may also carry
+        start_worker's own (priority, with_worker: func(worker, store, ...), on_progress)."""
         store = self._store
         if store is None:
             return None
@@ -175,14 +179,15 @@ class StoreSession(QObject):
 
         def failed(exc: BaseException) -> None:
             if store is self._store:
-                self.error.emit(exc)
+                (on_error or self.error.emit)(exc)
 
-        return start_worker(func, store, *args, on_result=delivered, on_error=failed, pool=self.read_pool, **kwargs)
+        return start_worker(func, store, *args, on_result=delivered, on_error=failed, pool=pool or self.read_pool,
+                            **kwargs)
 
     # -- writing ------------------------------------------------------------------------
 
     def curate(self, operation: str, *args: Any, on_progress: Callable[[Any], None] | None = None,
-               on_finished: Callable[[], None] | None = None, **kwargs: Any) -> Worker | None:
+               on_finished: Callable[[], object] | None = None, **kwargs: Any) -> Worker | None:
         """One curation step (Curator.<operation>(*args, **kwargs)) on the write pool.
 
         curated follows journal_moved, so Undo/Redo already name the next step when
@@ -243,7 +248,7 @@ class StoreSession(QObject):
 
     def _write(self, store: MemoryStore, step: Callable[[Worker], Any], on_result: Callable[[Any], None],
                on_progress: Callable[[Any], None] | None = None,
-               on_finished: Callable[[], None] | None = None) -> Worker:
+               on_finished: Callable[[], object] | None = None) -> Worker:
         def delivered(result: Any) -> None:
             if store is self._store:
                 on_result(result)

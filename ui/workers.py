@@ -92,7 +92,7 @@ def start_worker(
     on_result: Callable[[Any], None] | None = None,
     on_error: Callable[[BaseException], None] | None = None,
     on_progress: Callable[[Any], None] | None = None,
-    on_finished: Callable[[], None] | None = None,
+    on_finished: Callable[[], object] | None = None,
     pool: QThreadPool | None = None,
     with_worker: bool = False,
     priority: int = AGGREGATE,

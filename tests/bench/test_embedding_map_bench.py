@@ -49,7 +49,7 @@ def _one_run(qtbot, path: Path, settings: Path) -> tuple[Heartbeat, float, int]:
     win.open_path(path, read_only=True)
     qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None and running_workers() == 0,
                     timeout=300_000)
-    view = win.map_view
+    view = win.view("map")
     beat = Heartbeat(hook=False)
     with beat.measure("showing the map"):
         start = time.perf_counter()
@@ -61,7 +61,7 @@ def _one_run(qtbot, path: Path, settings: Path) -> tuple[Heartbeat, float, int]:
     assert view.prepared is not None and view.message_shown() == ""
     with beat.measure("making it again"):  # the store's vectors already read once (Chroma's files parsed)
         with qtbot.waitSignal(view.loaded, timeout=300_000):
-            view.reload()
+            view.load()
         view.canvas.repaint()
         qtbot.wait(100)
     positions = view.canvas.widget_positions()

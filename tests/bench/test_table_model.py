@@ -6,8 +6,8 @@ hold the chunks a view showed.
 
 from __future__ import annotations
 
-import os
 import inspect
+import os
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -18,9 +18,10 @@ import pytest
 pytest.importorskip("PySide6")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
+from helpers.sessions import open_session  # noqa: E402
+from mnemoscope.storage import MemoryQuery  # noqa: E402
 from mnemoscope.storage.native.memory_db import SqliteSource  # noqa: E402
-from mnemoscope.ui.memory_model import MemoryTableModel  # noqa: E402
+from mnemoscope.ui.models.memory_table_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench
 N = 300_000
@@ -51,8 +52,8 @@ def test_first_rows_and_a_deep_jump_cost_about_bare_sql(qtbot, huge_store: Path)
     con.execute(f"SELECT * FROM memories WHERE status='active' ORDER BY updated_at DESC, id DESC LIMIT {CHUNK} OFFSET 150000").fetchall()
     baseline_deep = time.perf_counter() - t
     con.close()
-    with open_store(huge_store) as store:
-        model = MemoryTableModel(store)
+    with open_session(qtbot, huge_store) as session:
+        model = MemoryTableModel(session)
         t = time.perf_counter()
         model.set_query(MemoryQuery())
         qtbot.waitUntil(lambda: model.memory_at(0) is not None, timeout=30_000)

@@ -20,8 +20,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bench import native_store  # noqa: E402
 from bench.harness import Row, cached_store, record, sizes  # noqa: E402
-from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
-from mnemoscope.ui.memory_model import MAX_CHUNKS, MemoryTableModel  # noqa: E402
+from helpers.sessions import open_session  # noqa: E402
+from mnemoscope.storage import MemoryQuery  # noqa: E402
+from mnemoscope.ui.models.memory_table_model import MAX_CHUNKS, MemoryTableModel  # noqa: E402
 from mnemoscope.ui.workers import running_workers  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtSql import QSqlDatabase, QSqlTableModel  # noqa: E402
@@ -73,8 +74,9 @@ def test_first_rows_and_the_last_row_against_qsqltablemodel(qtbot, size: int) ->
     del db
     QSqlDatabase.removeDatabase("bench")
 
-    with open_store(path, read_only=True) as store:
-        model = MemoryTableModel(store)
+    with open_session(qtbot, path, read_only=True) as session:
+        store = session.store
+        model = MemoryTableModel(session)
         view = QTableView()
         qtbot.addWidget(view)
         view.setModel(model)

@@ -57,9 +57,9 @@ def _one_run(qtbot, path: Path, settings: Path) -> Heartbeat:
         _settled(qtbot, win)
     assert win.model.memory_at(total - 1) is not None or bar.value() < bar.maximum()
     with beat.measure("searching"):
-        win.search_mode.setCurrentText("keyword")
-        qtbot.keyClicks(win.search_box, "kubernetes")  # one word: the window's keyword search of two is issue 13
-        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+        win.memories.search_mode.setCurrentText("keyword")
+        qtbot.keyClicks(win.memories.search_box, "kubernetes")  # one word: the window's keyword search of two is issue 13
+        qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
         _settled(qtbot, win, lambda: win.model.total < total and win.model.memory_at(0) is not None)
     assert "kubernetes" in win.model.memory_at(0).content
     win.close_store()

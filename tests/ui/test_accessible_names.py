@@ -64,38 +64,38 @@ def unnamed_controls(top: QWidget) -> list[str]:
 
 @pytest.fixture
 def window(qtbot, demo_path: Path, tmp_path: Path):
-    win = open_window(qtbot, demo_path, tmp_path, (lambda w: w.graph.loaded, lambda w: w.transcript.loaded))
+    win = open_window(qtbot, demo_path, tmp_path, (lambda w: w.view("graph").loaded, lambda w: w.view("transcript").loaded))
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
     yield win
     win.close_store()
 
 
 def test_every_control_of_the_main_window_has_an_accessible_name(qtbot, window: MainWindow) -> None:
-    window.select_row(0)
+    window.table_actions.select_row(0)
     assert unnamed_controls(window) == []
 
 
 def test_every_control_of_the_dialogs_has_an_accessible_name(qtbot, window: MainWindow, tmp_path: Path) -> None:
-    from mnemoscope.ui.table_mapping_dialog import TableMappingDialog
+    from mnemoscope.ui.dialogs.table_mapping_dialog import TableMappingDialog
 
-    window.select_row(0)
-    qtbot.waitUntil(lambda: bool(window.selected_memories()))
+    window.table_actions.select_row(0)
+    qtbot.waitUntil(lambda: bool(window.table_actions.selected_memories()))
     table = tmp_path / "notes.db"
     with sqlite3.connect(table) as db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, created TEXT)")
         db.execute("INSERT INTO notes (body, created) VALUES ('a note', '2026-01-01')")
     dialogs: list[QDialog] = [
         window.show_preferences(),
-        window.show_connect_dialog(),
-        window.discover_stores([tmp_path]),
+        window.opening.show_connect_dialog(),
+        window.opening.discover_stores([tmp_path]),
         TableMappingDialog(table, window),
     ]
     for entry in [a for a in window.help_menu.actions()]:
         entry.trigger()
         dialogs.append(window.help_dialog)
-    window.edit_action.trigger()
+    window.curation.edit_action.trigger()
     dialogs += [d for d in window.findChildren(QDialog, "edit_dialog")]
-    candidates = window.show_promotion_candidates()
+    candidates = window.curation.show_promotion_candidates()
     assert candidates is not None
     dialogs.append(candidates)
     assert {d.objectName(): len(controls(d)) for d in dialogs if not controls(d)} == {}  # each was looked at

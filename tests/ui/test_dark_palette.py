@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.salience_view import chart_colors
 from mnemoscope.ui.theme import GRAPHIC_CONTRAST, apply_theme, contrast, is_dark, readable
-from mnemoscope.ui.transcript_view import ROLE_COLORS
+from mnemoscope.ui.views.salience_view import chart_colors
+from mnemoscope.ui.views.transcript_view import ROLE_COLORS
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QWidget
@@ -24,8 +24,8 @@ def dark_window(qtbot, demo_path: Path, tmp_path: Path):
         qtbot.addWidget(win)
         win.resize(1280, 800)
         win.show()
-        with qtbot.waitSignals([win.store_opened, win.timeline.loaded, win.graph.loaded, win.salience.loaded,
-                                win.transcript.loaded], timeout=20_000):
+        with qtbot.waitSignals([win.store_opened, win.view("timeline").loaded, win.view("graph").loaded, win.view("salience").loaded,
+                                win.view("transcript").loaded], timeout=20_000):
             win.open_path(demo_path)
         qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
         yield win
@@ -58,7 +58,7 @@ def test_every_view_is_readable_on_a_dark_palette(qtbot, dark_window: MainWindow
     assert is_dark(win.palette())
 
     win.show_view("timeline")
-    chart = win.timeline.chart
+    chart = win.view("timeline").chart
     pixels = _image(qtbot, chart)
     assert _pixels_like(pixels, background) > pixels.shape[0] * pixels.shape[1] // 3  # drawn on the dark base
     _assert_stands_out(pixels, chart.turns_color(), background)
@@ -66,23 +66,23 @@ def test_every_view_is_readable_on_a_dark_palette(qtbot, dark_window: MainWindow
     for color in chart.colors.values():
         _assert_stands_out(pixels, color, background)
 
-    win.select_row(0)
+    win.table_actions.select_row(0)
     win.show_view("salience")
-    qtbot.waitUntil(lambda: win.salience.curve.report is not None, timeout=10_000)
-    colors = chart_colors(win.salience.palette())
-    _assert_stands_out(_image(qtbot, win.salience.curve), colors["curve"], background)
-    _assert_stands_out(_image(qtbot, win.salience.histogram), colors["bar"], background)
+    qtbot.waitUntil(lambda: win.view("salience").curve.report is not None, timeout=10_000)
+    colors = chart_colors(win.view("salience").palette())
+    _assert_stands_out(_image(qtbot, win.view("salience").curve), colors["curve"], background)
+    _assert_stands_out(_image(qtbot, win.view("salience").histogram), colors["bar"], background)
 
     win.show_view("graph")
-    pixels = _image(qtbot, win.graph.view.viewport())
+    pixels = _image(qtbot, win.view("graph").view.viewport())
     _assert_stands_out(pixels, readable("#2f5d9e", background), background)  # the entities
-    _assert_stands_out(pixels, win.graph.palette().text().color(), background, least=5)  # their names
+    _assert_stands_out(pixels, win.view("graph").palette().text().color(), background, least=5)  # their names
 
     win.show_view("transcript")
-    pixels = _image(qtbot, win.transcript.browser.viewport())
+    pixels = _image(qtbot, win.view("transcript").browser.viewport())
     for role in ("user", "assistant"):
         _assert_stands_out(pixels, readable(ROLE_COLORS[role], background, 4.5), background, least=5)
-    assert _pixels_like(pixels, win.transcript.palette().text().color(), 40) > 50  # the turns' text
+    assert _pixels_like(pixels, win.view("transcript").palette().text().color(), 40) > 50  # the turns' text
 
 
 def test_the_old_fixed_colours_would_not_stand_out(qtbot) -> None:

@@ -49,7 +49,7 @@ def _open(qtbot, tmp_path: Path, path: Path) -> MainWindow:
 def _select(qtbot, win: MainWindow, content: str) -> None:
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).content == content)
     win.table.selectRow(row)
-    qtbot.waitUntil(lambda: [m.content for m in win.selected_memories()] == [content])
+    qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content])
 
 
 def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot, tmp_path, agents_db):
@@ -61,17 +61,17 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     assert any(item.text(0) == "Sessions" and item.child(0).text(0) == "session trip-1" for item in sessions)
 
     _select(qtbot, win, "Book a table for two in Lisbon")
-    assert win.edit_action.isEnabled() and win.delete_action.isEnabled()
-    assert not win.promote_action.isEnabled() and not win.reinforce_action.isEnabled()
+    assert win.curation.edit_action.isEnabled() and win.curation.delete_action.isEnabled()
+    assert not win.curation.promote_action.isEnabled() and not win.curation.reinforce_action.isEnabled()
     qtbot.waitUntil(lambda: "openai-agents" in win.detail.toPlainText())  # read on a worker
 
     with qtbot.waitSignal(win.curated, timeout=10_000):  # the step runs on the session's writer
-        win.delete_action.trigger()
+        win.curation.delete_action.trigger()
     qtbot.waitUntil(lambda: win.model.rowCount() == 2, timeout=10_000)
     assert run_owner(READ, db=str(agents_db)) == ITEMS[1:]
-    qtbot.waitUntil(lambda: win.undo_action.isEnabled() and win.undo_action.text() == "&Undo delete")
+    qtbot.waitUntil(lambda: win.curation.undo_action.isEnabled() and win.curation.undo_action.text() == "&Undo delete")
     with qtbot.waitSignal(win.curated, timeout=10_000):
-        win.undo_action.trigger()
+        win.curation.undo_action.trigger()
     qtbot.waitUntil(lambda: win.model.rowCount() == 3, timeout=10_000)
     assert run_owner(READ, db=str(agents_db)) == ITEMS
     win.close_store()
@@ -145,8 +145,8 @@ def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
     if read_only:
         _select(qtbot, win, next(win.model.memory_at(r).content for r in range(count)
                                  if win.model.memory_at(r).content.startswith(read_only)))
-        assert not win.edit_action.isEnabled() and not win.delete_action.isEnabled()
-        assert reason in win.delete_action.toolTip()
+        assert not win.curation.edit_action.isEnabled() and not win.curation.delete_action.isEnabled()
+        assert reason in win.curation.delete_action.toolTip()
     win.close_store()
 
 
@@ -172,5 +172,5 @@ def test_the_window_shows_agentix_sub_agents_and_scopes_as_channels(qtbot, tmp_p
     qtbot.waitUntil(lambda: channels() == {"main": 3, "project/researcher": 2, "local/researcher": 1,
                                            "user/writer": 1}, timeout=10_000)
     _select(qtbot, win, "- short sentences\n")
-    assert win.edit_action.isEnabled() and win.delete_action.isEnabled()  # the tool's own files: curated as it writes them
+    assert win.curation.edit_action.isEnabled() and win.curation.delete_action.isEnabled()  # the tool's own files: curated as it writes them
     win.close_store()

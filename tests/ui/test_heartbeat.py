@@ -27,7 +27,7 @@ import pytest
 from helpers.heartbeat import Heartbeat
 from mnemoscope.storage import Entity, Layer, Relation, create_workspace
 from mnemoscope.storage.native.memory_db import SqliteSource
-from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
@@ -131,9 +131,9 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     qtbot.waitExposed(win)
     beat = Heartbeat(hook)
     loaded: set[str] = set()
-    win.timeline.loaded.connect(lambda: loaded.add("timeline"))
-    win.salience.loaded.connect(lambda: loaded.add("salience"))
-    win.graph.loaded.connect(lambda: loaded.add("graph"))
+    win.view("timeline").loaded.connect(lambda: loaded.add("timeline"))
+    win.view("salience").loaded.connect(lambda: loaded.add("salience"))
+    win.view("graph").loaded.connect(lambda: loaded.add("graph"))
 
     with beat.measure("open"):
         win.open_path(big_store)
@@ -141,22 +141,22 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     assert win.model.total == win.model.rowCount() == MEMORIES and win.model.cached_rows() < MEMORIES
 
     with beat.measure("keyword search"):
-        win.search_mode.setCurrentText("keyword")
-        qtbot.keyClicks(win.search_box, "topic 42 while")
-        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+        win.memories.search_mode.setCurrentText("keyword")
+        qtbot.keyClicks(win.memories.search_box, "topic 42 while")
+        qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
         _settled(qtbot, win, lambda: win.model.total is not None and win.model.total < MEMORIES)
     loaded_rows = [m for m in map(win.model.memory_at, range(win.model.rowCount())) if m is not None]
     # Ranked as the CLI ranks them (BM25 over an OR of the words): the best hit holds them all.
     assert loaded_rows and "topic 42 while" in loaded_rows[0].content
 
     with beat.measure("hybrid search"):
-        win.search_mode.setCurrentText("hybrid")
-        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+        win.memories.search_mode.setCurrentText("hybrid")
+        qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
         _settled(qtbot, win, lambda: win.count_label.text().endswith("hybrid search"))
 
     with beat.measure("edit"):
-        win.select_row(0)
-        target = win.selected_memories()[0]
+        win.table_actions.select_row(0)
+        target = win.table_actions.selected_memories()[0]
         qtbot.waitUntil(lambda: target.id in win.detail.toPlainText())
         qtbot.keyClick(win.table, Qt.Key.Key_F2)
         dialog = win.findChild(EditDialog, "edit_dialog")
@@ -164,37 +164,37 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         with qtbot.waitSignal(win.curated, timeout=20_000):
             dialog.accept()
         _settled(qtbot, win)
-    assert win.undo_action.text() == "&Undo edit"
+    assert win.curation.undo_action.text() == "&Undo edit"
 
-    assert win.last_error == ""
+    assert win.errors.last_error == ""
     with beat.measure("promote"):
         _active(qtbot, win)
-        win.select_row(1)
-        assert win.promote_action.isEnabled()
+        win.table_actions.select_row(1)
+        assert win.curation.promote_action.isEnabled()
         with qtbot.waitSignal(win.curated, timeout=20_000):
             qtbot.keyClick(win.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
         _settled(qtbot, win)
-    assert win.undo_action.text() == "&Undo promote"
+    assert win.curation.undo_action.text() == "&Undo promote"
 
     with beat.measure("delete"):
         _active(qtbot, win)
-        win.select_row(2)
-        assert len(win.selected_memories()) == 1 and win.delete_action.isEnabled()
+        win.table_actions.select_row(2)
+        assert len(win.table_actions.selected_memories()) == 1 and win.curation.delete_action.isEnabled()
         with qtbot.waitSignal(win.curated, timeout=20_000):
             qtbot.keyClick(win.table, Qt.Key.Key_Delete)
         _settled(qtbot, win)
-    assert win.undo_action.text() == "&Undo delete"
+    assert win.curation.undo_action.text() == "&Undo delete"
 
     with beat.measure("undo"):
         _active(qtbot, win)
         with qtbot.waitSignal(win.curated, timeout=20_000):
             qtbot.keyClick(win.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
         _settled(qtbot, win)
-    assert win.redo_action.text() == "&Redo delete"
+    assert win.curation.redo_action.text() == "&Redo delete"
 
     with beat.measure("graph"):
         qtbot.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
-        graph = win.graph
+        graph = win.view("graph")
         with qtbot.waitSignal(graph.loaded, timeout=20_000):
             graph.depth_box.setValue(3)
         with qtbot.waitSignal(graph.entity_selected, timeout=20_000):
@@ -204,8 +204,8 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
 
     with beat.measure("timeline"):
         qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # shown: it reads the changed store
-        win.timeline.bin_box.setCurrentText("day")
-        chart = win.timeline.chart
+        win.view("timeline").bin_box.setCurrentText("day")
+        chart = win.view("timeline").chart
         _settled(qtbot, win, lambda: chart.data.get("bin") == "day")
         busiest = max(chart.data["bins"], key=lambda b: b["memories"])
         with qtbot.waitSignal(win.model.total_changed, timeout=20_000):
@@ -213,7 +213,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         _settled(qtbot, win)
     assert sum(b["memories"] for b in chart.data["bins"]) >= MEMORIES
 
-    assert win.last_error == ""
+    assert win.errors.last_error == ""
     win.close_store()
     win.close()  # a run once more has the process's only window, as a user has
     return beat

@@ -14,7 +14,7 @@ from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
-from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QImage, QRegion
@@ -74,37 +74,37 @@ def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
     _wait_rows(qtbot, window)
     assert {m.channel for m in read_every_row(qtbot, window.model)} == {"webshop"}
     # ...and every other view follows the channel.
-    qtbot.waitUntil(lambda: sum(b["memories"] for b in window.timeline.chart.data["bins"]) == total.args[0])
-    assert window.graph.channel_box.currentText() == "webshop"
-    qtbot.waitUntil(lambda: bool(window.graph.nodes))
+    qtbot.waitUntil(lambda: sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == total.args[0])
+    assert window.view("graph").channel_box.currentText() == "webshop"
+    qtbot.waitUntil(lambda: bool(window.view("graph").nodes))
     session = window.store.workspace.db.sessions()[0]
     group = next(window.sidebar.topLevelItem(i) for i in range(window.sidebar.topLevelItemCount())
                  if window.sidebar.topLevelItem(i).text(0) == "Sessions")
     group.setExpanded(True)
-    with qtbot.waitSignal(window.scratchpad.loaded) as shown:
+    with qtbot.waitSignal(window.view("scratchpad").loaded) as shown:
         _click(qtbot, window, next(group.child(j) for j in range(group.childCount())
                                    if group.child(j).toolTip(0).startswith(session.id)))
-    assert shown.args == [1] and window.views.currentWidget() is window.scratchpad
+    assert shown.args == [1] and window.views.currentWidget() is window.view("scratchpad")
 
 
 def test_keyword_and_hybrid_search_from_the_search_box(qtbot, window: MainWindow) -> None:
-    window.search_mode.setCurrentText("keyword")
-    qtbot.keyClicks(window.search_box, "Whiskerino")
+    window.memories.search_mode.setCurrentText("keyword")
+    qtbot.keyClicks(window.memories.search_box, "Whiskerino")
     with qtbot.waitSignal(window.model.total_changed):
-        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+        qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
     _wait_rows(qtbot, window)
     rows = read_every_row(qtbot, window.model)
     assert rows and all("whiskerino" in m.content.lower() for m in rows)
-    window.search_mode.setCurrentText("hybrid")
-    window.search_box.clear()
-    qtbot.keyClicks(window.search_box, "stripe payments")
-    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    window.memories.search_mode.setCurrentText("hybrid")
+    window.memories.search_box.clear()
+    qtbot.keyClicks(window.memories.search_box, "stripe payments")
+    qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.count_label.text().endswith("hybrid search"), timeout=10_000)
     assert "Stripe" in window.model.memory_at(0).content
 
 
 def test_select_shows_detail_with_history(qtbot, window: MainWindow) -> None:
-    window.select_row(0)
+    window.table_actions.select_row(0)
     memory = window.model.memory_at(0)
     qtbot.waitUntil(lambda: memory.id in window.detail.toPlainText())
     text = window.detail.toPlainText()
@@ -113,46 +113,46 @@ def test_select_shows_detail_with_history(qtbot, window: MainWindow) -> None:
 
 
 def _find_row(qtbot, win: MainWindow, text: str) -> int:
-    win.search_mode.setCurrentText("keyword")
-    win.search_box.setText(text)
+    win.memories.search_mode.setCurrentText("keyword")
+    win.memories.search_box.setText(text)
     with qtbot.waitSignal(win.model.total_changed):
-        qtbot.keyClick(win.search_box, Qt.Key.Key_Return)
+        qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
     _wait_rows(qtbot, win)
     return 0
 
 
 def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, demo_path: Path) -> None:
     before = state_of(demo_path)
-    window.select_row(_find_row(qtbot, window, "feature flags"))
-    target = window.selected_memories()[0]
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.table_actions.selected_memories()[0]
     assert target.source.kind is Kind.SQLITE
     with qtbot.waitSignal(window.curated) as promoted:
         qtbot.keyClick(window.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     new_id = promoted.args[0].ids[0]
     assert window.store.get(new_id).channel == "_global"
     assert window.store.get(target.id) == target  # the original stays, linked by PROMOTED_FROM
-    assert window.undo_action.text() == "&Undo promote"
+    assert window.curation.undo_action.text() == "&Undo promote"
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert state_of(demo_path) == before
     with qtbot.waitSignal(window.curated):
-        window.redo_action.trigger()
+        window.curation.redo_action.trigger()
     assert window.store.get(new_id).channel == "_global"
     with qtbot.waitSignal(window.curated):
-        window.undo_action.trigger()
-    window.select_row(_find_row(qtbot, window, "feature flags"))  # the rows as they are after the undo
-    assert [m.id for m in window.selected_memories()] == [target.id]
+        window.curation.undo_action.trigger()
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))  # the rows as they are after the undo
+    assert [m.id for m in window.table_actions.selected_memories()] == [target.id]
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     assert window.store.get(target.id).status is Status.DELETED
     with qtbot.waitSignal(window.curated):
-        window.undo_action.trigger()
+        window.curation.undo_action.trigger()
     assert state_of(demo_path) == before
 
 
 def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
-    window.select_row(_find_row(qtbot, window, "feature flags"))
-    target = window.selected_memories()[0]
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.table_actions.selected_memories()[0]
     qtbot.keyClick(window.table, Qt.Key.Key_F2)
     dialog = window.findChild(EditDialog, "edit_dialog")
     assert dialog is not None and dialog.isVisible()
@@ -166,10 +166,10 @@ def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
 
 
 def test_markdown_memories_offer_only_content_in_the_dialog(qtbot, window: MainWindow) -> None:
-    window.select_row(_find_row(qtbot, window, "Drafted release notes"))
-    target = window.selected_memories()[0]
+    window.table_actions.select_row(_find_row(qtbot, window, "Drafted release notes"))
+    target = window.table_actions.selected_memories()[0]
     assert target.source.kind is Kind.MARKDOWN
-    window.edit_action.trigger()
+    window.curation.edit_action.trigger()
     dialog = window.findChild(EditDialog, "edit_dialog")
     assert dialog.content.isEnabled() and not dialog.salience.isEnabled() and not dialog.channel.isEnabled()
     dialog.reject()
@@ -187,13 +187,13 @@ def test_a_corrupt_store_gives_a_message_not_a_crash(qtbot, window: MainWindow, 
 
 
 def test_recent_stores_and_window_state_are_remembered(qtbot, window: MainWindow, demo_path: Path, tmp_path: Path) -> None:
-    assert window.recent_stores()[0] == str(demo_path)
+    assert window.recent.entries()[0] == str(demo_path)
     window.close()
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     again = MainWindow(settings)
     qtbot.addWidget(again)
-    assert again.recent_stores()[0] == str(demo_path)
-    assert [a.text() for a in again.recent_menu.actions()] == [f"&1 {demo_path}"]
+    assert again.recent.entries()[0] == str(demo_path)
+    assert [a.text() for a in again.recent.menu.actions()] == [f"&1 {demo_path}"]
 
 
 def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
@@ -208,13 +208,13 @@ def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
 
 def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
-    assert window.views.currentWidget() is window.scratchpad
-    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() == len(window.store.workspace.db.sessions()))
-    model = window.scratchpad.model
+    assert window.views.currentWidget() is window.view("scratchpad")
+    qtbot.waitUntil(lambda: window.view("scratchpad").model.rowCount() == len(window.store.workspace.db.sessions()))
+    model = window.view("scratchpad").model
     first = model.item(0, 0)
     groups = {first.child(g, 0).text() for g in range(first.rowCount())}
     assert {"Subagent result", "Session facts (MemoryHook)", "Taskspace path hint", "User and agent keys"} <= groups
-    keys = window.scratchpad.keys_under(0)
+    keys = window.view("scratchpad").keys_under(0)
     assert any(k.startswith("subagent_result::") for k in keys) and "todo" in keys
     user = next(first.child(g, 0) for g in range(first.rowCount()) if first.child(g, 0).text() == "User and agent keys")
     todo = next(user.child(k, 0) for k in range(user.rowCount()) if user.child(k, 0).text() == "todo")
@@ -223,27 +223,27 @@ def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: Ma
 
 def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
-    assert window.views.currentWidget() is window.salience
-    qtbot.waitUntil(lambda: window.salience.at_risk.rowCount() > 0)
+    assert window.views.currentWidget() is window.view("salience")
+    qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0)
     active = window.store.counts()["statuses"]["active"]
-    assert sum(b["count"] for b in window.salience.histogram.bins) == active
-    effective = [float(window.salience.at_risk.item(r, 0).text()) for r in range(window.salience.at_risk.rowCount())]
+    assert sum(b["count"] for b in window.view("salience").histogram.bins) == active
+    effective = [float(window.view("salience").at_risk.item(r, 0).text()) for r in range(window.view("salience").at_risk.rowCount())]
     assert effective == sorted(effective)
-    formulas = window.salience.formulas.text()  # each decay the seed describes, with its parameters
+    formulas = window.view("salience").formulas.text()  # each decay the seed describes, with its parameters
     assert "Memory salience: min(1, salience x 0.95 ^ days since last access" in formulas
     assert "Entity salience: salience x 0.95 ^ whole days" in formulas
     assert "Inferred-fact confidence: confidence x 0.95 ^ whole weeks" in formulas
     # A markdown memory keeps no access count: one clear message, nothing changes.
-    window.salience.select_at_risk(0)
+    window.view("salience").select_at_risk(0)
     with qtbot.waitSignal(window.error_shown) as shown:
-        qtbot.mouseClick(window.salience.reinforce_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.view("salience").reinforce_button, Qt.MouseButton.LeftButton)
     assert "keeps no access count" in shown.args[0]
     _dismiss_errors(qtbot, window)
     # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
     window.show_view("memories")
-    window.select_row(_find_row(qtbot, window, "feature flags"))
-    target = window.selected_memories()[0]
-    qtbot.waitUntil(lambda: (window.salience.curve.report or {}).get("id") == target.id)  # the detail is read on a worker
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.table_actions.selected_memories()[0]
+    qtbot.waitUntil(lambda: (window.view("salience").curve.report or {}).get("id") == target.id)  # the detail is read on a worker
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert window.store.get(target.id).access_count == target.access_count + 1
@@ -254,19 +254,19 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     a person shows them, and then show the store as it is."""
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     reloads: list[str] = []
-    window.salience.loaded.connect(lambda: reloads.append("salience"))
-    window.timeline.loaded.connect(lambda: reloads.append("timeline"))
-    window.select_row(_find_row(qtbot, window, "feature flags"))
+    window.view("salience").loaded.connect(lambda: reloads.append("salience"))
+    window.view("timeline").loaded.connect(lambda: reloads.append("timeline"))
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
     with qtbot.waitSignals([window.curated, window.model.refreshed], timeout=10_000):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     qtbot.wait(300)
     assert reloads == []
-    with qtbot.waitSignal(window.salience.loaded, timeout=10_000):
+    with qtbot.waitSignal(window.view("salience").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
-    assert sum(b["count"] for b in window.salience.histogram.bins) == window.store.counts()["statuses"]["active"]
-    with qtbot.waitSignal(window.timeline.loaded, timeout=10_000):
+    assert sum(b["count"] for b in window.view("salience").histogram.bins) == window.store.counts()["statuses"]["active"]
+    with qtbot.waitSignal(window.view("timeline").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
-    assert sum(b["memories"] for b in window.timeline.chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))
+    assert sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)  # shown again, nothing changed since
     qtbot.wait(300)
     assert reloads == ["salience", "timeline"]
@@ -277,10 +277,10 @@ def test_the_sidebar_counts_a_step_even_when_the_query_changes_at_once(qtbot, wi
     drops that refresh, and must not drop the count."""
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     before = int(window.sidebar.topLevelItem(0).text(1))
-    window.select_row(0)
+    window.table_actions.select_row(0)
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
-    window.apply_filter("channel", "webshop")
+    window.filter_search.apply_filter("channel", "webshop")
     qtbot.waitUntil(lambda: window.sidebar.topLevelItem(0).text(1) == str(before - 1))
 
 
@@ -301,13 +301,13 @@ class _PaintedRegion(QObject):
 def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot, window: MainWindow) -> None:
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
-    window.select_row(2)
-    window.search_box.setFocus()
-    qtbot.waitUntil(lambda: window.search_box.hasFocus())
+    window.table_actions.select_row(2)
+    window.memories.search_box.setFocus()
+    qtbot.waitUntil(lambda: window.memories.search_box.hasFocus())
     viewport = window.table.viewport()
     row_height = window.table.rowHeight(2)
     painted = _PaintedRegion(viewport)
-    for focus in (window.table, window.search_box, window.table):
+    for focus in (window.table, window.memories.search_box, window.table):
         qtbot.wait(50)  # every earlier paint done
         painted.region = QRegion()
         focus.setFocus()
@@ -329,33 +329,33 @@ def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot,
         qtbot.wait(50)
         bounds = painted.region.boundingRect()
         assert bounds.height() <= row_height, f"activating {active} repainted {bounds} of the table, not one row"
-    assert window.table.currentIndex().row() == 2 and [m.id for m in window.selected_memories()] == [
+    assert window.table.currentIndex().row() == 2 and [m.id for m in window.table_actions.selected_memories()] == [
         window.model.memory_at(2).id]
 
 
 def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
-    assert window.views.currentWidget() is window.timeline
-    qtbot.waitUntil(lambda: bool(window.timeline.chart.data["bins"]))
-    bins = window.timeline.chart.data["bins"]
+    assert window.views.currentWidget() is window.view("timeline")
+    qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data["bins"]))
+    bins = window.view("timeline").chart.data["bins"]
     assert sum(b["memories"] for b in bins) == window.store.count(MemoryQuery(statuses=()))
     assert sum(b["turns"] for b in bins) == window.store.workspace.db.table_counts()["turns"]
-    with qtbot.waitSignal(window.timeline.loaded):
-        window.timeline.group_box.setCurrentText("channel")
-    assert {g for b in window.timeline.chart.data["bins"] for g in b["counts"]} == {"_global", "rust-cli", "webshop"}
-    busiest = max(window.timeline.chart.data["bins"], key=lambda b: b["memories"])
-    chart = window.timeline.chart
+    with qtbot.waitSignal(window.view("timeline").loaded):
+        window.view("timeline").group_box.setCurrentText("channel")
+    assert {g for b in window.view("timeline").chart.data["bins"] for g in b["counts"]} == {"_global", "rust-cli", "webshop"}
+    busiest = max(window.view("timeline").chart.data["bins"], key=lambda b: b["memories"])
+    chart = window.view("timeline").chart
     with qtbot.waitSignal(window.model.total_changed) as total:
         qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.bar_center(busiest["bin"]).toPoint())
     assert total.args == [busiest["memories"]]
-    assert window.views.currentWidget() is not window.timeline
+    assert window.views.currentWidget() is not window.view("timeline")
 
 
 def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> None:
     from mnemoscope.storage.views.graph import graph_view
 
     qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
-    graph = window.graph
+    graph = window.view("graph")
     assert window.views.currentWidget() is graph
     qtbot.waitUntil(lambda: bool(graph.nodes))
     center = graph.center_box.currentData()
@@ -379,8 +379,8 @@ def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> No
 def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, window: MainWindow, demo_path: Path) -> None:
     import sqlite3
 
-    window.select_row(_find_row(qtbot, window, "Dana"))
-    chosen = window.selected_memories()[0]
+    window.table_actions.select_row(_find_row(qtbot, window, "Dana"))
+    chosen = window.table_actions.selected_memories()[0]
     con = sqlite3.connect(demo_path / "memory.db")  # an agent writes meanwhile
     con.execute(
         "INSERT INTO memories (id, layer, channel, content, created_at, updated_at, last_accessed) "
@@ -392,7 +392,7 @@ def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, windo
     with qtbot.waitSignal(window.store_changed, timeout=10_000):
         pass
     qtbot.waitUntil(lambda: window.model.row_of("m-agentwrote01") is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: [m.id for m in window.selected_memories()] == [chosen.id], timeout=10_000)
+    qtbot.waitUntil(lambda: [m.id for m in window.table_actions.selected_memories()] == [chosen.id], timeout=10_000)
 
 
 @pytest.mark.parametrize("choice", ["Apply my edit", "Keep the store's"])
@@ -400,13 +400,13 @@ def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWind
     import sqlite3
 
     window.session.poll_timer.stop()  # the person has the old version on screen
-    window.select_row(_find_row(qtbot, window, "feature flags"))
-    target = window.selected_memories()[0]
+    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    target = window.table_actions.selected_memories()[0]
     con = sqlite3.connect(demo_path / "memory.db")
     con.execute("UPDATE memories SET content = 'Agent: Dana now prefers trunk-based development.' WHERE id = ?", (target.id,))
     con.commit()
     con.close()
-    window.edit_action.trigger()
+    window.curation.edit_action.trigger()
     dialog = window.findChild(EditDialog, "edit_dialog")
     dialog.salience.setValue(0.25)
     with qtbot.waitSignal(window.conflict_shown) as shown:
@@ -428,32 +428,32 @@ def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWind
 def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, markdown_only: Path, tmp_path: Path) -> None:
     dest = tmp_path / "merged"
     with qtbot.waitSignal(window.import_finished, timeout=60_000) as finished:
-        window.import_into(markdown_only, dest)
+        window.opening.import_into(markdown_only, dest)
     summary = finished.args[0]
     from mnemoscope.storage import open_store
 
     with open_store(markdown_only) as source:
         assert summary.imported == source.count()
-    assert window.import_dialog.value() == 100 or not window.import_dialog.isVisible()
+    assert window.opening.import_dialog.value() == 100 or not window.opening.import_dialog.isVisible()
     with qtbot.waitSignal(window.import_finished, timeout=60_000) as again:
-        window.import_into(markdown_only, dest)
+        window.opening.import_into(markdown_only, dest)
     assert again.args[0].imported == 0 and again.args[0].already_present == summary.imported
 
 
 def test_scratchpad_model_passes_the_qt_model_tester(qtbot, qtmodeltester, window: MainWindow) -> None:
-    qtbot.waitUntil(lambda: window.scratchpad.model.rowCount() > 0)
-    qtmodeltester.check(window.scratchpad.model)
+    qtbot.waitUntil(lambda: window.view("scratchpad").model.rowCount() > 0)
+    qtmodeltester.check(window.view("scratchpad").model)
 
 
 def test_a_filter_that_hides_the_center_shows_the_rest_not_an_error(qtbot, window: MainWindow) -> None:
-    graph = window.graph
+    graph = window.view("graph")
     qtbot.waitUntil(lambda: bool(graph.nodes))
     with qtbot.waitSignal(graph.loaded):
         graph.center_box.setCurrentIndex(graph.center_box.findData("e-dana"))
     with qtbot.waitSignal(graph.loaded):
         graph.channel_box.setCurrentText("rust-cli")
     assert "e-rust-cli" in graph.nodes and "e-dana" not in graph.nodes
-    assert "not in this channel" in graph.note.text() and window.last_error == ""
+    assert "not in this channel" in graph.note.text() and window.errors.last_error == ""
 
 
 def test_mnemoscope_alone_reopens_the_last_store(demo_path: Path, tmp_path: Path) -> None:
@@ -476,25 +476,25 @@ def test_reembed_stale_vectors_from_the_tools_menu(qtbot, window: MainWindow, de
     con.commit()
     con.close()
     with qtbot.waitSignal(window.curated, timeout=20_000) as done:
-        window.reembed_action.trigger()
+        window.curation.reembed_action.trigger()
     assert done.args[0].ids == [stale_id]
     assert window.store.get(stale_id).metadata["vector_state"] == "fresh"
-    assert window.undo_action.text() == "&Undo reembed"
+    assert window.curation.undo_action.text() == "&Undo reembed"
 
 
 def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: MainWindow, capsys) -> None:
     from mnemoscope.app.cli import main
 
-    window.select_row(0)
+    window.table_actions.select_row(0)
     with qtbot.waitSignal(window.curated, timeout=20_000):
-        window.delete_selected()
+        window.curation.delete_selected()
     shown = read_every_row(qtbot, window.model)
     project = next(r for r, m in enumerate(shown)
                    if m.channel != "_global" and m.source.kind is Kind.SQLITE and not window.store.promotion_shortfall(m))
-    window.select_row(project)
-    qtbot.waitUntil(lambda: window.promote_action.isEnabled())
+    window.table_actions.select_row(project)
+    qtbot.waitUntil(lambda: window.curation.promote_action.isEnabled())
     with qtbot.waitSignal(window.curated, timeout=20_000):
-        window.promote_selected()
+        window.curation.promote_selected()
 
     def agree() -> bool:
         top = window.sidebar.topLevelItem(0)
@@ -515,11 +515,11 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
 
 
 def test_promotion_candidates_are_listed_and_promoted_in_one_step(qtbot, window: MainWindow) -> None:
-    from mnemoscope.ui.candidates_dialog import CandidatesDialog
+    from mnemoscope.ui.dialogs.candidates_dialog import CandidatesDialog
 
-    assert window.candidates_action.isEnabled()
+    assert window.curation.candidates_action.isEnabled()
     expected = [m.id for m in window.store.promotion_candidates()]
-    window.candidates_action.trigger()
+    window.curation.candidates_action.trigger()
     dialog = window.findChild(CandidatesDialog, "candidates_dialog")
     qtbot.waitUntil(lambda: dialog.table.rowCount() == len(expected) > 1, timeout=10_000)
     assert [dialog.table.item(r, 0).text() for r in range(len(expected))] == expected

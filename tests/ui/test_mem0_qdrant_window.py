@@ -30,6 +30,6 @@ def test_the_window_opens_and_curates_a_mem0_qdrant_store(qtbot, tmp_path: Path)
     assert "mem0 messages of user_id=dana" in titles
     row = next(r for r in range(3) if win.model.memory_at(r).content == "Dana lives in Lisbon")
     win.table.selectRow(row)
-    qtbot.waitUntil(lambda: [m.content for m in win.selected_memories()] == ["Dana lives in Lisbon"])
-    assert win.edit_action.isEnabled() and win.delete_action.isEnabled()
+    qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == ["Dana lives in Lisbon"])
+    assert win.curation.edit_action.isEnabled() and win.curation.delete_action.isEnabled()
     win.close_store()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mnemoscope.ui.main_window import VIEWS, MainWindow
+from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
@@ -27,14 +27,14 @@ def test_painting_every_view_keeps_its_references_to_none(qtbot, demo_path: Path
     win.resize(1280, 800)
     win.show()
     loaded: set[str] = set()
-    win.timeline.loaded.connect(lambda: loaded.add("timeline"))
-    win.salience.loaded.connect(lambda: loaded.add("salience"))
-    win.graph.loaded.connect(lambda: loaded.add("graph"))
+    win.view("timeline").loaded.connect(lambda: loaded.add("timeline"))
+    win.view("salience").loaded.connect(lambda: loaded.add("salience"))
+    win.view("graph").loaded.connect(lambda: loaded.add("graph"))
     with qtbot.waitSignal(win.store_opened, timeout=20_000):
         win.open_path(demo_path)
     qtbot.waitUntil(lambda: {"timeline", "salience", "graph"} <= loaded and win.model.memory_at(0) is not None,
                     timeout=20_000)
-    for name in VIEWS:
+    for name in win.view_names:
         win.show_view(name)
         view = win.views.currentWidget()
         painted = [view, *view.findChildren(QWidget)]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from mnemoscope.ui.main_window import VIEWS, MainWindow
+from mnemoscope.ui.main_window import MainWindow
 
 
 def file_hashes(root: Path) -> dict[str, str]:
@@ -17,14 +17,14 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 
 def _browse_every_view(qtbot, win: MainWindow, path: Path, *, read_only: bool) -> None:
-    with qtbot.waitSignals([win.store_opened, win.scratchpad.loaded, win.salience.loaded,
-                            win.timeline.loaded, win.graph.loaded], timeout=30_000):
+    with qtbot.waitSignals([win.store_opened, win.view("scratchpad").loaded, win.view("salience").loaded,
+                            win.view("timeline").loaded, win.view("graph").loaded], timeout=30_000):
         win.open_path(path, read_only=read_only)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0
                     and win.model.memory_at(0) is not None, timeout=10_000)
     for row in (0, 1, 2):
-        win.select_row(row)
-    for name in VIEWS:
+        win.table_actions.select_row(row)
+    for name in win.view_names:
         win.show_view(name)
         qtbot.wait(50)
 
@@ -47,17 +47,17 @@ def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_p
     assert win.open_read_only_action in win.menuBar().actions()[0].menu().actions()
     _browse_every_view(qtbot, win, demo_path, read_only=True)
     win.show_view("memories")
-    win.select_row(0)
+    win.table_actions.select_row(0)
     assert win.windowTitle().endswith("(read-only)")
-    for action in (win.edit_action, win.delete_action, win.promote_action, win.restore_action,
-                   win.reinforce_action, win.undo_action, win.redo_action, win.reembed_action):
+    for action in (win.curation.edit_action, win.curation.delete_action, win.curation.promote_action, win.curation.restore_action,
+                   win.curation.reinforce_action, win.curation.undo_action, win.curation.redo_action, win.curation.reembed_action):
         assert not action.isEnabled(), action.text()
-    assert "opened read-only" in win.delete_action.toolTip()
+    assert "opened read-only" in win.curation.delete_action.toolTip()
     # While open, SQLite keeps an empty -wal and -shm beside memory.db for the pooled read
     # connections; closing removes them, leaving every file as it was.
     before = {name: digest for name, digest in file_hashes(demo_path).items() if not name.endswith(("-wal", "-shm"))}
     with qtbot.waitSignal(win.error_shown, timeout=10_000) as shown:
-        win.delete_selected()  # the shortcut path, as if the action were triggered anyway
+        win.curation.delete_selected()  # the shortcut path, as if the action were triggered anyway
     assert "opened read-only" in shown.args[0]
     win.close_store()
     assert file_hashes(demo_path) == before

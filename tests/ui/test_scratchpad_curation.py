@@ -13,8 +13,9 @@ from formats.test_agenticx import build_agenticx_home, load_scratchpad
 from helpers.owners import require, run_owner
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Status
+from mnemoscope.ui.dialogs.scratch_value_dialog import ScratchValueDialog
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.scratchpad_view import ScratchpadView, ScratchValueDialog
+from mnemoscope.ui.views.scratchpad_view import ScratchpadView
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 
@@ -23,10 +24,10 @@ def _open(qtbot, tmp_path: Path, path: Path, *, read_only: bool = False) -> Main
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignals([win.store_opened, win.scratchpad.loaded], timeout=30_000):
+    with qtbot.waitSignals([win.store_opened, win.view("scratchpad").loaded], timeout=30_000):
         win.open_path(path, read_only=read_only)
     qtbot.keyClick(win, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
-    assert win.views.currentWidget() is win.scratchpad
+    assert win.views.currentWidget() is win.view("scratchpad")
     return win
 
 
@@ -49,14 +50,14 @@ def pad(root: Path, session_id: str) -> dict[str, str]:
 
 
 def _edit(qtbot, win: MainWindow) -> ScratchValueDialog:
-    qtbot.keyClick(win.scratchpad.tree, Qt.Key.Key_F2)
+    qtbot.keyClick(win.view("scratchpad").tree, Qt.Key.Key_F2)
     shown = [d for d in win.findChildren(ScratchValueDialog, "scratch_value_dialog") if d.isVisible()]
     assert len(shown) == 1, "F2 on the key opened no dialog"
     return shown[0]
 
 
 def _save(qtbot, win: MainWindow, dialog: ScratchValueDialog) -> None:
-    with qtbot.waitSignals([win.curated, win.scratchpad.loaded], timeout=10_000):
+    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded], timeout=10_000):
         qtbot.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save),
                          Qt.MouseButton.LeftButton)
 
@@ -74,14 +75,14 @@ def _undo(qtbot, win: MainWindow) -> None:
     """Ctrl+Z (Edit > Undo) once the window is active again (a dialog just closed)."""
     win.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is win)
-    with qtbot.waitSignals([win.curated, win.scratchpad.loaded], timeout=10_000):
-        qtbot.keyClick(win.scratchpad.tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded], timeout=10_000):
+        qtbot.keyClick(win.view("scratchpad").tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
 
 
 def test_editing_a_native_key_keeps_its_json_type_and_undo_puts_it_back(qtbot, window: MainWindow, demo_path: Path) -> None:
     before = state_of(demo_path)
     session = window.store.sessions()[0].id
-    view = window.scratchpad
+    view = window.view("scratchpad")
     assert shown_value(view, session, "todo") == '{"open": ["write docs", "fix flaky test"], "done": 3}'
     assert view.edit_key_action.isEnabled() and view.delete_key_action.isEnabled()
     assert "Undo" in view.edit_key_action.toolTip()
@@ -96,7 +97,7 @@ def test_editing_a_native_key_keeps_its_json_type_and_undo_puts_it_back(qtbot, w
     assert json.loads(pad(demo_path, session)["todo"]) == {"open": ["ship it"], "done": 4}
     assert view.selected_key().key == "todo"  # the row read again is still the one selected
     assert shown_value(view, session, "todo") == '{"open": ["ship it"], "done": 4}'
-    assert window.undo_action.text() == "&Undo edit"
+    assert window.curation.undo_action.text() == "&Undo edit"
 
     view.select_key(session, "__taskspace_hint__")  # a string stays a string
     dialog = _edit(qtbot, window)
@@ -114,24 +115,24 @@ def test_editing_a_native_key_keeps_its_json_type_and_undo_puts_it_back(qtbot, w
 
 def test_saving_an_unchanged_value_writes_no_step(qtbot, window: MainWindow) -> None:
     session = window.store.sessions()[0].id
-    window.scratchpad.select_key(session, "todo")
+    window.view("scratchpad").select_key(session, "todo")
     dialog = _edit(qtbot, window)
     dialog.editor.setPlainText('{"done": 3, "open": ["write docs", "fix flaky test"]}')  # same JSON, reordered
     assert not dialog.changed()
     qtbot.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save),
                      Qt.MouseButton.LeftButton)
     window.session.write_pool.waitForDone(5_000)
-    assert window.store.journal.history() == [] and not window.undo_action.isEnabled()
+    assert window.store.journal.history() == [] and not window.curation.undo_action.isEnabled()
 
 
 def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(qtbot, window: MainWindow,
                                                                                demo_path: Path) -> None:
     before = state_of(demo_path)
     qtbot.waitUntil(lambda: window.model.rowCount() > 0 and window.model.memory_at(0) is not None, timeout=10_000)
-    window.select_row(0)  # a memory is selected in the (hidden) table: Delete on the tree is not for it
-    memory = window.selected_memories()[0]
+    window.table_actions.select_row(0)  # a memory is selected in the (hidden) table: Delete on the tree is not for it
+    memory = window.table_actions.selected_memories()[0]
     session = window.store.sessions()[0].id
-    view = window.scratchpad
+    view = window.view("scratchpad")
     view.select_key(session, "__taskspace_hint__")
     view.tree.setFocus()
 
@@ -146,7 +147,7 @@ def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(q
     assert "__taskspace_hint__" not in pad(demo_path, session)
     assert shown_value(view, session, "__taskspace_hint__") is None
     assert window.store.get(memory.id).status is Status.ACTIVE
-    assert window.undo_action.text() == "&Undo delete"
+    assert window.curation.undo_action.text() == "&Undo delete"
 
     _undo(qtbot, window)
     assert shown_value(view, session, "__taskspace_hint__") == "~/work/webshop"
@@ -155,7 +156,7 @@ def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(q
 
 def test_an_edit_over_the_agents_write_is_refused_and_shown(qtbot, window: MainWindow, demo_path: Path) -> None:
     session = window.store.sessions()[0].id
-    window.scratchpad.select_key(session, "session_facts")
+    window.view("scratchpad").select_key(session, "session_facts")
     dialog = _edit(qtbot, window)
     with sqlite3.connect(demo_path / "memory.db") as con:  # the agent writes the key meanwhile
         con.execute("UPDATE scratchpad SET value = '- the agent wrote this' WHERE session_id = ? AND key = ?",
@@ -177,7 +178,7 @@ def test_agenticx_keys_are_edited_deleted_and_undone_as_agenticx_reads_them(qtbo
     db = home / "memory" / "sessions.sqlite"
     original = load_scratchpad(db, "s1")
     win = _open(qtbot, tmp_path, home)
-    view = win.scratchpad
+    view = win.view("scratchpad")
     assert shown_value(view, "s1", "legacy_note") == "plain old string"
     assert view.edit_key_action.isEnabled()
 
@@ -203,7 +204,7 @@ def test_agenticx_keys_are_edited_deleted_and_undone_as_agenticx_reads_them(qtbo
 def test_a_read_only_store_offers_no_scratchpad_change_and_says_why(qtbot, demo_path: Path, tmp_path: Path) -> None:
     before = state_of(demo_path)
     win = _open(qtbot, tmp_path, demo_path, read_only=True)
-    view = win.scratchpad
+    view = win.view("scratchpad")
     assert not view.edit_key_action.isEnabled()
     assert "Select a scratchpad key" in view.edit_key_action.toolTip()
     view.select_key(win.store.sessions()[0].id, "todo")
@@ -236,7 +237,7 @@ def test_a_scratchpad_mnemoscope_only_reads_is_disabled_with_the_reason(qtbot, t
     run_owner(ADK_SESSION, db=str(db))  # Google ADK's session state: listed as scratchpad keys, only read
     before = db.read_bytes()
     win = _open(qtbot, tmp_path, db)
-    view = win.scratchpad
+    view = win.view("scratchpad")
     assert view.select_key("s1", "step") and shown_value(view, "s1", "step") == "1"
     for action in (view.edit_key_action, view.delete_key_action):
         assert not action.isEnabled()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.owners import require, run_owner
 from helpers.windows import open_window, sidebar_counts
-from mnemoscope.ui.edit_dialog import EditDialog
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import Qt
 
@@ -37,12 +37,12 @@ def _click_sidebar(qtbot, win: MainWindow, title: str, value: str, count: int) -
 
 def _select(qtbot, win: MainWindow, content: str) -> None:
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).content == content)
-    win.select_row(row)
-    qtbot.waitUntil(lambda: [m.content for m in win.selected_memories()] == [content])
+    win.table_actions.select_row(row)
+    qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content])
 
 
 def _edit_through_dialog(qtbot, win: MainWindow, new_content: str) -> None:
-    win.edit_action.trigger()
+    win.curation.edit_action.trigger()
     dialog = win.findChild(EditDialog, "edit_dialog")
     assert dialog is not None and dialog.content.isEnabled()
     dialog.content.setPlainText(new_content)
@@ -51,9 +51,9 @@ def _edit_through_dialog(qtbot, win: MainWindow, new_content: str) -> None:
 
 
 def _undo(qtbot, win: MainWindow, label: str) -> None:
-    qtbot.waitUntil(lambda: win.undo_action.isEnabled() and win.undo_action.text() == f"&Undo {label}")
+    qtbot.waitUntil(lambda: win.curation.undo_action.isEnabled() and win.curation.undo_action.text() == f"&Undo {label}")
     with qtbot.waitSignal(win.curated, timeout=20_000):
-        win.undo_action.trigger()
+        win.curation.undo_action.trigger()
 
 
 def test_mem0_on_qdrant_local_mode_channel_facet_edit_and_undo_read_back_by_mem0(qtbot, tmp_path: Path) -> None:
@@ -129,13 +129,13 @@ def test_agentix_scope_and_sub_agent_facets_and_a_delete_undone_through_the_wind
     assert sidebar_counts(win, "Sub-agents") == {"researcher": 3, "writer": 1}
     _click_sidebar(qtbot, win, "Sub-agents", "researcher", 3)
     assert _contents(win) == {"- CP timetables are reliable\n", "night_train: true\n", "rail API sandbox only\n"}
-    assert win.filters.describe() == "Channel: local/researcher + project/researcher"  # its chip
+    assert win.filter_search.filters.describe() == "Channel: local/researcher + project/researcher"  # its chip
 
     _click_sidebar(qtbot, win, "Channels", "user/writer", 1)
     style = home / ".agentix" / "agent-memory" / "writer" / "style.md"
     _select(qtbot, win, "- short sentences\n")
     with qtbot.waitSignal(win.curated, timeout=20_000):
-        win.delete_action.trigger()
+        win.curation.delete_action.trigger()
     assert not style.exists()  # the Memories tool's delete: the file goes
     _undo(qtbot, win, "delete")
     assert style.read_text(encoding="utf-8") == "- short sentences\n"

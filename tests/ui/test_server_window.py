@@ -14,7 +14,7 @@ from helpers.postgres_server import PostgresServer, postgres_server  # noqa: F40
 from mnemoscope.storage import Curator, MemoryQuery, create_workspace, open_store
 from mnemoscope.storage.credentials import credential_name
 from mnemoscope.storage.transfer import import_store
-from mnemoscope.ui.connect_dialog import ConnectDialog
+from mnemoscope.ui.dialogs.connect_dialog import ConnectDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
@@ -66,7 +66,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     assert store is not None and store.location == f"{clean} + {vectors}"
     qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories", timeout=10_000)
     assert window.windowTitle() == f"Mnemoscope — {clean} + {vectors}"
-    assert window.recent_stores()[0] == f"{clean} + {vectors}"
+    assert window.recent.entries()[0] == f"{clean} + {vectors}"
     window.settings.sync()
     for path in tmp_path.rglob("*"):
         if path.is_file():
@@ -77,7 +77,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     asked = []
 
     def answer_the_question() -> None:
-        from mnemoscope.ui.credentials_dialog import PasswordDialog
+        from mnemoscope.ui.dialogs.credentials_dialog import PasswordDialog
 
         dialog = window.findChild(PasswordDialog) or next(
             (w for w in qtbot_top_level() if isinstance(w, PasswordDialog)), None)
@@ -98,7 +98,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     timer.timeout.connect(answer_the_question)
     timer.start(50)
     with qtbot.waitSignal(window.store_opened, timeout=30_000):
-        window.open_recent(window.recent_stores()[0])
+        window.opening.open_recent(window.recent.entries()[0])
     timer.stop()
     assert asked == [credential_name(clean)]
 
@@ -133,7 +133,7 @@ def test_a_wrong_password_gives_one_message_without_it(
     from PySide6.QtCore import QTimer
 
     def refuse_the_question() -> None:  # the server refused the one typed: cancel the second ask
-        from mnemoscope.ui.credentials_dialog import PasswordDialog
+        from mnemoscope.ui.dialogs.credentials_dialog import PasswordDialog
         from PySide6.QtWidgets import QApplication
 
         for widget in QApplication.topLevelWidgets():

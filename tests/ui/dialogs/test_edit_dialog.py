@@ -1,0 +1,23 @@
+"""The edit dialog enables only the fields the memory's store keeps, and gives back only what the
+person changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.ui.dialogs.edit_dialog import EditDialog
+
+
+def test_only_the_changed_editable_fields(qtbot, demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        memory = store.page(MemoryQuery(), 1)[0]
+    dialog = EditDialog(memory, ("content", "tags"))
+    qtbot.addWidget(dialog)
+    assert dialog.content.isEnabled() and dialog.tags.isEnabled()
+    assert not dialog.layer.isEnabled() and not dialog.channel.isEnabled() and not dialog.salience.isEnabled()
+    assert dialog.changes() == {}
+    dialog.content.setPlainText("rewritten")
+    dialog.tags.setText("a, b")
+    dialog.salience.setValue(0.01 if memory.salience > 0.5 else 0.99)  # disabled: not an edit
+    assert dialog.changes() == {"content": "rewritten", "tags": ("a", "b")}

@@ -1,0 +1,136 @@
+"""The windowed memories model over the real demo store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.sessions import open_session
+from helpers.table_rows import read_every_row
+from mnemoscope.storage import Kind, MemoryQuery, Order
+from mnemoscope.storage.curation import Curator
+from mnemoscope.ui.models.memory_table_model import PLACEHOLDER, MemoryTableModel
+from PySide6.QtCore import QModelIndex, Qt
+
+
+@pytest.fixture
+def session(qtbot, demo_path: Path):
+    with open_session(qtbot, demo_path) as opened:
+        yield opened
+
+
+@pytest.fixture
+def store(session):
+    return session.store
+
+
+def _loaded(qtbot, model: MemoryTableModel) -> None:
+    """The first chunk read and the count in (the first rows come first, the count after)."""
+    qtbot.waitUntil(lambda: model.total is not None and model.rowCount() > 0 and model.memory_at(0) is not None)
+
+
+def test_every_row_is_counted_at_once_and_only_the_first_chunk_is_read(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    assert model.total == model.rowCount() == store.count() > 100
+    assert not model.canFetchMore(QModelIndex())
+    assert model.cached_rows() == 50
+
+
+def test_a_chunk_after_a_read_one_is_the_rows_after_its_last_row(qtbot, session, store) -> None:
+    query = MemoryQuery(order=Order.CREATED)
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(query)
+    _loaded(qtbot, model)
+    for row in (50, 100, 150):
+        with qtbot.waitSignal(model.chunk_loaded):
+            model.data(model.index(row, 0))
+    shown = [model.memory_at(r).id for r in range(200)]
+    assert shown == [m.id for m in store.page(query, 200)]
+
+
+def test_the_cache_keeps_only_the_chunks_read_last(qtbot, session, store, monkeypatch) -> None:
+    monkeypatch.setattr("mnemoscope.ui.models.memory_table_model.MAX_CHUNKS", 3)
+    model = MemoryTableModel(session, chunk=20)
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    for row in (40, 80, 120):
+        with qtbot.waitSignal(model.chunk_loaded):
+            model.data(model.index(row, 0))
+    assert model.cached_rows() == 60 and model.memory_at(0) is None and model.memory_at(120) is not None
+    assert model.data(model.index(0, 0)) == PLACEHOLDER  # read again when shown
+    qtbot.waitUntil(lambda: model.memory_at(0) is not None)
+
+
+def test_placeholders_until_the_chunk_arrives(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    assert model.data(model.index(60, 0)) == PLACEHOLDER
+    qtbot.waitUntil(lambda: model.memory_at(60) is not None)
+    expected = store.page(MemoryQuery(), limit=1, offset=60)[0]
+    assert model.data(model.index(60, 0)) == expected.content.splitlines()[0]
+
+
+def test_model_passes_the_qt_model_tester(qtbot, session, qtmodeltester, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery())
+    _loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.memory_at(49) is not None)
+    qtmodeltester.check(model)
+
+
+def test_stale_results_are_dropped_when_the_filter_changes(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery())
+    model.set_query(MemoryQuery(channels=("webshop",), kinds=(Kind.SQLITE,)))
+    with qtbot.waitSignal(model.chunk_loaded):
+        pass
+    qtbot.waitUntil(lambda: model.total == store.count(model.query))
+    rows = read_every_row(qtbot, model)
+    assert rows and all(m.channel == "webshop" and m.source.kind is Kind.SQLITE for m in rows)
+
+
+def test_header_sort_is_done_by_the_store(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery(kinds=(Kind.SQLITE,)))
+    _loaded(qtbot, model)
+    model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience: effective (decayed), as the salience view
+    assert model.query.order is Order.EFFECTIVE_SALIENCE and not model.query.descending
+    values = [model.effective_salience(m) for m in read_every_row(qtbot, model)]
+    assert values == sorted(values)
+    model.sort(0, Qt.SortOrder.AscendingOrder)  # Content: not sortable in the store, ignored
+    assert model.query.order is Order.EFFECTIVE_SALIENCE
+
+
+def test_the_first_rows_are_shown_before_the_count_is_in(qtbot, session, store) -> None:
+    model = MemoryTableModel(session, chunk=50)
+    with qtbot.waitSignal(model.chunk_loaded):
+        model.set_query(MemoryQuery())
+    if model.total is None:  # the count's worker may have answered first on a quiet machine
+        assert model.rowCount() == 50 and model.memory_at(49) is not None
+    _loaded(qtbot, model)
+    assert model.rowCount() == store.count()
+
+
+def test_an_edit_elsewhere_repaints_only_its_row(qtbot, session, store) -> None:
+    """A refresh after an edit swaps the rows in place: one row changes, nothing moves."""
+    query = MemoryQuery(order=Order.CREATED, kinds=(Kind.SQLITE,))
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(query)
+    _loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.memory_at(10) is not None)
+    before = [model.data(model.index(r, 0)) for r in range(model.rowCount()) if model.memory_at(r) is not None]
+    target = model.memory_at(3)
+    Curator(store).edit(target.id, expected_revision=target.revision, content="rewritten by another window")
+    changed: list[tuple[int, int]] = []
+    moved: list[bool] = []
+    model.dataChanged.connect(lambda first, last, _roles=(): changed.append((first.row(), last.row())))
+    model.layoutChanged.connect(lambda *_: moved.append(True))
+    with qtbot.waitSignal(model.refreshed):
+        model.refresh()
+    assert changed == [(3, 3)] and moved == []
+    after = [model.data(model.index(r, 0)) for r in range(len(before))]
+    assert after[3] == "rewritten by another window"
+    assert after[:3] + after[4:] == before[:3] + before[4:]

@@ -1,0 +1,236 @@
+"""Curation from the window: the Edit menu's steps on the selected memories (edit, promote,
+delete, restore, reinforce, undo, redo), the steps the views ask for (a scratchpad key, a
+finding, a memory at risk), re-embedding, the promotion candidates, and a conflicting edit's
+choice. Every step runs through the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from ..dialogs.candidates_dialog import CandidatesDialog
+from ..dialogs.conflict_dialog import ConflictDialog
+from ..dialogs.edit_dialog import EditDialog
+from ..dialogs.progress_dialog import progress_dialog, show_progress
+from ..dialogs.scratch_value_dialog import ScratchValueDialog
+from ..store_session import Conflict, StoreSession
+from ..views.base_view import View
+from ..views.findings_view import FindingsView
+from ..views.salience_view import SalienceView
+from ..views.scratchpad_view import ScratchKey, ScratchpadView
+from .table_actions import TableActions
+
+
+class CurationActions(QObject):
+    """The curation actions and what they ask before a step.
+
+    Signals: conflict_shown(object ConflictDialog) when an edit met a change made since its
+    memory was read, error_raised(object) with an exception for the person (a candidates list
+    that could not be read)."""
+
+    conflict_shown = Signal(object)
+    error_raised = Signal(object)
+
+    def __init__(self, session: StoreSession, table_actions: TableActions, views: dict[str, View],
+                 parent: QWidget) -> None:
+        super().__init__(parent)
+        self.session, self.table_actions = session, table_actions
+        self._widget = parent  # the dialogs' parent
+        self.undo_action = self._action("&Undo", lambda: self.session.curate("undo"), QKeySequence.StandardKey.Undo)
+        self.redo_action = self._action("&Redo", lambda: self.session.curate("redo"), QKeySequence.StandardKey.Redo)
+        self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
+        self.promote_action = self._action("&Promote to _global", self.promote_selected, "Ctrl+Shift+P")
+        self.delete_action = self._action("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete)
+        self.restore_action = self._action("Re&store", self.restore_selected, "Ctrl+Shift+R")
+        self.reinforce_action = self._action("Re&inforce", self.reinforce_selected, "Ctrl+Shift+I",
+                                             "One more access now: pin against decay")
+        self.reembed_action = self._action("Re-&embed stale vectors", self.reembed_stale, None,
+                                           "Recompute vectors whose memory was edited without an embedder")
+        self.candidates_action = self._action("Promotion &candidates…", self.show_promotion_candidates, None,
+                                              "Project facts that meet the promotion thresholds")
+        self.selection_actions = [self.edit_action, self.promote_action, self.delete_action, self.restore_action,
+                                  self.reinforce_action]
+        session.conflicted.connect(self._on_session_conflicted)
+        for view in views.values():
+            if isinstance(view, ScratchpadView):
+                view.edit_requested.connect(self.edit_scratch_key)
+                view.delete_requested.connect(self.delete_scratch_key)
+            elif isinstance(view, SalienceView):
+                view.reinforce_requested.connect(lambda memory_id: self.session.curate("reinforce", memory_id))
+            elif isinstance(view, FindingsView):
+                view.redact_requested.connect(
+                    lambda f: self.session.curate("redact", f.memory_id, f.start, f.end, finding=f.fingerprint))
+                view.delete_requested.connect(lambda ids: self.session.curate("delete", ids))
+                view.accept_requested.connect(lambda found: self.session.curate("accept_findings", found))
+
+    def _action(self, text: str, slot: Callable[[], Any], shortcut: Any = None, tip: str = "") -> QAction:
+        action = QAction(text, self._widget)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    # -- the selection's steps ---------------------------------------------------------------------
+
+    def _selection(self) -> tuple[list[str], dict[str, str]]:
+        """The selected memories' ids and the revisions they were read at."""
+        selected = self.table_actions.selected_memories()
+        return [m.id for m in selected], {m.id: m.revision for m in selected}
+
+    def edit_selected(self) -> None:
+        selected = self.table_actions.selected_memories()
+        store = self.session.store
+        if len(selected) != 1 or store is None:
+            return
+        memory = selected[0]
+        dialog = EditDialog(memory, store.capabilities(memory.id).editable_fields, self._widget)
+        dialog.setObjectName("edit_dialog")
+        dialog.accepted.connect(lambda: self.session.edit(memory, dialog.changes()))
+        dialog.open()
+
+    def _on_session_conflicted(self, conflict: Conflict) -> None:
+        """The store changed under an edit: show what changed and let the person choose."""
+        box = ConflictDialog(conflict, self._widget)
+        box.apply_chosen.connect(lambda c: self.session.edit(c.now, c.changes))
+        box.keep_chosen.connect(lambda _c: self.session.refresh())
+        box.open()
+        self.conflict_shown.emit(box)
+
+    def promote_selected(self) -> None:
+        """Promote the selection as one step; memories below the store's promotion thresholds
+        are named first and promoted only when the person says so (forced, and journaled so)."""
+        ids, revisions = self._selection()
+        store = self.session.store
+        if not ids or store is None:
+            return
+        thresholds = store.settings.promotion
+        unmet = {m.id: failed for m in self.table_actions.selected_memories()
+                 if (failed := store.promotion_shortfall(m))}
+        if not unmet:
+            self.session.curate("promote", ids, expected_revision=revisions)
+            return
+        listed = "\n".join(f"{memory_id}: {', '.join(failed)}" for memory_id, failed in list(unmet.items())[:10])
+        more = f"\n... and {len(unmet) - 10} more" if len(unmet) > 10 else ""
+        self.ask(
+            "confirm_promote_box", "Promote below the thresholds",
+            f"{len(unmet)} of the {len(ids)} selected memories do not meet this store's promotion thresholds "
+            f"(confidence >= {thresholds.confidence:g}, accesses >= {thresholds.access_count}, "
+            f"conversations >= {thresholds.conversations}):\n\n{listed}{more}\n\n"
+            "Promote anyway? The journal records which thresholds were missed; you can undo it.",
+            lambda: self.session.curate("promote", ids, expected_revision=revisions, force=True),
+        )
+
+    def delete_selected(self) -> None:
+        """Delete the selection as one step; several memories are confirmed first (no nested loop)."""
+        ids, revisions = self._selection()
+        if not ids:
+            return
+        if len(ids) == 1:
+            self.session.curate("delete", ids, expected_revision=revisions)
+            return
+        self.ask("confirm_delete_box", "Delete memories", f"Delete {len(ids)} memories? You can undo this.",
+                 lambda: self.session.curate("delete", ids, expected_revision=revisions))
+
+    def reinforce_selected(self) -> None:
+        ids, revisions = self._selection()
+        if ids:
+            self.session.curate("reinforce", ids, expected_revision=revisions)
+
+    def restore_selected(self) -> None:
+        ids, _ = self._selection()
+        if ids:
+            self.session.curate("restore", ids)
+
+    def ask(self, name: str, title: str, text: str, on_yes: Callable[[], object]) -> None:
+        """A window-modal Yes/No question (no nested event loop); on_yes runs on Yes."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text,
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self._widget)
+        box.setObjectName(name)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                on_yes()
+
+        box.finished.connect(answered)
+        box.open()
+
+    # -- the views' steps ----------------------------------------------------------------------------
+
+    def edit_scratch_key(self, entry: ScratchKey) -> None:
+        """The value of one scratchpad key in a dialog; Save sets it as one step, checked against
+        the value the view read."""
+        dialog = ScratchValueDialog(entry, self._widget)
+        dialog.setObjectName("scratch_value_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def saved() -> None:
+            if dialog.changed():
+                self.session.curate("set_scratch", entry.session_id, entry.key, dialog.value(), expected=entry.value)
+
+        dialog.accepted.connect(saved)
+        dialog.open()
+
+    def delete_scratch_key(self, entry: ScratchKey) -> None:
+        self.ask("confirm_delete_scratch_box", "Delete scratchpad key",
+                 f"Delete {entry.key} from the scratchpad of session {entry.session_id}? You can undo this.",
+                 lambda: self.session.curate("delete_scratch", entry.session_id, entry.key, expected=entry.value))
+
+    # -- store-wide steps ------------------------------------------------------------------------------
+
+    def reembed_stale(self) -> None:
+        """Re-embed stale vectors on the session's write worker, with progress and cancel."""
+        if self.session.store is None:
+            return
+        label = "Re-embedding stale vectors:"
+        dialog = progress_dialog(label, self._widget)
+        worker = self.session.curate("reembed", on_progress=lambda tick: show_progress(dialog, label, tick),
+                                     on_finished=dialog.close)
+        if worker is not None:
+            dialog.canceled.connect(worker.cancel)
+            dialog.open()
+
+    def show_promotion_candidates(self) -> CandidatesDialog | None:
+        """Tools > Promotion candidates: the qualifying facts (read on a worker), promoted as one step."""
+        if self.session.store is None:
+            return None
+        dialog = CandidatesDialog(self.session, self._widget)
+        dialog.setObjectName("candidates_dialog")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.load_failed.connect(self.error_raised.emit)
+        dialog.promote_requested.connect(lambda ids: self.session.curate("promote", ids))
+        dialog.open()
+        return dialog
+
+    # -- what is enabled -------------------------------------------------------------------------------
+
+    def update_actions(self) -> None:
+        """Enable and name the actions for the open store, its journal and the selection."""
+        store = self.session.store
+        selected = self.table_actions.selected_memories() if store is not None else []
+        next_undo, next_redo = self.session.steps  # as the session last read the journal
+        if store is not None and store.read_only:
+            next_undo = next_redo = None
+        self.undo_action.setEnabled(next_undo is not None)
+        self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
+        self.redo_action.setEnabled(next_redo is not None)
+        self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
+        caps = [store.capabilities(m.id) for m in selected] if store is not None else []
+        writable = bool(caps) and all(not c.read_only for c in caps)
+        self.edit_action.setEnabled(len(caps) == 1 and bool(caps[0].editable_fields))
+        self.promote_action.setEnabled(writable and all(c.can_promote for c in caps))
+        self.delete_action.setEnabled(writable)
+        self.restore_action.setEnabled(writable)
+        self.reinforce_action.setEnabled(writable and all(c.can_reinforce for c in caps))
+        reasons = sorted({c.read_only_reason for c in caps if c.read_only and c.read_only_reason})
+        for action in (self.edit_action, self.delete_action, self.restore_action):
+            action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
+        self.reembed_action.setEnabled(store is not None and not store.read_only)
+        self.candidates_action.setEnabled(store is not None)
+

@@ -1,0 +1,521 @@
+"""The memories table: a windowed model over a store, fetched off the UI thread.
+
+After DB Browser for SQLite's RowCache/RowLoader: the store counts and pages
+(SQL, Chroma), the model reports every row once the count is in (one insert, not
+thousands of fetchMore calls), caches only the chunks a view asked for, at most
+MAX_CHUNKS of them (the least recently loaded go first), rows not yet loaded show
+a placeholder, and a generation counter drops results that arrive after the query
+changed. A chunk that follows a loaded one is read as the rows after that one's
+last row (a seek where the store can), not by offset. Chunks are kept as the store
+returned them: a row is decoded into a Memory when the view first shows it.
+
+When the store changes, refresh() reads the rows shown again off the UI thread
+and swaps them in place: where every row still holds its memory, only the rows
+that changed repaint; where rows moved, a layout change (not a reset) lets the
+selection and the scroll position follow their memories, and rows that left the
+query go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreError
+from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
+from mnemoscope.storage.lazy_page import changed_positions, page_ids
+from mnemoscope.storage.timeutil import utcnow
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+
+from ..store_session import StoreSession
+from ..workers import AT_ONCE
+
+PLACEHOLDER = "loading…"
+MAX_CHUNKS = 80
+# The first rows of a new query are read on the UI thread when the store can say they take less
+# than this (one memory.db, a read it stops past this): as QSqlTableModel does, without a worker's
+# round trip. Anything slower goes to a worker, so the window never waits longer.
+FIRST_ROWS_AT_ONCE_S = 0.015
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("content", "Content"),
+    ("layer", "Layer"),
+    ("channel", "Channel"),
+    ("kind", "Kind"),
+    ("created_at", "Created"),
+    ("last_accessed", "Last access"),
+    ("access_count", "Accesses"),
+    ("salience", "Salience"),
+    ("status", "Status"),
+    ("score", "Score"),  # a search hit's score (shown while search results are)
+    ("findings", "Findings"),  # the worst open finding of the memory (storage.findings), e.g. "⚑ secret"
+)
+# Salience shows and sorts by effective (decayed) salience, as the salience view does.
+SORTABLE = {"created_at": Order.CREATED, "last_accessed": Order.ACCESSED, "salience": Order.EFFECTIVE_SALIENCE}
+COLUMN_KEYS = tuple(key for key, _title in COLUMNS)
+MemoryRole = Qt.ItemDataRole.UserRole + 1
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_MEMORY = int(MemoryRole)
+_ROLES = frozenset((_DISPLAY, _TOOLTIP, _ALIGNMENT, _FOREGROUND, _MEMORY))
+_GRAY = QBrush(QColor("gray"))
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience", "score") else None for key, _title in COLUMNS)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class MemoryTableModel(QAbstractTableModel):
+    """Signals: total_changed(int), load_failed(object), chunk_loaded(int), refreshed()."""
+
+    total_changed = Signal(int)
+    load_failed = Signal(object)
+    chunk_loaded = Signal(int)
+    refreshed = Signal()
+
+    def __init__(self, session: StoreSession, chunk: int = 100, parent: Any = None) -> None:
+        """A model over the store open in session (every read goes through it)."""
+        super().__init__(parent)
+        store = session.store
+        if store is None:
+            raise ValueError("no store is open in this session")
+        self._session = session
+        self._chunk = chunk
+        self._query = MemoryQuery()
+        self._generation = 0
+        self._total: int | None = None
+        self._rows = 0
+        self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
+        self._cells: dict[int, _Cells] = {}  # a shown row's memory and formatted cells
+        self._pending: set[int] = set()
+        self._counting = False
+        self.label = ""
+        self.scores: dict[str, float] = {}  # search hits' scores, by memory id
+        self.score_meaning = ""
+        self.wrap = False  # whole content, several lines, instead of the first line
+        self._decay = store.settings.salience
+        self._now = utcnow()  # the moment effective salience is shown at
+        # Chunks are read in order on one thread of their own, which keeps its connection (and
+        # that connection's cache of the index being paged) warm from one chunk to the next.
+        self._reader = QThreadPool(self)
+        self._reader.setMaxThreadCount(1)
+        self._reader.setExpiryTimeout(-1)
+        # The findings flag: the store's baseline and link allow-list are read on a worker (now and
+        # at each refresh); a row's content is scanned once, when its cells are first formatted.
+        self._findings_state: tuple[frozenset[str], tuple[str, ...]] | None = None
+        self._load_findings_state()
+
+    # -- the query ----------------------------------------------------------------------
+
+    @property
+    def query(self) -> MemoryQuery:
+        return self._query
+
+    @property
+    def chunk(self) -> int:
+        """How many rows are read at a time."""
+        return self._chunk
+
+    @property
+    def total(self) -> int | None:
+        return self._total
+
+    def set_query(self, query: MemoryQuery) -> None:
+        """Show another query: counts and pages are fetched again; late results are dropped."""
+        self.beginResetModel()
+        self._query = query
+        self.label = ""
+        self.scores, self.score_meaning = {}, ""
+        self._now = utcnow()
+        self._generation += 1
+        self._total, self._rows = None, 0
+        self._pages.clear()
+        self._cells.clear()
+        self._pending.clear()
+        self.endResetModel()
+        self._counting = False
+        # The first rows go first, alone; the count follows them (see _on_page).
+        store = self._session.store
+        try:
+            first = store.page_at_once(query, self._chunk, FIRST_ROWS_AT_ONCE_S) if store is not None else None
+        except StoreError:
+            first = None  # the worker reads it again and reports what failed
+        if first is None:
+            self._request(0)
+        else:
+            self._on_page(self._generation, 0, first)
+
+    def _count(self) -> None:
+        """Count the query's rows (a scan on a big store: it starts once the first rows are in,
+        so that it does not compete with them for the two cores this machine may have). It goes
+        ahead of the other views' aggregates waiting for a thread: the table's extent depends on
+        it, and each change of that extent repaints the table."""
+        if self._counting:
+            return
+        self._counting = True
+        generation = self._generation
+        self._session.read(
+            MemoryStore.count,
+            self._query,
+            on_result=lambda n: self._on_count(generation, n),
+            on_error=self.load_failed.emit,
+            priority=AT_ONCE,
+        )
+
+    def show_list(self, memories: list[Memory], label: str, scores: dict[str, float] | None = None,
+                  score_meaning: str = "") -> None:
+        """Show a short ranked list (search results, with their scores) instead of a query."""
+        self.beginResetModel()
+        self.scores, self.score_meaning = dict(scores or {}), score_meaning
+        self._now = utcnow()
+        self._generation += 1
+        self._pending.clear()
+        self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
+        self._cells.clear()
+        self._total = self._rows = len(memories)
+        self.label = label
+        self.endResetModel()
+        self.total_changed.emit(len(memories))
+        self.chunk_loaded.emit(0)
+
+    def detach(self) -> None:
+        """Drop every result still on its way (the store is closing)."""
+        self._generation += 1
+
+    def reload(self) -> None:
+        """Fetch the same query again (the store changed under us)."""
+        self.set_query(self._query)
+
+    def refresh(self) -> None:
+        """Read the rows shown again (the store changed) and swap them in place."""
+        self._load_findings_state()
+        self._generation += 1
+        generation = self._generation
+        self._pending.clear()
+        query, chunk = self._query, self._chunk
+        if self.label:  # a ranked list (search results): each listed memory again, same order
+            ids = [i for _start, page in sorted(self._pages.items()) for i in page_ids(page)]
+
+            def read_list(store: MemoryStore) -> tuple[int, dict[int, list[Memory]]]:
+                found = [m for m in (store.find(i) for i in ids) if m is not None]
+                return len(found), {start: found[start : start + chunk] for start in range(0, len(found), chunk)}
+
+            reader = read_list
+        else:
+            starts = sorted(self._pages)
+
+            def read_query(store: MemoryStore) -> tuple[int, dict[int, list[Memory]]]:
+                total = store.count(query)
+                return total, {start: store.page(query, chunk, start) for start in starts if start < total}
+
+            reader = read_query
+        self._session.read(
+            reader,
+            on_result=lambda result: self._on_refresh_read(generation, *result),
+            on_error=self.load_failed.emit,
+        )
+
+    def _on_refresh_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
+        if generation != self._generation:
+            return
+        old_rows = self._rows
+        new_rows = total
+        pages = {start: page for start, page in pages.items() if start < new_rows}
+        if self._update_in_place(new_rows, pages):
+            self._total = total
+            self.total_changed.emit(total)
+            self.refreshed.emit()
+            return
+        # Same row count first: persistent indexes (the selection) follow their memories by id.
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        was = [self._memory(index.row()) for index in persistent]
+        row_of = {i: start + n for start, page in pages.items() for n, i in enumerate(page_ids(page))}
+        moved = []
+        for index, memory in zip(persistent, was, strict=True):
+            row = row_of.get(memory.id) if memory is not None else index.row()
+            moved.append(self.index(row, index.column()) if row is not None and row < min(old_rows, new_rows)
+                         else QModelIndex())
+        self._pages = pages
+        self._cells.clear()
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+        if new_rows < old_rows:
+            self.beginRemoveRows(QModelIndex(), new_rows, old_rows - 1)
+            self._rows = new_rows
+            self.endRemoveRows()
+        elif new_rows > old_rows:
+            self.beginInsertRows(QModelIndex(), old_rows, new_rows - 1)
+            self._rows = new_rows
+            self.endInsertRows()
+        if self.label:
+            self._total = new_rows
+        else:
+            self._total = total
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(COLUMNS) - 1))
+        self.total_changed.emit(self._total)
+        self.refreshed.emit()
+
+    def _update_in_place(self, rows: int, pages: dict[int, Sequence[Memory]]) -> bool:
+        """Swap in pages that hold the same memories on the same rows, and repaint only the rows
+        that changed (an edit repaints one row, not the window). False if any row moved."""
+        if rows != self._rows or pages.keys() != self._pages.keys():
+            return False
+        changed: dict[int, list[int]] = {}
+        for start, page in pages.items():
+            old = self._pages[start]
+            if len(old) != len(page) or page_ids(old) != page_ids(page):
+                return False
+            changed[start] = changed_positions(old, page)
+        for start, positions in changed.items():
+            if positions:
+                self._pages[start] = pages[start]
+            for n in positions:
+                self._cells.pop(start + n, None)
+                self.dataChanged.emit(self.index(start + n, 0), self.index(start + n, len(COLUMNS) - 1))
+        return True
+
+    def _on_count(self, generation: int, total: int) -> None:
+        if generation != self._generation:
+            return
+        self._total = total
+        self._show_rows(total)
+        self.total_changed.emit(total)
+
+    def _show_rows(self, rows: int) -> None:
+        """Make the table rows long (before the count is in: as long as the first chunk read)."""
+        if rows > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, rows - 1)
+            self._rows = rows
+            self.endInsertRows()
+        elif rows < self._rows:
+            self.beginRemoveRows(QModelIndex(), rows, self._rows - 1)
+            self._rows = rows
+            for start in [s for s in self._pages if s >= rows]:
+                del self._pages[start]
+            for row in [r for r in self._cells if r >= rows]:
+                del self._cells[row]
+            self.endRemoveRows()
+
+    # -- lazy rows ------------------------------------------------------------------------
+
+    def _request(self, row: int) -> None:
+        start = row - row % self._chunk
+        if start in self._pending or start in self._pages:
+            return
+        self._pending.add(start)
+        generation = self._generation
+        before = self._memory(start - 1) if start else None
+        offset, after = (0, before) if before is not None else (start, None)
+        self._session.read(
+            MemoryStore.page,
+            self._query,
+            self._chunk,
+            offset,
+            after,
+            on_result=lambda page: self._on_page(generation, start, page),
+            on_error=self.load_failed.emit,
+            pool=self._reader,
+        )
+
+    def _on_page(self, generation: int, start: int, page: Sequence[Memory]) -> None:
+        if generation != self._generation:
+            return
+        self._pending.discard(start)
+        first = self._total is None  # the first rows, before the count
+        if first:
+            self._show_rows(len(page))
+        self._pages[start] = page
+        while len(self._pages) > MAX_CHUNKS:
+            self._forget(next(iter(self._pages)))
+        last = min(start + len(page), self._rows) - 1
+        if last >= start:
+            self.dataChanged.emit(self.index(start, 0), self.index(last, len(COLUMNS) - 1))
+        self.chunk_loaded.emit(start)
+        if first:
+            # After the view has had its turn to paint them: a count thread started now would
+            # compete with that paint for the interpreter.
+            QTimer.singleShot(0, self, lambda: self._count_if_current(generation))
+
+    def _count_if_current(self, generation: int) -> None:
+        if generation == self._generation:
+            self._count()
+
+    def _forget(self, start: int) -> None:
+        """Drop a chunk from the cache (its rows show placeholders, and are read again if shown)."""
+        del self._pages[start]
+        for row in range(start, start + self._chunk):
+            self._cells.pop(row, None)
+
+    def _memory(self, row: int) -> Memory | None:
+        """The memory at row if its chunk is cached (decoded now if it was not yet)."""
+        if not 0 <= row < self._rows:
+            return None
+        start = row - row % self._chunk
+        page = self._pages.get(start)
+        if page is None or row - start >= len(page):
+            return None
+        return page[row - start]
+
+    def cached_rows(self) -> int:
+        return sum(min(len(page), max(self._rows - start, 0)) for start, page in self._pages.items())
+
+    def memory_at(self, row: int) -> Memory | None:
+        return self._memory(row)
+
+    def row_of(self, memory_id: str) -> int | None:
+        for start, page in self._pages.items():
+            for n, found in enumerate(page_ids(page)):
+                if found == memory_id and start + n < self._rows:
+                    return start + n
+        return None
+
+    # -- Qt model API ---------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][1]
+        return None
+
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        # A view asks for seven roles of every visible cell at each repaint, each through its own
+        # call into Python (a third of a repaint's time): answer the roles we never use first,
+        # and the others from the row's cells, formatted once when the row is first shown.
+        if role not in _ROLES:
+            return None
+        row = index.row()
+        cells = self._cells.get(row)
+        if cells is None:
+            if not 0 <= row < self._rows:
+                return None
+            cells = self._row_cells(row)
+            if cells is None:  # not read yet: its chunk is on its way
+                if role == _DISPLAY and index.column() == 0:
+                    return PLACEHOLDER
+                return _GRAY if role == _FOREGROUND else None
+        if role == _DISPLAY:
+            return cells.texts[index.column()]
+        if role == _FOREGROUND:
+            return cells.foreground
+        if role == _ALIGNMENT:
+            return _ALIGNMENTS[index.column()]
+        if role == _MEMORY:
+            return cells.memory
+        key = COLUMNS[index.column()][0]
+        if key == "salience":
+            return (f"Effective salience now {self.effective_salience(cells.memory):.3f} "
+                    f"(stored {cells.memory.salience:.2f}; {self._decay.formula()})")
+        if key == "score" and self.score_meaning:
+            return self.score_meaning
+        if key == "findings":
+            return "\n".join(f"{f.severity}: {f.title}" for f in self.open_findings(cells.memory)) or None
+        return _tooltip(cells.memory, key)
+
+    def _load_findings_state(self) -> None:
+        def read(store: MemoryStore) -> tuple[frozenset[str], tuple[str, ...]]:
+            return accepted_fingerprints(store), allowed_hosts(store.journal)
+
+        self._session.read(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
+
+    def _on_findings_state_read(self, state: tuple[frozenset[str], tuple[str, ...]]) -> None:
+        if state == self._findings_state:
+            return
+        self._findings_state = state
+        column = COLUMN_KEYS.index("findings")
+        self._cells.clear()  # formatted again as they are shown
+        if self._rows:
+            self.dataChanged.emit(self.index(0, column), self.index(self._rows - 1, column))
+
+    def open_findings(self, memory: Memory) -> list[Finding]:
+        """The memory's findings not accepted into the baseline (none until the baseline is read)."""
+        if self._findings_state is None or memory.status is Status.DELETED:
+            return []
+        accepted, hosts = self._findings_state
+        return [f for f in memory_findings(memory, accepted, hosts) if not f.accepted]
+
+    def _flag(self, memory: Memory) -> str:
+        found = self.open_findings(memory)
+        return f"⚑ {found[0].category}" if found else ""
+
+    def effective_salience(self, memory: Memory) -> float:
+        return self._decay.effective(memory, self._now)
+
+    def _text(self, memory: Memory, key: str) -> str:
+        if key == "findings":
+            return self._flag(memory)
+        if key == "salience":
+            return f"{self.effective_salience(memory):.2f}"
+        if key == "score":
+            score = self.scores.get(memory.id)
+            return "" if score is None else f"{score:.4f}"
+        if key == "content" and self.wrap:
+            return memory.content if len(memory.content) <= 2000 else memory.content[:1999] + "…"
+        return _display(memory, key)
+
+    def set_wrap(self, wrap: bool) -> None:
+        """Whole content on several lines (True) or its first line (False)."""
+        if wrap != self.wrap:
+            self.wrap = wrap
+            self._cells.clear()
+            if self._rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, 0))
+
+    def _row_cells(self, row: int) -> _Cells | None:
+        """The row's cells if its chunk is cached (else the chunk is requested)."""
+        memory = self._memory(row)
+        if memory is None:
+            self._request(row)
+            return None
+        cells = self._cells[row] = _Cells(
+            memory,
+            tuple(self._text(memory, key) for key, _title in COLUMNS),
+            None if memory.status is Status.ACTIVE else _GRAY,
+        )
+        return cells
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        key = COLUMNS[column][0]
+        wanted = SORTABLE.get(key)
+        if wanted is None:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if (wanted, descending) != (self._query.order, self._query.descending):
+            self.set_query(replace(self._query, order=wanted, descending=descending, decay=self._decay))
+
+
+class _Cells(NamedTuple):
+    memory: Memory
+    texts: tuple[str, ...]
+    foreground: QBrush | None
+
+
+def _tooltip(memory: Memory, key: str) -> str | None:
+    if key == "content":
+        return memory.content
+    if key in ("created_at", "last_accessed"):
+        return getattr(memory, key).isoformat()
+    return None
+
+
+def _display(memory: Memory, key: str) -> str:
+    if key == "content":
+        first = memory.content.strip().splitlines()[0] if memory.content.strip() else ""
+        return first if len(first) <= 200 else first[:199] + "…"
+    if key == "kind":
+        return memory.source.format or memory.source.kind.value
+    if key in ("created_at", "last_accessed"):
+        return getattr(memory, key).strftime("%Y-%m-%d")
+    if key == "salience":
+        return f"{memory.salience:.2f}"
+    value = getattr(memory, key)
+    return value.value if hasattr(value, "value") else str(value)

@@ -1,0 +1,1 @@
+"""Widgets the window lays out: the table, the sidebar, the detail panel, the filter chips."""
