@@ -190,7 +190,7 @@ def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
 
 
 def _memory_table_label(path: Path) -> str:
-    from .sqlite_db import is_sqlite_file
+    from .sqlite_files import is_sqlite_file
     from .table_mapping import propose_mapping, remembered_mapping
 
     if not is_sqlite_file(path):
@@ -224,7 +224,7 @@ def _described(path: Path, tool: str) -> FoundStore:
 
 
 def _proposed_table_rows(path: Path) -> int | None:
-    from .sqlite_db import read_only_connection
+    from .sqlite_files import read_only_connection
     from .table_mapping import propose_mapping, quoted_name
 
     try:

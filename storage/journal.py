@@ -75,7 +75,7 @@ class Journal:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
             from .native import schema
-            from .sqlite_db import friendly_errors, sqlite_engine
+            from .sqlite_files import friendly_errors, sqlite_engine
 
             if read_only:
                 return sqlite_engine(db_path, read_only=True)
@@ -94,7 +94,7 @@ class Journal:
     def _errors(self) -> AbstractContextManager[None]:
         if self._error_wording is not None:
             return self._error_wording()
-        from .sqlite_db import friendly_errors
+        from .sqlite_files import friendly_errors
 
         return friendly_errors(self.label)
 
@@ -302,7 +302,7 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from .sqlite_db import placeholder
+        from .sqlite_files import placeholder
 
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]

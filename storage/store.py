@@ -701,7 +701,7 @@ def open_store(
 
         matches = [m for m in [remembered_match(path)] if m is not None]
     if not found and not matches:
-        from .sqlite_db import is_sqlite_file
+        from .sqlite_files import is_sqlite_file
 
         if path.is_file() and is_sqlite_file(path):
             raise UnmappedTableError(

@@ -23,7 +23,7 @@ from ..errors import ConflictError, LockedError, StoreError, StoreFileError, Unr
 from ..model import Memory
 from ..query import SMALLEST_SALIENCE, MemoryQuery
 from ..source import Change, Snapshot, same_record
-from ..sqlite_db import (
+from ..sqlite_files import (
     PROBE_TIMEOUT,
     Schema,
     SqliteConnector,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
-from mnemoscope.storage.sqlite_db import file_state, files_token, peek_schema, read_only_rows
+from mnemoscope.storage.sqlite_files import file_state, files_token, peek_schema, read_only_rows
 
 AWKWARD = ["a#b", "c?d", "e%20f", "g&h=i"]
 
