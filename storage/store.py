@@ -50,12 +50,12 @@ from .source import (
 
 if TYPE_CHECKING:
     from .credentials import Credentials
-    from .native.native_db import NativeDb
+    from .native.db.tables import NativeDb
     from .native.workspace import NativeWorkspace
 
 VECTORS_DIR = "vectors"
 SETTINGS_KEY = "settings"
-# memory_db.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
+# native.db.tables.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
 # detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
 # the names agree).
 DB_NAME = "memory.db"
@@ -553,7 +553,7 @@ class MemoryStore:
 
     @staticmethod
     def memory_row(content: str, **fields: Any) -> dict[str, Any]:
-        from .native.memory_db import SqliteSource
+        from .native.db.sqlite_source import SqliteSource
 
         return SqliteSource.memory_row(content, **fields)
 
@@ -768,7 +768,7 @@ def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | No
 # Each opener imports its source on the first call: a kind of store the path does not hold costs nothing.
 def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
     def open_part(path: Path) -> Any:
-        from .native.memory_db import SqliteSource
+        from .native.db.sqlite_source import SqliteSource
 
         return SqliteSource.open(path, read_only=read_only)
 
@@ -820,7 +820,7 @@ def create_workspace(
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
-    from .native.memory_db import SqliteSource
+    from .native.db.sqlite_source import SqliteSource
     from .native.vectors import ChromaSource
     from .native.workspace import NativeWorkspace
 

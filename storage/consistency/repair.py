@@ -11,7 +11,7 @@ from typing import Any
 
 from ..embedding import Embedder
 from ..errors import NothingToDoError, UnsupportedError
-from ..native.fts_index import fts_rowid
+from ..native.db.fts import fts_rowid
 from ..native.markdown import bullet_text, inside
 from ..native.record_index import STALE_KEY, record_id_for
 from ..native.vectors import NATIVE_COLLECTION, memory_metadata

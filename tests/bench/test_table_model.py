@@ -19,7 +19,7 @@ pytest.importorskip("PySide6")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from mnemoscope.storage import MemoryQuery, open_store  # noqa: E402
-from mnemoscope.storage.native.memory_db import SqliteSource  # noqa: E402
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource  # noqa: E402
 from mnemoscope.ui.memory_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench

@@ -24,8 +24,8 @@ from sqlalchemy import Float, Integer, cast, func, literal
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.types import TIMESTAMP
 
-from ..credentials import Secret, redacted, scrubbed
-from ..errors import (
+from ...credentials import Secret, redacted, scrubbed
+from ...errors import (
     ConflictError,
     LockedError,
     ReadOnlyError,
@@ -35,16 +35,16 @@ from ..errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
-from ..journal import Journal
-from ..model import Memory
-from ..query import SMALLEST_SALIENCE, MemoryQuery
-from ..timeutil import to_iso, utcnow
+from ...journal import Journal
+from ...model import Memory
+from ...query import SMALLEST_SALIENCE, MemoryQuery
+from ...timeutil import to_iso, utcnow
 from . import schema
-from .native_db import _ORDER_COLUMNS, NativeDb
 from .positions import Positions
+from .tables import _ORDER_COLUMNS, NativeDb
 
 if TYPE_CHECKING:
-    from ..store import MemoryStore
+    from ...store import MemoryStore
 
 CONNECT_TIMEOUT = 10  # seconds: an unreachable server is reported, not waited for
 _MIGRATION_LOCK = 0x6D6E656D6F  # pg_advisory_xact_lock key: one process migrates a database at a time
@@ -342,8 +342,8 @@ def open_postgres_store(
     caller resolved it) as a MemoryStore: its journal in the same database, vectors (a Chroma
     source) composed in when given. root: Mnemoscope's own folder for the store; location: what
     a person is shown (no password)."""
-    from ..store import MemoryStore
-    from .workspace import NativeWorkspace
+    from ...store import MemoryStore
+    from ..workspace import NativeWorkspace
 
     db = PostgresSource.open(url, location=location, read_only=read_only, create=create)
     try:

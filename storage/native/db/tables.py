@@ -20,14 +20,14 @@ from sqlalchemy import and_, delete, func, insert, or_, select, text, type_coerc
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import NullType
 
-from ..errors import (
+from ...errors import (
     ConflictError,
     NotFoundError,
     NothingToDoError,
     UnsupportedError,
 )
-from ..lazy_page import LazyPage
-from ..model import (
+from ...lazy_page import LazyPage
+from ...model import (
     EDITABLE_FIELDS,
     GLOBAL_CHANNEL,
     Entity,
@@ -45,9 +45,9 @@ from ..model import (
     parse_layer,
     parse_status,
 )
-from ..query import MemoryQuery, Order, sort_key
-from ..salience import PromotionThresholds
-from ..source import (
+from ...query import MemoryQuery, Order, sort_key
+from ...salience import PromotionThresholds
+from ...source import (
     DELETE,
     EDIT,
     PROMOTE,
@@ -63,7 +63,7 @@ from ..source import (
     page_after_by_key,
     same_record,
 )
-from ..timeutil import parse_time, to_iso, utcnow
+from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .positions import Positions
 
