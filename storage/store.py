@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 VECTORS_DIR = "vectors"
 SETTINGS_KEY = "settings"
-# native.db.tables.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
+# native.db.rows.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
 # detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
 # the names agree).
 DB_NAME = "memory.db"

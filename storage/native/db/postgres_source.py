@@ -41,7 +41,8 @@ from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...timeutil import to_iso, utcnow
 from . import schema
 from .positions import Positions
-from .tables import _ORDER_COLUMNS, NativeDb
+from .rows import ORDER_COLUMNS
+from .tables import NativeDb
 
 if TYPE_CHECKING:
     from ...store import MemoryStore
@@ -66,7 +67,7 @@ class PostgresSource(NativeDb):
         self._secret = secret
         self._read_only = read_only
         self.schema_version = schema_version
-        self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name in nullable}
+        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name in nullable}
         self._positions = Positions(self.change_token)
 
     @classmethod

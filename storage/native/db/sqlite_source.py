@@ -46,7 +46,8 @@ from . import fts, schema
 from .fts import FTS_PREFIX
 from .positions import Positions
 from .readers import HeldReaders
-from .tables import _ORDER_COLUMNS, DB_NAME, NativeDb
+from .rows import DB_NAME, ORDER_COLUMNS
+from .tables import NativeDb
 
 
 class SqliteSource(NativeDb):
@@ -80,7 +81,7 @@ class SqliteSource(NativeDb):
         except BaseException:
             self.close()  # a connection left open would keep the -wal it made after we fail
             raise
-        self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
+        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
 
     @property
