@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import Layer, MemoryQuery, Order, Status, open_store
-from mnemoscope.storage.source import matches
-from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from mnemoscope.storage.source import matches
 
 N = 2_600
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage import Layer, MemoryQuery, Order, Status, UnreadableStoreError, open_store
 from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
