@@ -200,7 +200,7 @@ def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
 
 
 def _memory_table_label(path: Path) -> str:
-    from .sqlite_db import is_sqlite_file
+    from .sqlite_files import is_sqlite_file
     from .table_mapping import propose_mapping, remembered_mapping
 
     if not is_sqlite_file(path):

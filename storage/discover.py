@@ -105,7 +105,7 @@ def _described(path: Path, tool: str) -> FoundStore:
 
 
 def _proposed_table_rows(path: Path) -> int | None:
-    from .sqlite_db import read_only_connection
+    from .sqlite_files import read_only_connection
     from .table_mapping import propose_mapping, quoted_name
 
     try:

@@ -74,8 +74,8 @@ class Journal:
                 if not create or read_only:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
-            from .native import schema
-            from .sqlite_db import friendly_errors, sqlite_engine
+            from .native.db import schema
+            from .sqlite_files import friendly_errors, sqlite_engine
 
             if read_only:
                 return sqlite_engine(db_path, read_only=True)
@@ -94,7 +94,7 @@ class Journal:
     def _errors(self) -> AbstractContextManager[None]:
         if self._error_wording is not None:
             return self._error_wording()
-        from .sqlite_db import friendly_errors
+        from .sqlite_files import friendly_errors
 
         return friendly_errors(self.label)
 
@@ -140,7 +140,7 @@ class Journal:
         assert engine is not None
         from sqlalchemy import insert, update
 
-        from .native import schema
+        from .native.db import schema
 
         a = schema.audit.c
         targets = list(dict.fromkeys(targets))
@@ -189,7 +189,7 @@ class Journal:
         assert engine is not None
         from sqlalchemy import update
 
-        from .native import schema
+        from .native.db import schema
 
         a = schema.audit.c
         with self._errors(), engine.begin() as conn:
@@ -217,7 +217,7 @@ class Journal:
         assert engine is not None
         from sqlalchemy import update
 
-        from .native import schema
+        from .native.db import schema
 
         values: dict[str, Any] = {"state": state}
         if changes is not None:
@@ -235,7 +235,7 @@ class Journal:
             return []
         from sqlalchemy import select
 
-        from .native import schema
+        from .native.db import schema
 
         with self._errors(), engine.connect() as conn:
             raw = conn.execute(
@@ -302,7 +302,7 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from .sqlite_db import placeholder
+        from .sqlite_files import placeholder
 
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
@@ -314,7 +314,7 @@ class Journal:
             return []
         import sqlalchemy
 
-        from .native import schema
+        from .native.db import schema
 
         with self._errors(), engine.connect() as conn:
             rows = conn.execute(statement(sqlalchemy, schema)).all()

@@ -74,7 +74,7 @@ def open_store(
 
         matches = [m for m in [remembered_match(path)] if m is not None]
     if not found and not matches:
-        from .sqlite_db import is_sqlite_file
+        from .sqlite_files import is_sqlite_file
 
         if path.is_file() and is_sqlite_file(path):
             raise UnmappedTableError(
@@ -139,7 +139,7 @@ def _opened(opened: list[Any], open_part: Callable[[Path], Any], path: Path | No
 # Each opener imports its source on the first call: a kind of store the path does not hold costs nothing.
 def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
     def open_part(path: Path) -> Any:
-        from .native.memory_db import SqliteSource
+        from .native.db.sqlite_source import SqliteSource
 
         return SqliteSource.open(path, read_only=read_only)
 
@@ -191,7 +191,7 @@ def create_workspace(
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
-    from .native.memory_db import SqliteSource
+    from .native.db.sqlite_source import SqliteSource
     from .native.vectors import ChromaSource
     from .native.workspace import NativeWorkspace
 

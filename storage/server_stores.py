@@ -115,7 +115,7 @@ def _open_postgresql(
     location: Location, password: Secret | None, *, read_only: bool, vectors: Any, shown: str, create: bool
 ) -> StoreParts:
     try:
-        from .native.postgres_db import open_postgres_store
+        from .native.db.postgres_source import open_postgres_store
     except ImportError as exc:
         raise UnreadableStoreError(
             f"Opening {location.text} needs the PostgreSQL driver: pip install 'mnemoscope[postgres]' ({exc})."

@@ -42,7 +42,7 @@ from .source import (
 )
 
 if TYPE_CHECKING:
-    from .native.native_db import NativeDb
+    from .native.db.tables import NativeDb
     from .native.workspace import NativeWorkspace
 
 @dataclass(frozen=True)
@@ -496,7 +496,7 @@ class MemoryStore:
 
     @staticmethod
     def memory_row(content: str, **fields: Any) -> dict[str, Any]:
-        from .native.memory_db import SqliteSource
+        from .native.db.sqlite_source import SqliteSource
 
         return SqliteSource.memory_row(content, **fields)
 

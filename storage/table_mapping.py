@@ -25,7 +25,7 @@ from typing import Any
 from .atomic_file import atomic_write_bytes
 from .data_folder import data_folder
 from .errors import UnreadableStoreError
-from .sqlite_db import read_only_connection
+from .sqlite_files import read_only_connection
 
 # The memory fields a column can stand for, in the order they are proposed and shown.
 FIELDS = ("content", "id", "category", "created", "updated", "accessed", "access_count", "salience", "channel")
@@ -141,7 +141,7 @@ def _database(path: Path, what: str = "") -> Iterator[sqlite3.Connection]:
         con.close()
 
 
-# peek_schema (sqlite_db.py) cannot serve table_columns as it is: it keeps column names only, in
+# peek_schema (sqlite_files.py) cannot serve table_columns as it is: it keeps column names only, in
 # no order and without their declared types, and does not tell virtual tables from plain ones.
 # Given (declared type, order, type in sqlite_master and sql) it could, and this loop could go.
 def table_columns(path: Path) -> dict[str, list[tuple[str, str]]]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from ..embedders.base import Embedder
-from ..native.fts_index import differing_entries, fts_record, has_fts
+from ..native.db.fts import differing_entries, fts_record, has_fts
 from ..native.vectors import NATIVE_COLLECTION
 from .native_markdown import MarkdownCheck
 from .native_vectors import VectorCheck

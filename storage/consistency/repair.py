@@ -11,7 +11,7 @@ from typing import Any
 
 from ..embedders.base import Embedder
 from ..errors import NothingToDoError, UnsupportedError
-from ..native.fts_index import fts_rowid
+from ..native.db.fts import fts_rowid
 from ..native.markdown.blocks import bullet_text
 from ..native.markdown.files import inside
 from ..native.record_index import STALE_KEY, record_id_for

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..native import schema
+from ..native.db import schema
 
 PAGE = 500
 

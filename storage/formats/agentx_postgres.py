@@ -40,7 +40,7 @@ from ..credentials import Secret
 from ..errors import NotFoundError, UnreadableStoreError
 from ..journal import Journal
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
-from ..native.postgres_db import postgres_engine, postgres_errors
+from ..native.db.postgres_source import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order
 from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, StoreParts
 from ..timeutil import as_utc, utcnow

@@ -45,7 +45,7 @@ from ..source import (
     revision_of,
     same_record,
 )
-from ..sqlite_db import (
+from ..sqlite_files import (
     files_token,
     is_sqlite_file,
     peek_schema,

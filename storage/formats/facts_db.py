@@ -44,7 +44,7 @@ from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import EDIT, Capabilities, Change, Plan, PlanContext, Snapshot
-from ..sqlite_db import BUSY_TIMEOUT, files_token, read_only_connection, sqlite_error, writing
+from ..sqlite_files import BUSY_TIMEOUT, files_token, read_only_connection, sqlite_error, writing
 from .base import plain_row, row_values, sqlite_files, sqlite_tables, vec0_note, vec0_tables
 from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
@@ -107,7 +107,7 @@ def _load_vec(con: Any) -> None:
 
 
 def vec_reader(path: Path) -> Any:
-    """A connection to path with sqlite-vec loaded that writes no byte of it (sqlite_db's
+    """A connection to path with sqlite-vec loaded that writes no byte of it (sqlite_files's
     read-only connections: no -wal or -shm left behind, nor another program's folded in);
     None where sqlite-vec cannot load."""
     module, _why = vec_dbapi()
@@ -500,7 +500,7 @@ class FactsSource(SqlFormatSource):
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[tuple[Any, bool]]:
-        """A BEGIN IMMEDIATE transaction (sqlite_db.writing) on a connection that loads
+        """A BEGIN IMMEDIATE transaction (sqlite_files.writing) on a connection that loads
         sqlite-vec where it can (True: the vectors are written too)."""
         module = vec_dbapi()[0] if VEC_TABLE in self.vec_tables() else None
         if module is None:

@@ -37,7 +37,7 @@ from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, RecordReading, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
-from ..sqlite_db import files_token, is_sqlite_file, read_only_rows, sqlite_error
+from ..sqlite_files import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
 from .base import reading, sqlite_tables, writing
 from .match import FormatMatch

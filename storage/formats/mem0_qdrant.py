@@ -42,7 +42,7 @@ from ..model import Kind, Memory, parse_layer
 from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
-from ..sqlite_db import files_token, is_sqlite_file, read_only_rows
+from ..sqlite_files import files_token, is_sqlite_file, read_only_rows
 from .base import Contents, FormatSource, make_memory, reading, writing
 from .match import FormatMatch
 from .mem0 import (

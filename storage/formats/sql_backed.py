@@ -8,7 +8,7 @@ for the rows shown, and for a record about to be written). Nothing is cached bet
 but a keyword search's count of the rows holding each word, kept for BM25 while SQLite's
 ``data_version`` says no other connection wrote the file; so the next read after an agent's
 write sees it, with no reload. No byte of the owner's file is written by a read; the
-connection is the read-only one of ``sqlite_db``.
+connection is the read-only one of ``sqlite_files``.
 
 A format describes its table (``TableSpec``) and says how one row becomes a Memory
 (``memory_of``) and what a person reads of the text column (``text_of``). The order of every
@@ -42,7 +42,7 @@ from typing import Any
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, Status
 from ..query import MemoryQuery, sort_key
-from ..sqlite_db import file_identity, read_only_connection, sqlite_error
+from ..sqlite_files import file_identity, read_only_connection, sqlite_error
 from ..timeutil import as_utc, parse_time, utcnow
 from .base import FormatSource
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnreadableStoreError
-from ..sqlite_db import files_token, read_only_connection
+from ..sqlite_files import files_token, read_only_connection
 
 CHROMA_FILE = "chroma.sqlite3"
 DOCUMENT_KEY = "chroma:document"

@@ -77,7 +77,7 @@ from ..source import (
     bin_by,
     same_record,
 )
-from ..sqlite_db import is_sqlite_file
+from ..sqlite_files import is_sqlite_file
 from ..timeutil import parse_time, utcnow
 from .chroma_files import CHROMA_FILE, ChromaFiles, Collection, directory_lock
 from .record_index import (

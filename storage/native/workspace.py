@@ -59,7 +59,7 @@ from .vectors import (
 )
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
-    from .native_db import NativeDb
+    from .db.tables import NativeDb
 
 
 class NativeWorkspace:

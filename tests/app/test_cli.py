@@ -15,7 +15,7 @@ from helpers.markdown_ids import md_id
 from helpers.store_state import state_of
 
 from mnemoscope.app.cli import main
-from mnemoscope.storage.native.schema import SCHEMA_VERSION
+from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -162,7 +162,7 @@ def test_launching_without_a_store_opens_the_demo(tmp_path: Path) -> None:
 
 
 def test_a_cancelled_import_resumes_without_duplicates(tmp_path: Path) -> None:
-    from mnemoscope.storage.native.memory_db import SqliteSource
+    from mnemoscope.storage.native.db.sqlite_source import SqliteSource
     from mnemoscope.storage.transfer import ImportCancelled, import_store
 
     src = tmp_path / "big"

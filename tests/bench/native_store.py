@@ -7,7 +7,7 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 VERSION = 2
 CHANNELS = ("_global", "alpha", "beta", "gamma", "delta")

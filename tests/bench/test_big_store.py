@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.storage import MemoryQuery, Order, open_store
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 pytestmark = pytest.mark.bench
 N = 100_000

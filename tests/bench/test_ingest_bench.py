@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench.harness import Row, record, sizes
 from mnemoscope.storage import open_store
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 pytestmark = pytest.mark.bench
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)

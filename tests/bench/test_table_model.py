@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from helpers.sessions import open_session  # noqa: E402
 from mnemoscope.storage import MemoryQuery  # noqa: E402
-from mnemoscope.storage.native.memory_db import SqliteSource  # noqa: E402
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource  # noqa: E402
 from mnemoscope.ui.models.memory_table_model import MemoryTableModel  # noqa: E402
 
 pytestmark = pytest.mark.bench

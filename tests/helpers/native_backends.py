@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 from mnemoscope.storage import open_store
-from mnemoscope.storage.native import schema
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.store import MemoryStore
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -64,12 +64,12 @@ class PostgresBackend:
         self.location = server.url(self.database, password=False)
 
     def source(self, *, read_only: bool = False) -> Any:
-        from mnemoscope.storage.native.postgres_db import PostgresSource
+        from mnemoscope.storage.native.db.postgres_source import PostgresSource
 
         return PostgresSource.open(self.url, location=self.location, create=not read_only, read_only=read_only)
 
     def open(self, *, read_only: bool = False) -> MemoryStore:
-        from mnemoscope.storage.native.postgres_db import open_postgres_store
+        from mnemoscope.storage.native.db.postgres_source import open_postgres_store
         from mnemoscope.storage.opening import built
 
         return built(open_postgres_store(self.url, root=self.root, location=self.location, read_only=read_only,

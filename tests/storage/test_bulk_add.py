@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.store import StoreEvent
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import MemoryQuery, Order, open_store
 from mnemoscope.storage.lazy_page import LazyPage, changed_positions
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 
 def _store(root: Path, n: int) -> None:

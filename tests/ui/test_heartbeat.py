@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from helpers.heartbeat import Heartbeat
 from mnemoscope.storage import Entity, Layer, Relation, create_workspace
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt

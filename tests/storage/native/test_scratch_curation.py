@@ -20,7 +20,7 @@ from mnemoscope.storage.errors import (
     StoreError,
     UnsupportedError,
 )
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 AT = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -153,7 +153,7 @@ def test_the_ids_filter_on_another_tools_sqlite_table(tmp_path: Path) -> None:
 
 
 def test_the_ids_filter_on_memory_db_tables_in_postgresql(postgres_server) -> None:  # noqa: F811
-    from mnemoscope.storage.native.postgres_db import PostgresSource
+    from mnemoscope.storage.native.db.postgres_source import PostgresSource
 
     postgres_server.create_database("pg_map_ids")
     source = PostgresSource.open(postgres_server.url("pg_map_ids"), create=True)

@@ -19,11 +19,11 @@ from typing import Any, NamedTuple
 from sqlalchemy import Integer, func
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import ConflictError, LockedError, StoreError, StoreFileError, UnreadableStoreError
-from ..model import Memory
-from ..query import SMALLEST_SALIENCE, MemoryQuery
-from ..source import Change, Snapshot, same_record
-from ..sqlite_db import (
+from ...errors import ConflictError, LockedError, StoreError, StoreFileError, UnreadableStoreError
+from ...model import Memory
+from ...query import SMALLEST_SALIENCE, MemoryQuery
+from ...source import Change, Snapshot, same_record
+from ...sqlite_files import (
     PROBE_TIMEOUT,
     Schema,
     SqliteConnector,
@@ -41,23 +41,13 @@ from ..sqlite_db import (
     sqlite_error,
     write_transaction,
 )
-from ..timeutil import to_iso, utcnow
-from . import fts_index as fts
-from . import schema
-from .fts_index import FTS_PREFIX
-from .native_db import (  # noqa: F401 (names callers import from here)
-    _ORDER_COLUMNS,
-    DB_NAME,
-    RELATION_PREFIX,
-    SCRATCH_PREFIX,
-    NativeDb,
-    new_id,
-    relation_row,
-    scratch_key,
-    scratch_text,
-)
+from ...timeutil import to_iso, utcnow
+from . import fts, schema
+from .fts import FTS_PREFIX
 from .positions import Positions
 from .readers import HeldReaders
+from .rows import DB_NAME, ORDER_COLUMNS
+from .tables import NativeDb
 
 
 class SqliteSource(NativeDb):
@@ -91,7 +81,7 @@ class SqliteSource(NativeDb):
         except BaseException:
             self.close()  # a connection left open would keep the -wal it made after we fail
             raise
-        self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name not in not_null}
+        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
 
     @property
@@ -213,7 +203,7 @@ class SqliteSource(NativeDb):
         return rehearsal(self.engine)
 
     # An FTS5 index entry is a record too (fts:<rowid>), so that a consistency repair of the
-    # index is a curation step like any other (see fts_index.py).
+    # index is a curation step like any other (see fts.py).
 
     def read_record(self, record_id: str) -> Snapshot | None:
         if record_id.startswith(FTS_PREFIX):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import UnreadableStoreError, open_store
-from mnemoscope.storage.native import schema
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from sqlalchemy import create_engine
 
 
@@ -65,7 +65,7 @@ def test_a_file_from_before_alembic_is_stamped_and_migrated(tmp_path: Path, vers
 
 def test_the_head_revision_is_the_schema_version() -> None:
     from alembic.script import ScriptDirectory
-    from mnemoscope.storage.native.migrate import SCRIPTS, revision_of
+    from mnemoscope.storage.native.db.migrate import SCRIPTS, revision_of
 
     heads = ScriptDirectory(str(SCRIPTS)).get_heads()
     assert heads == [revision_of(schema.SCHEMA_VERSION)]

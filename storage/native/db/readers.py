@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..sqlite_db import file_identity
+from ...sqlite_files import file_identity
 
 MAX_HELD = 8
 

@@ -1,4 +1,6 @@
-"""SQLAlchemy engines for SQLite files, and SQLite errors turned into user messages."""
+"""Any SQLite file, whichever program wrote it (a tool's database as much as memory.db): what is
+one, its change token, read-only connections, SQLAlchemy engines and write transactions, and
+SQLite errors turned into user messages."""
 
 from __future__ import annotations
 

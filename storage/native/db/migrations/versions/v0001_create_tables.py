@@ -6,7 +6,7 @@ Revises:
 """
 
 from alembic import op
-from mnemoscope.storage.native import schema
+from mnemoscope.storage.native.db import schema
 
 revision = "0001"
 down_revision = None

@@ -247,7 +247,7 @@ def read_version(conn: Connection) -> int:
         return 0
     version = version_of(row[0])
     if version is None:
-        from ..errors import UnreadableStoreError
+        from ...errors import UnreadableStoreError
 
         raise UnreadableStoreError(f"memory.db has schema version {row[0]!r}, which is not a version number.")
     return version
@@ -323,7 +323,7 @@ def migrate(conn: Connection) -> int:
 
 
 def check_not_newer(found: int, name: str) -> None:
-    from ..errors import UnreadableStoreError
+    from ...errors import UnreadableStoreError
 
     if found > SCHEMA_VERSION:
         raise UnreadableStoreError(

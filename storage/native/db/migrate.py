@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Connection
 
-from ..errors import UnreadableStoreError
+from ...errors import UnreadableStoreError
 
 SCRIPTS = Path(__file__).with_name("migrations")
 

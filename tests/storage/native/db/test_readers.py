@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.native.memory_db import SqliteSource
-from mnemoscope.storage.native.readers import MAX_HELD
+from mnemoscope.storage.native.db.readers import MAX_HELD
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 
 def _fill(root: Path, n: int = 300) -> None:

@@ -11,7 +11,7 @@ import pytest
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import MemoryQuery
 from mnemoscope.storage.errors import SecretRefusedError, StoreFileError, UnreadableStoreError
-from mnemoscope.storage.native.postgres_db import PostgresSource, open_postgres_store
+from mnemoscope.storage.native.db.postgres_source import PostgresSource, open_postgres_store
 
 
 @pytest.fixture

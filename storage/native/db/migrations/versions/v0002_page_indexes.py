@@ -5,7 +5,7 @@ Revises: 0001
 """
 
 from alembic import op
-from mnemoscope.storage.native import schema
+from mnemoscope.storage.native.db import schema
 
 revision = "0002"
 down_revision = "0001"

@@ -2,7 +2,7 @@
 (``config.attributes["connection"]``), inside the caller's transaction."""
 
 from alembic import context
-from mnemoscope.storage.native import schema
+from mnemoscope.storage.native.db import schema
 
 
 def run_migrations() -> None:

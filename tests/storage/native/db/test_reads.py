@@ -1,4 +1,4 @@
-"""Paging a memory.db deep: seeks (after=) and remembered positions give exactly the rows that
+"""reads.py, NativeReads on a real memory.db. Paging a memory.db deep: seeks (after=) and remembered positions give exactly the rows that
 ORDER BY ... LIMIT ... OFFSET gives, in every order, with ties, across writes and sources."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import Layer, MemoryQuery, Order, Status, open_store
+from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.source import matches
-from mnemoscope.storage.native.memory_db import SqliteSource
-from mnemoscope.storage.native.schema import SCHEMA_VERSION
 
 N = 2_600
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -198,3 +198,32 @@ def test_pages_counts_and_searches_apply_one_filter(tmp_path: Path, query: Memor
         assert counts["total"] == sum(counts["channels"].values()) == sum(counts["layers"].values()) == len(expected)
         hits = store.sources[0].keyword_search("fact", query, 1000)
         assert sorted(m.id for m in hits) == expected
+
+
+def test_the_other_reads_answer_from_sql(tmp_path: Path) -> None:
+    """Sessions, turns and their bins, the scratchpad, salience, markdown copies and table counts."""
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    try:
+        source.add_session("s1", channel="webshop", started_at=T0)
+        source.add_session("s2", started_at=T0 + timedelta(days=1))
+        source.add_turns("s1", [("user", f"turn {i}", T0 + timedelta(hours=i * 12)) for i in range(4)])
+        source.set_scratch("s1", "retries", 3, updated_at=T0)
+        low = source.add_memory("rarely used", salience=0.1, created_at=T0, md_file="MEMORY.md")
+        source.add_memory("often used", salience=0.9, created_at=T0, vector_state="stale")
+        source.add_memory("gone", salience=0.0, created_at=T0, status=Status.DELETED)
+        assert [s.id for s in source.sessions()] == ["s2", "s1"] and [s.id for s in source.sessions(["webshop"])] == ["s1"]
+        assert [t.content for t in source.turns("s1", limit=2, offset=1)] == ["turn 1", "turn 2"]
+        assert source.turn_bin_counts("%Y-%m-%d", None, None) == {"2026-01-01": 2, "2026-01-02": 2}
+        assert source.turn_bin_counts("%Y-%m-%d", T0 + timedelta(days=1), None) == {"2026-01-02": 2}
+        assert [(e.session_id, e.key, e.value) for e in source.scratch_entries()] == [("s1", "retries", "3")]
+        assert sum(source.salience_histogram(rate=0.99, boost=0.0, at=T0, bins=10)) == 2  # active only
+        assert [m.id for m in source.lowest_salience(rate=0.99, boost=0.0, at=T0, limit=1)] == [low]
+        assert source.counts_by("status") == {"active": 2, "deleted": 1}
+        assert source.bin_counts(MemoryQuery(statuses=()), "%Y", "status") == {("2026", "active"): 2, ("2026", "deleted"): 1}
+        assert len(source.stale_vector_ids()) == 1
+        assert source.memories_with_markdown_copies() == [("MEMORY.md", "rarely used")]
+        assert source.memory_with_markdown_copy("MEMORY.md", "  Rarely\n used ") == low
+        assert source.table_counts() == {"sessions": 2, "turns": 4, "scratchpad": 1, "memories": 3, "entities": 0,
+                                         "relations": 0, "audit": 0}
+    finally:
+        source.close()

@@ -24,8 +24,8 @@ from sqlalchemy import Float, Integer, cast, func, literal
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.types import TIMESTAMP
 
-from ..credentials import Secret, redacted, scrubbed
-from ..errors import (
+from ...credentials import Secret, redacted, scrubbed
+from ...errors import (
     ConflictError,
     LockedError,
     ReadOnlyError,
@@ -35,14 +35,15 @@ from ..errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
-from ..journal import Journal
-from ..model import Memory
-from ..query import SMALLEST_SALIENCE, MemoryQuery
-from ..source import StoreParts
-from ..timeutil import to_iso, utcnow
+from ...journal import Journal
+from ...model import Memory
+from ...query import SMALLEST_SALIENCE, MemoryQuery
+from ...source import StoreParts
+from ...timeutil import to_iso, utcnow
 from . import schema
-from .native_db import _ORDER_COLUMNS, NativeDb
 from .positions import Positions
+from .rows import ORDER_COLUMNS
+from .tables import NativeDb
 
 CONNECT_TIMEOUT = 10  # seconds: an unreachable server is reported, not waited for
 _MIGRATION_LOCK = 0x6D6E656D6F  # pg_advisory_xact_lock key: one process migrates a database at a time
@@ -64,7 +65,7 @@ class PostgresSource(NativeDb):
         self._secret = secret
         self._read_only = read_only
         self.schema_version = schema_version
-        self._nullable_orders = {order for order, col in _ORDER_COLUMNS.items() if col.name in nullable}
+        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name in nullable}
         self._positions = Positions(self.change_token)
 
     @classmethod
@@ -340,7 +341,7 @@ def open_postgres_store(
     caller resolved it), as the parts of a store: its journal in the same database, vectors (a Chroma
     source) composed in when given. root: Mnemoscope's own folder for the store; location: what
     a person is shown (no password)."""
-    from .workspace import NativeWorkspace
+    from ..workspace import NativeWorkspace
 
     db = PostgresSource.open(url, location=location, read_only=read_only, create=create)
     try:

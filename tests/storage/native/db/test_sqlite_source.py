@@ -7,10 +7,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage import Layer, MemoryQuery, Order, Status, UnreadableStoreError, open_store
-from mnemoscope.storage.native.schema import SCHEMA_VERSION
-from mnemoscope.storage.native.memory_db import SqliteSource
+from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 
 def test_new_database_is_versioned_and_in_wal_mode(tmp_path: Path) -> None:

@@ -1,0 +1,203 @@
+"""The native tables' rows and the model: a memories row as a Memory (read fast in the common
+case, unreadable values noted rather than failing the read), the rows a relation and a
+scratchpad value are written as, the record ids of rows that are not memories, and the
+SQL Core helpers that read and write one row as it is stored."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, type_coerce
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import NullType
+
+from ...errors import NotFoundError
+from ...model import Kind, Layer, Memory, Provenance, Relation, SourceRef, Status, parse_layer, parse_status
+from ...query import Order
+from ...source import Snapshot
+from ...timeutil import parse_time, to_iso, utcnow
+from . import schema
+
+DB_NAME = "memory.db"
+RELATION_PREFIX = "relation:"
+SCRATCH_PREFIX = "scratch:"  # + JSON [session id, key]: one scratchpad row
+ORDER_COLUMNS = {
+    Order.RECENT: schema.memories.c.updated_at,
+    Order.CREATED: schema.memories.c.created_at,
+    Order.SALIENCE: schema.memories.c.salience,
+    Order.ACCESSED: schema.memories.c.last_accessed,
+}
+
+
+_LAYERS = {layer.value: layer for layer in Layer}
+_STATUSES = {status.value: status for status in Status}
+_NO_PROVENANCE = Provenance()
+
+
+def int_column(row: dict[str, Any], name: str, default: int, unreadable: dict[str, str]) -> int:
+    value = row[name]
+    return value if type(value) is int else int(number(value, int, default, unreadable, name))
+
+
+def real_column(row: dict[str, Any], name: str, default: float, unreadable: dict[str, str]) -> float:
+    value = row[name]
+    return value if type(value) is float and math.isfinite(value) else float(number(value, float, default, unreadable, name))
+
+
+def stored_time(value: Any, default: datetime | None) -> datetime:
+    """A time column's value: ISO text in UTC as Mnemoscope writes it is read directly."""
+    if type(value) is str and value.endswith("+00:00"):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    return parse_time(value, default or utcnow())
+
+
+def new_id(prefix: str = "m") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def json_list(value: Any) -> tuple[str, ...]:
+    if not value or value == "[]":
+        return ()
+    try:
+        loaded = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return (str(value),)
+    return tuple(str(v) for v in loaded) if isinstance(loaded, list) else (str(loaded),)
+
+
+def number(value: Any, kind: type[int] | type[float], default: float, unreadable: dict[str, str], name: str) -> Any:
+    """A number column's value. Text or bytes another program stored there read as the default
+    and are noted in unreadable (shown with the memory instead of failing the whole read)."""
+    if value is None:
+        return kind(default)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return kind(value)
+    try:
+        if not isinstance(value, (str, float)):
+            raise TypeError(value)
+        parsed = float(value)
+        if not math.isfinite(parsed):
+            raise ValueError(value)
+        return kind(parsed)
+    except (TypeError, ValueError):
+        unreadable[name] = repr(value)[:80]
+        return kind(default)
+
+
+def json_dict(value: Any) -> dict[str, Any]:
+    if not value or value == "{}":
+        return {}
+    try:
+        loaded = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def memory_from_row(row: Any, where: str, now: datetime | None = None) -> Memory:
+    """A memory from a memories row (a mapping of its columns) that where holds (the path its
+    SourceRef names). Pages build a hundred of these per screen: the common case (values as
+    Mnemoscope writes them) takes fast paths."""
+    row = row if type(row) is dict else dict(row)
+    created = stored_time(row["created_at"], now)
+    unreadable: dict[str, str] = {}
+    access_count = int_column(row, "access_count", 0, unreadable)
+    salience = real_column(row, "salience", 0.5, unreadable)
+    confidence = real_column(row, "confidence", 1.0, unreadable)
+    conversations = int_column(row, "conversations", 0, unreadable)
+    metadata = json_dict(row["metadata"])
+    if row.get("md_file"):
+        metadata["md_file"] = row["md_file"]
+    metadata["vector_state"] = row["vector_state"]
+    if unreadable:
+        metadata["unreadable_values"] = unreadable
+    derived_from, promoted_from, imported_from = row["derived_from"], row["promoted_from"], row["imported_from"]
+    return Memory.built(
+        id=row["id"],
+        source=SourceRef.built(kind=Kind.SQLITE, location=f"{where}:memories/{row['id']}", path=where),
+        layer=_LAYERS.get(row["layer"]) or parse_layer(row["layer"]),
+        channel=row["channel"],
+        content=row["content"],
+        created_at=created,
+        updated_at=stored_time(row["updated_at"], created),
+        last_accessed=stored_time(row["last_accessed"], created),
+        access_count=access_count,
+        salience=salience,
+        confidence=confidence,
+        conversations=conversations,
+        tags=json_list(row["tags"]),
+        metadata=metadata,
+        status=_STATUSES.get(row["status"]) or parse_status(row["status"]),
+        provenance=_NO_PROVENANCE
+        if derived_from == "[]" and promoted_from is None and imported_from is None
+        else Provenance(promoted_from=promoted_from, derived_from=json_list(derived_from), imported_from=imported_from),
+        revision=row_revision(row),
+    )
+
+
+def scratch_text(value: Any) -> str:
+    """A scratchpad value as memory.db keeps it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def scratch_key(record_id: str) -> tuple[str, str]:
+    """The (session id, key) a scratchpad record id names."""
+    try:
+        session_id, key = json.loads(record_id[len(SCRATCH_PREFIX) :])
+    except (ValueError, TypeError):
+        raise NotFoundError(f"{record_id} names no scratchpad key.") from None
+    return str(session_id), str(key)
+
+
+def same_json(stored: Any, value: Any) -> bool:
+    """Whether stored text is JSON that reads back as value (key order and spacing aside)."""
+    if isinstance(value, str) or not isinstance(stored, str):
+        return False
+    try:
+        return json.dumps(json.loads(stored), sort_keys=True) == json.dumps(value, sort_keys=True)
+    except (ValueError, TypeError):
+        return False
+
+
+def relation_row(relation: Relation) -> dict[str, Any]:
+    return {
+        "id": relation.id,
+        "source_id": relation.source_id,
+        "target_id": relation.target_id,
+        "type": relation.type,
+        "channel": relation.channel,
+        "weight": relation.weight,
+        "created_at": to_iso(relation.created_at) if relation.created_at else None,
+    }
+
+
+def as_stored(values: Snapshot) -> dict[str, Any]:
+    """Values bound as they were read, without the column type's conversion: a row another
+    program wrote text into a number column of is written back as it was, not refused."""
+    return {name: type_coerce(value, NullType()) for name, value in values.items()}
+
+
+def read_row(conn: Connection, table: Any, where: Any, *, lock: bool = False) -> dict[str, Any] | None:
+    """The row where selects; with lock, held against other writers until the transaction ends
+    (SELECT ... FOR UPDATE where the database has it; SQLite's write lock holds the whole file)."""
+    statement = select(table).where(where)
+    row = conn.execute(statement.with_for_update() if lock else statement).first()
+    return dict(row._mapping) if row else None
+
+
+def row_revision(row: dict[str, Any]) -> str:
+    """A short hash of every column of a row as SQLite returned it (in the table's column order):
+    it changes whenever any of them does (repr tells 1 from 1.0 and text from bytes)."""
+    return hashlib.sha1(repr(tuple(row.values())).encode("utf-8")).hexdigest()[:12]
+
+
+def escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,0 +1,190 @@
+"""The native store's tables on any database: what SqliteSource (memory.db) and PostgresSource
+(a PostgreSQL server) do alike. ``NativeDb`` is their common base: the agent's API (this module)
+over the write primitive and its plans (changes.py) over the reads (reads.py); rows.py turns rows
+into the model and back. Memories as rows, sessions, scratchpad and graph, through SQLAlchemy Core."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, text, update
+
+from ...errors import NotFoundError
+from ...model import Entity, Layer, Relation, Status
+from ...timeutil import to_iso, utcnow
+from . import schema
+from .changes import NativeChanges
+from .rows import new_id, relation_row, scratch_text
+
+
+class NativeDb(NativeChanges):
+    """The native store's tables on one database (see the module's docstring).
+
+    Beyond the Source protocol it is the API an agent embeds to write its
+    memory: add_session, add_turns, set_scratch, add_memory, add_entity,
+    add_relation, touch.
+    """
+
+    # -- the agent's API -------------------------------------------------------
+
+    def add_session(
+        self,
+        session_id: str,
+        *,
+        channel: str = "_global",
+        title: str = "",
+        user_id: str = "",
+        started_at: datetime | None = None,
+    ) -> None:
+        with self.errors(), self.engine.begin() as conn:
+            conn.execute(
+                insert(schema.sessions).values(
+                    id=session_id,
+                    channel=channel,
+                    title=title,
+                    user_id=user_id,
+                    started_at=to_iso(started_at or utcnow()),
+                )
+            )
+
+    def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
+        """Append (role, content, timestamp) turns to a session."""
+        with self.errors(), self.engine.begin() as conn:
+            start = conn.execute(
+                select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
+                    schema.turns.c.session_id == session_id
+                )
+            ).scalar_one()
+            rows = [
+                {
+                    "session_id": session_id,
+                    "idx": start + i,
+                    "role": role,
+                    "content": content,
+                    "timestamp": to_iso(ts),
+                }
+                for i, (role, content, ts) in enumerate(turns)
+            ]
+            if rows:
+                conn.execute(insert(schema.turns), rows)
+
+    def set_scratch(
+        self, session_id: str, key: str, value: Any, updated_at: datetime | None = None
+    ) -> None:
+        stored = scratch_text(value)
+        when = to_iso(updated_at or utcnow())
+        with self.errors(), self.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO scratchpad(session_id, key, value, updated_at) "
+                    "VALUES (:s, :k, :v, :t) ON CONFLICT(session_id, key) "
+                    "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+                ),
+                {"s": session_id, "k": key, "v": stored, "t": when},
+            )
+
+    def add_memory(self, content: str, **fields: Any) -> str:
+        """Insert one memory; fields as for memory_row. Returns its id."""
+        row = self.memory_row(content, **fields)
+        self.insert_memory_rows([row])
+        return row["id"]
+
+    @staticmethod
+    def memory_row(
+        content: str,
+        *,
+        layer: Layer = Layer.SEMANTIC,
+        channel: str = "_global",
+        memory_id: str | None = None,
+        created_at: datetime | None = None,
+        last_accessed: datetime | None = None,
+        access_count: int = 0,
+        salience: float = 0.5,
+        confidence: float = 1.0,
+        conversations: int = 0,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+        derived_from: Sequence[str] = (),
+        imported_from: str | None = None,
+        import_key: str | None = None,
+        md_file: str | None = None,
+        vector_state: str = "none",
+        status: Status = Status.ACTIVE,
+        promoted_from: str | None = None,
+        updated_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        created = created_at or utcnow()
+        return {
+            "id": memory_id or new_id(),
+            "layer": Layer(layer).value,
+            "channel": channel,
+            "content": content,
+            "created_at": to_iso(created),
+            "updated_at": to_iso(updated_at or created),
+            "last_accessed": to_iso(last_accessed or created),
+            "access_count": int(access_count),
+            "salience": float(salience),
+            "confidence": float(confidence),
+            "conversations": int(conversations),
+            "tags": json.dumps(list(tags), ensure_ascii=False),
+            "metadata": json.dumps(metadata or {}, ensure_ascii=False, sort_keys=True),
+            "status": Status(status).value,
+            "promoted_from": promoted_from,
+            "derived_from": json.dumps(list(derived_from)),
+            "imported_from": imported_from,
+            "import_key": import_key,
+            "md_file": md_file,
+            "vector_state": vector_state,
+        }
+
+    def insert_memory_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        with self.errors(), self.engine.begin() as conn:
+            conn.execute(insert(schema.memories), list(rows))
+
+    def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
+        """Which of these values a memories column already holds (ids, import keys)."""
+        found: set[str] = set()
+        col = schema.memories.c[column]
+        with self.errors(), self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                found.update(r[0] for r in conn.execute(select(col).where(col.in_(chunk))))
+        return found
+
+    def touch(self, memory_id: str, at: datetime | None = None) -> None:
+        """Reinforce on retrieval: one more access, last accessed now."""
+        m = schema.memories.c
+        with self.errors(), self.engine.begin() as conn:
+            result = conn.execute(
+                update(schema.memories)
+                .where(m.id == memory_id)
+                .values(access_count=m.access_count + 1, last_accessed=to_iso(at or utcnow()))
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"No memory {memory_id}.")
+
+    def add_entity(self, entity: Entity) -> None:
+        with self.errors(), self.engine.begin() as conn:
+            conn.execute(
+                insert(schema.entities).values(
+                    id=entity.id,
+                    name=entity.name,
+                    type=entity.type,
+                    channel=entity.channel,
+                    description=entity.description,
+                    aliases=json.dumps(list(entity.aliases)),
+                    salience=entity.salience,
+                    access_count=entity.access_count,
+                    first_seen=to_iso(entity.first_seen) if entity.first_seen else None,
+                    last_accessed=to_iso(entity.last_accessed) if entity.last_accessed else None,
+                )
+            )
+
+    def add_relation(self, relation: Relation) -> None:
+        with self.errors(), self.engine.begin() as conn:
+            conn.execute(insert(schema.relations).values(**relation_row(relation)))

@@ -1,0 +1,121 @@
+"""changes.py: the write primitive (a row written only while it is what was read) and the plans of
+the Curator's operations on memories rows, on a real memory.db (the Curator's undo over them is
+tested in tests/storage/test_curation.py and, on both databases, in test_native_backends.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import ConflictError, NotFoundError, NothingToDoError, Relation, StoreError, UnsupportedError
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from mnemoscope.storage.source import (
+    DELETE,
+    EDIT,
+    PROMOTE,
+    PURGE,
+    REEMBED,
+    REINFORCE,
+    Change,
+    PlanContext,
+)
+
+NOW = "2026-11-01T12:00:00+00:00"
+CONTEXT = PlanContext(now=NOW, embed=lambda text: None)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[SqliteSource]:
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    yield source
+    source.close()
+
+
+def test_a_write_lands_only_on_the_row_it_was_planned_against(source: SqliteSource) -> None:
+    memory_id = source.add_memory("Dana likes decaf")
+    before = source.read_record(memory_id)
+    after = source.write_record(memory_id, before, {**before, "content": "Dana likes tea"})
+    assert after is not None and after["content"] == "Dana likes tea"
+    with pytest.raises(ConflictError, match="changed since it was read"):
+        source.write_record(memory_id, before, {**before, "content": "Dana likes water"})
+    assert source.get(memory_id).content == "Dana likes tea"
+    assert source.write_record(memory_id, after, None) is None
+    assert source.read_record(memory_id) is None
+    assert source.write_record(memory_id, None, before) == before  # undo of a delete puts it back as it was
+
+
+def test_prepare_write_rehearses_and_writes_nothing(source: SqliteSource) -> None:
+    memory_id = source.add_memory("Dana likes decaf")
+    row = source.read_record(memory_id)
+    source.prepare_write([Change(memory_id, row, {**row, "content": "rehearsed"})])
+    assert source.read_record(memory_id) == row
+    con = sqlite3.connect(source.db_path)
+    con.execute("CREATE TRIGGER no_edits BEFORE UPDATE ON memories BEGIN SELECT RAISE(ABORT, 'no edits'); END")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError):
+        source.prepare_write([Change(memory_id, row, {**row, "content": "refused"})])
+    assert source.read_record(memory_id) == row
+
+
+def test_plans_change_rows_only_as_their_operation_says(source: SqliteSource) -> None:
+    memory_id = source.add_memory("Dana likes decaf", tags=("coffee",), access_count=2)
+    memory = source.get(memory_id)
+    row = source.read_record(memory_id)
+    edit = source.plan(EDIT, memory, {"content": "Dana likes tea", "tags": ["tea"]}, CONTEXT)
+    assert [(c.record, c.before) for c in edit.changes] == [(memory_id, row)]
+    assert edit.changes[0].after == {**row, "content": "Dana likes tea", "tags": '["tea"]', "updated_at": NOW}
+    assert source.plan(EDIT, memory, {"content": "Dana likes decaf"}, CONTEXT).changes == []
+    assert source.plan(DELETE, memory, {}, CONTEXT).changes[0].after["status"] == "deleted"
+    reinforced = source.plan(REINFORCE, memory, {}, CONTEXT).changes[0].after
+    assert (reinforced["access_count"], reinforced["last_accessed"]) == (3, NOW)
+    reembed = source.plan(REEMBED, memory, {}, CONTEXT)
+    assert reembed.embed_text == "Dana likes decaf" and reembed.changes[0].after["vector_state"] == "fresh"
+    assert source.read_record(memory_id) == row  # planning writes nothing
+
+
+def test_a_purge_takes_the_relations_touching_the_memory(source: SqliteSource) -> None:
+    memory_id = source.add_memory("Dana likes decaf")
+    other = source.add_memory("Dana is on the webshop team")
+    source.add_relation(Relation("r-1", memory_id, other, "RELATED"))
+    source.add_relation(Relation("r-2", other, "e-dana", "ABOUT"))
+    plan = source.plan(PURGE, source.get(memory_id), {}, CONTEXT)
+    assert [(c.record, c.after) for c in plan.changes] == [(memory_id, None), ("relation:r-1", None)]
+
+
+def test_a_promotion_plans_a_linked_copy(source: SqliteSource) -> None:
+    memory_id = source.add_memory("Deploys need two approvals", channel="webshop")
+    memory = source.get(memory_id)
+    plan = source.plan(PROMOTE, memory, {"to": "_global", "reason": "seen everywhere"}, CONTEXT)
+    copy, link = plan.changes
+    assert copy.before is None and copy.after["channel"] == "_global" and copy.after["promoted_from"] == memory_id
+    assert plan.new_id == copy.record == copy.after["id"] != memory_id
+    assert link.record.startswith("relation:") and (link.after["source_id"], link.after["target_id"]) == (
+        copy.record, memory_id)
+    with pytest.raises(NothingToDoError):
+        source.plan(PROMOTE, memory, {"to": "webshop"}, CONTEXT)
+
+
+def test_a_missing_memory_or_an_unknown_operation_is_refused(source: SqliteSource) -> None:
+    memory = source.get(source.add_memory("Dana likes decaf"))
+    with pytest.raises(UnsupportedError):
+        source.plan("fold", memory, {}, CONTEXT)
+    source.write_record(memory.id, source.read_record(memory.id), None)
+    with pytest.raises(NotFoundError):
+        source.plan(EDIT, memory, {"content": "x"}, CONTEXT)
+
+
+def test_scratchpad_rows_are_records_too(source: SqliteSource) -> None:
+    source.add_session("s1")
+    record = source.scratch_record("s1", "retries")
+    assert source.is_scratch_record(record) and not source.is_scratch_record("m-1")
+    assert source.read_record(record) is None
+    new = source.scratch_snapshot(None, "s1", "retries", {"max": 3}, NOW)
+    assert source.write_record(record, None, new) == {"session_id": "s1", "key": "retries", "value": '{"max": 3}',
+                                                      "updated_at": NOW}
+    assert source.scratch_snapshot(new, "s1", "retries", {"max": 3}, "later") is new  # the same value: no change
+    with pytest.raises(UnsupportedError):
+        source.scratch_snapshot(new, "s1", "retries", object(), NOW)
+    assert [(e.key, e.value) for e in source.scratch_entries("s1")] == [("retries", '{"max": 3}')]

@@ -1,0 +1,63 @@
+"""fts.py: memory.db's FTS5 index entries read back from the index, written as records, and the
+entries that differ from the rows found in SQL, on a real memory.db whose index another program
+let drift (its triggers dropped)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from mnemoscope.storage.native.db import fts
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from sqlalchemy import create_engine
+
+
+def _drift(db: Path, *statements: str) -> None:
+    con = sqlite3.connect(db)
+    con.executescript("DROP TRIGGER memories_fts_ai; DROP TRIGGER memories_fts_au; " + ";".join(statements))
+    con.close()
+
+
+def _rowid(db: Path, memory_id: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_record_ids_name_rowids() -> None:
+    assert fts.fts_record(42) == "fts:42" and fts.fts_rowid("fts:42") == 42
+
+
+def test_an_entry_reads_back_as_its_tokens_and_drift_is_found_and_repaired(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    kept = source.add_memory("Dana likes Decaf", tags=("coffee",))
+    source.close()
+    _drift(db,
+           f"UPDATE memories SET content = 'Dana likes tea' WHERE id = '{kept}'",
+           "INSERT INTO memories (id, layer, channel, content, created_at, updated_at, last_accessed, tags, "
+           "metadata, status, derived_from, vector_state) VALUES ('m-new', 'semantic', '_global', 'Unindexed words', "
+           "'2026-01-01', '2026-01-01', '2026-01-01', '[]', '{}', 'active', '[]', 'none')")
+    engine = create_engine(f"sqlite:///{db}")
+    kept_row, new_row = _rowid(db, kept), _rowid(db, "m-new")
+    with engine.begin() as conn:
+        assert fts.has_fts(conn)
+        assert fts.read_entry(conn, kept_row) == {"rowid": kept_row, "content": "dana likes decaf", "tags": "coffee"}
+        assert fts.read_entry(conn, new_row) is None
+        assert sorted(fts.differing_entries(conn)) == [(kept_row, kept, "stale-fts"), (new_row, "m-new", "missing-fts")]
+        current = fts.read_entry(conn, kept_row)
+        assert fts.write_entry(conn, kept_row, current, {"content": "Dana likes tea", "tags": '["coffee"]'}) == {
+            "rowid": kept_row, "content": "dana likes tea", "tags": "coffee"}
+        fts.write_entry(conn, new_row, None, {"content": "Unindexed words", "tags": "[]"})
+        assert list(fts.differing_entries(conn)) == []
+    engine.dispose()
+
+
+def test_a_sqlite_file_without_the_index_has_none(tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "other.db").close()
+    engine = create_engine(f"sqlite:///{tmp_path / 'other.db'}")
+    with engine.connect() as conn:
+        assert not fts.has_fts(conn)
+    engine.dispose()

@@ -1,0 +1,112 @@
+"""rows.py: a memories row as a Memory (values as Mnemoscope writes them, and what another program
+may have put there), the rows relations and scratchpad values are written as, and one row read
+and written back as it is stored, on a real memory.db."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import Layer, NotFoundError, Relation, Status
+from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db.rows import (
+    DB_NAME,
+    SCRATCH_PREFIX,
+    as_stored,
+    escape_like,
+    json_list,
+    memory_from_row,
+    new_id,
+    number,
+    read_row,
+    relation_row,
+    row_revision,
+    same_json,
+    scratch_key,
+    scratch_text,
+)
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from mnemoscope.storage.native.db.tables import NativeDb
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _row(**changed: object) -> dict[str, object]:
+    return {**NativeDb.memory_row("Dana likes decaf", memory_id="m-1", created_at=NOW, tags=("coffee",)), **changed}
+
+
+def test_a_row_as_mnemoscope_writes_it_is_the_memory_it_says() -> None:
+    memory = memory_from_row(_row(md_file="MEMORY.md"), DB_NAME)
+    assert (memory.id, memory.content, memory.layer, memory.status) == ("m-1", "Dana likes decaf", Layer.SEMANTIC, Status.ACTIVE)
+    assert memory.created_at == memory.updated_at == memory.last_accessed == NOW
+    assert memory.tags == ("coffee",)
+    assert memory.source.location == "memory.db:memories/m-1" and memory.source.path == "memory.db"
+    assert memory.metadata == {"md_file": "MEMORY.md", "vector_state": "none"}
+    assert memory.revision == row_revision(_row(md_file="MEMORY.md"))
+
+
+def test_what_another_program_put_in_a_number_column_reads_as_the_default_and_is_noted() -> None:
+    memory = memory_from_row(_row(salience="high", access_count=b"\x01", confidence=float("nan")), "x.db")
+    assert (memory.salience, memory.access_count, memory.confidence) == (0.5, 0, 1.0)
+    assert set(memory.metadata["unreadable_values"]) == {"salience", "access_count", "confidence"}
+    assert memory.source.path == "x.db"
+
+
+def test_the_revision_tells_one_from_one_point_zero() -> None:
+    assert row_revision(_row(salience=1)) != row_revision(_row(salience=1.0))
+    assert row_revision(_row()) == row_revision(_row())
+
+
+def test_number_and_json_columns_read_what_they_can() -> None:
+    unreadable: dict[str, str] = {}
+    assert number("2.5", float, 0.5, unreadable, "salience") == 2.5
+    assert number(None, int, 3, unreadable, "access_count") == 3
+    assert number("inf", float, 0.5, unreadable, "weight") == 0.5
+    assert unreadable == {"weight": "'inf'"}
+    assert json_list('["a", 1]') == ("a", "1") and json_list("[]") == () and json_list("not json") == ("not json",)
+
+
+def test_scratch_values_and_record_ids() -> None:
+    assert scratch_text("plain") == "plain" and scratch_text({"n": 1}) == '{"n": 1}'
+    assert scratch_key(SCRATCH_PREFIX + '["s1", "retries"]') == ("s1", "retries")
+    with pytest.raises(NotFoundError):
+        scratch_key(SCRATCH_PREFIX + "nonsense")
+    assert same_json('{"b": 2, "a": 1}', {"a": 1, "b": 2})
+    assert not same_json('"x"', "x") and not same_json("{", {})
+
+
+def test_like_patterns_match_their_characters_literally(tmp_path: Path) -> None:
+    con = sqlite3.connect(tmp_path / "like.db")
+    con.execute("CREATE TABLE t (v TEXT)")
+    con.executemany("INSERT INTO t VALUES (?)", [("100%",), ("1000",), ("a_b",), ("axb",), ("c\\d",)])
+    found = {
+        text: [v for (v,) in con.execute("SELECT v FROM t WHERE v LIKE ? ESCAPE '\\'", (f"%{escape_like(text)}%",))]
+        for text in ("0%", "_", "\\")
+    }
+    con.close()
+    assert found == {"0%": ["100%"], "_": ["a_b"], "\\": ["c\\d"]}
+
+
+def test_new_ids_are_prefixed_and_distinct() -> None:
+    ids = {new_id() for _ in range(100)}
+    assert len(ids) == 100 and all(i.startswith("m-") for i in ids) and new_id("r").startswith("r-")
+
+
+def test_a_row_read_and_written_back_as_stored(tmp_path: Path) -> None:
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    try:
+        relation = Relation("r-1", "m-a", "m-b", "ABOUT", "_global", 0.5, NOW)
+        source.add_relation(relation)
+        where = schema.relations.c.id == "r-1"
+        with source.engine.begin() as conn:
+            row = read_row(conn, schema.relations, where, lock=True)
+            assert row == relation_row(relation)
+            # A number column holding text another program wrote is written back as that text.
+            conn.execute(schema.relations.update().where(where).values(as_stored({"weight": "heavy"})))
+            assert read_row(conn, schema.relations, where)["weight"] == "heavy"
+            assert read_row(conn, schema.relations, schema.relations.c.id == "r-2") is None
+        assert source.relations()[0].weight == 1.0  # read as the default, not refused
+    finally:
+        source.close()

@@ -1,0 +1,200 @@
+"""sqlite_files.py, on real SQLite files: what is one, read-only connections that write no byte,
+engines and write transactions, SQLite's errors as one sentence. And SQLite files reached by
+awkward paths: a folder whose name holds a URI's "#" or "?", and a
+database opened through a symlink (SQLite names its -wal after the file the link resolves to)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage.demo import write_demo
+from mnemoscope.storage.errors import LockedError, StoreFileError, UnreadableStoreError
+from mnemoscope.storage.sqlite_files import (
+    file_state,
+    files_token,
+    friendly_errors,
+    holders,
+    is_sqlite_file,
+    peek_schema,
+    read_only_connection,
+    read_only_rows,
+    rehearsal,
+    sqlite_engine,
+    sqlite_error,
+    write_transaction,
+    writing,
+)
+
+AWKWARD = ["a#b", "c?d", "e%20f", "g&h=i"]
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(os.listdir(folder))
+
+
+@pytest.mark.parametrize("name", AWKWARD)
+def test_sqlite_uri_names_the_file_itself(tmp_path: Path, name: str) -> None:
+    db = tmp_path / name / "x.db"
+    db.parent.mkdir()
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (v)")
+    con.commit()
+    con.close()
+    before = _listing(tmp_path)
+    assert peek_schema(db) == {"t": ("table", frozenset({"v"}))}
+    assert read_only_rows(db, "SELECT count(*) FROM t") == [(0,)]
+    assert _listing(tmp_path) == before
+    assert _listing(db.parent) == ["x.db"]
+
+
+def test_peek_schema_of_a_missing_file_under_an_awkward_folder_creates_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "a#b"
+    folder.mkdir()
+    with pytest.raises(sqlite3.Error):
+        peek_schema(folder / "x.db")
+    assert _listing(tmp_path) == ["a#b"] and _listing(folder) == []
+
+
+@pytest.mark.parametrize("name", ["a#b", "c?d"])
+def test_a_native_workspace_in_an_awkward_folder_opens_reads_and_writes(tmp_path: Path, name: str) -> None:
+    root = tmp_path / name / "ws"
+    root.parent.mkdir()
+    write_demo(root).close()
+    before = _listing(tmp_path), _listing(root.parent)
+    with open_store(root, read_only=True) as store:
+        assert [s.format for s in store.sources] == ["mnemoscope"]
+        first = store.page(MemoryQuery(), 5)
+        assert len(first) == 5 and store.count(MemoryQuery()) > 5
+    with open_store(root) as store:
+        assert store.count(MemoryQuery()) > 5
+    assert (_listing(tmp_path), _listing(root.parent)) == before
+
+
+def _wal_db(path: Path) -> None:
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.execute("CREATE TABLE a (x)")
+    con.commit()
+    con.close()
+
+
+def test_a_symlinked_database_sees_writes_that_are_only_in_the_wal(tmp_path: Path) -> None:
+    real, link = tmp_path / "real.db", tmp_path / "link.db"
+    _wal_db(real)
+    link.symlink_to(real.name)
+    assert set(peek_schema(link)) == {"a"}
+    state, token = file_state(link), files_token(link)
+
+    writer = sqlite3.connect(real)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        writer.execute("CREATE TABLE b (y)")
+        writer.commit()
+        assert (tmp_path / "real.db-wal").stat().st_size > 0
+        assert not (tmp_path / "link.db-wal").exists()
+        assert file_state(link) != state
+        assert files_token(link) != token
+        assert set(peek_schema(link)) == {"a", "b"}
+    finally:
+        writer.close()
+
+
+def test_file_state_tells_apart_two_writes_of_the_same_size_in_one_mtime_tick(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (v)")
+    con.execute("INSERT INTO t VALUES (1)")
+    con.commit()
+    st = db.stat()
+    state = file_state(db)
+    con.execute("UPDATE t SET v = 2")
+    con.commit()
+    con.close()
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))  # a coarse clock: the same mtime, the same size
+    assert db.stat().st_size == st.st_size
+    assert file_state(db) != state
+
+
+def _database(path: Path) -> Path:
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (v)")
+    con.execute("INSERT INTO t VALUES (1)")
+    con.commit()
+    con.close()
+    return path
+
+
+def test_is_sqlite_file_reads_the_header_only_of_regular_files(tmp_path: Path) -> None:
+    assert is_sqlite_file(_database(tmp_path / "x.db"))
+    (tmp_path / "notes.db").write_text("not a database")
+    os.mkfifo(tmp_path / "fifo.db")  # opening it to read would block forever
+    (tmp_path / "folder.db").mkdir()
+    assert not any(is_sqlite_file(tmp_path / name) for name in ("notes.db", "fifo.db", "folder.db", "missing.db"))
+
+
+def test_a_read_only_connection_writes_no_byte_and_the_token_moves_on_a_write(tmp_path: Path) -> None:
+    db = _database(tmp_path / "x.db")
+    token, state = files_token(db), file_state(db)
+    con = read_only_connection(db)
+    try:
+        assert con.execute("SELECT v FROM t").fetchall() == [(1,)]
+        with pytest.raises(sqlite3.Error):
+            con.execute("INSERT INTO t VALUES (2)")
+    finally:
+        con.close()
+    assert (files_token(db), file_state(db), sorted(os.listdir(tmp_path))) == (token, state, ["x.db"])
+    with writing(db) as con:
+        con.execute("INSERT INTO t VALUES (2)")
+    assert files_token(db) != token
+    assert read_only_rows(db, "SELECT count(*) FROM t") == [(2,)]
+
+
+def test_an_engine_commits_a_write_transaction_and_rolls_back_a_rehearsal(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    db = _database(tmp_path / "x.db")
+    engine = sqlite_engine(db)
+    try:
+        with rehearsal(engine) as conn:
+            conn.execute(text("INSERT INTO t VALUES (2)"))
+        with write_transaction(engine) as conn:
+            conn.execute(text("INSERT INTO t VALUES (3)"))
+            assert conn.execute(text("SELECT ln(1.0)")).scalar() == 0.0  # math functions on any SQLite
+        with pytest.raises(UnreadableStoreError, match="does not have the expected tables"), friendly_errors(db):
+            with engine.connect() as conn:
+                conn.execute(text("SELECT * FROM missing"))
+    finally:
+        engine.dispose()
+    assert read_only_rows(db, "SELECT v FROM t ORDER BY v") == [(1,), (3,)]
+
+
+def test_sqlite_errors_become_one_sentence_naming_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    assert isinstance(sqlite_error(db, sqlite3.OperationalError("database is locked")), LockedError)
+    assert "x.db is not a readable SQLite database" in str(sqlite_error(db, sqlite3.DatabaseError("file is not a database")))
+    assert isinstance(sqlite_error(db, sqlite3.OperationalError("attempt to write a readonly database")), StoreFileError)
+    (tmp_path / "junk.db").write_bytes(b"x" * 4096)
+    with pytest.raises(UnreadableStoreError), writing(tmp_path / "junk.db") as con:
+        con.execute("SELECT * FROM sqlite_master")
+
+
+def test_holders_names_another_program_that_has_the_file_open(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = _database(tmp_path / "x.db")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import sqlite3, sys, time; c = sqlite3.connect({str(db)!r}); "
+         "c.execute('SELECT * FROM t').fetchall(); print('open', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert f"pid {holder.pid}" in " ".join(holders(db))
+    finally:
+        holder.kill()
+        holder.wait()
