@@ -29,7 +29,7 @@ from .errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
-from .journal import DONE, FAILED, LOG, UNDONE
+from .journal.log import DONE, FAILED, LOG, UNDONE
 from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, ScratchEntry, Status
 from .source import (
     DELETE,

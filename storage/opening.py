@@ -22,7 +22,7 @@ from .detection import CHROMA_FILE, DB_NAME, VECTORS_DIR, detect, detect_everyth
 from .embedders.base import Embedder, HashingEmbedder
 from .errors import StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
 from .formats.registry import detect_formats
-from .journal import Journal
+from .journal.log import Journal
 from .model import Kind
 from .settings import StoreSettings
 from .source import Source, StoreParts

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from .credentials import Credentials, Secret, credential_name, scrubbed
 from .embedders.base import Embedder
 from .errors import SecretRefusedError, UnreadableStoreError
-from .journal import Journal
+from .journal.log import Journal
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import StoreParts
 from .store_url import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder

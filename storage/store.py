@@ -26,7 +26,7 @@ from .errors import (
 )
 from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .findings.baseline import BaselineRecords
-from .journal import INTERRUPTED, Journal
+from .journal.log import INTERRUPTED, Journal
 from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
 from .settings import SETTINGS_KEY, StoreSettings

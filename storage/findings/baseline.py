@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConflictError
 
 if TYPE_CHECKING:
-    from ..journal import Journal
+    from ..journal.log import Journal
 
 RECORD_PREFIX = "findings-baseline:"
 BASELINE_KEY = "findings_baseline"

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..credentials import Secret
 from ..errors import NotFoundError, UnreadableStoreError
-from ..journal import Journal
+from ..journal.log import Journal
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..native.db.postgres_source import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order

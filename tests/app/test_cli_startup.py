@@ -105,7 +105,7 @@ def test_detection_spells_the_source_file_names_as_the_sources_do() -> None:
 def test_a_missing_sidecar_journal_is_read_without_sqlalchemy(tmp_path: Path) -> None:
     run = loaded_after(f"""
 from pathlib import Path
-from mnemoscope.storage.journal import Journal
+from mnemoscope.storage.journal.log import Journal
 journal = Journal.sidecar(Path({str(tmp_path)!r}), read_only=True)
 assert journal.read_setting('settings') is None
 assert journal.pending() == [] and journal.history() == [] and journal.count() == 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 
 TICK_MS = 10
-STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal.py", "storage/sqlite_files.py",
+STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal/", "storage/sqlite_files.py",
               "storage/native/db/sqlite_source.py", "storage/native/markdown/", "storage/native/vectors.py")
 PURE = ("owns", "capabilities")  # what a source answers from the id alone, without reading
 

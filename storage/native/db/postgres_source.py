@@ -35,7 +35,7 @@ from ...errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
-from ...journal import Journal
+from ...journal.log import Journal
 from ...model import Memory
 from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import StoreParts

@@ -27,16 +27,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from ...journal import tables as journal_tables
+
 SCHEMA_VERSION = 2
 
 metadata = MetaData()
-
-meta = Table(
-    "meta",
-    metadata,
-    Column("key", Text, primary_key=True),
-    Column("value", Text, nullable=False),
-)
 
 sessions = Table(
     "sessions",
@@ -148,33 +143,6 @@ relations = Table(
     Index("ix_relations_type", "type"),
 )
 
-audit = Table(
-    "audit",
-    metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
-    Column("at", Text, nullable=False),
-    Column("operation", Text, nullable=False),
-    Column("targets", Text, nullable=False),
-    Column("channel", Text),
-    Column("actor", Text, nullable=False),
-    # done: applied; undone: reverted by undo (redo-able); dropped: undone, then superseded.
-    Column("state", Text, nullable=False, server_default="done"),
-    Column("details", Text, nullable=False, server_default="{}"),
-    # JSON list of {"record": id, "before": snapshot|null, "after": snapshot|null}
-    Column("changes", Text, nullable=False),
-    Index("ix_audit_state", "state"),
-)
-
-audit_targets = Table(
-    "audit_targets",
-    metadata,
-    Column("seq", Integer, ForeignKey("audit.seq", ondelete="CASCADE"), primary_key=True),
-    Column("target", Text, primary_key=True),
-    Index("ix_audit_targets_target", "target"),
-)
-
-# The journal tables alone, for a sidecar journal beside stores that have no memory.db.
-JOURNAL_TABLES = (meta, audit, audit_targets)
 
 _FTS_SQLITE = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
@@ -217,13 +185,14 @@ def revision_triggers(table: str) -> list[str]:
 
 def _create_v1(conn: Connection) -> None:
     metadata.create_all(conn)
+    journal_tables.migrate(conn)
     if conn.dialect.name == "sqlite":
         for statement in _FTS_SQLITE:
             conn.exec_driver_sql(statement)
     elif conn.dialect.name == "postgresql":
         for statement in _POSTGRESQL_V1:
             conn.exec_driver_sql(statement)
-        for table in metadata.sorted_tables:
+        for table in all_tables():
             for statement in revision_triggers(table.name):
                 conn.exec_driver_sql(statement)
 
@@ -231,6 +200,11 @@ def _create_v1(conn: Connection) -> None:
 def _add_page_indexes(conn: Connection) -> None:
     for index in PAGE_INDEXES:
         index.create(conn, checkfirst=True)
+
+
+def all_tables() -> list[Table]:
+    """memory.db's tables, the journal's included."""
+    return [*metadata.sorted_tables, *journal_tables.metadata.sorted_tables]
 
 
 # MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
@@ -267,7 +241,7 @@ def write_probes() -> list[str]:
     nothing (EXPLAIN ... WHERE 0): a trigger some other program added that cannot work (a table
     it names is missing, its text is damaged) fails them before a write is made."""
     probes = []
-    for table in metadata.sorted_tables:
+    for table in all_tables():
         columns = ", ".join(f'"{c.name}" = "{c.name}"' for c in table.columns)
         probes += [
             f'EXPLAIN INSERT INTO "{table.name}" DEFAULT VALUES',
@@ -298,7 +272,7 @@ def structure_problems(found: Mapping[str, tuple[str, Collection[str]]]) -> list
 @functools.cache
 def _expected_tables() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each table of this schema version with its columns (sorted_tables sorts anew per call)."""
-    return tuple((t.name, tuple(c.name for c in t.columns)) for t in metadata.sorted_tables)
+    return tuple((t.name, tuple(c.name for c in t.columns)) for t in all_tables())
 
 
 def migrate(conn: Connection) -> int:

@@ -17,7 +17,7 @@ from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
 from mnemoscope.storage.embedders.base import HashingEmbedder, recorded_embedders
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
-from mnemoscope.storage.journal import Journal
+from mnemoscope.storage.journal.log import Journal
 from mnemoscope.storage.model import Memory
 from mnemoscope.storage.native.chroma_server import ChromaServerSource, parse_server_url
 from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION, ChromaSource

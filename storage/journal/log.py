@@ -18,9 +18,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .model import AuditEntry
-from .source import Change
-from .timeutil import parse_time, to_iso, utcnow
+from ..model import AuditEntry
+from ..source import Change
+from ..timeutil import parse_time, to_iso, utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -74,14 +74,14 @@ class Journal:
                 if not create or read_only:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
-            from .native.db import schema
-            from .sqlite_files import friendly_errors, sqlite_engine
+            from ..sqlite_files import friendly_errors, sqlite_engine
+            from . import tables
 
             if read_only:
                 return sqlite_engine(db_path, read_only=True)
             engine = sqlite_engine(db_path)
             with friendly_errors(db_path), engine.begin() as conn:
-                schema.metadata.create_all(conn, tables=list(schema.JOURNAL_TABLES))
+                tables.migrate(conn)
             return engine
 
         return cls(factory, db_path)
@@ -94,7 +94,7 @@ class Journal:
     def _errors(self) -> AbstractContextManager[None]:
         if self._error_wording is not None:
             return self._error_wording()
-        from .sqlite_files import friendly_errors
+        from ..sqlite_files import friendly_errors
 
         return friendly_errors(self.label)
 
@@ -140,15 +140,15 @@ class Journal:
         assert engine is not None
         from sqlalchemy import insert, update
 
-        from .native.db import schema
+        from . import tables
 
-        a = schema.audit.c
+        a = tables.audit.c
         targets = list(dict.fromkeys(targets))
         with self._errors(), engine.begin() as conn:
             if state == DONE:
-                conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
+                conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
             inserted = conn.execute(
-                insert(schema.audit).values(
+                insert(tables.audit).values(
                     at=to_iso(utcnow()),
                     operation=operation,
                     targets=json.dumps(targets),
@@ -162,7 +162,7 @@ class Journal:
             assert inserted is not None
             seq = inserted[0]
             for target in targets:
-                conn.execute(insert(schema.audit_targets).values(seq=seq, target=target))
+                conn.execute(insert(tables.audit_targets).values(seq=seq, target=target))
         entry = self.entry(int(seq))
         assert entry is not None
         return entry
@@ -189,21 +189,21 @@ class Journal:
         assert engine is not None
         from sqlalchemy import update
 
-        from .native.db import schema
+        from . import tables
 
-        a = schema.audit.c
+        a = tables.audit.c
         with self._errors(), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
-                conn.execute(update(schema.audit).where(a.state == UNDONE).values(state=DROPPED))
+                conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
             conn.execute(
-                update(schema.audit)
+                update(tables.audit)
                 .where(a.seq == seq)
                 .values(state=state, changes=_changes_json(applied))
             )
             if replayed is not None:
                 target, target_state, changes = replayed
                 conn.execute(
-                    update(schema.audit)
+                    update(tables.audit)
                     .where(a.seq == target)
                     .values(state=target_state, changes=_changes_json(changes))
                 )
@@ -217,16 +217,16 @@ class Journal:
         assert engine is not None
         from sqlalchemy import update
 
-        from .native.db import schema
+        from . import tables
 
         values: dict[str, Any] = {"state": state}
         if changes is not None:
             values["changes"] = _changes_json(changes)
         with self._errors(), engine.begin() as conn:
-            conn.execute(update(schema.audit).where(schema.audit.c.seq == seq).values(**values))
+            conn.execute(update(tables.audit).where(tables.audit.c.seq == seq).values(**values))
 
     def entry(self, seq: int) -> AuditEntry | None:
-        rows = self._select(lambda sa, schema: sa.select(schema.audit).where(schema.audit.c.seq == seq))
+        rows = self._select(lambda sa, tables: sa.select(tables.audit).where(tables.audit.c.seq == seq))
         return rows[0] if rows else None
 
     def changes(self, seq: int) -> list[Change]:
@@ -235,36 +235,36 @@ class Journal:
             return []
         from sqlalchemy import select
 
-        from .native.db import schema
+        from . import tables
 
         with self._errors(), engine.connect() as conn:
             raw = conn.execute(
-                select(schema.audit.c.changes).where(schema.audit.c.seq == seq)
+                select(tables.audit.c.changes).where(tables.audit.c.seq == seq)
             ).scalar_one()
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
-        def stmt(sa: Any, schema: Any) -> Any:
-            a = schema.audit.c
-            return sa.select(schema.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1)
+        def stmt(sa: Any, tables: Any) -> Any:
+            a = tables.audit.c
+            return sa.select(tables.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1)
 
         rows = self._select(stmt)
         return rows[0] if rows else None
 
     def next_to_redo(self) -> AuditEntry | None:
-        def stmt(sa: Any, schema: Any) -> Any:
-            a = schema.audit.c
-            return sa.select(schema.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1)
+        def stmt(sa: Any, tables: Any) -> Any:
+            a = tables.audit.c
+            return sa.select(tables.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1)
 
         rows = self._select(stmt)
         return rows[0] if rows else None
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
-        def stmt(sa: Any, schema: Any) -> Any:
-            a = schema.audit.c
-            found = sa.select(schema.audit).order_by(a.seq.desc()).limit(limit)
+        def stmt(sa: Any, tables: Any) -> Any:
+            a = tables.audit.c
+            found = sa.select(tables.audit).order_by(a.seq.desc()).limit(limit)
             if target is not None:
-                t = schema.audit_targets.c
+                t = tables.audit_targets.c
                 found = found.where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
             return found
 
@@ -273,10 +273,10 @@ class Journal:
     def last_with(self, operations: tuple[str, ...], target: str) -> AuditEntry | None:
         """The newest applied entry of one of these operations on target."""
 
-        def stmt(sa: Any, schema: Any) -> Any:
-            a, t = schema.audit.c, schema.audit_targets.c
+        def stmt(sa: Any, tables: Any) -> Any:
+            a, t = tables.audit.c, tables.audit_targets.c
             return (
-                sa.select(schema.audit)
+                sa.select(tables.audit)
                 .where(a.operation.in_(operations), a.state == DONE)
                 .where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
                 .order_by(a.seq.desc())
@@ -302,22 +302,22 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from .sqlite_files import placeholder
+        from ..sqlite_files import placeholder
 
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
 
     def _select(self, statement: Callable[[Any, Any], Any]) -> list[AuditEntry]:
-        """The entries statement(sqlalchemy, schema) selects; none, and no import, without a journal."""
+        """The entries statement(sqlalchemy, tables) selects; none, and no import, without a journal."""
         engine = self._get_engine(False)
         if engine is None:
             return []
         import sqlalchemy
 
-        from .native.db import schema
+        from . import tables
 
         with self._errors(), engine.connect() as conn:
-            rows = conn.execute(statement(sqlalchemy, schema)).all()
+            rows = conn.execute(statement(sqlalchemy, tables)).all()
         return [_entry(r._mapping) for r in rows]
 
 

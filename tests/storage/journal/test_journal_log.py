@@ -1,0 +1,48 @@
+"""The Journal itself, on a real sidecar journal: steps, their changes, undo and redo order,
+settings, and what a crashed step leaves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mnemoscope.storage.journal.log import DONE, PENDING, UNDONE, Journal
+from mnemoscope.storage.source import Change
+
+
+def test_a_step_keeps_its_changes_and_targets_and_is_next_to_undo(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    changes = [Change("m1", {"content": "a"}, {"content": "b"}), Change("md:x", {"text": "- a"}, None)]
+    seq = journal.begin("edit", ["m1", "m1"], changes, channel="proj")
+    assert [e.seq for e in journal.pending()] == [seq]
+    journal.finish(seq, changes)
+    assert journal.pending() == []
+    entry = journal.next_to_undo()
+    assert entry is not None and entry.seq == seq and entry.operation == "edit"
+    assert list(entry.targets) == ["m1"] and entry.channel == "proj"
+    assert journal.changes(seq) == changes
+    assert [e.seq for e in journal.history(target="m1")] == [seq]
+    assert journal.history(target="m2") == []
+    journal.close()
+
+
+def test_undo_then_a_new_step_drops_what_could_be_redone(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    first = journal.record("edit", ["m1"], [], state=DONE).seq
+    journal.set_state(first, UNDONE)
+    assert journal.next_to_redo() is not None and journal.next_to_undo() is None
+    journal.record("delete", ["m2"], [], state=DONE)
+    assert journal.next_to_redo() is None
+    assert journal.last_with(("delete",), "m2") is not None
+    assert journal.count() == 2
+    journal.close()
+
+
+def test_settings_round_trip_and_a_crashed_step_is_pending_in_a_new_journal_object(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    journal.write_setting("settings", {"embedder": "x", "n": [1, 2]})
+    seq = journal.begin("promote", ["m1"], [Change("m1", None, {"id": "m1"})])
+    journal.close()  # the process dies before finish()
+    reopened = Journal.sidecar(tmp_path)
+    assert reopened.read_setting("settings") == {"embedder": "x", "n": [1, 2]}
+    assert [(e.seq, e.state) for e in reopened.pending()] == [(seq, PENDING)]
+    reopened.close()

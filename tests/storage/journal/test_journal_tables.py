@@ -1,0 +1,85 @@
+"""The journal's own tables and their one migration path, in a sidecar journal and in memory.db."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+
+from mnemoscope.storage import UnreadableStoreError, create_workspace
+from mnemoscope.storage.journal import tables
+from mnemoscope.storage.journal.log import SIDECAR_DB, SIDECAR_DIR, Journal
+from mnemoscope.storage.source import Change
+
+
+def _meta(db: Path) -> dict[str, str]:
+    with sqlite3.connect(db) as con:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+
+
+def _tables(db: Path) -> set[str]:
+    with sqlite3.connect(db) as con:
+        return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_a_sidecar_journal_is_made_at_the_journal_version_on_its_first_write(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    db = tmp_path / SIDECAR_DIR / SIDECAR_DB
+    assert not db.exists()  # nothing on a read
+    assert journal.history() == []
+    assert not db.exists()
+    journal.record("edit", ["m1"], [Change("m1", {"content": "a"}, {"content": "b"})])
+    journal.close()
+    assert {"meta", "audit", "audit_targets"} <= _tables(db)
+    assert _meta(db)[tables.VERSION_KEY] == str(tables.JOURNAL_VERSION)
+
+
+def test_memory_db_holds_the_journal_tables_at_the_same_version(tmp_path: Path) -> None:
+    create_workspace(tmp_path / "ws").close()
+    db = tmp_path / "ws" / "memory.db"
+    assert {"memories", "meta", "audit", "audit_targets"} <= _tables(db)
+    assert _meta(db)[tables.VERSION_KEY] == str(tables.JOURNAL_VERSION)
+
+
+def test_a_journal_from_before_its_version_was_kept_is_version_1_and_left_as_it_is(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:
+        tables.metadata.create_all(conn)  # what sidecars held until now: the tables, no version
+        assert tables.read_version(conn) == 1
+        assert tables.migrate(conn) == 1
+    engine.dispose()
+    assert tables.VERSION_KEY not in _meta(tmp_path / "old.db")  # nothing written
+
+
+def test_an_empty_database_is_taken_to_the_journal_version(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'new.db'}")
+    with engine.begin() as conn:
+        assert tables.read_version(conn) == 0
+        assert tables.migrate(conn) == 0
+        assert tables.read_version(conn) == tables.JOURNAL_VERSION
+    engine.dispose()
+
+
+def test_a_journal_newer_than_this_code_is_refused_and_not_written(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    journal.record("edit", ["m1"], [])
+    journal.close()
+    db = tmp_path / SIDECAR_DIR / SIDECAR_DB
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE meta SET value = ? WHERE key = ?", (str(tables.JOURNAL_VERSION + 1), tables.VERSION_KEY))
+    before = db.read_bytes()
+    with pytest.raises(UnreadableStoreError, match="Upgrade Mnemoscope"):
+        Journal.sidecar(tmp_path).record("edit", ["m2"], [])
+    assert db.read_bytes() == before
+
+
+def test_a_version_that_is_no_number_is_reported(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'bad.db'}")
+    with engine.begin() as conn:
+        tables.migrate(conn)
+        conn.execute(tables.meta.update().values(value="two").where(tables.meta.c.key == tables.VERSION_KEY))
+        with pytest.raises(UnreadableStoreError, match="not a version number"):
+            tables.read_version(conn)
+    engine.dispose()
