@@ -27,7 +27,7 @@ from .errors import (
 from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .findings.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
-from .model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
+from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from .query import MemoryQuery
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
@@ -284,11 +284,89 @@ class MemoryStore:
                 return list(source.turns(session_id, limit=limit, offset=offset))
         return []
 
+    def turns_are_memories(self, session_id: str) -> bool:
+        """Whether a session's turns are memories already (a format that gives each message as one)."""
+        for source in self._with("sessions"):
+            if any(x.id == session_id for x in source.sessions()):
+                return bool(getattr(source, "turns_are_memories", False))
+        return False
+
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
         return [e for s in self._with("scratchpad") for e in s.scratch_entries(session_id)]
 
     def turn_bin_counts(self, bin_format: str, since: Any, until: Any) -> dict[str, int]:
         return summed(s.turn_bin_counts(bin_format, since, until) for s in self._with("sessions"))
+
+    def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
+        """Memories per (time bin, group) over every source the query's kinds take in."""
+        return summed(s.bin_counts(query, bin_format, group_by) for s in self.sources if query.wants_kind(s.kind))
+
+    def canonical_id(self, memory_id: str) -> str:
+        """The memory a copy's id belongs to (a mirror vector or markdown block names its memory.db
+        row); any other id is its own."""
+        return self.workspace.canonical_id(memory_id) if self.workspace is not None else memory_id
+
+    # -- search primitives: the store routes, views/search.py ranks ---------------------------
+
+    def keyword_lists(self, text: str, query: MemoryQuery, k: int) -> dict[str, list[Memory]]:
+        """One keyword-ranked list per source (per native part), named for it: two SQLite files
+        of one store are two lists."""
+        lists: dict[str, list[Memory]] = {}
+        for s in self.sources:
+            per_part = s.keyword_lists(text, query, k) if s is self.workspace else {s.label: s.keyword_search(text, query, k)}
+            for name, ranked in per_part.items():
+                name = name or s.kind.value
+                while name in lists:
+                    name += "'"
+                lists[name] = ranked
+        return lists
+
+    def document_frequencies(self, terms: Sequence[str], query: MemoryQuery) -> tuple[int, dict[str, int]]:
+        """The number of memories, and of memories holding each term, summed over the store's
+        parts: from a part's full-text index where it keeps one (indexes_words), from one pass over
+        a part's texts where it counts every term at once (document_frequencies), else counted
+        under the query's filters, a count per term."""
+        base = dataclasses.replace(query, contains=None)
+        total = 0
+        found = dict.fromkeys(terms, 0)
+        for part in self._parts():
+            counted_at_once = getattr(part, "document_frequencies", None)
+            if getattr(part, "indexes_words", False) and counted_at_once is not None:
+                counted, per_term = counted_at_once(terms, base)
+            else:
+                counted = part.count(base)
+                if not counted:  # nothing of its own here (a workspace's vector copies): no statistics
+                    continue
+                if counted_at_once is not None:
+                    counted, per_term = counted_at_once(terms, base)
+                else:
+                    per_term = {term: part.count(dataclasses.replace(base, contains=term)) for term in terms}
+            total += counted
+            for term in terms:
+                found[term] += per_term[term]
+        return total, found
+
+    def _parts(self) -> list[Any]:
+        """Every source, the native workspace as its parts (memory.db, the vectors, markdown)."""
+        return [p for s in self.sources for p in (s.parts if s is self.workspace else [s])]
+
+    # -- the journal, for readers ---------------------------------------------------------------
+
+    def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
+        """The store's curation steps, newest first (of one memory, with target)."""
+        return self.journal.history(limit=limit, target=target)
+
+    def next_steps(self) -> tuple[AuditEntry | None, AuditEntry | None]:
+        """The step Undo would undo and the one Redo would redo (None: nothing to)."""
+        return self.journal.next_to_undo(), self.journal.next_to_redo()
+
+    def read_setting(self, key: str) -> Any:
+        """A value Mnemoscope keeps about this store (beside its StoreSettings), None if unset."""
+        return self.journal.read_setting(key)
+
+    def write_setting(self, key: str, value: Any) -> None:
+        self.require_writable()
+        self.journal.write_setting(key, value)
 
     def owner_history(self, memory_id: str) -> list[dict[str, Any]]:
         """The owning tool's own log of a memory (mem0's history.db), where it keeps one."""

@@ -7,14 +7,13 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
 from .model import Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
-from .source import SessionSource
 from .store import MemoryStore
 
 if TYPE_CHECKING:
@@ -275,23 +274,19 @@ def _copy_structure(source: MemoryStore, target: MemoryStore, summary: ImportSum
     turns, so no message lands twice."""
     dst = target
     have_sessions = {s.id for s in dst.sessions()}
-    for source_ in source.sources:
-        if not source_.capabilities().sessions:
+    for session in source.sessions():
+        if session.id in have_sessions:
+            summary.skip("session id already in the destination")
             continue
-        owner = cast(SessionSource, source_)
-        for session in owner.sessions():
-            if session.id in have_sessions:
-                summary.skip("session id already in the destination")
-                continue
-            dst.add_session(session.id, channel=session.channel, title=session.title,
-                            user_id=session.user_id, started_at=session.started_at)
-            if not getattr(owner, "turns_are_memories", False):
-                turns = owner.turns(session.id, limit=10**9)
-                dst.add_turns(session.id, [(t.role, t.content, t.timestamp) for t in turns])
-            for entry in owner.scratch_entries(session.id):
-                dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
-            have_sessions.add(session.id)
-            summary.sessions += 1
+        dst.add_session(session.id, channel=session.channel, title=session.title,
+                        user_id=session.user_id, started_at=session.started_at)
+        if not source.turns_are_memories(session.id):
+            turns = source.turns(session.id, limit=10**9)
+            dst.add_turns(session.id, [(t.role, t.content, t.timestamp) for t in turns])
+        for entry in source.scratch_entries(session.id):
+            dst.set_scratch(session.id, entry.key, entry.value, entry.updated_at)
+        have_sessions.add(session.id)
+        summary.sessions += 1
     src = source
     have_entities = {e.id for e in dst.entities()}
     for entity in src.entities():

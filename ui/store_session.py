@@ -50,7 +50,7 @@ class _Asked:
 
 
 def journal_steps(store: MemoryStore) -> JournalSteps:
-    return JournalSteps(store.journal.next_to_undo(), store.journal.next_to_redo())
+    return JournalSteps(*store.next_steps())
 
 
 class StoreSession(QObject):

@@ -90,7 +90,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     with open_store_of(args, read_only=not (args.accept or args.allow_host)) as store:
         if args.allow_host:
             store.require_writable()
-            findings.save_allowed_hosts(store.journal, (*findings.allowed_hosts(store.journal), *args.allow_host))
+            findings.save_allowed_hosts(store, (*findings.allowed_hosts(store), *args.allow_host))
         if args.accept:
             return emit_outcome(args, curator_of(store).accept_findings(args.accept))
         report = findings.scan_store(store)

@@ -145,7 +145,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         data["salience_now"] = round(store.settings.salience.effective(memory, utcnow()), 6)
         data["promotion"] = store.settings.promotion.check(memory)
         data["relations"] = [r.to_dict() for r in store.relations(touching=memory.id)]
-        data["history"] = [e.to_dict() for e in store.journal.history(target=memory.id)]
+        data["history"] = [e.to_dict() for e in store.history(target=memory.id)]
         data["owner_history"] = store.owner_history(memory.id)
         return emit(args, data, output.memory_detail)
 
@@ -258,5 +258,5 @@ def cmd_salience(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     with open_store_of(args) as store:
-        entries = store.journal.history(limit=args.limit, target=args.id)
+        entries = store.history(limit=args.limit, target=args.id)
         return emit(args, {"entries": [e.to_dict() for e in entries]}, output.history)

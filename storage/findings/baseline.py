@@ -15,6 +15,7 @@ from ..errors import ConflictError
 
 if TYPE_CHECKING:
     from ..journal.log import Journal
+    from ..store import MemoryStore
 
 RECORD_PREFIX = "findings-baseline:"
 BASELINE_KEY = "findings_baseline"
@@ -61,12 +62,12 @@ class BaselineRecords:
         pass
 
 
-def allowed_hosts(journal: Journal) -> tuple[str, ...]:
+def allowed_hosts(store: MemoryStore) -> tuple[str, ...]:
     """The hosts links may point to without a finding (none by default: every link is flagged low)."""
-    return tuple((journal.read_setting(SETTINGS_KEY) or {}).get("allowed_hosts", ()))
+    return tuple((store.read_setting(SETTINGS_KEY) or {}).get("allowed_hosts", ()))
 
 
-def save_allowed_hosts(journal: Journal, hosts: tuple[str, ...]) -> None:
-    settings = dict(journal.read_setting(SETTINGS_KEY) or {})
+def save_allowed_hosts(store: MemoryStore, hosts: tuple[str, ...]) -> None:
+    settings = dict(store.read_setting(SETTINGS_KEY) or {})
     settings["allowed_hosts"] = sorted({h.strip().lower() for h in hosts if h.strip()})
-    journal.write_setting(SETTINGS_KEY, settings)
+    store.write_setting(SETTINGS_KEY, settings)

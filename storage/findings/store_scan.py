@@ -69,7 +69,7 @@ def scan_store(
 ) -> ScanReport:
     """Every finding in the store's active and archived memories (or in memory_ids only)."""
     rules = rules or default_rules()
-    accepted, hosts = accepted_fingerprints(store), allowed_hosts(store.journal)
+    accepted, hosts = accepted_fingerprints(store), allowed_hosts(store)
     report = ScanReport(rules.version, 0)
     for memories, total in _memories(store, memory_ids):
         if cancelled is not None and cancelled():

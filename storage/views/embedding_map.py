@@ -151,7 +151,7 @@ def neighbours(store: MemoryStore, memory_id: str, k: int = 10) -> list[tuple[st
     vector = store.embedding_of(memory_id)
     if vector is None or k <= 0:
         return []
-    own = _canonical(store, memory_id)
+    own = store.canonical_id(memory_id)
     found: dict[str, float] = {}
     for source in store.vector_sources():
         if not hasattr(source, "vector_search"):
@@ -161,7 +161,7 @@ def neighbours(store: MemoryStore, memory_id: str, k: int = 10) -> list[tuple[st
         except StoreError:  # a collection of another dimension
             continue
         for memory, distance in hits:
-            key = _canonical(store, memory.id)
+            key = store.canonical_id(memory.id)
             if key != own and distance < found.get(key, float("inf")):
                 found[key] = float(distance)
     return sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
@@ -273,7 +273,7 @@ def _finding_labels(store: MemoryStore, ids: list[str], stop: Cancelled) -> list
     from ..findings import accepted_fingerprints, allowed_hosts, memory_findings
     from ..findings.rules import severity_rank
 
-    accepted, hosts = accepted_fingerprints(store), allowed_hosts(store.journal)
+    accepted, hosts = accepted_fingerprints(store), allowed_hosts(store)
     worst: dict[str, str] = {}
     unique = list(dict.fromkeys(ids))
     for start in range(0, len(unique), ID_CHUNK):
@@ -285,11 +285,6 @@ def _finding_labels(store: MemoryStore, ids: list[str], stop: Cancelled) -> list
             if found:
                 worst[memory.id] = min(found, key=lambda f: severity_rank(f.severity)).category
     return [worst.get(i, NO_FINDING) for i in ids]
-
-
-def _canonical(store: MemoryStore, memory_id: str) -> str:
-    workspace = store.workspace
-    return workspace.canonical_id(memory_id) if workspace is not None else memory_id
 
 
 # -- the projection ------------------------------------------------------------------------------

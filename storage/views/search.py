@@ -94,19 +94,6 @@ def rrf(ranked_lists: Mapping[str, Sequence[Memory]], k: int = RRF_K) -> list[Hi
     return [Hit(memories[i], scores[i], ranks[i]) for i in order]
 
 
-def keyword_lists(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> dict[str, list[Memory]]:
-    # One ranked list per source, named for it: two SQLite files of one store are two lists.
-    lists: dict[str, list[Memory]] = {}
-    for s in store.sources:
-        per_part = s.keyword_lists(text, query, k) if s is store.workspace else {s.label: s.keyword_search(text, query, k)}
-        for name, ranked in per_part.items():
-            name = name or s.kind.value
-            while name in lists:
-                name += "'"
-            lists[name] = ranked
-    return lists
-
-
 def _canonical(store: MemoryStore, memory: Memory) -> Memory:
     """A vector copy of a memory.db memory stands for that memory."""
     return store.find(memory.id) or memory if memory.source.kind is Kind.CHROMA else memory
@@ -152,7 +139,7 @@ def words_of(text: str) -> list[str]:
 
 def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> list[Hit]:
     """The stores' keyword candidates, scored by one BM25 (see the module's docstring), best first."""
-    lists = keyword_lists(store, text, query, k)
+    lists = store.keyword_lists(text, query, k)
     candidates: dict[str, Memory] = {}
     ranks: dict[str, dict[str, int]] = {}
     for name, ranked in lists.items():
@@ -171,7 +158,7 @@ def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> l
 def bm25_scores(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
                 memories: Sequence[Memory]) -> dict[str, float]:
     """Each memory's BM25 score for terms, with document frequencies counted by the store."""
-    total, frequencies = document_frequencies(store, terms, query)
+    total, frequencies = store.document_frequencies(terms, query)
     total = max(total, len(memories))
     idf = {}
     for term in terms:
@@ -189,33 +176,6 @@ def bm25_scores(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
             score += idf[term] * tf * (BM25_K1 + 1.0) / (tf + norm) if tf else 0.0
         scores[memory.id] = score
     return scores
-
-
-def document_frequencies(store: MemoryStore, terms: Sequence[str], query: MemoryQuery) -> tuple[int, dict[str, int]]:
-    """The number of memories, and of memories holding each term, summed over the store's
-    parts: from a part's full-text index where it keeps one (indexes_words), from one pass over
-    a part's texts where it counts every term at once (document_frequencies), else counted
-    under the search's filters, a count per term."""
-    base = replace(query, contains=None)
-    total = 0
-    found = dict.fromkeys(terms, 0)
-    for source in store.sources:
-        for part in source.parts if source is store.workspace else [source]:
-            counted_at_once = getattr(part, "document_frequencies", None)
-            if getattr(part, "indexes_words", False) and counted_at_once is not None:
-                counted, per_term = counted_at_once(terms, base)
-            else:
-                counted = part.count(base)
-                if not counted:  # nothing of its own here (a workspace's vector copies): no statistics
-                    continue
-                if counted_at_once is not None:
-                    counted, per_term = counted_at_once(terms, base)
-                else:
-                    per_term = {term: part.count(replace(base, contains=term)) for term in terms}
-            total += counted
-            for term in terms:
-                found[term] += per_term[term]
-    return total, found
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -35,12 +35,9 @@ def timeline(
         raise UnsupportedError(f"Unknown grouping {group_by!r}; use kind, layer or channel.")
     fmt = SOURCE_FORMATS[bin]
     bins: dict[str, dict[str, int]] = {}
-    for source in store.sources:
-        if not query.wants_kind(source.kind):
-            continue
-        for (label, group), n in source.bin_counts(query, fmt, group_by).items():
-            counts = bins.setdefault(relabel(label, bin), {})
-            counts[group] = counts.get(group, 0) + n
+    for (label, group), n in store.bin_counts(query, fmt, group_by).items():
+        counts = bins.setdefault(relabel(label, bin), {})
+        counts[group] = counts.get(group, 0) + n
     turns: dict[str, int] = {}
     for label, n in store.turn_bin_counts(fmt, query.since, query.until).items():
         key = relabel(label, bin)

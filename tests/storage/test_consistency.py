@@ -17,7 +17,6 @@ from mnemoscope.storage.consistency import KINDS, check
 from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.errors import UnsupportedError
 from mnemoscope.storage.query import MemoryQuery
-from mnemoscope.storage.views.search import keyword_lists
 
 REPAIRABLE = ["missing-vector", "orphan-vector", "stale-vector", "vector-metadata-mismatch", "missing-bullet",
               "stale-fts", "missing-fts"]
@@ -145,7 +144,7 @@ def test_repaired_copies_say_what_the_row_says(demo_path: Path) -> None:
     (unindexed_id, unindexed_text), = _rows(demo_path, "SELECT id, content FROM memories WHERE rowid = ?", (rowid,))
 
     def keyword_found(store) -> bool:
-        hits = keyword_lists(store, unindexed_text, MemoryQuery(), 50)
+        hits = store.keyword_lists(unindexed_text, MemoryQuery(), 50)
         return unindexed_id in {m.id for ranked in hits.values() for m in ranked}
 
     with open_store(demo_path) as store:

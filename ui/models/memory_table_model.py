@@ -423,7 +423,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _load_findings_state(self) -> None:
         def read(store: MemoryStore) -> tuple[frozenset[str], tuple[str, ...]]:
-            return accepted_fingerprints(store), allowed_hosts(store.journal)
+            return accepted_fingerprints(store), allowed_hosts(store)
 
         self._session.read(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
 

@@ -101,7 +101,7 @@ def render_memory(
 def detail_of(store: MemoryStore, memory_id: str) -> dict[str, Any]:
     """What the detail panel shows of one memory (runs on a worker)."""
     memory = store.get(memory_id)
-    history: list[AuditEntry] = store.journal.history(target=memory.id, limit=50)
+    history: list[AuditEntry] = store.history(target=memory.id, limit=50)
     owner_error: StoreError | None = None
     try:
         owner_history = store.owner_history(memory.id)

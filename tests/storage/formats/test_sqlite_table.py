@@ -26,7 +26,6 @@ from mnemoscope.storage.table_mapping import (
 from mnemoscope.storage.query import MemoryQuery, Order
 from mnemoscope.storage.source import keyword_rank
 from mnemoscope.storage.opening import open_store
-from mnemoscope.storage.views.search import keyword_lists
 
 
 @pytest.fixture(autouse=True)
@@ -338,7 +337,7 @@ def test_a_without_rowid_table_is_read_and_written_by_its_primary_key(tmp_path: 
         memories = store.page(MemoryQuery(order=Order.CREATED), 10)
         assert [m.content for m in memories] == ["Dana owns the search service", "Deploys go out on Tuesdays"]
         assert store.count(MemoryQuery(contains="Dana")) == 1
-        [(_name, found)] = keyword_lists(store, "tuesdays", MemoryQuery(), 5).items()
+        [(_name, found)] = store.keyword_lists("tuesdays", MemoryQuery(), 5).items()
         assert [m.content for m in found] == ["Deploys go out on Tuesdays"]
         owner = memories[0]
         Curator(store).edit(owner.id, content="Eli owns the search service", expected_revision=owner.revision)
@@ -366,7 +365,7 @@ def test_keyword_search_reads_a_mapped_table(tmp_path: Path) -> None:
     for db in (bot_db(tmp_path / "bot.db"), notes_db(tmp_path / "notes.db")):
         remember_mapping(db, propose_mapping(db))
         with open_store(db) as store:
-            [(_name, found)] = keyword_lists(store, "ana tea make", MemoryQuery(), 5).items()
+            [(_name, found)] = store.keyword_lists("ana tea make", MemoryQuery(), 5).items()
             assert found and all(m.id.startswith("tbl:") for m in found)
             assert "$rowid" not in found[0].metadata and "rowid" not in found[0].metadata
 
