@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 VECTORS_DIR = "vectors"
 SETTINGS_KEY = "settings"
-# memory_db.DB_NAME and chroma_files.CHROMA_FILE, spelled here too so that a folder without them is
+# memory_db.DB_NAME and chroma.files.CHROMA_FILE, spelled here too so that a folder without them is
 # detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
 # the names agree).
 DB_NAME = "memory.db"
@@ -635,7 +635,7 @@ def detect(path: Path) -> dict[Kind, Path]:
         found[Kind.SQLITE] = path / DB_NAME
     for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
         if is_file(chroma_dir / CHROMA_FILE):
-            from .native.vectors import ChromaSource
+            from .native.chroma.local import ChromaSource
 
             if ChromaSource.detect(chroma_dir):
                 found[Kind.CHROMA] = chroma_dir
@@ -777,7 +777,7 @@ def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
 
 def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
     def open_part(path: Path) -> Any:
-        from .native.vectors import ChromaSource
+        from .native.chroma.local import ChromaSource
 
         return ChromaSource.open(path, read_only=read_only)
 
@@ -820,8 +820,8 @@ def create_workspace(
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
+    from .native.chroma.local import ChromaSource
     from .native.memory_db import SqliteSource
-    from .native.vectors import ChromaSource
     from .native.workspace import NativeWorkspace
 
     embedder = embedder or HashingEmbedder()

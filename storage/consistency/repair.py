@@ -11,10 +11,9 @@ from typing import Any
 
 from ..embedding import Embedder
 from ..errors import NothingToDoError, UnsupportedError
+from ..native.chroma.records import NATIVE_COLLECTION, STALE_KEY, memory_metadata, record_id_for
 from ..native.fts_index import fts_rowid
 from ..native.markdown import bullet_text, inside
-from ..native.record_index import STALE_KEY, record_id_for
-from ..native.vectors import NATIVE_COLLECTION, memory_metadata
 from ..source import Change, Snapshot
 from .report import KINDS, Report
 

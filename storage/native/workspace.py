@@ -45,16 +45,16 @@ from ..source import (
     prepare_writes,
     summed,
 )
-from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
-from .vectors import (
+from .chroma.local import ChromaSource
+from .chroma.records import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
     STALE_KEY,
-    ChromaSource,
     memory_metadata,
     record_id_for,
     with_metadata,
 )
+from .markdown import MEMORY_FILE, Block, MarkdownSource, daily_date, inside
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
     from .native_db import NativeDb

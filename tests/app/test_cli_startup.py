@@ -96,7 +96,7 @@ print(len(storage.__all__))
 
 def test_store_spells_the_source_file_names_as_the_sources_do() -> None:
     from mnemoscope.storage import store
-    from mnemoscope.storage.native.chroma_files import CHROMA_FILE
+    from mnemoscope.storage.native.chroma.files import CHROMA_FILE
     from mnemoscope.storage.native.memory_db import DB_NAME
 
     assert (store.DB_NAME, store.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)

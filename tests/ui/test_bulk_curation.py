@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Kind, MemoryQuery, Status, open_store
-from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, record_id_for
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QItemSelectionModel, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox

@@ -20,8 +20,8 @@ import pytest
 from chromadb.config import Settings
 
 from mnemoscope.storage import MemoryQuery, UnreadableStoreError
-from mnemoscope.storage.native.chroma_files import ChromaFiles
-from mnemoscope.storage.native.vectors import ChromaSource
+from mnemoscope.storage.native.chroma.files import ChromaFiles
+from mnemoscope.storage.native.chroma.local import ChromaSource
 
 DIM = 16
 

@@ -19,8 +19,10 @@ from mnemoscope.storage.embedding import HashingEmbedder, recorded_embedders
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
 from mnemoscope.storage.journal import Journal
 from mnemoscope.storage.model import Memory
-from mnemoscope.storage.native.chroma_server import ChromaServerSource, parse_server_url
-from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION, ChromaSource
+from mnemoscope.storage.embedding import EMBEDDER_KEY
+from mnemoscope.storage.native.chroma.local import ChromaSource
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
+from mnemoscope.storage.native.chroma.server import ChromaServerSource, parse_server_url
 from mnemoscope.storage.source import same_record
 from mnemoscope.storage.store import MemoryStore
 

@@ -99,8 +99,8 @@ def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_pa
     import subprocess
     import sys
 
-    from mnemoscope.storage.native.chroma_files import ChromaFiles
-    from mnemoscope.storage.native.vectors import _migration_versions
+    from mnemoscope.storage.native.chroma.client import migration_versions
+    from mnemoscope.storage.native.chroma.files import ChromaFiles
 
     db = tmp_path / "chroma.sqlite3"
     con = sqlite3.connect(db)
@@ -116,9 +116,9 @@ def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_pa
     subprocess.run([sys.executable, "-c", killed], check=False, timeout=60)
     assert (tmp_path / "chroma.sqlite3-journal").exists()
     with pytest.raises(sqlite3.OperationalError):
-        _migration_versions(ChromaFiles(tmp_path, may_recover=False))  # read-only: reported, not touched
+        migration_versions(ChromaFiles(tmp_path, may_recover=False))  # read-only: reported, not touched
     assert (tmp_path / "chroma.sqlite3-journal").exists()
-    assert _migration_versions(ChromaFiles(tmp_path)) == {"sysdb": 3}
+    assert migration_versions(ChromaFiles(tmp_path)) == {"sysdb": 3}
 
 
 def test_vector_search_reads_further_when_the_nearest_hits_left_the_query(demo_path: Path) -> None:

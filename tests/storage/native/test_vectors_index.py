@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from chromadb.config import Settings
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status, open_store
-from mnemoscope.storage.native import record_index, vectors
-from mnemoscope.storage.native.vectors import ChromaSource, record_id_for
+from mnemoscope.storage.native.chroma import index, index_cache, local_vector_search
+from mnemoscope.storage.native.chroma.local import ChromaSource
+from mnemoscope.storage.native.chroma.records import record_id_for
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.source import matches
 
@@ -157,20 +158,20 @@ def test_keyword_search_reads_text_kept_in_metadata(tmp_path: Path) -> None:
 
 def test_the_index_is_kept_between_opens_until_the_directory_changes(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(vectors, "_PERSIST_FROM", 1)
+    monkeypatch.setattr(index_cache, "_PERSIST_FROM", 1)
     _mixed(tmp_path / "store", n=30)
     with open_store(tmp_path / "store") as store:
         first = [m.id for m in store.page(MemoryQuery(), 20)]
     assert list((tmp_path / "cache").rglob("*.npz"))
-    vectors._INDEXES.clear()
+    index_cache._INDEXES.clear()
     built: list[int] = []
-    real = record_index.RecordIndexBuilder.index
+    real = index.RecordIndexBuilder.index
 
     def counted(self):
         built.append(1)
         return real(self)
 
-    monkeypatch.setattr(record_index.RecordIndexBuilder, "index", counted)
+    monkeypatch.setattr(index.RecordIndexBuilder, "index", counted)
     with open_store(tmp_path / "store") as store:
         assert [m.id for m in store.page(MemoryQuery(), 20)] == first
         assert not built, "an unchanged directory reads its kept index"
@@ -209,7 +210,7 @@ def test_vector_search_walks_chromas_graph_and_finds_what_comparing_every_vector
     with open_store(tmp_path) as store:
         source = store.sources[0].vectors
         exact = [[m.id for m, _d in source.vector_search(q, None, MemoryQuery(), 5)] for q in queries]
-        monkeypatch.setattr(vectors, "_GRAPH_FROM", 100)
+        monkeypatch.setattr(local_vector_search, "_GRAPH_FROM", 100)
         source._vectors.clear()
         walked = [[m.id for m, _d in source.vector_search(q, None, MemoryQuery(), 5)] for q in queries]
         assert source._vector_graph("facts") is not None
