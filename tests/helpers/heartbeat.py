@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt, QTimer
 TICK_MS = 10
 STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal.py", "storage/sqlite_db.py",
               "storage/native/memory_db.py", "storage/native/markdown.py",
-              # what was native/vectors.py: ChromaSource, its vector search, its records, client and index cache
+              # ChromaSource with its vector search, record reading, client checks and index cache
               *(f"storage/native/chroma/{m}.py" for m in ("local", "local_vector_search", "records", "client",
                                                           "index_cache")))
 PURE = ("owns", "capabilities")  # what a source answers from the id alone, without reading

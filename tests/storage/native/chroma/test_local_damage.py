@@ -15,7 +15,6 @@ import chromadb
 import numpy as np
 import pytest
 from chromadb.config import Settings
-
 from mnemoscope.app.cli import main
 from mnemoscope.storage import Curator, StoreError, UnreadableStoreError, open_store
 from mnemoscope.storage.native.chroma.files import ChromaFiles

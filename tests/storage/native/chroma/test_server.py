@@ -15,11 +15,10 @@ import pytest
 from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_server
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
-from mnemoscope.storage.embedding import HashingEmbedder, recorded_embedders
+from mnemoscope.storage.embedding import EMBEDDER_KEY, HashingEmbedder, recorded_embedders
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
 from mnemoscope.storage.journal import Journal
 from mnemoscope.storage.model import Memory
-from mnemoscope.storage.embedding import EMBEDDER_KEY
 from mnemoscope.storage.native.chroma.local import ChromaSource
 from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
 from mnemoscope.storage.native.chroma.server import ChromaServerSource, parse_server_url
