@@ -31,6 +31,8 @@ from .files import ChromaFiles
 
 
 def import_chromadb():
+    """chromadb and its Settings, imported only when a client is about to start (importing
+    chromadb costs about a second, and reading never needs it)."""
     try:
         import chromadb
         from chromadb.config import Settings

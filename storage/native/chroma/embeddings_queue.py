@@ -65,6 +65,9 @@ def well_formed(queued: list[QueuedOperation], dimension: int | None) -> list[Qu
 
 
 def apply_vector(by_id: dict[str, Any], op: QueuedOperation) -> None:
+    """One queued operation on the vectors by record id, as Chroma's vector segment applies it:
+    an add of a record held already, an update of one not held, and a change without a vector
+    leave them as they are."""
     import numpy as np
 
     if op.operation == DELETE:
