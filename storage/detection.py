@@ -62,7 +62,7 @@ def detect(path: Path) -> dict[Kind, Path]:
         found[Kind.SQLITE] = path / DB_NAME
     for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
         if is_file(chroma_dir / CHROMA_FILE):
-            from .native.vectors import ChromaSource
+            from .native.chroma.local import ChromaSource
 
             if ChromaSource.detect(chroma_dir):
                 found[Kind.CHROMA] = chroma_dir

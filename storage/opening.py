@@ -148,7 +148,7 @@ def _open_sqlite(read_only: bool) -> Callable[[Path], Any]:
 
 def _open_chroma(read_only: bool) -> Callable[[Path], Any]:
     def open_part(path: Path) -> Any:
-        from .native.vectors import ChromaSource
+        from .native.chroma.local import ChromaSource
 
         return ChromaSource.open(path, read_only=read_only)
 
@@ -191,8 +191,8 @@ def create_workspace(
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
+    from .native.chroma.local import ChromaSource
     from .native.db.sqlite_source import SqliteSource
-    from .native.vectors import ChromaSource
     from .native.workspace import NativeWorkspace
 
     embedder = embedder or HashingEmbedder()

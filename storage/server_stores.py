@@ -140,7 +140,7 @@ def _open_postgresql(
 
 
 def _open_chroma(location: Location, token: Secret | None, read_only: bool, create_with: Embedder | None) -> Any:
-    from .native.chroma_server import ChromaServerSource
+    from .native.chroma.server import ChromaServerSource
 
     if create_with is not None:
         return ChromaServerSource.create(location.text, create_with, token=token)

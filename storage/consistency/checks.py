@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from ..embedders.base import Embedder
+from ..native.chroma.records import NATIVE_COLLECTION
 from ..native.db.fts import differing_entries, fts_record, has_fts
-from ..native.vectors import NATIVE_COLLECTION
 from .native_markdown import MarkdownCheck
 from .native_vectors import VectorCheck
 from .report import Finding, Report

@@ -6,8 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..embedders.base import Embedder
-from ..native.record_index import MIRROR_KEY, STALE_KEY, record_id_for
-from ..native.vectors import NATIVE_COLLECTION
+from ..native.chroma.records import MIRROR_KEY, NATIVE_COLLECTION, STALE_KEY, record_id_for
 from .report import Finding
 from .rows import existing_ids, row_pages
 

@@ -11,11 +11,10 @@ from typing import Any
 
 from ..embedders.base import Embedder
 from ..errors import NothingToDoError, UnsupportedError
+from ..native.chroma.records import NATIVE_COLLECTION, STALE_KEY, memory_metadata, record_id_for
 from ..native.db.fts import fts_rowid
 from ..native.markdown.blocks import bullet_text
 from ..native.markdown.files import inside
-from ..native.record_index import STALE_KEY, record_id_for
-from ..native.vectors import NATIVE_COLLECTION, memory_metadata
 from ..source import Change, Snapshot
 from .report import KINDS, Report
 

@@ -34,8 +34,8 @@ from ..errors import StoreError
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 HASHING_PREFIX = "mnemoscope-hashing-"
-# The collection metadata key naming the model of Mnemoscope's own vectors (native/vectors.py
-# writes it as EMBEDDER_KEY; spelled here too so that this module imports no Chroma source).
+# The collection metadata key naming the model of Mnemoscope's own vectors (native/chroma/local.py
+# and server.py write it; spelled here so that this module imports no Chroma source).
 EMBEDDER_KEY = "mnemoscope:embedder"
 
 

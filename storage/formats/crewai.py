@@ -25,7 +25,7 @@ from typing import Any
 
 from ..looking import is_dir, is_file, names
 from ..model import GLOBAL_CHANNEL, Layer
-from ..native.vectors import ChromaSource
+from ..native.chroma.local import ChromaSource
 from ..source import Snapshot
 from ..timeutil import parse_time
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables

@@ -34,7 +34,9 @@ from ..consistency.report import WARNING, Finding, FindingKind, register_kind
 from ..errors import StoreError
 from ..looking import is_dir, is_file, names, subfolders
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
-from ..native.vectors import CHROMA_FILE, STALE_KEY, ChromaSource, RecordReading, split_record_id
+from ..native.chroma.files import CHROMA_FILE
+from ..native.chroma.local import ChromaSource, RecordReading
+from ..native.chroma.records import STALE_KEY, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows, sqlite_error

@@ -39,7 +39,7 @@ from typing import Any
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
 from ..looking import is_dir, is_file, looked, names, subfolders
 from ..model import Kind, Memory, parse_layer
-from ..native.vectors import STALE_KEY, edited_record, record_text, split_record_id
+from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows

@@ -45,18 +45,18 @@ from ..source import (
     prepare_writes,
     summed,
 )
-from .markdown.blocks import Block
-from .markdown.files import MEMORY_FILE, daily_date, inside
-from .markdown.source import MarkdownSource
-from .vectors import (
+from .chroma.local import ChromaSource
+from .chroma.records import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
     STALE_KEY,
-    ChromaSource,
     memory_metadata,
     record_id_for,
     with_metadata,
 )
+from .markdown.blocks import Block
+from .markdown.files import MEMORY_FILE, daily_date, inside
+from .markdown.source import MarkdownSource
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
     from .db.tables import NativeDb

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import StoreError
 from ..model import Kind
-from ..native.record_index import LAYERS, STATUSES, RecordIndex, record_id_for
+from ..native.chroma.index import LAYERS, STATUSES, RecordIndex
+from ..native.chroma.records import record_id_for
 from ..query import MemoryQuery
 from ..store import MemoryStore
 

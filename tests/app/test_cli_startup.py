@@ -96,7 +96,7 @@ print(len(storage.__all__))
 
 def test_detection_spells_the_source_file_names_as_the_sources_do() -> None:
     from mnemoscope.storage import detection
-    from mnemoscope.storage.native.chroma_files import CHROMA_FILE
+    from mnemoscope.storage.native.chroma.files import CHROMA_FILE
     from mnemoscope.storage.native.db.rows import DB_NAME
 
     assert (detection.DB_NAME, detection.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from bench.harness import Row, cached_store, median_s, paired_medians_s, record, sizes
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.embedders.base import HashingEmbedder
-from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION
+from mnemoscope.storage.embedders.base import EMBEDDER_KEY, HashingEmbedder
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
 from mnemoscope.storage.views.search import search, vector_list
 
 pytestmark = pytest.mark.bench

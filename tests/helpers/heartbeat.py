@@ -21,7 +21,10 @@ from PySide6.QtCore import Qt, QTimer
 
 TICK_MS = 10
 STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "storage/journal/", "storage/sqlite_files.py",
-              "storage/native/db/sqlite_source.py", "storage/native/markdown/", "storage/native/vectors.py")
+              "storage/native/db/sqlite_source.py", "storage/native/markdown/",
+              # ChromaSource with its vector search, record reading, client checks and index cache
+              *(f"storage/native/chroma/{m}.py" for m in ("local", "local_vector_search", "records", "client",
+                                                          "index_cache")))
 PURE = ("owns", "capabilities")  # what a source answers from the id alone, without reading
 
 

@@ -22,7 +22,7 @@ from mnemoscope.storage import (
     UnsupportedError,
     open_store,
 )
-from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, STALE_KEY, record_id_for
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, STALE_KEY, record_id_for
 from mnemoscope.storage.timeutil import utcnow
 
 

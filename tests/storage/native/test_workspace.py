@@ -7,7 +7,7 @@ from pathlib import Path
 from helpers.store_state import sql_rows
 
 from mnemoscope.storage import Kind, MemoryQuery, open_store
-from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, record_id_for
 
 
 def _with_copies(root: Path) -> str:

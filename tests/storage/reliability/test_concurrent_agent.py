@@ -101,7 +101,7 @@ def test_an_agent_writing_meanwhile_loses_nothing(demo_path: Path, capsys) -> No
 
 def _missing_vectors(root: Path, record_ids: list[str]) -> list[str]:
     """The agent's records that are not in Chroma at the end: record, document or vector."""
-    from mnemoscope.storage.native.chroma_files import ChromaFiles
+    from mnemoscope.storage.native.chroma.files import ChromaFiles
 
     files = ChromaFiles(root / "vectors")
     [col] = [c for c in files.collections() if c.name == "memories"]

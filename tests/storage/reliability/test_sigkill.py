@@ -24,7 +24,7 @@ from helpers.curation_load import check_after_kill, curate_forever
 from helpers.store_state import state_of
 
 from mnemoscope.storage import open_store
-from mnemoscope.storage.native.vectors import NATIVE_COLLECTION
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
 
 KILLS = int(os.environ.get("MNEMOSCOPE_KILLS", "200"))
 

@@ -16,8 +16,8 @@ from helpers.chroma_server import (
 from helpers.owners import run_owner
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.embedders.base import HashingEmbedder
-from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION
+from mnemoscope.storage.embedders.base import EMBEDDER_KEY, HashingEmbedder
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
 from mnemoscope.storage.views.embedding_map import MapCancelled, embedding_map, neighbours
 
 CLUSTERS = ("alpha", "beta", "gamma")

@@ -11,7 +11,7 @@ import pytest
 from helpers.sessions import open_session
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Kind, MemoryQuery, Status, open_store
-from mnemoscope.storage.native.vectors import NATIVE_COLLECTION, record_id_for
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, record_id_for
 from mnemoscope.ui.controllers.curation_actions import CurationActions
 from mnemoscope.ui.controllers.table_actions import TableActions
 from mnemoscope.ui.main_window import MainWindow

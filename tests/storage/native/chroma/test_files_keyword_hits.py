@@ -9,8 +9,8 @@ from pathlib import Path
 import chromadb
 import pytest
 from chromadb.config import Settings
-from mnemoscope.storage.native import chroma_files
-from mnemoscope.storage.native.chroma_files import ChromaFiles, _hit_ranges
+from mnemoscope.storage.native.chroma import files as chroma_files
+from mnemoscope.storage.native.chroma.files import ChromaFiles, _hit_ranges
 
 TEXTS = [
     "Topic 42 here",

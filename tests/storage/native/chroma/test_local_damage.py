@@ -15,10 +15,9 @@ import chromadb
 import numpy as np
 import pytest
 from chromadb.config import Settings
-
 from mnemoscope.app.cli import main
 from mnemoscope.storage import Curator, StoreError, UnreadableStoreError, open_store
-from mnemoscope.storage.native.chroma_files import ChromaFiles
+from mnemoscope.storage.native.chroma.files import ChromaFiles
 
 BAD_QUEUED_ROW = (
     "INSERT INTO embeddings_queue (seq_id, operation, topic, id, vector, encoding, metadata) "

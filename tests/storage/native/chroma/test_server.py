@@ -15,12 +15,13 @@ import pytest
 from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_server
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
-from mnemoscope.storage.embedders.base import HashingEmbedder, recorded_embedders
+from mnemoscope.storage.embedders.base import EMBEDDER_KEY, HashingEmbedder, recorded_embedders
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
 from mnemoscope.storage.journal.log import Journal
 from mnemoscope.storage.model import Memory
-from mnemoscope.storage.native.chroma_server import ChromaServerSource, parse_server_url
-from mnemoscope.storage.native.vectors import EMBEDDER_KEY, NATIVE_COLLECTION, ChromaSource
+from mnemoscope.storage.native.chroma.local import ChromaSource
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
+from mnemoscope.storage.native.chroma.server import ChromaServerSource, parse_server_url
 from mnemoscope.storage.source import same_record
 from mnemoscope.storage.store import MemoryStore
 

@@ -4,7 +4,7 @@ chromadb's client carries its own SQLite; a read with Python's while the client 
 meet a half-written page ("database disk image is malformed"). A thread pages and searches the
 demo without pause while the main thread edits, deletes and undoes memories whose vector copies
 the curator writes through the client. (The failure was seen in the window's keyboard undo test,
-1 run in ~4 before chroma_files.directory_lock; this stress has not reproduced it without the
+1 run in ~4 before files.directory_lock; this stress has not reproduced it without the
 lock in 6 runs: it guards the property, it does not prove the fix.)"""
 
 from __future__ import annotations

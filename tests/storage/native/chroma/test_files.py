@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import random
 import shutil
 import signal
@@ -14,40 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-import chromadb
 import numpy as np
 import pytest
-from chromadb.config import Settings
-
-from mnemoscope.storage import MemoryQuery, UnreadableStoreError
-from mnemoscope.storage.native.chroma_files import ChromaFiles
-from mnemoscope.storage.native.vectors import ChromaSource
+from helpers.chroma_dirs import chroma_client, written
+from mnemoscope.storage import MemoryQuery
+from mnemoscope.storage.native.chroma.files import ChromaFiles
+from mnemoscope.storage.native.chroma.local import ChromaSource
 
 DIM = 16
-
-
-def _client(path: Path):
-    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-
-
-def _written(path: Path, n: int, space: str = "cosine") -> np.ndarray:
-    """A collection past Chroma's persist threshold (1000): part HNSW files, part queue,
-    with deletes, updates and list metadata."""
-    rng = np.random.default_rng(7)
-    vectors = rng.normal(size=(n, DIM)).astype(np.float32)
-    col = _client(path).get_or_create_collection("facts", embedding_function=None, metadata={"hnsw:space": space})
-    for start in range(0, n, 400):
-        ids = range(start, min(n, start + 400))
-        col.add(
-            ids=[f"f{i}" for i in ids],
-            embeddings=vectors[start : start + 400].tolist(),
-            documents=[f"Fact {i} about Caché and Redis" if i % 3 else f"fact {i}" for i in ids],
-            metadatas=[{"n": i, "ok": i % 2 == 0, "w": i / 7, "tags": ["a", f"t{i % 5}"]} for i in ids],
-        )
-    col.delete(ids=["f3", f"f{n - 2}"])
-    col.update(ids=["f4", f"f{n - 3}"], embeddings=[[2.0] * DIM, [3.0] * DIM], documents=["four", "late"])
-    col.upsert(ids=["f5"], embeddings=[[-1.0] * DIM], metadatas=[{"n": 5, "changed": True}])
-    return vectors
 
 
 def _hashes(folder: Path) -> dict[str, str]:
@@ -59,7 +32,7 @@ def _client_view(path: Path, tmp_path: Path) -> dict[str, tuple]:
     """What chromadb's client returns, read on a copy (the client writes)."""
     copy = tmp_path / "client-copy"
     shutil.copytree(path, copy)
-    got = _client(copy).get_collection("facts").get(include=["documents", "metadatas", "embeddings"])
+    got = chroma_client(copy).get_collection("facts").get(include=["documents", "metadatas", "embeddings"])
     return {i: (d, m, np.asarray(e)) for i, d, m, e in
             zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"], strict=True)}
 
@@ -67,7 +40,7 @@ def _client_view(path: Path, tmp_path: Path) -> dict[str, tuple]:
 @pytest.mark.parametrize("n,space", [(2600, "cosine"), (700, "l2")])
 def test_files_read_what_chromas_client_returns(tmp_path: Path, n: int, space: str) -> None:
     path = tmp_path / "chroma"
-    _written(path, n, space)
+    written(path, n, space)
     expected = _client_view(path, tmp_path)
     files = ChromaFiles(path)
     col = files.collections()[0]
@@ -88,7 +61,7 @@ def test_files_read_what_chromas_client_returns(tmp_path: Path, n: int, space: s
 
 def test_reading_a_chroma_directory_changes_no_byte_of_it(tmp_path: Path) -> None:
     path = tmp_path / "chroma"
-    vectors = _written(path, 1200)
+    vectors = written(path, 1200)
     before = _hashes(path)
     source = ChromaSource.open(path)
     query = MemoryQuery(statuses=())
@@ -105,21 +78,9 @@ def test_reading_a_chroma_directory_changes_no_byte_of_it(tmp_path: Path) -> Non
     assert source._client is None
 
 
-def test_nearest_records_are_the_ones_chroma_finds(tmp_path: Path) -> None:
-    path = tmp_path / "chroma"
-    vectors = _written(path, 300)
-    probe = (vectors[17] + vectors[99]) / 2
-    copy = tmp_path / "client-copy"
-    shutil.copytree(path, copy)
-    theirs = _client(copy).get_collection("facts").query(query_embeddings=[probe.tolist()], n_results=8)
-    ours = ChromaSource.open(path).vector_search(probe.tolist(), None, MemoryQuery(statuses=()), 8)
-    assert [m.id for m, _ in ours] == [f"vec:facts:{i}" for i in theirs["ids"][0]]
-    assert np.allclose([d for _, d in ours], theirs["distances"][0], atol=1e-4)
-
-
 def test_a_long_lived_store_reads_a_vector_another_process_added(tmp_path: Path) -> None:
     path = tmp_path / "chroma"
-    _written(path, 50)
+    written(path, 50)
     source = ChromaSource.open(path)
     assert source.read_record("vec:facts:agent-1") is None
     agent = (
@@ -132,23 +93,6 @@ def test_a_long_lived_store_reads_a_vector_another_process_added(tmp_path: Path)
     assert snap is not None and snap["document"] == "from the agent"
     assert np.allclose(snap["embedding"], [0.5] * DIM)
     assert source.count(MemoryQuery(statuses=())) == 49
-
-
-def test_an_index_map_that_would_run_code_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "chroma"
-    _written(path, 1100)
-    marker = tmp_path / "pwned"
-    [index_map] = path.glob("*/index_metadata.pickle")
-
-    class Payload:
-        def __reduce__(self):
-            return (Path.touch, (marker,))
-
-    index_map.write_bytes(pickle.dumps({"label_to_id": Payload()}))
-    files = ChromaFiles(path)
-    with pytest.raises(UnreadableStoreError, match="index map"):
-        files.vectors(files.collections()[0])
-    assert not marker.exists()
 
 
 _KILLED_WRITER = """

@@ -1,6 +1,6 @@
 """Chroma records as numpy columns, and the reads both Chroma sources answer from them.
 
-A local directory (vectors.ChromaSource) and a server (chroma_server.ChromaServerSource) keep,
+A local directory (local.ChromaSource) and a server (server.ChromaServerSource) keep,
 per collection, a RecordIndex: a few numpy columns per record (status, layer, channel, times,
 salience, flags), never documents or vectors. IndexedReads answers count, page, counts_by,
 bin_counts and the stale list from those columns the same way for both; each source says only
@@ -17,17 +17,16 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..atomic_file import atomic_write_bytes
-from ..embedders.base import EMBEDDER_KEY, Embedder
-from ..embedders.choice import embedder_by_name
-from ..errors import UnsupportedError
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Status, parse_layer, parse_status
-from ..query import MemoryQuery, Order
-from ..source import Snapshot, effective_salience_page
-from ..timeutil import as_utc, parse_time, utcnow
+from ...atomic_file import atomic_write_bytes
+from ...embedders.base import EMBEDDER_KEY, Embedder
+from ...embedders.choice import embedder_by_name
+from ...errors import UnsupportedError
+from ...model import GLOBAL_CHANNEL, Kind, Layer, Memory, Status, parse_layer, parse_status
+from ...query import MemoryQuery, Order
+from ...source import Snapshot, effective_salience_page
+from ...timeutil import as_utc, parse_time, utcnow
+from .records import MIRROR_KEY, STALE_KEY, number_or, record_id_for
 
-MIRROR_KEY = "mnemoscope_mirror"  # a record that is the vector copy of a memory.db memory
-STALE_KEY = "mnemoscope_stale"  # a record whose text changed without a new embedding
 STATUSES = list(Status)  # a status's code in RecordIndex.status
 LAYERS = list(Layer)  # a layer's code in RecordIndex.layer
 NO_TIME = -(2**63)  # no time recorded: the record reads as made now (as its Memory does)
@@ -44,14 +43,6 @@ def micros(value: datetime) -> int:
 
 def from_micros(value: int) -> datetime:
     return _EPOCH + timedelta(microseconds=value)
-
-
-def number_or(value: Any, default: float) -> float:
-    """value as a float, default when it is missing or no number."""
-    try:
-        return float(value) if value is not None else default
-    except (TypeError, ValueError):
-        return default
 
 
 def one_of(column: Any, codes: list[int]) -> Any:
@@ -216,7 +207,7 @@ class RecordIndexBuilder:
             return micros(parsed) if parsed is not None else None
 
     def add(self, record_id: str, meta: dict[str, Any], summary: Memory | None) -> None:
-        """One record: from its metadata as vectors.record_memory reads it, or from the memory a
+        """One record: from its metadata as records.record_memory reads it, or from the memory a
         tool's reading made of it (status, layer, channel, salience; times come from the metadata)."""
         created = self._time(meta.get("created_at") or meta.get("timestamp"))
         created = NO_TIME if created is None else created
@@ -271,10 +262,6 @@ def one_read(method: Any) -> Any:
             return method(self, *args, **kwargs)
 
     return read
-
-
-def record_id_for(collection: str, record_id: str) -> str:
-    return f"vec:{collection}:{record_id}"
 
 
 class IndexedReads:
@@ -555,6 +542,6 @@ class IndexedReads:
 
 
 __all__ = [
-    "IndexedReads", "RecordIndex", "RecordIndexBuilder", "MIRROR_KEY", "STALE_KEY", "STATUSES", "LAYERS",
-    "NO_TIME", "micros", "from_micros", "number_or", "one_of", "one_read", "record_id_for",
+    "IndexedReads", "RecordIndex", "RecordIndexBuilder", "STATUSES", "LAYERS", "NO_TIME", "micros", "from_micros",
+    "one_of", "one_read",
 ]

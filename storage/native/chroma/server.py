@@ -1,8 +1,8 @@
 """A Chroma server (``chroma run``, Chroma Cloud-style deployments) as the vector store: the
 records of its collections as memories, read and written through ``chromadb.HttpClient``.
 
-It presents records exactly as a Chroma persistent directory's (vectors.py): the same ids
-(``vec:<collection>:<id>``), the same record -> Memory reading (``record_memory``), the same
+It presents records exactly as a Chroma persistent directory's (local.py): the same ids
+(``vec:<collection>:<id>``), the same record -> Memory reading (records.py), the same
 snapshots for the write primitive and the same plans. What differs is where the work runs:
 
 - Chroma cannot sort by a metadata field, so an ordered page needs every matching record's sort
@@ -11,7 +11,7 @@ snapshots for the write primitive and the same plans. What differs is where the 
   fetched in batches (``get(include=["metadatas"], limit, offset)``: never documents or
   embeddings), and kept until the collection's change token moves; after its own write of one
   record the source patches that record's row instead of reading them all again. Filtering,
-  ordering and counting read those columns as a local directory's do (record_index.IndexedReads);
+  ordering and counting read those columns as a local directory's do (index.IndexedReads);
   only the rows of a page are fetched whole (``get(ids=...)``). An unfiltered count is Chroma's
   own ``count()``.
 - Keyword search and the "contains" filter run at the server (``where_document`` ``$regex``
@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from ..credentials import Secret, scrubbed, split_secret
-from ..embedders.base import Embedder, RecordedEmbedder, recorded_in_chroma
-from ..errors import (
+from ...credentials import Secret, scrubbed, split_secret
+from ...embedders.base import EMBEDDER_KEY, Embedder, RecordedEmbedder, recorded_in_chroma
+from ...errors import (
     ConflictError,
     NotFoundError,
     ReadOnlyError,
@@ -58,18 +58,17 @@ from ..errors import (
     StoreError,
     UnreadableStoreError,
 )
-from ..model import EDITABLE_FIELDS, Kind, Memory, Status
-from ..query import MemoryQuery
-from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, same_record
-from .record_index import IndexedReads, RecordIndex, RecordIndexBuilder, one_read, record_id_for
-from .vectors import (
-    EMBEDDER_KEY,
+from ...model import EDITABLE_FIELDS, Kind, Memory, Status
+from ...query import MemoryQuery
+from ...source import Capabilities, Change, Plan, PlanContext, Snapshot, same_record
+from .client import close_client, import_chromadb
+from .index import IndexedReads, RecordIndex, RecordIndexBuilder, one_read
+from .records import (
     NATIVE_COLLECTION,
-    _chromadb,
-    _close_client,
-    _revision,
+    record_id_for,
     record_memory,
     record_plan,
+    record_revision,
     split_record_id,
 )
 
@@ -246,7 +245,7 @@ class ChromaServerSource(IndexedReads):
                     configuration={"hnsw": {"space": "cosine"}},
                 )
         finally:
-            _close_client(client)
+            close_client(client)
         return cls.open(url, token=token)
 
     def close(self) -> None:
@@ -254,7 +253,7 @@ class ChromaServerSource(IndexedReads):
             self._indexes.clear()
             self._handles.clear()
             if self.client is not None:
-                _close_client(self.client)
+                close_client(self.client)
             self.client = None
 
     def keep_writes_inside(self, root: Path) -> None:
@@ -438,7 +437,7 @@ class ChromaServerSource(IndexedReads):
     def _memory(
         self, name: str, record_id: str, document: str | None, meta: dict[str, Any], snap: Snapshot | None = None
     ) -> Memory:
-        revision = _revision(snap, snap["embedding"]) if snap is not None else ""
+        revision = record_revision(snap, snap["embedding"]) if snap is not None else ""
         return record_memory(self.location, name, record_id, document, meta, revision)
 
     @one_read
@@ -639,7 +638,7 @@ class ChromaServerSource(IndexedReads):
         return revision
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
-        """Changes to a vector record, planned as a local directory plans them (vectors.record_plan)."""
+        """Changes to a vector record, planned as a local directory plans them (records.record_plan)."""
         snap = self.read_record(memory.id)
         if snap is None:
             raise NotFoundError(f"No memory {memory.id} on {self.location}.")
@@ -752,7 +751,7 @@ def _client(address: ServerAddress, token: Secret | None) -> Any:
     """chromadb's HttpClient for the address, its requests given timeouts."""
     import httpx
 
-    chromadb, Settings = _chromadb()
+    chromadb, Settings = import_chromadb()
     with _talking(address, token, "could not be opened", UnreadableStoreError):
         client = chromadb.HttpClient(
             host=address.host,

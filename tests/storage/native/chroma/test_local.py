@@ -1,4 +1,5 @@
-"""Chroma persistent directories: records as memories, writes, versions, offline vectors."""
+"""A local Chroma persistent directory as a source (local.py): records as memories, writes,
+versions, offline vectors."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 import chromadb
 import pytest
 from chromadb.config import Settings
-
-from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, Status, open_store
+from mnemoscope.storage import Curator, Kind, MemoryQuery, Order, open_store
 from mnemoscope.storage.embedders.base import HashingEmbedder
-from mnemoscope.storage.views.search import search, similar, vector_list
+from mnemoscope.storage.errors import ConflictError, ReadOnlyError
+from mnemoscope.storage.native.chroma.local import ChromaSource
+from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, record_id_for, with_metadata
+from mnemoscope.storage.views.search import search, similar
 
 
 def _foreign_collection(path: Path) -> None:
@@ -73,7 +76,6 @@ def test_vector_copies_of_native_memories_are_not_listed_twice(demo_path: Path) 
 
 
 def test_an_older_chroma_directory_is_read_from_a_copy_and_left_untouched(tmp_path: Path) -> None:
-    import sqlite3
 
     _foreign_collection(tmp_path)
     con = sqlite3.connect(tmp_path / "chroma.sqlite3")
@@ -92,50 +94,33 @@ def test_an_older_chroma_directory_is_read_from_a_copy_and_left_untouched(tmp_pa
     assert (tmp_path / "chroma.sqlite3").read_bytes() == before
 
 
-def test_a_chroma_database_left_mid_write_by_a_killed_process_still_opens(tmp_path: Path) -> None:
-    """A writer killed inside a transaction leaves a hot journal: a read-only connection cannot
-    read past it, so the version check rolls it back first (as Chroma's client would)."""
-    import sqlite3
-    import subprocess
-    import sys
-
-    from mnemoscope.storage.native.chroma_files import ChromaFiles
-    from mnemoscope.storage.native.vectors import _migration_versions
-
-    db = tmp_path / "chroma.sqlite3"
-    con = sqlite3.connect(db)
-    con.executescript("CREATE TABLE migrations(dir TEXT, version INT); INSERT INTO migrations VALUES ('sysdb', 3);")
-    con.close()
-    killed = (
-        "import os, sqlite3\n"
-        f"con = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-        "con.execute('PRAGMA cache_size=1'); con.execute('BEGIN IMMEDIATE')\n"
-        "for i in range(3000): con.execute(\"INSERT INTO migrations VALUES ('x' || ?, 1)\", (i,))\n"
-        "os._exit(9)\n"
-    )
-    subprocess.run([sys.executable, "-c", killed], check=False, timeout=60)
-    assert (tmp_path / "chroma.sqlite3-journal").exists()
-    with pytest.raises(sqlite3.OperationalError):
-        _migration_versions(ChromaFiles(tmp_path, may_recover=False))  # read-only: reported, not touched
-    assert (tmp_path / "chroma.sqlite3-journal").exists()
-    assert _migration_versions(ChromaFiles(tmp_path)) == {"sysdb": 3}
-
-
-def test_vector_search_reads_further_when_the_nearest_hits_left_the_query(demo_path: Path) -> None:
-    """An agent archives the 6 memories nearest a vector in memory.db and leaves their vectors as
-    they were: a search for the 3 nearest active memories reads past all 6, and finds what a
-    full scan finds."""
-    with open_store(demo_path) as store:
-        target = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
-        embedding = store.embedding_of(target.id)
-        assert embedding is not None
-        nearest, _ = vector_list(store, None, MemoryQuery(), 6, embedding=embedding)
-        archived = [m.id for m in nearest]
-    with sqlite3.connect(demo_path / "memory.db") as con:  # the agent's write
-        con.executemany("UPDATE memories SET status = 'archived' WHERE id = ?", [(i,) for i in archived])
-    con.close()
-    with open_store(demo_path) as store:
-        found, _ = vector_list(store, None, MemoryQuery(), 3, embedding=embedding)
-        everything, _ = vector_list(store, None, MemoryQuery(statuses=()), 100, embedding=embedding)
-    active = [m.id for m in everything if m.status is Status.ACTIVE]
-    assert [m.id for m in found] == active[:3] and not set(archived) & {m.id for m in found}
+def test_a_directory_made_here_is_written_and_read_back_through_the_source(tmp_path: Path) -> None:
+    """ChromaSource itself: detect, create, bulk add, the write primitive (refusing a write over a
+    change it did not read), and a read-only open that writes nothing."""
+    embedder = HashingEmbedder(16)
+    folder = tmp_path / "vectors"
+    assert ChromaSource.detect(tmp_path) == 0.0
+    source = ChromaSource.create(folder, embedder)
+    assert ChromaSource.detect(folder) == 1.0
+    texts = ["User likes green tea", "User lives in Lisbon"]
+    source.add_records(NATIVE_COLLECTION, ["m1", "m2"], texts, [{"channel": "proj"}, {"channel": "_global"}],
+                       embedder.embed(texts))
+    assert source.collections() == [NATIVE_COLLECTION] and source.record_count(NATIVE_COLLECTION) == 2
+    assert source.embedder_for(NATIVE_COLLECTION).name == embedder.name
+    record_id = record_id_for(NATIVE_COLLECTION, "m1")
+    snap = source.read_record(record_id)
+    assert snap is not None and snap["document"] == texts[0] and len(snap["embedding"]) == 16
+    written = source.write_record(record_id, snap, with_metadata(snap, salience=0.9))
+    assert written is not None and written["metadata"]["salience"] == 0.9
+    with pytest.raises(ConflictError):
+        source.write_record(record_id, snap, with_metadata(snap, salience=0.1))
+    assert [m.id for m in source.keyword_search("lisbon", MemoryQuery(), 5)] == [record_id_for(NATIVE_COLLECTION, "m2")]
+    source.close()
+    before = (folder / "chroma.sqlite3").read_bytes()
+    reader = ChromaSource.open(folder, read_only=True)
+    assert reader.capabilities().read_only and reader.read_only_reason == "opened read-only"
+    assert reader.get(record_id).salience == 0.9 and reader.get(record_id).channel == "proj"
+    with pytest.raises(ReadOnlyError):
+        reader.write_record(record_id, reader.read_record(record_id), None)
+    reader.close()
+    assert (folder / "chroma.sqlite3").read_bytes() == before

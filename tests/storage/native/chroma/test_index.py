@@ -1,5 +1,6 @@
-"""The Chroma metadata index: pages, counts and searches read columns of every record and build
-memories only for the rows they return; they answer what building every memory would."""
+"""The Chroma metadata index (index.py): pages, counts and searches read columns of every record
+and build memories only for the rows they return; they answer what building every memory would.
+The columns themselves: folded from metadata, patched by one record, saved and loaded."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import chromadb
 import numpy as np
 import pytest
 from chromadb.config import Settings
-from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status, open_store
-from mnemoscope.storage.native import record_index, vectors
-from mnemoscope.storage.native.vectors import ChromaSource, record_id_for
+from mnemoscope.storage import Layer, MemoryQuery, Order, Status, open_store
+from mnemoscope.storage.errors import UnsupportedError
+from mnemoscope.storage.native.chroma.index import NO_TIME, RecordIndex, RecordIndexBuilder, from_micros, micros
+from mnemoscope.storage.native.chroma.local import ChromaSource
+from mnemoscope.storage.native.chroma.records import MIRROR_KEY, STALE_KEY, record_id_for
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.source import matches
 
@@ -155,78 +158,55 @@ def test_keyword_search_reads_text_kept_in_metadata(tmp_path: Path) -> None:
         assert [m.id for m in hits] == ["vec:agent:b", "vec:agent:a"]
 
 
-def test_the_index_is_kept_between_opens_until_the_directory_changes(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(vectors, "_PERSIST_FROM", 1)
-    _mixed(tmp_path / "store", n=30)
-    with open_store(tmp_path / "store") as store:
-        first = [m.id for m in store.page(MemoryQuery(), 20)]
-    assert list((tmp_path / "cache").rglob("*.npz"))
-    vectors._INDEXES.clear()
-    built: list[int] = []
-    real = record_index.RecordIndexBuilder.index
-
-    def counted(self):
-        built.append(1)
-        return real(self)
-
-    monkeypatch.setattr(record_index.RecordIndexBuilder, "index", counted)
-    with open_store(tmp_path / "store") as store:
-        assert [m.id for m in store.page(MemoryQuery(), 20)] == first
-        assert not built, "an unchanged directory reads its kept index"
-        target = first[0]
-        Curator(store).edit(target, content="edited through Mnemoscope")
-        assert store.get(target).content == "edited through Mnemoscope"
-        assert target in [m.id for m in store.page(MemoryQuery(contains="edited through"), 20)]
-    assert built, "a changed directory builds its index again"
+# -- the columns themselves ----------------------------------------------------------------------
 
 
-def _clustered(path: Path, n: int, space: str = "cosine") -> tuple[Any, list[str], np.ndarray]:
-    rng = np.random.default_rng(4)
-    centres = rng.normal(size=(40, DIM)).astype(np.float32)
-    data = centres[np.arange(n) % 40] + rng.normal(scale=0.3, size=(n, DIM)).astype(np.float32)
-    col = _client(path).get_or_create_collection("facts", embedding_function=None, metadata={"hnsw:space": space})
-    ids = [f"v{i}" for i in range(n)]
-    for start in range(0, n, 500):
-        col.add(
-            ids=ids[start : start + 500],
-            embeddings=data[start : start + 500].tolist(),
-            documents=[f"vector {i}" for i in range(start, min(n, start + 500))],
-            metadatas=[{"status": "deleted" if i % 10 == 0 else "active"} for i in range(start, min(n, start + 500))],
-        )
-    return col, ids, data
+def test_the_builder_folds_each_records_metadata_into_columns() -> None:
+    builder = RecordIndexBuilder("t1")
+    builder.add("b", {"status": "archived", "layer": "episodic", "channel": "proj", "salience": "0.7",
+                      "created_at": "2026-01-02T00:00:00Z", MIRROR_KEY: True}, None)
+    builder.add("a", {STALE_KEY: True}, None)  # nothing recorded: active, semantic, _global, made now
+    index = builder.index()
+    assert (len(index), index.token, index.ids_at(slice(None))) == (2, "t1", ["b", "a"])
+    for column, want in (("channel", ["proj", "_global"]), ("status", ["archived", "active"]),
+                         ("layer", ["episodic", "semantic"])):
+        codes, labels = index.labelled(column)
+        assert [labels[int(c)] for c in codes] == want
+    assert index.mirror.tolist() == [True, False] and index.stale.tolist() == [False, True]
+    assert index.salience.tolist() == [0.7, 0.5] and index.created[1] == NO_TIME
+    assert from_micros(int(index.created[0])) == datetime(2026, 1, 2, tzinfo=timezone.utc)
+    assert index.times("created")[1] >= micros(datetime(2026, 1, 2, tzinfo=timezone.utc))  # read as now
+    assert index.order(Order.CREATED).tolist() == [0, 1] and index.order(Order.SALIENCE).tolist() == [1, 0]
+    assert index.position() == {"b": 0, "a": 1} and index.id_rank.tolist() == [1, 0]
+    with pytest.raises(UnsupportedError):
+        index.labelled("tags")
 
 
-@pytest.mark.parametrize("space", ["cosine", "l2", "ip"])
-def test_vector_search_walks_chromas_graph_and_finds_what_comparing_every_vector_finds(
-    tmp_path: Path, monkeypatch, space: str
-) -> None:
-    col, ids, data = _clustered(tmp_path, 2300, space)  # 2,000 in the persisted graph, 300 still queued
-    col.delete(ids=["v5", "v2210"])
-    col.update(ids=["v7"], embeddings=[(data[8] * 1.01).tolist()])
-    rng = np.random.default_rng(8)
-    queries = [(data[i] + rng.normal(scale=0.1, size=DIM)).astype(np.float32).tolist() for i in (3, 7, 8, 2205, 1999)]
-    with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
-        exact = [[m.id for m, _d in source.vector_search(q, None, MemoryQuery(), 5)] for q in queries]
-        monkeypatch.setattr(vectors, "_GRAPH_FROM", 100)
-        source._vectors.clear()
-        walked = [[m.id for m, _d in source.vector_search(q, None, MemoryQuery(), 5)] for q in queries]
-        assert source._vector_graph("facts") is not None
-    agreement = sum(len(set(a) & set(b)) for a, b in zip(exact, walked, strict=True)) / (5 * len(queries))
-    assert agreement >= 0.9, (exact, walked)
-    found = {i for hit in walked for i in hit}
-    assert "vec:facts:v5" not in found and "vec:facts:v2210" not in found
-    assert all(int(i.rsplit("v", 1)[1]) % 10 for i in found), "deleted-status records are left out"
-    assert walked[1][:2] == exact[1][:2]  # v7 moved next to v8: the update is seen, not the old vector
+def test_one_record_written_makes_a_new_index_and_leaves_the_old_one() -> None:
+    builder = RecordIndexBuilder("t1")
+    for record_id in ("b", "a"):
+        builder.add(record_id, {"channel": "proj"}, None)
+    index = builder.index()
+    added = index.with_record("t2", "c", {"channel": "new", "status": "deleted"})
+    assert added.token == "t2" and added.ids_at(slice(None)) == ["b", "a", "c"] and len(index) == 2
+    codes, labels = added.labelled("channel")
+    assert [labels[int(c)] for c in codes] == ["proj", "proj", "new"] and added.id_rank.tolist() == [1, 0, 2]
+    changed = added.with_record("t3", "b", {"channel": "new"})
+    assert [labels[int(c)] for c in changed.labelled("channel")[0]] == ["new", "proj", "new"]
+    gone = changed.with_record("t4", "a", None)
+    assert gone.ids_at(slice(None)) == ["b", "c"] and gone.id_rank.tolist() == [0, 1]
+    assert gone.with_record("t5", "nobody", None).ids_at(slice(None)) == ["b", "c"]
 
 
-def test_a_search_hit_is_what_get_returns(tmp_path: Path) -> None:
-    _clustered(tmp_path, 300)
-    with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
-        hits = source.vector_search([0.3] * DIM, None, MemoryQuery(), 5)
-        for memory, _distance in hits:
-            source._recent.clear()
-            again = source.get(memory.id)
-            assert again == memory and again.revision
+def test_an_index_saved_is_loaded_only_at_its_token(tmp_path: Path) -> None:
+    builder = RecordIndexBuilder("t1")
+    builder.add("a", {"channel": "proj", "salience": 0.25}, None)
+    index = builder.index()
+    index.save(tmp_path / "kept" / "index.npz")
+    loaded = RecordIndex.load(tmp_path / "kept" / "index.npz", "t1")
+    assert loaded is not None and loaded.ids_at(slice(None)) == ["a"] and loaded.channels == ["proj"]
+    assert loaded.salience.tolist() == [0.25]
+    assert RecordIndex.load(tmp_path / "kept" / "index.npz", "t2") is None
+    assert RecordIndex.load(tmp_path / "missing.npz", "t1") is None
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    assert RecordIndex.load(tmp_path / "bad.npz", "t1") is None

@@ -1,0 +1,118 @@
+"""Chroma's persisted HNSW index read from its files (hnsw.py): the header, every element's
+vector and record id, one record's vector, the graph walked as hnswlib walks it; an index map
+that would build anything but plain containers, and a header its files do not fit, are refused."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers.chroma_dirs import chroma_client
+from mnemoscope.storage import UnreadableStoreError
+from mnemoscope.storage.native.chroma.files import ChromaFiles
+from mnemoscope.storage.native.chroma.hnsw import Graph, HnswHeader, HnswIndex, segment_stamp
+
+DIM = 16
+N = 1100  # past Chroma's persist threshold (1000 records): the HNSW files hold most of them
+
+
+@pytest.fixture(scope="module")
+def persisted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A collection in l2 space whose vectors chromadb persisted in its HNSW files."""
+    path = tmp_path_factory.mktemp("hnsw") / "chroma"
+    col = chroma_client(path).get_or_create_collection("facts", embedding_function=None, metadata={"hnsw:space": "l2"})
+    vectors = np.random.default_rng(3).normal(size=(N, DIM)).astype(np.float32)
+    for start in range(0, N, 500):
+        ids = range(start, min(N, start + 500))
+        col.add(ids=[f"f{i}" for i in ids], embeddings=vectors[start : start + 500].tolist())
+    np.save(path.parent / "vectors.npy", vectors)
+    return path
+
+
+def _segment(path: Path) -> Path:
+    [header] = path.glob("*/header.bin")
+    return header.parent
+
+
+def _added(persisted: Path) -> dict[str, np.ndarray]:
+    vectors = np.load(persisted.parent / "vectors.npy")
+    return {f"f{i}": vectors[i] for i in range(N)}
+
+
+def test_the_header_says_where_each_elements_vector_and_label_are(persisted: Path) -> None:
+    header = HnswHeader.read(_segment(persisted))
+    assert header.dimension == DIM and 0 < header.count <= header.capacity and header.count <= N
+    assert header.consistent() and header.label_at + 8 == header.size and header.max_m0 > 0
+
+
+def test_every_element_reads_as_the_vector_chromadb_was_given(persisted: Path) -> None:
+    added = _added(persisted)
+    index = HnswIndex(_segment(persisted), normalized=False)
+    ids, matrix = index.every()
+    assert len(ids) == index.header.count == len(set(ids)) and matrix.shape == (len(ids), DIM)
+    for record_id, row in zip(ids, matrix, strict=True):
+        assert np.allclose(row, added[record_id])
+    assert dict(index.items()).keys() == set(ids)
+    assert np.allclose(index.vector(ids[7]), added[ids[7]]) and index.vector("nobody") is None
+    assert index.element_ids() == ids  # nothing deleted: each element holds its record
+
+
+def test_the_graph_walk_finds_the_nearest_elements(persisted: Path) -> None:
+    index = HnswIndex(_segment(persisted), normalized=False)
+    graph = index.graph("l2")
+    assert isinstance(graph, Graph) and index.graph("l2") is graph
+    ids, matrix = index.every()
+    eligible = np.ones(len(ids), dtype=bool)
+    for row in (0, 17, len(ids) - 1):
+        elements, distances = graph.search(matrix[row], 100, eligible, 5)
+        exact = ((matrix - matrix[row]) ** 2).sum(axis=1)
+        assert ids[int(elements[0])] == ids[row] and distances[0] == pytest.approx(0.0, abs=1e-5)
+        assert set(elements.tolist()) <= set(np.argsort(exact)[:10].tolist())
+        assert list(distances) == sorted(distances)
+    eligible[17] = False
+    elements, _distances = graph.search(matrix[17], 100, eligible, 5)
+    assert 17 not in elements.tolist(), "an element the filters leave out is not returned"
+
+
+def test_the_stamp_moves_when_a_file_of_the_segment_changes(persisted: Path, tmp_path: Path) -> None:
+    path = tmp_path / "chroma"
+    shutil.copytree(persisted, path)
+    segment = _segment(path)
+    before = segment_stamp(segment)
+    assert before == segment_stamp(segment)
+    (segment / "length.bin").write_bytes((segment / "length.bin").read_bytes() + b"\0\0\0\0")
+    assert segment_stamp(segment) != before
+
+
+def test_a_header_that_is_no_header_is_one_clear_error(persisted: Path, tmp_path: Path) -> None:
+    segment = tmp_path / "segment"
+    shutil.copytree(_segment(persisted), segment)
+    data = bytearray((segment / "header.bin").read_bytes())
+    struct.pack_into("<i", data, 0, 2)  # a format version chroma-hnswlib has not written
+    (segment / "header.bin").write_bytes(bytes(data))
+    with pytest.raises(UnreadableStoreError, match="format 2"):
+        HnswHeader.read(segment)
+    (segment / "header.bin").write_bytes(b"short")
+    with pytest.raises(UnreadableStoreError, match="is not an HNSW header"):
+        HnswIndex(segment, normalized=False)
+
+
+def test_an_index_map_that_would_run_code_is_refused(persisted: Path, tmp_path: Path) -> None:
+    path = tmp_path / "chroma"
+    shutil.copytree(persisted, path)
+    marker = tmp_path / "pwned"
+    [index_map] = path.glob("*/index_metadata.pickle")
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    index_map.write_bytes(pickle.dumps({"label_to_id": Payload()}))
+    files = ChromaFiles(path)
+    with pytest.raises(UnreadableStoreError, match="index map"):
+        files.vectors(files.collections()[0])
+    assert not marker.exists()
