@@ -142,6 +142,7 @@ class GraphView(View):
         layout.addWidget(splitter, 1)
         self._generation = 0
         self._loaded_once = False
+        self._wanted_channel: str | None = None
         self._facts_generation = 0
         self.nodes: dict[str, QGraphicsEllipseItem] = {}
         self.labels: dict[str, QGraphicsSimpleTextItem] = {}
@@ -181,14 +182,19 @@ class GraphView(View):
             self.center_box.setCurrentIndex(max(self.center_box.findData(center), 0))
             self.type_box.setCurrentIndex(max(self.type_box.findText(kind), 0))
             self.channel_box.setCurrentIndex(max(self.channel_box.findText(channel), 0))
+        if self._wanted_channel is not None:  # asked for before the channels were read
+            self.channel_box.setCurrentIndex(max(self.channel_box.findText(self._wanted_channel), 0))
+            self._wanted_channel = None
         self._loaded_once = True
         for widget in widgets:
             widget.blockSignals(False)
         self.lay_out()
 
     def set_channel(self, channel: str | None) -> None:
-        """Show one channel's entities (None: all channels)."""
+        """Show one channel's entities (None: all channels); a channel not read yet is picked
+        once the channels arrive."""
         index = self.channel_box.findText(channel) if channel else 0
+        self._wanted_channel = channel if index < 0 else None
         if index >= 0:
             self.channel_box.setCurrentIndex(index)
 

@@ -143,7 +143,7 @@ def test_show_in_graph_and_timeline_switch_view(qtbot, window: MainWindow) -> No
     window.show_view("memories")
     _menu_action(window.table_actions.table_menu(), "show_in_graph_action").trigger()
     assert window.view_names[window.views.currentIndex()] == "graph"
-    assert window.view("graph").channel_box.currentText() == "webshop"
+    qtbot.waitUntil(lambda: window.view("graph").channel_box.currentText() == "webshop")  # once its channels are read
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "markdown"])
