@@ -42,7 +42,7 @@ def test_migrate_creates_every_table_index_and_the_fts_triggers_in_an_empty_file
 
 
 def test_structure_problems_name_what_is_missing_and_nothing_extra() -> None:
-    found = {t.name: ("table", frozenset(c.name for c in t.columns)) for t in schema.metadata.sorted_tables}
+    found = {t.name: ("table", frozenset(c.name for c in t.columns)) for t in schema.all_tables()}
     assert schema.structure_problems({**found, "extra": ("table", frozenset({"x"}))}) == []
     damaged = dict(found)
     del damaged["turns"]
