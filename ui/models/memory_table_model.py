@@ -71,6 +71,7 @@ _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value
 _ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience", "score") else None for key, _title in COLUMNS)
 
 Index = QModelIndex | QPersistentModelIndex
+ALL = StoreEvent(everything=True)  # what refresh() without an event reads back: every cached row
 
 
 class MemoryTableModel(QAbstractTableModel):
@@ -96,6 +97,11 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
         self._cells: dict[int, _Cells] = {}  # a shown row's memory and formatted cells
         self._pending: set[int] = set()
+        # The change whose rows are being read back (merged with any that came meanwhile, since a
+        # refresh drops the one before it); ALL: every cached row is. Chunks whose read a refresh
+        # dropped, asked for again when it is done.
+        self._unread: StoreEvent | None = None
+        self._dropped: set[int] = set()
         self._counting = False
         self.label = ""
         self.scores: dict[str, float] = {}  # search hits' scores, by memory id
@@ -140,6 +146,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages.clear()
         self._cells.clear()
         self._pending.clear()
+        self._unread, self._dropped = None, set()
         self.endResetModel()
         self._counting = False
         # The first rows go first, alone; the count follows them (see _on_page).
@@ -178,6 +185,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._now = utcnow()
         self._generation += 1
         self._pending.clear()
+        self._unread, self._dropped = None, set()
         self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
         self._cells.clear()
         self._total = self._rows = len(memories)
@@ -200,15 +208,22 @@ class MemoryTableModel(QAbstractTableModel):
         process wrote), the cached rows whose revision changed; without an event, every cached row.
         Rows from the first that can have moved on are read again where any can have."""
         self._load_findings_state()
-        if event is not None and not event.everything and not event.ids:
+        if event is not None and not event.everything and not event.ids and self._unread is None:
             self.refreshed.emit()  # sessions, scratchpad or graph: no memory changed
             return
+        if self._unread is not None and event is not None:  # the read for the change before is dropped
+            if self._unread is ALL:
+                event = None
+            else:
+                event = StoreEvent(tuple(dict.fromkeys(self._unread.ids + event.ids)),
+                                   everything=self._unread.everything or event.everything)
         if event is None or self._total is None or (self.label and event.everything):
             self._refresh_all()
             return
+        self._unread = event
         self._generation += 1
         generation = self._generation
-        dropped = set(self._pending)  # chunks on their way from before the change: asked for again
+        self._dropped |= self._pending  # chunks on their way from before the change: asked for again
         self._pending.clear()
         snapshot = sorted(self._pages.items())
         named = None if event.everything else event.ids
@@ -216,31 +231,36 @@ class MemoryTableModel(QAbstractTableModel):
             self._session.read(
                 _read_listed, snapshot, event.ids,
                 on_result=lambda found: self._on_listed_read(generation, dict(snapshot), found),
-                on_error=self.load_failed.emit,
+                on_error=self._on_refresh_failed,
             )
             return
         self._session.read(
             _read_changes, self._query, self._chunk, snapshot, self._total, named,
-            on_result=lambda changes: self._on_changes_read(generation, dict(snapshot), dropped, changes),
-            on_error=self.load_failed.emit,
+            on_result=lambda changes: self._on_changes_read(generation, dict(snapshot), changes),
+            on_error=self._on_refresh_failed,
         )
 
-    def _on_changes_read(self, generation: int, snapshot: dict[int, Sequence[Memory]], dropped: set[int],
-                         changes: _Changes) -> None:
+    def _on_refresh_failed(self, exc: BaseException) -> None:
+        self._unread = None
+        self.load_failed.emit(exc)
+
+    def _on_changes_read(self, generation: int, snapshot: dict[int, Sequence[Memory]], changes: _Changes) -> None:
         if generation != self._generation:
             return
+        self._unread = None
         self._patch(snapshot, changes.patched)
         if changes.moved_from is None:
             self.refreshed.emit()
         else:
             kept = {start: page for start, page in self._pages.items() if start + self._chunk <= changes.moved_from}
             self._on_refresh_read(generation, changes.total, {**kept, **changes.pages})
-        self._ask_again(dropped)
+        self._ask_again()
 
     def _on_listed_read(self, generation: int, snapshot: dict[int, Sequence[Memory]],
                         found: dict[int, Sequence[Memory]] | None) -> None:
         if generation != self._generation:
             return
+        self._unread = None
         if found is None:  # a listed memory is gone: the list is read again
             self._refresh_all()
             return
@@ -262,8 +282,9 @@ class MemoryTableModel(QAbstractTableModel):
                 if row < self._rows:
                     self.dataChanged.emit(self.index(row, 0), self.index(row, last))
 
-    def _ask_again(self, starts: set[int]) -> None:
+    def _ask_again(self) -> None:
         """Repaint chunks whose read was dropped by a refresh, so that a view asks for them again."""
+        starts, self._dropped = self._dropped, set()
         for start in sorted(starts):
             last = min(start + self._chunk, self._rows) - 1
             if start not in self._pages and start not in self._pending and last >= start:
@@ -271,8 +292,10 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _refresh_all(self) -> None:
         """Read every cached row again, and the count (the store changed in ways not named)."""
+        self._unread = ALL
         self._generation += 1
         generation = self._generation
+        self._dropped |= self._pending
         self._pending.clear()
         query, chunk = self._query, self._chunk
         if self.label:  # a ranked list (search results): each listed memory again, same order
@@ -293,9 +316,16 @@ class MemoryTableModel(QAbstractTableModel):
             reader = read_query
         self._session.read(
             reader,
-            on_result=lambda result: self._on_refresh_read(generation, *result),
-            on_error=self.load_failed.emit,
+            on_result=lambda result: self._on_all_read(generation, *result),
+            on_error=self._on_refresh_failed,
         )
+
+    def _on_all_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
+        if generation != self._generation:
+            return
+        self._unread = None
+        self._on_refresh_read(generation, total, pages)
+        self._ask_again()
 
     def _on_refresh_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
         if generation != self._generation:
@@ -609,9 +639,11 @@ def _read_changes(store: MemoryStore, query: MemoryQuery, chunk: int, cached: li
     fresh = {m.id: m for m in store.page(replace(query, ids=wanted), len(wanted))} if wanted and moved_from != 0 else {}
     if elsewhere and moved_from is None:
         # A named memory not cached: in the query now, it may have come in or moved from anywhere;
-        # out of it, it may have left from anywhere, which the count tells.
+        # out of it, it may have left from anywhere, which the count tells (beyond the cached
+        # named memories that left it, each one fewer).
         counted = store.count(query)
-        if counted != total or any(i in fresh for i in elsewhere):
+        left = sum(1 for i in changed if i not in fresh)
+        if counted != total - left or any(i in fresh for i in elsewhere):
             moved_from = 0
     key = sort_key(query.order, query.decay)
     pages = dict(cached)

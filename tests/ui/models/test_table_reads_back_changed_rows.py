@@ -15,7 +15,7 @@ import pytest
 from bench import native_store
 from bench.harness import cached_store
 from helpers.sessions import open_session
-from mnemoscope.storage import MemoryQuery, MemoryStore, Order
+from mnemoscope.storage import Curator, MemoryQuery, MemoryStore, Order
 from mnemoscope.ui.models.memory_table_model import MemoryTableModel
 from mnemoscope.ui.store_session import StoreSession
 
@@ -179,3 +179,20 @@ def test_a_step_that_moves_a_row_in_the_order_moves_it_in_the_table(qtbot, sessi
         session.edit(memory, {"content": "edited, so updated last"})
     assert model.memory_at(0).id == memory.id and model.data(model.index(0, 0)) == "edited, so updated last"
     _cached_rows_agree_with_the_store(model, store)
+
+
+def test_a_change_arriving_while_the_last_is_read_back_reads_back_both(
+    qtbot, session: StoreSession, rows_read: list[int]
+) -> None:
+    """A refresh drops the read of the one before it: the rows of both changes are read then."""
+    store = session.store
+    model = _scrolled(qtbot, session, MemoryQuery(order=Order.CREATED))
+    first, second = model.memory_at(SHOWN[1] + 1), model.memory_at(SHOWN[4] + 2)
+    curator = Curator(store)
+    rows_read.clear()
+    with qtbot.waitSignal(model.refreshed, timeout=30_000):  # both steps' events arrive at once
+        curator.edit(first.id, expected_revision=first.revision, content="first step")
+        curator.edit(second.id, expected_revision=second.revision, content="second step")
+    assert sum(rows_read) <= 3  # the first step's row, if its read got that far, then both at once
+    assert model.data(model.index(SHOWN[1] + 1, 0)) == "first step"
+    assert model.data(model.index(SHOWN[4] + 2, 0)) == "second step"
