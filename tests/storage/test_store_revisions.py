@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+from helpers.native_backends import native, native_demo  # noqa: F401 (fixtures)
+from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import Kind, MemoryQuery, open_store
 from mnemoscope.storage.lazy_page import page_revisions
 
@@ -40,3 +43,14 @@ def test_another_process_write_changes_only_its_revision_and_a_purged_memory_has
         assert set(after) == set(ids) - {ids[7]}
         assert [i for i in after if after[i] != before[i]] == [ids[3]]
         assert after[ids[3]] == store.get(ids[3]).revision
+
+
+def test_revisions_agree_with_pages_and_follow_another_programs_write_on_each_database(native_demo: Any) -> None:  # noqa: F811
+    with native_demo.open() as store:
+        shown = store.page(MemoryQuery(statuses=()), limit=30)
+        ids = [m.id for m in shown]
+        assert store.revisions(ids) == {m.id: m.revision for m in shown}
+        native_demo.execute("UPDATE memories SET content = ? WHERE id = ?", ("another program wrote", ids[5]))
+        after = store.revisions(ids)
+        assert [i for i in ids if after[i] != shown[ids.index(i)].revision] == [ids[5]]
+        assert after[ids[5]] == store.page(MemoryQuery(statuses=(), ids=(ids[5],)), 1)[0].revision

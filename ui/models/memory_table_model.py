@@ -625,7 +625,7 @@ def _read_changes(store: MemoryStore, query: MemoryQuery, chunk: int, cached: li
         # did not carry its revision is read back. Rows that came or went where none is cached
         # change the count, and where they did is not known.
         shown = {i: r for _start, page in cached for i, r in zip(page_ids(page), page_revisions(page), strict=True)}
-        now = store.revisions(shown)
+        now = store.revisions([i for i, revision in shown.items() if revision])
         changed = [i for i, revision in shown.items() if not revision or now.get(i) != revision]
         elsewhere: list[str] = []
         counted = store.count(query)
