@@ -17,7 +17,11 @@ which names nothing, the cached rows whose revision the store now tells differs
 they repaint. Where a row left the query, came in or changed its sort key, or the
 count changed, the chunks from the first row that can have moved on are read
 again: where rows moved, a layout change (not a reset) lets the selection and the
-scroll position follow their memories, and rows that left the query go.
+scroll position follow their memories, and rows that left the query go. Another
+process's write does not say where rows came or went: a changed count reads every
+cached chunk again, and one that left the count and every cached row as they were
+(as many rows added as removed, all outside the cached chunks) goes unseen until
+the query is read again.
 """
 
 from __future__ import annotations
