@@ -15,15 +15,24 @@ from .model import Memory
 
 
 class LazyPage(Sequence[Memory]):
-    __slots__ = ("_rows", "_decode", "_decoded", "_id_at")
+    __slots__ = ("_rows", "_decode", "_decoded", "_id_at", "_revision")
 
-    def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory], id_at: int | None = None) -> None:
+    def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory], id_at: int | None = None,
+                 revision: Callable[[Any], str] | None = None) -> None:
         """rows as the store returned them, decode(row) the Memory of one; id_at, when given,
-        the index of the memory's id in a row (ids() then decodes nothing)."""
+        the index of the memory's id in a row (ids() then decodes nothing); revision, when given,
+        a row's Memory.revision from the row itself (revisions() then decodes nothing)."""
         self._rows = rows
         self._decode = decode
         self._decoded: list[Memory | None] = [None] * len(rows)
         self._id_at = id_at
+        self._revision = revision
+
+    def revisions(self) -> list[str]:
+        """The memories' revisions, in order."""
+        if self._revision is None:
+            return [memory.revision for memory in self]
+        return [self._revision(row) for row in self._rows]
 
     def ids(self) -> list[str]:
         """The memories' ids, in order."""
@@ -67,6 +76,11 @@ class LazyPage(Sequence[Memory]):
 def page_ids(page: Sequence[Memory]) -> list[str]:
     """The ids of a page's memories, without decoding a LazyPage's rows."""
     return page.ids() if isinstance(page, LazyPage) else [memory.id for memory in page]
+
+
+def page_revisions(page: Sequence[Memory]) -> list[str]:
+    """The revisions of a page's memories, without decoding a LazyPage's rows where it can."""
+    return page.revisions() if isinstance(page, LazyPage) else [memory.revision for memory in page]
 
 
 def changed_positions(old: Sequence[Memory], new: Sequence[Memory]) -> list[int]:

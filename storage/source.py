@@ -232,6 +232,17 @@ class HistorySource(Protocol):
     def history(self, memory_id: str) -> list[dict[str, Any]]: ...
 
 
+def revisions_of(source: Any, ids: Sequence[str]) -> dict[str, str]:
+    """The revision of each memory of ids source holds: from its own revisions(ids) where it has
+    one (a read over the ids where the data lives), else from each memory it gets by id."""
+    if not ids:
+        return {}
+    at_once = getattr(source, "revisions", None)
+    if at_once is not None:
+        return dict(at_once(ids))
+    return {memory_id: memory.revision for memory_id in ids if (memory := source.get(memory_id)) is not None}
+
+
 def revision_of(snapshot: Snapshot | None) -> str:
     """A short stable hash of a record snapshot (embeddings rounded)."""
     if snapshot is None:

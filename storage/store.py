@@ -37,6 +37,7 @@ from .source import (
     Source,
     counts_by_columns,
     merged_page,
+    revisions_of,
     same_content,
     summed,
 )
@@ -415,6 +416,23 @@ class MemoryStore:
         """limit memories in the query's order from offset; with after, counted from the memory
         after that one (the last row of the page before: a seek, as fast deep as at the top)."""
         return merged_page(self.sources, query, limit, offset, after)
+
+    def revisions(self, ids: Iterable[str]) -> dict[str, str]:
+        """The current revision (Memory.revision) of each memory of ids the store holds; an id it
+        no longer holds is left out. Read where the data lives, each source asked for its ids at
+        once (memory.db: one SELECT over them, its rows hashed as read); no memory is built. A
+        window compares them with the rows it shows to find those another process changed."""
+        by_source: dict[int, tuple[Source, list[str]]] = {}
+        for memory_id in dict.fromkeys(ids):
+            try:
+                source = self.source_for(memory_id)
+            except NotFoundError:
+                continue
+            by_source.setdefault(id(source), (source, []))[1].append(memory_id)
+        found: dict[str, str] = {}
+        for source, wanted in by_source.values():
+            found.update(revisions_of(source, wanted))
+        return found
 
     def page_at_once(self, query: MemoryQuery, limit: int, seconds: float) -> Sequence[Memory] | None:
         """The query's first limit memories if they can be read on the caller's thread within

@@ -298,7 +298,7 @@ class MainWindow(QMainWindow):
         if self.filter_search.filters.searching and (event.everything or not event.ids):  # new hits, maybe
             self.filter_search.show_filters()
         else:
-            model.refresh()
+            model.refresh(event)
         self._sidebar_stale = True
         structural = event.everything or not event.ids  # sessions, scratchpad, graph or vectors may have changed
         self._stale_views |= {name for name, view in self.views_by_name.items() if view.follows_rows or structural}

@@ -43,6 +43,7 @@ from ..source import (
     counts_by_columns,
     merged_page,
     prepare_writes,
+    revisions_of,
     summed,
 )
 from .chroma.local import ChromaSource
@@ -162,6 +163,16 @@ class NativeWorkspace:
     def get(self, memory_id: str) -> Memory | None:
         memory_id = self.canonical_id(memory_id)
         return self.part_for(memory_id).get(memory_id) if self.owns(memory_id) else None
+
+    def revisions(self, ids: Sequence[str]) -> dict[str, str]:
+        """The revision of each memory of ids, each part asked for its own ids at once."""
+        wanted: dict[int, list[str]] = {}
+        for memory_id in ids:
+            for n, part in enumerate(self.parts):
+                if part.owns(memory_id):
+                    wanted.setdefault(n, []).append(memory_id)
+                    break
+        return {k: v for n, some in wanted.items() for k, v in revisions_of(self.parts[n], some).items()}
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
         return summed(p.counts_by(column, query) for p in self.parts)

@@ -9,11 +9,19 @@ changed. A chunk that follows a loaded one is read as the rows after that one's
 last row (a seek where the store can), not by offset. Chunks are kept as the store
 returned them: a row is decoded into a Memory when the view first shows it.
 
-When the store changes, refresh() reads the rows shown again off the UI thread
-and swaps them in place: where every row still holds its memory, only the rows
-that changed repaint; where rows moved, a layout change (not a reset) lets the
-selection and the scroll position follow their memories, and rows that left the
-query go.
+When the store changes, refresh(event) reads back only what the change can have
+touched, off the UI thread (after calibre's refresh_ids): for a step that names its
+ids, the cached rows of those ids (one read by id); for another process's write,
+which names nothing, the cached rows whose revision the store now tells differs
+(MemoryStore.revisions reads no memory). Those rows are swapped in place and only
+they repaint. Where a row left the query, came in or changed its sort key, or the
+count changed, the chunks from the first row that can have moved on are read
+again: where rows moved, a layout change (not a reset) lets the selection and the
+scroll position follow their memories, and rows that left the query go. Another
+process's write does not say where rows came or went: a changed count reads every
+cached chunk again, and one that left the count and every cached row as they were
+(as many rows added as removed, all outside the cached chunks) goes unseen until
+the query is read again.
 """
 
 from __future__ import annotations
@@ -22,9 +30,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreError
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreError, StoreEvent
 from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
-from mnemoscope.storage.lazy_page import changed_positions, page_ids
+from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revisions
+from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.timeutil import utcnow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -66,6 +75,7 @@ _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value
 _ALIGNMENTS = tuple(_RIGHT if key in ("access_count", "salience", "score") else None for key, _title in COLUMNS)
 
 Index = QModelIndex | QPersistentModelIndex
+ALL = StoreEvent(everything=True)  # what refresh() without an event reads back: every cached row
 
 
 class MemoryTableModel(QAbstractTableModel):
@@ -91,6 +101,11 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
         self._cells: dict[int, _Cells] = {}  # a shown row's memory and formatted cells
         self._pending: set[int] = set()
+        # The change whose rows are being read back (merged with any that came meanwhile, since a
+        # refresh drops the one before it); ALL: every cached row is. Chunks whose read a refresh
+        # dropped, asked for again when it is done.
+        self._unread: StoreEvent | None = None
+        self._dropped: set[int] = set()
         self._counting = False
         self.label = ""
         self.scores: dict[str, float] = {}  # search hits' scores, by memory id
@@ -135,6 +150,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages.clear()
         self._cells.clear()
         self._pending.clear()
+        self._unread, self._dropped = None, set()
         self.endResetModel()
         self._counting = False
         # The first rows go first, alone; the count follows them (see _on_page).
@@ -173,6 +189,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._now = utcnow()
         self._generation += 1
         self._pending.clear()
+        self._unread, self._dropped = None, set()
         self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
         self._cells.clear()
         self._total = self._rows = len(memories)
@@ -189,11 +206,100 @@ class MemoryTableModel(QAbstractTableModel):
         """Fetch the same query again (the store changed under us)."""
         self.set_query(self._query)
 
-    def refresh(self) -> None:
-        """Read the rows shown again (the store changed) and swap them in place."""
+    def refresh(self, event: StoreEvent | None = None) -> None:
+        """Read back what a change of the store can have touched and swap it in place: with an
+        event naming ids, the cached rows of those ids; with an event for everything (another
+        process wrote), the cached rows whose revision changed; without an event, every cached row.
+        Rows from the first that can have moved on are read again where any can have."""
         self._load_findings_state()
+        if event is not None and not event.everything and not event.ids and self._unread is None:
+            self.refreshed.emit()  # sessions, scratchpad or graph: no memory changed
+            return
+        if self._unread is not None and event is not None:  # the read for the change before is dropped
+            if self._unread is ALL:
+                event = None
+            else:
+                event = StoreEvent(tuple(dict.fromkeys(self._unread.ids + event.ids)),
+                                   everything=self._unread.everything or event.everything)
+        if event is None or self._total is None or (self.label and event.everything):
+            self._refresh_all()
+            return
+        self._unread = event
         self._generation += 1
         generation = self._generation
+        self._dropped |= self._pending  # chunks on their way from before the change: asked for again
+        self._pending.clear()
+        snapshot = sorted(self._pages.items())
+        named = None if event.everything else event.ids
+        if self.label:
+            self._session.read(
+                _read_listed, snapshot, event.ids,
+                on_result=lambda found: self._on_listed_read(generation, dict(snapshot), found),
+                on_error=self._on_refresh_failed,
+            )
+            return
+        self._session.read(
+            _read_changes, self._query, self._chunk, snapshot, self._total, named,
+            on_result=lambda changes: self._on_changes_read(generation, dict(snapshot), changes),
+            on_error=self._on_refresh_failed,
+        )
+
+    def _on_refresh_failed(self, exc: BaseException) -> None:
+        self._unread = None
+        self.load_failed.emit(exc)
+
+    def _on_changes_read(self, generation: int, snapshot: dict[int, Sequence[Memory]], changes: _Changes) -> None:
+        if generation != self._generation:
+            return
+        self._unread = None
+        self._patch(snapshot, changes.patched)
+        if changes.moved_from is None:
+            self.refreshed.emit()
+        else:
+            kept = {start: page for start, page in self._pages.items() if start + self._chunk <= changes.moved_from}
+            self._on_refresh_read(generation, changes.total, {**kept, **changes.pages})
+        self._ask_again()
+
+    def _on_listed_read(self, generation: int, snapshot: dict[int, Sequence[Memory]],
+                        found: dict[int, Sequence[Memory]] | None) -> None:
+        if generation != self._generation:
+            return
+        self._unread = None
+        if found is None:  # a listed memory is gone: the list is read again
+            self._refresh_all()
+            return
+        self._patch(snapshot, found)
+        self.refreshed.emit()
+
+    def _patch(self, snapshot: dict[int, Sequence[Memory]], patched: dict[int, Sequence[Memory]]) -> None:
+        """Swap in chunks read again in place (the same memories on the same rows), unless the
+        chunk was read again or dropped since; repaint only the rows that changed."""
+        last = len(COLUMNS) - 1
+        for start, page in patched.items():
+            old = self._pages.get(start)
+            if old is None or old is not snapshot.get(start):
+                continue
+            self._pages[start] = page
+            for n in changed_positions(old, page):
+                row = start + n
+                self._cells.pop(row, None)
+                if row < self._rows:
+                    self.dataChanged.emit(self.index(row, 0), self.index(row, last))
+
+    def _ask_again(self) -> None:
+        """Repaint chunks whose read was dropped by a refresh, so that a view asks for them again."""
+        starts, self._dropped = self._dropped, set()
+        for start in sorted(starts):
+            last = min(start + self._chunk, self._rows) - 1
+            if start not in self._pages and start not in self._pending and last >= start:
+                self.dataChanged.emit(self.index(start, 0), self.index(last, len(COLUMNS) - 1))
+
+    def _refresh_all(self) -> None:
+        """Read every cached row again, and the count (the store changed in ways not named)."""
+        self._unread = ALL
+        self._generation += 1
+        generation = self._generation
+        self._dropped |= self._pending
         self._pending.clear()
         query, chunk = self._query, self._chunk
         if self.label:  # a ranked list (search results): each listed memory again, same order
@@ -214,9 +320,16 @@ class MemoryTableModel(QAbstractTableModel):
             reader = read_query
         self._session.read(
             reader,
-            on_result=lambda result: self._on_refresh_read(generation, *result),
-            on_error=self.load_failed.emit,
+            on_result=lambda result: self._on_all_read(generation, *result),
+            on_error=self._on_refresh_failed,
         )
+
+    def _on_all_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
+        if generation != self._generation:
+            return
+        self._unread = None
+        self._on_refresh_read(generation, total, pages)
+        self._ask_again()
 
     def _on_refresh_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
         if generation != self._generation:
@@ -491,6 +604,105 @@ class MemoryTableModel(QAbstractTableModel):
         descending = order == Qt.SortOrder.DescendingOrder
         if (wanted, descending) != (self._query.order, self._query.descending):
             self.set_query(replace(self._query, order=wanted, descending=descending, decay=self._decay))
+
+
+class _Changes(NamedTuple):
+    """What a change did to the cached rows: the chunks whose changed memories stay on their rows,
+    patched (patched); the row from which rows can have moved (moved_from: None if none can), the
+    count then and the cached chunks from that row on, read again."""
+
+    patched: dict[int, Sequence[Memory]]
+    moved_from: int | None
+    total: int
+    pages: dict[int, Sequence[Memory]]
+
+
+def _read_changes(store: MemoryStore, query: MemoryQuery, chunk: int, cached: list[tuple[int, Sequence[Memory]]],
+                  total: int, named: tuple[str, ...] | None) -> _Changes:
+    """On a worker: what changed among the cached chunks (first row, page) of query, counted total.
+    named: the ids a step changed; None: another process wrote, and the store cannot say what."""
+    row_of = {memory_id: start + n for start, page in cached for n, memory_id in enumerate(page_ids(page))}
+    counted: int | None = None
+    moved_from: int | None = None
+    if named is None:
+        # Each cached row's revision against the store's now (no memory is read); a row whose page
+        # did not carry its revision is read back. Rows that came or went where none is cached
+        # change the count, and where they did is not known.
+        shown = {i: r for _start, page in cached for i, r in zip(page_ids(page), page_revisions(page), strict=True)}
+        now = store.revisions([i for i, revision in shown.items() if revision])
+        changed = [i for i, revision in shown.items() if not revision or now.get(i) != revision]
+        elsewhere: list[str] = []
+        counted = store.count(query)
+        if counted != total:
+            moved_from = 0
+    else:
+        ids = list(dict.fromkeys(store.canonical_id(i) for i in named))  # a copy's id names its memory
+        changed = [i for i in ids if i in row_of]
+        elsewhere = [i for i in ids if i not in row_of]
+    wanted = tuple(changed + elsewhere)
+    fresh = {m.id: m for m in store.page(replace(query, ids=wanted), len(wanted))} if wanted and moved_from != 0 else {}
+    if elsewhere and moved_from is None:
+        # A named memory not cached: in the query now, it may have come in or moved from anywhere;
+        # out of it, it may have left from anywhere, which the count tells (beyond the cached
+        # named memories that left it, each one fewer).
+        counted = store.count(query)
+        left = sum(1 for i in changed if i not in fresh)
+        if counted != total - left or any(i in fresh for i in elsewhere):
+            moved_from = 0
+    key = sort_key(query.order, query.decay)
+    pages = dict(cached)
+    patched: dict[int, list[Memory]] = {}
+    for memory_id in changed if moved_from != 0 else ():
+        row = row_of[memory_id]
+        start = row - row % chunk
+        was = pages[start][row - start]
+        memory = fresh.get(memory_id)
+        if memory is None or key(memory) != key(was):  # left the query, or its place may have changed
+            moved_from = min(row, row if moved_from is None else moved_from)
+            if memory is not None:
+                moved_from = min(moved_from, _first_chunk_reaching(memory, cached, key, query.descending))
+            continue
+        patched.setdefault(start, list(pages[start]))[row - start] = memory
+    if moved_from is None:
+        return _Changes(dict(patched), None, total, {})
+    counted = store.count(query) if counted is None else counted
+    again = {start: store.page(query, chunk, start) for start, _page in cached
+             if start + chunk > moved_from and start < counted}
+    return _Changes({s: p for s, p in patched.items() if s + chunk <= moved_from}, moved_from, counted, again)
+
+
+def _first_chunk_reaching(memory: Memory, cached: list[tuple[int, Sequence[Memory]]], key: Any,
+                          descending: bool) -> int:
+    """The first row of the first cached chunk whose last row does not come before memory in the
+    query's order (memory's new place is in that chunk or before it); past every chunk if none."""
+    mine = key(memory)
+    for start, page in cached:
+        if not page:
+            continue
+        last = key(page[len(page) - 1])
+        if (last <= mine) if descending else (last >= mine):
+            return start
+    return cached[-1][0] + len(cached[-1][1]) if cached else 0
+
+
+def _read_listed(store: MemoryStore, cached: list[tuple[int, Sequence[Memory]]],
+                 named: tuple[str, ...]) -> dict[int, Sequence[Memory]] | None:
+    """On a worker: the chunks of a ranked list that hold memories a step changed, with those
+    memories read again in place; None if any of them is gone."""
+    row_of = {memory_id: start + n for start, page in cached for n, memory_id in enumerate(page_ids(page))}
+    pages = dict(cached)
+    chunk_of = {start + n: start for start, page in cached for n in range(len(page))}
+    patched: dict[int, list[Memory]] = {}
+    for memory_id in dict.fromkeys(store.canonical_id(i) for i in named):
+        row = row_of.get(memory_id)
+        if row is None:
+            continue
+        memory = store.find(memory_id)
+        if memory is None:
+            return None
+        start = chunk_of[row]
+        patched.setdefault(start, list(pages[start]))[row - start] = memory
+    return dict(patched)
 
 
 class _Cells(NamedTuple):

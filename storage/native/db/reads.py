@@ -35,7 +35,7 @@ from ...source import Capabilities, Snapshot, page_after_by_key
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .positions import Positions
-from .rows import DB_NAME, ORDER_COLUMNS, escape_like, json_list, memory_from_row, number
+from .rows import DB_NAME, ORDER_COLUMNS, escape_like, json_list, memory_from_row, number, values_revision
 
 
 class NativeReads:
@@ -219,7 +219,19 @@ class NativeReads:
             if rows:
                 self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
         now = utcnow()
-        return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"))
+        return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"),
+                        values_revision)
+
+    def revisions(self, ids: Sequence[str]) -> dict[str, str]:
+        """The revision of each memory of ids held here (as its Memory.revision says it), from one
+        SELECT over the ids: each row is hashed as read, none is decoded into a memory."""
+        if not ids:
+            return {}
+        sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
+        with self.reading() as conn:
+            names, rows = self._fetch(conn, sql, (json.dumps(list(ids)),))
+        at = names.index("id")
+        return {row[at]: values_revision(row) for row in rows}
 
     def _ordered(self, query: MemoryQuery, bound: tuple[Any, str] | None = None, columns: str = "*") -> tuple[str, list[Any]]:
         """SELECT columns of the query's memories in its order, only those past bound (value,

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -196,7 +197,13 @@ def read_row(conn: Connection, table: Any, where: Any, *, lock: bool = False) ->
 def row_revision(row: dict[str, Any]) -> str:
     """A short hash of every column of a row as SQLite returned it (in the table's column order):
     it changes whenever any of them does (repr tells 1 from 1.0 and text from bytes)."""
-    return hashlib.sha1(repr(tuple(row.values())).encode("utf-8")).hexdigest()[:12]
+    return values_revision(tuple(row.values()))
+
+
+def values_revision(values: Sequence[Any]) -> str:
+    """row_revision of a row given as its values in the table's column order (a row as the
+    DB-API cursor returned it: nothing decoded)."""
+    return hashlib.sha1(repr(tuple(values)).encode("utf-8")).hexdigest()[:12]
 
 
 def escape_like(value: str) -> str:

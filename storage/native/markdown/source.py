@@ -302,6 +302,11 @@ class MarkdownSource:
         block = self.block_for(memory_id)
         return self.memory(block) if block else None
 
+    def revisions(self, ids: Sequence[str]) -> dict[str, str]:
+        """The revision of each block of ids still in its file (copies of memory.db memories left
+        out, as pages leave them), from one pass over the files that hold them."""
+        return {m.id: m.revision for m in self.page(MemoryQuery(ids=tuple(ids), statuses=()), len(ids))}
+
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
         return summed(
             {key: n * len(picked) for key, n in count_by([sample], column).items()}

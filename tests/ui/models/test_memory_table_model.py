@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,49 @@ def test_an_edit_elsewhere_repaints_only_its_row(qtbot, session, store) -> None:
     after = [model.data(model.index(r, 0)) for r in range(len(before))]
     assert after[3] == "rewritten by another window"
     assert after[:3] + after[4:] == before[:3] + before[4:]
+
+
+def test_an_agent_write_on_the_demo_store_is_read_back_and_the_model_stays_sound(
+    qtbot, session, store, demo_path: Path, qtmodeltester
+) -> None:
+    """Every kind of row the demo shows (memory.db, vectors, markdown) through a refresh for
+    another process's write: the edited row changes, a deleted one goes, and the rest stay."""
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(MemoryQuery())
+    rows = read_every_row(qtbot, model)
+    assert {m.source.kind for m in rows} >= {Kind.SQLITE, Kind.MARKDOWN}
+    edited, deleted = [m for m in rows if m.source.kind is Kind.SQLITE][2:4]
+    con = sqlite3.connect(demo_path / "memory.db")
+    with con:
+        con.execute("UPDATE memories SET content = 'the agent rewrote this' WHERE id = ?", (edited.id,))
+        con.execute("DELETE FROM memories WHERE id = ?", (deleted.id,))
+    con.close()
+    session.changed.connect(model.refresh)
+    with qtbot.waitSignal(model.refreshed):
+        assert store.poll()
+    assert model.total == model.rowCount() == len(rows) - 1
+    after = read_every_row(qtbot, model)
+    assert [m.id for m in after] == [m.id for m in store.page(MemoryQuery(), len(rows))]
+    assert deleted.id not in {m.id for m in after}
+    assert model.data(model.index(model.row_of(edited.id), 0)) == "the agent rewrote this"
+    qtmodeltester.check(model)
+
+
+def test_a_step_naming_its_ids_repaints_only_their_rows(qtbot, session, store, qtmodeltester) -> None:
+    query = MemoryQuery(order=Order.CREATED)
+    model = MemoryTableModel(session, chunk=50)
+    model.set_query(query)
+    _loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.memory_at(49) is not None)
+    row = next(r for r in range(50) if model.memory_at(r).source.kind is Kind.SQLITE)  # its id stays its id
+    target = model.memory_at(row)
+    with qtbot.waitSignal(session.changed) as told:
+        Curator(store).edit(target.id, expected_revision=target.revision, content="edited by a step")
+    event = told.args[0]
+    assert target.id in event.ids and not event.everything
+    changed: list[int] = []
+    model.dataChanged.connect(lambda first, last, _roles=(): changed.extend(range(first.row(), last.row() + 1)))
+    with qtbot.waitSignal(model.refreshed):
+        model.refresh(event)
+    assert changed == [row] and model.data(model.index(row, 0)) == "edited by a step"
+    qtmodeltester.check(model)
