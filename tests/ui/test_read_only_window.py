@@ -50,6 +50,7 @@ def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_p
     win.show_view("memories")
     win.table_actions.select_row(0)
     assert win.windowTitle().endswith("(read-only)")
+    qtbot.waitUntil(lambda: "opened read-only" in win.curation.delete_action.toolTip())  # checked on a worker
     for action in (win.curation.edit_action, win.curation.delete_action, win.curation.promote_action, win.curation.restore_action,
                    win.curation.reinforce_action, win.curation.undo_action, win.curation.redo_action, win.curation.reembed_action):
         assert not action.isEnabled(), action.text()
