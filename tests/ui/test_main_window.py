@@ -285,6 +285,7 @@ def test_the_sidebar_counts_a_step_even_when_the_query_changes_at_once(qtbot, wi
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     before = int(window.sidebar.topLevelItem(0).text(1))
     window.table_actions.select_row(0)
+    qtbot.waitUntil(window.curation.delete_action.isEnabled)  # what it allows, read on a worker
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     window.filter_search.apply_filter("channel", "webshop")

@@ -36,7 +36,7 @@ def test_reads_their_errors_and_a_closed_store(qtbot, demo_path: Path) -> None:
         qtbot.waitUntil(lambda: bool(on_pool), timeout=10_000)
         late: list[int] = []
         session.read(MemoryStore.count, MemoryQuery(), on_result=late.append)
-        session.close()  # waits for the read, then drops its result: the store it was for is closed
+        session.close()  # its result is dropped: the store it was for is closed
         qtbot.wait(100)
         assert late == [] and session.store is None
         assert session.read(MemoryStore.count, MemoryQuery(), on_result=late.append) is None
