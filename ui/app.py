@@ -54,7 +54,12 @@ def run_app(
     if screenshot is not None:
         _take_screenshot_when_ready(app, window, screenshot, view)
     window.open_path(path, read_only=read_only, vectors=vectors, credentials=credentials)
-    return app.exec()
+    code = app.exec()
+    # The window closed its store on a worker (or quit left it open): the process ends once its
+    # files are closed, no thread left running.
+    window.close_store()
+    window.session.wait_done()
+    return code
 
 
 def _take_screenshot_when_ready(app: Any, window: MainWindow, screenshot: Path, view: str) -> None:

@@ -241,7 +241,8 @@ class MainWindow(QMainWindow):
         self.opening.open_path(path, **options)
 
     def close_store(self) -> None:
-        """Close the open store (after the work running on it); the views empty."""
+        """Close the open store: the views empty at once; its files close on a worker after the work
+        running on it (the session's released signal)."""
         self.table_actions.detach()
         self.session.close()
 

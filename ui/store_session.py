@@ -5,12 +5,17 @@ tells its listeners what changed (``StoreEvent``, on whatever thread made the
 change) and the session re-emits that on the UI thread as ``changed``. Writes
 (curation steps, undo, redo, re-embed, polling for other processes' writes)
 run one at a time on a pool of one thread, so two steps never overlap and a
-poll never sees half a step; reads run on the shared pool.
+poll never sees half a step; reads run on the shared pool. Opening and closing
+run in the order asked on a pool of their own: a close waits there for the work
+already started on its store (never on the UI thread), and an open asked after a
+close starts once that close is done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,6 +28,7 @@ from PySide6.QtWidgets import QWidget
 from .workers import Worker, start_worker
 
 POLL_INTERVAL_MS = 2_000
+CLOSE_WAIT_S = 35.0  # the longest a close waits for the work running on its store, then closes anyway
 CURATION_STEPS = ("edit", "promote", "delete", "restore", "reinforce", "undo", "redo", "reembed",
                   "set_scratch", "delete_scratch", "redact", "accept_findings", "repair")
 
@@ -53,13 +59,63 @@ def journal_steps(store: MemoryStore) -> JournalSteps:
     return JournalSteps(*store.next_steps())
 
 
+class _Jobs:
+    """The work started on one store and not finished yet: its close waits until there is none.
+    Once the store is closing, reads that have not started yet are skipped (their results
+    would be dropped); writes already asked for still run."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = threading.Condition()
+        self.closing = False
+
+    def run(self, func: Callable[..., Any], skippable: bool) -> Callable[..., Any]:
+        """func, counted from now until it (or the generator it returns) is done."""
+        with self._idle:
+            self._count += 1
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            drained_later = False
+            try:
+                if skippable and self.closing:
+                    return None
+                result = func(*args, **kwargs)
+                if inspect.isgenerator(result):
+                    drained_later = True
+                    return self._draining(result)
+                return result
+            finally:
+                if not drained_later:
+                    self._leave()
+
+        return counted
+
+    def _draining(self, generator: Iterator[Any]) -> Any:
+        try:
+            return (yield from generator)
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        with self._idle:
+            self._count -= 1
+            if not self._count:
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout)
+
+
 class StoreSession(QObject):
-    """Signals: opened(object MemoryStore), closed(), changed(object StoreEvent),
-    curated(object Outcome), journal_moved(object JournalSteps), conflicted(object Conflict),
-    error(object exception)."""
+    """Signals: opened(object MemoryStore), closed() (the session let go of its store: nothing
+    reads it any more), released() (that store's files are closed, on a worker, after the work
+    running on it), changed(object StoreEvent), curated(object Outcome),
+    journal_moved(object JournalSteps), conflicted(object Conflict), error(object exception)."""
 
     opened = Signal(object)
     closed = Signal()
+    released = Signal()
     changed = Signal(object)
     curated = Signal(object)
     journal_moved = Signal(object)
@@ -73,12 +129,17 @@ class StoreSession(QObject):
     def __init__(self, parent: QObject | None = None, poll_interval_ms: int = POLL_INTERVAL_MS) -> None:
         super().__init__(parent)
         self._store: MemoryStore | None = None
+        self._jobs = _Jobs()
         self._unsubscribe: Callable[[], None] | None = None
         self._steps = JournalSteps()
         self._polling = False
         self.write_pool = QThreadPool(self)
         self.write_pool.setMaxThreadCount(1)  # one write at a time, in the order asked
         self.read_pool = QThreadPool.globalInstance()
+        # Opens and closes, one at a time in the order asked: an open waits for a close before it.
+        self.lifecycle_pool = QThreadPool(self)
+        self.lifecycle_pool.setMaxThreadCount(1)
+        self._closing = 0
         self._event_arrived.connect(self._on_store_event, Qt.ConnectionType.QueuedConnection)
         self._password_asked.connect(self._on_password_asked, Qt.ConnectionType.BlockingQueuedConnection)
         self.poll_timer = QTimer(self)
@@ -111,13 +172,14 @@ class StoreSession(QObject):
             store = open_store(path, read_only=read_only, vectors=vectors, credentials=credentials)
             try:
                 store.poll()  # remember the change token: later polls see only others' writes
+                _ = store.settings  # read once, here: the window reads them as an attribute
                 return store, journal_steps(store)
             except Exception:
                 store.close()
                 raise
 
         return start_worker(opening, on_result=self._on_opening_returned, on_error=self.error.emit,
-                            pool=self.read_pool)
+                            pool=self.lifecycle_pool)
 
     def new_credentials(self) -> Credentials:
         """Secrets for one open: the keyring's, else asked for in a dialog."""
@@ -139,6 +201,7 @@ class StoreSession(QObject):
         store, steps = result
         self.close()
         self._store = store
+        self._jobs = _Jobs()
         self._unsubscribe = store.subscribe(self._event_arrived.emit)
         self._steps = steps
         self.poll_timer.start()
@@ -146,8 +209,10 @@ class StoreSession(QObject):
         self.journal_moved.emit(steps)
 
     def close(self) -> None:
-        """Close the store once the work already running on it is done."""
-        store = self._store
+        """Let go of the store at once (closed: nothing reads it any more) and close its files on
+        a worker once the work already started on it is done (released); the UI thread never
+        waits for that. An open asked for meanwhile starts after it."""
+        store, jobs = self._store, self._jobs
         if store is None:
             return
         self.poll_timer.stop()
@@ -156,10 +221,30 @@ class StoreSession(QObject):
             self._unsubscribe = None
         self._store = None
         self._steps = JournalSteps()
-        self.write_pool.waitForDone(30_000)
-        self.read_pool.waitForDone(5_000)
-        store.close()
+        jobs.closing = True
+        self._closing += 1
+
+        def closing() -> None:
+            jobs.wait_idle(CLOSE_WAIT_S)  # as long as it takes, up to then: closed under it after
+            store.close()
+
+        start_worker(closing, on_error=self.error.emit, on_finished=self._on_closing_finished,
+                     pool=self.lifecycle_pool)
         self.closed.emit()
+
+    def _on_closing_finished(self) -> None:
+        self._closing -= 1
+        self.released.emit()
+
+    @property
+    def closing(self) -> bool:
+        """Whether a store let go of is still closing its files on a worker."""
+        return self._closing > 0
+
+    def wait_done(self, msecs: int = -1) -> bool:
+        """Block until the opens and closes under way are done (at exit, the window gone: the
+        process leaves no store half closed). False if msecs passed first."""
+        return self.lifecycle_pool.waitForDone(msecs)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -181,8 +266,8 @@ class StoreSession(QObject):
             if store is self._store:
                 (on_error or self.error.emit)(exc)
 
-        return start_worker(func, store, *args, on_result=delivered, on_error=failed, pool=pool or self.read_pool,
-                            **kwargs)
+        return start_worker(self._jobs.run(func, skippable=True), store, *args, on_result=delivered,
+                            on_error=failed, pool=pool or self.read_pool, **kwargs)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -257,8 +342,8 @@ class StoreSession(QObject):
             if store is self._store:
                 self.error.emit(exc)
 
-        return start_worker(step, on_result=delivered, on_error=failed, on_progress=on_progress,
-                            on_finished=on_finished, pool=self.write_pool, with_worker=True)
+        return start_worker(self._jobs.run(step, skippable=False), on_result=delivered, on_error=failed,
+                            on_progress=on_progress, on_finished=on_finished, pool=self.write_pool, with_worker=True)
 
     def _on_step_returned(self, result: tuple[Outcome, JournalSteps]) -> None:
         outcome, steps = result
@@ -291,4 +376,4 @@ class StoreSession(QObject):
             self._polling = False
 
         # A poll that fails (a file locked a moment) is tried again at the next tick.
-        start_worker(store.poll, on_result=done, on_error=done, pool=self.write_pool)
+        start_worker(self._jobs.run(store.poll, skippable=True), on_result=done, on_error=done, pool=self.write_pool)

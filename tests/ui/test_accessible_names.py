@@ -80,6 +80,7 @@ def test_every_control_of_the_dialogs_has_an_accessible_name(qtbot, window: Main
 
     window.table_actions.select_row(0)
     qtbot.waitUntil(lambda: bool(window.table_actions.selected_memories()))
+    qtbot.waitUntil(window.curation.edit_action.isEnabled)  # what the memory allows, read on a worker
     table = tmp_path / "notes.db"
     with sqlite3.connect(table) as db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, created TEXT)")

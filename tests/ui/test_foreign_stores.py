@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from helpers.owners import require, run_owner
+from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.main_window import MainWindow
 
 ITEMS = [
@@ -50,6 +51,7 @@ def _select(qtbot, win: MainWindow, content: str) -> None:
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).content == content)
     win.table.selectRow(row)
     qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content])
+    qtbot.waitUntil(lambda: win.curation.delete_action.toolTip() != CHECKING)  # what it allows, read on a worker
 
 
 def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot, tmp_path, agents_db):

@@ -1,19 +1,26 @@
 """The window never freezes on a big store: a heartbeat timer on the UI thread keeps ticking.
 
 A 100k-memory workspace; a QTimer ticks every 10 ms on the UI thread while the window
-opens the store, searches, edits, promotes, deletes, undoes and shows the graph and the
-timeline. Two measures:
+opens the store, selects rows one after another, searches, edits, promotes, deletes, undoes,
+shows the graph and the timeline, closes the store and opens it again at once (the open
+waits for the close, on a worker), and closes it. Two measures:
 
-- a profile hook on the UI thread records every call into SQLAlchemy, sqlite3, Chroma and
-  the journal: there must be none (no storage I/O on the UI thread, whatever the machine);
+- a profile hook on the UI thread records every call into storage code that touches a file
+  or a database (SQLAlchemy, sqlite3, Chroma, the journal, the sources' modules: helpers'
+  STORAGE_IO), capabilities and promotion shortfall included: there must be none (no storage
+  I/O on the UI thread, whatever the machine). The one read the window makes there by
+  design, the table's first rows of a lone memory.db within FIRST_ROWS_AT_ONCE_S (as
+  QSqlTableModel reads them, so that they show without a worker's round trip; the table bench
+  holds it to that), is counted apart and held to its budget by its own test below; on the
+  workspace (memory.db with its vectors) it is never made;
 - between two ticks, the time the UI thread itself worked (its CPU time) stays under the
   issue's 50 ms, and the time it was held up under MAX_HELD_MS: the wall-clock gap less the
   time the kernel kept it waiting for a core (from /proc's schedstat: on a 2-core machine
   another process can take both cores for 100 ms, and no application's UI thread ticks then).
-  A run that does not hold runs again on a fresh copy (at most RUNS runs); one must hold.
-  The first window of a process pays one-time costs (glyph caches, first paints: 50-110 ms
-  on this machine), so the first run may not. Every run's figures are printed, the plain
-  wall-clock gaps too.
+  Closing counts: the store's files close on a worker. A run that does not hold runs again
+  on a fresh copy (at most RUNS runs); one must hold. The first window of a process pays
+  one-time costs (glyph caches, first paints: 50-110 ms on this machine), so the first run
+  may not. Every run's figures are printed, the plain wall-clock gaps too.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from mnemoscope.storage import Entity, Layer, Relation, create_workspace
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.models.memory_table_model import FIRST_ROWS_AT_ONCE_S
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
@@ -98,6 +106,41 @@ def _active(qtbot, win: MainWindow) -> None:
 def test_no_storage_io_on_the_ui_thread_on_a_100k_store(qtbot, big_store: Path, tmp_path: Path, capsys) -> None:
     beat = _drive_every_action(qtbot, big_store, tmp_path, hook=True)
     assert beat.storage_calls == {}, f"storage I/O ran on the UI thread: {beat.storage_calls}"
+    # Asked for at each query, the first rows of a workspace with vectors come from a worker: the
+    # workspace answers None at once, reading nothing.
+    assert beat.budgeted_reads and all(read.rows is None for read in beat.budgeted_reads)
+    assert {"open", "select rows", "promote", "close and reopen", "close"} <= beat.gaps.keys()
+
+
+def test_a_lone_100k_memory_db_reads_only_its_first_rows_on_the_ui_thread_within_budget(
+    qtbot, _big_template: Path, tmp_path: Path, capsys
+) -> None:
+    """memory.db alone: the first rows of each new query are read on the UI thread when SQLite
+    can give them within FIRST_ROWS_AT_ONCE_S (a read past it is stopped and goes to a worker);
+    nothing else is, selecting, promoting, closing and opening included."""
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy2(_big_template / "memory.db", lone / "memory.db")
+    win = _window(qtbot, tmp_path)
+    beat = Heartbeat(hook=True)
+    with beat.measure("open"):
+        win.open_path(lone / "memory.db")
+        _settled(qtbot, win, lambda: win.sidebar.topLevelItemCount() > 0)
+    assert win.model.total == MEMORIES
+    win_chunk = win.model.chunk
+    _select_rows(qtbot, win, beat)
+    _promote(qtbot, win, beat)
+    _close_and_reopen(qtbot, win, beat, lone / "memory.db")
+    _close(qtbot, win, beat)
+    assert beat.storage_calls == {}, f"storage I/O ran on the UI thread: {beat.storage_calls}"
+    with capsys.disabled():
+        print("\nthe first rows read on the UI thread (ms):", beat.budgeted_reads)
+    # Read at each open (a hundred rows); a read past its budget is stopped by SQLite's progress
+    # handler and goes to a worker (a few ms more under the profile hook, which slows every
+    # Python call it sees).
+    assert sum(read.rows == win_chunk for read in beat.budgeted_reads) >= 2
+    assert max(read.ms for read in beat.budgeted_reads) <= FIRST_ROWS_AT_ONCE_S * 1000 + 15
+    win.close()
 
 
 def test_no_gap_over_50_ms_on_a_100k_store(qtbot, _big_template: Path, big_store: Path, tmp_path: Path, capsys) -> None:
@@ -123,12 +166,79 @@ def _holds(run: Heartbeat) -> bool:
     return max(run.busy.values()) <= MAX_GAP_MS and max(run.held_up.values()) <= MAX_HELD_MS
 
 
-def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> Heartbeat:
+def _window(qtbot, tmp_path: Path) -> MainWindow:
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.resize(1280, 800)
     win.show()
     qtbot.waitExposed(win)
+    return win
+
+
+def _checked(qtbot, win: MainWindow, row: int) -> None:
+    """The row's memory in the detail panel and what it allows read: its actions enabled."""
+    memory = win.model.memory_at(row)
+    assert memory is not None
+    qtbot.waitUntil(lambda: memory.id in win.detail.toPlainText(), timeout=20_000)
+    qtbot.waitUntil(win.curation.delete_action.isEnabled, timeout=20_000)
+    assert [m.id for m in win.table_actions.selected_memories()] == [memory.id]
+
+
+def _select_rows(qtbot, win: MainWindow, beat: Heartbeat) -> None:
+    """Down the table a row at a time, as a person reading the memories: each selection reads
+    its memory and what it allows on workers; the answers for rows left behind are dropped."""
+    with beat.measure("select rows"):
+        _active(qtbot, win)
+        win.table_actions.select_row(3)
+        _checked(qtbot, win, 3)
+        for _ in range(8):
+            qtbot.keyClick(win.table, Qt.Key.Key_Down)
+            qtbot.wait(15)
+        _checked(qtbot, win, 11)
+        _settled(qtbot, win)
+    assert win.curation.promote_action.isEnabled() and win.curation.reinforce_action.isEnabled()
+
+
+def _promote(qtbot, win: MainWindow, beat: Heartbeat) -> None:
+    with beat.measure("promote"):
+        _active(qtbot, win)
+        win.table_actions.select_row(1)
+        qtbot.waitUntil(win.curation.promote_action.isEnabled, timeout=20_000)
+        with qtbot.waitSignal(win.curated, timeout=20_000):
+            qtbot.keyClick(win.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        _settled(qtbot, win)
+    assert win.curation.undo_action.text() == "&Undo promote"
+
+
+def _close_and_reopen(qtbot, win: MainWindow, beat: Heartbeat, path: Path) -> None:
+    """Closed and opened again at once (after _promote): the open waits for the close, both off
+    the UI thread."""
+    with beat.measure("close and reopen"):
+        with qtbot.waitSignals([win.session.released, win.store_opened], order="strict", timeout=60_000):
+            win.close_store()
+            assert win.store is None and win.model is None  # the window let go of it at once
+            win.open_path(path)
+        _settled(qtbot, win, lambda: win.sidebar.topLevelItemCount() > 0)
+    assert win.model.total == MEMORIES + 1  # and the promoted copy; no filter left from before
+
+
+def _close(qtbot, win: MainWindow, beat: Heartbeat) -> None:
+    with beat.measure("close"):
+        with qtbot.waitSignal(win.session.released, timeout=60_000):
+            win.close_store()
+            assert win.store is None and win.model is None and win.session.closing  # its files close on a worker
+        _settled_closed(qtbot, win)
+    assert not win.session.closing
+
+
+def _settled_closed(qtbot, win: MainWindow) -> None:
+    from mnemoscope.ui.workers import running_workers
+
+    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing, timeout=60_000)
+
+
+def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> Heartbeat:
+    win = _window(qtbot, tmp_path)
     beat = Heartbeat(hook)
     loaded: set[str] = set()
     win.view("timeline").loaded.connect(lambda: loaded.add("timeline"))
@@ -139,6 +249,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         win.open_path(big_store)
         _settled(qtbot, win, lambda: {"timeline", "salience", "graph"} <= loaded and win.sidebar.topLevelItemCount() > 0)
     assert win.model.total == win.model.rowCount() == MEMORIES and win.model.cached_rows() < MEMORIES
+    _select_rows(qtbot, win, beat)
 
     with beat.measure("keyword search"):
         win.memories.search_mode.setCurrentText("keyword")
@@ -158,6 +269,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         win.table_actions.select_row(0)
         target = win.table_actions.selected_memories()[0]
         qtbot.waitUntil(lambda: target.id in win.detail.toPlainText())
+        qtbot.waitUntil(win.curation.edit_action.isEnabled)  # what the memory allows, read on a worker
         qtbot.keyClick(win.table, Qt.Key.Key_F2)
         dialog = win.findChild(EditDialog, "edit_dialog")
         dialog.content.setPlainText("edited while the heartbeat ticks")
@@ -167,19 +279,13 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     assert win.curation.undo_action.text() == "&Undo edit"
 
     assert win.errors.last_error == ""
-    with beat.measure("promote"):
-        _active(qtbot, win)
-        win.table_actions.select_row(1)
-        assert win.curation.promote_action.isEnabled()
-        with qtbot.waitSignal(win.curated, timeout=20_000):
-            qtbot.keyClick(win.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
-        _settled(qtbot, win)
-    assert win.curation.undo_action.text() == "&Undo promote"
+    _promote(qtbot, win, beat)
 
     with beat.measure("delete"):
         _active(qtbot, win)
         win.table_actions.select_row(2)
-        assert len(win.table_actions.selected_memories()) == 1 and win.curation.delete_action.isEnabled()
+        qtbot.waitUntil(win.curation.delete_action.isEnabled)
+        assert len(win.table_actions.selected_memories()) == 1
         with qtbot.waitSignal(win.curated, timeout=20_000):
             qtbot.keyClick(win.table, Qt.Key.Key_Delete)
         _settled(qtbot, win)
@@ -214,6 +320,8 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     assert sum(b["memories"] for b in chart.data["bins"]) >= MEMORIES
 
     assert win.errors.last_error == ""
-    win.close_store()
+    _close_and_reopen(qtbot, win, beat, big_store)
+    _close(qtbot, win, beat)
+    assert win.errors.last_error == ""
     win.close()  # a run once more has the process's only window, as a user has
     return beat

@@ -14,6 +14,7 @@ from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
+from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
@@ -121,9 +122,15 @@ def _find_row(qtbot, win: MainWindow, text: str) -> int:
     return 0
 
 
+def _select_found(qtbot, win: MainWindow, text: str) -> None:
+    """The first hit of a keyword search selected, and what it allows read (on a worker)."""
+    win.table_actions.select_row(_find_row(qtbot, win, text))
+    qtbot.waitUntil(lambda: win.curation.delete_action.toolTip() != CHECKING)
+
+
 def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, demo_path: Path) -> None:
     before = state_of(demo_path)
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    _select_found(qtbot, window, "feature flags")
     target = window.table_actions.selected_memories()[0]
     assert target.source.kind is Kind.SQLITE
     with qtbot.waitSignal(window.curated) as promoted:
@@ -140,7 +147,7 @@ def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, d
     assert window.store.get(new_id).channel == "_global"
     with qtbot.waitSignal(window.curated):
         window.curation.undo_action.trigger()
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))  # the rows as they are after the undo
+    _select_found(qtbot, window, "feature flags")  # the rows as they are after the undo
     assert [m.id for m in window.table_actions.selected_memories()] == [target.id]
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
@@ -151,7 +158,7 @@ def test_promote_delete_undo_redo_with_the_keyboard(qtbot, window: MainWindow, d
 
 
 def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    _select_found(qtbot, window, "feature flags")
     target = window.table_actions.selected_memories()[0]
     qtbot.keyClick(window.table, Qt.Key.Key_F2)
     dialog = window.findChild(EditDialog, "edit_dialog")
@@ -166,7 +173,7 @@ def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
 
 
 def test_markdown_memories_offer_only_content_in_the_dialog(qtbot, window: MainWindow) -> None:
-    window.table_actions.select_row(_find_row(qtbot, window, "Drafted release notes"))
+    _select_found(qtbot, window, "Drafted release notes")
     target = window.table_actions.selected_memories()[0]
     assert target.source.kind is Kind.MARKDOWN
     window.curation.edit_action.trigger()
@@ -241,7 +248,7 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     _dismiss_errors(qtbot, window)
     # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
     window.show_view("memories")
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    _select_found(qtbot, window, "feature flags")
     target = window.table_actions.selected_memories()[0]
     qtbot.waitUntil(lambda: (window.view("salience").curve.report or {}).get("id") == target.id)  # the detail is read on a worker
     with qtbot.waitSignal(window.curated):
@@ -256,7 +263,7 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     reloads: list[str] = []
     window.view("salience").loaded.connect(lambda: reloads.append("salience"))
     window.view("timeline").loaded.connect(lambda: reloads.append("timeline"))
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    _select_found(qtbot, window, "feature flags")
     with qtbot.waitSignals([window.curated, window.model.refreshed], timeout=10_000):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     qtbot.wait(300)
@@ -278,6 +285,7 @@ def test_the_sidebar_counts_a_step_even_when_the_query_changes_at_once(qtbot, wi
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     before = int(window.sidebar.topLevelItem(0).text(1))
     window.table_actions.select_row(0)
+    qtbot.waitUntil(window.curation.delete_action.isEnabled)  # what it allows, read on a worker
     with qtbot.waitSignal(window.curated):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     window.filter_search.apply_filter("channel", "webshop")
@@ -379,7 +387,7 @@ def test_graph_view_ego_graph_filters_and_facts(qtbot, window: MainWindow) -> No
 def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, window: MainWindow, demo_path: Path) -> None:
     import sqlite3
 
-    window.table_actions.select_row(_find_row(qtbot, window, "Dana"))
+    _select_found(qtbot, window, "Dana")
     chosen = window.table_actions.selected_memories()[0]
     con = sqlite3.connect(demo_path / "memory.db")  # an agent writes meanwhile
     con.execute(
@@ -400,7 +408,7 @@ def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWind
     import sqlite3
 
     window.session.poll_timer.stop()  # the person has the old version on screen
-    window.table_actions.select_row(_find_row(qtbot, window, "feature flags"))
+    _select_found(qtbot, window, "feature flags")
     target = window.table_actions.selected_memories()[0]
     con = sqlite3.connect(demo_path / "memory.db")
     con.execute("UPDATE memories SET content = 'Agent: Dana now prefers trunk-based development.' WHERE id = ?", (target.id,))

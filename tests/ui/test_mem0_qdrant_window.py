@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings
 
 from formats.test_mem0_qdrant import BUILD
 from helpers.owners import require, run_owner
+from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.main_window import MainWindow
 
 
@@ -31,5 +32,6 @@ def test_the_window_opens_and_curates_a_mem0_qdrant_store(qtbot, tmp_path: Path)
     row = next(r for r in range(3) if win.model.memory_at(r).content == "Dana lives in Lisbon")
     win.table.selectRow(row)
     qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == ["Dana lives in Lisbon"])
+    qtbot.waitUntil(lambda: win.curation.delete_action.toolTip() != CHECKING)  # what it allows, read on a worker
     assert win.curation.edit_action.isEnabled() and win.curation.delete_action.isEnabled()
     win.close_store()

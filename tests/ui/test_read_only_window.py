@@ -36,7 +36,8 @@ def test_browsing_every_view_changes_no_byte(qtbot, demo_path: Path, tmp_path: P
     qtbot.addWidget(win)
     win.show()
     _browse_every_view(qtbot, win, demo_path, read_only=read_only)
-    win.close_store()
+    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+        win.close_store()
     assert file_hashes(demo_path) == before
 
 
@@ -49,6 +50,7 @@ def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_p
     win.show_view("memories")
     win.table_actions.select_row(0)
     assert win.windowTitle().endswith("(read-only)")
+    qtbot.waitUntil(lambda: "opened read-only" in win.curation.delete_action.toolTip())  # checked on a worker
     for action in (win.curation.edit_action, win.curation.delete_action, win.curation.promote_action, win.curation.restore_action,
                    win.curation.reinforce_action, win.curation.undo_action, win.curation.redo_action, win.curation.reembed_action):
         assert not action.isEnabled(), action.text()
@@ -59,5 +61,6 @@ def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_p
     with qtbot.waitSignal(win.error_shown, timeout=10_000) as shown:
         win.curation.delete_selected()  # the shortcut path, as if the action were triggered anyway
     assert "opened read-only" in shown.args[0]
-    win.close_store()
+    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+        win.close_store()
     assert file_hashes(demo_path) == before

@@ -214,7 +214,8 @@ def test_a_read_only_store_offers_no_scratchpad_change_and_says_why(qtbot, demo_
     qtbot.keyClick(view.tree, Qt.Key.Key_F2)
     qtbot.keyClick(view.tree, Qt.Key.Key_Delete)
     assert win.findChild(ScratchValueDialog) is None and win.findChild(QMessageBox, "confirm_delete_scratch_box") is None
-    win.close_store()
+    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+        win.close_store()
     assert state_of(demo_path) == before
 
 
@@ -242,5 +243,6 @@ def test_a_scratchpad_mnemoscope_only_reads_is_disabled_with_the_reason(qtbot, t
     for action in (view.edit_key_action, view.delete_key_action):
         assert not action.isEnabled()
         assert "whose scratchpad Mnemoscope only reads" in action.toolTip()
-    win.close_store()
+    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+        win.close_store()
     assert db.read_bytes() == before

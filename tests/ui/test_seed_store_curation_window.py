@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.owners import require, run_owner
 from helpers.windows import open_window, sidebar_counts
+from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import Qt
@@ -39,6 +40,7 @@ def _select(qtbot, win: MainWindow, content: str) -> None:
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).content == content)
     win.table_actions.select_row(row)
     qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content])
+    qtbot.waitUntil(lambda: win.curation.delete_action.toolTip() != CHECKING)  # what it allows, read on a worker
 
 
 def _edit_through_dialog(qtbot, win: MainWindow, new_content: str) -> None:

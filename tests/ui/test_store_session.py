@@ -1,9 +1,12 @@
 """The store session, the only holder of the store: a read runs func(store, ...) on a worker, its
 failure goes to the reader's on_error (else to error), and a result for a store since closed is
-dropped."""
+dropped. A close lets go of the store at once and closes its files on a worker once the work
+started on it is done; an open asked meanwhile waits for it."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from helpers.sessions import open_session
@@ -33,7 +36,7 @@ def test_reads_their_errors_and_a_closed_store(qtbot, demo_path: Path) -> None:
         qtbot.waitUntil(lambda: bool(on_pool), timeout=10_000)
         late: list[int] = []
         session.read(MemoryStore.count, MemoryQuery(), on_result=late.append)
-        session.close()  # waits for the read, then drops its result: the store it was for is closed
+        session.close()  # its result is dropped: the store it was for is closed
         qtbot.wait(100)
         assert late == [] and session.store is None
         assert session.read(MemoryStore.count, MemoryQuery(), on_result=late.append) is None
@@ -43,3 +46,55 @@ def test_reads_their_errors_and_a_closed_store(qtbot, demo_path: Path) -> None:
 def test_no_store_no_read(qtbot) -> None:
     session = StoreSession()
     assert session.read(MemoryStore.count, on_result=lambda _n: None) is None
+
+
+def test_close_lets_go_at_once_and_closes_after_the_running_read_and_an_open_waits_for_it(
+    qtbot, demo_path: Path
+) -> None:
+    with open_session(qtbot, demo_path) as session:
+        first = session.store
+        assert first is not None
+        release, started = threading.Event(), threading.Event()
+
+        def slow_count(store: MemoryStore) -> int:
+            started.set()
+            release.wait(20)
+            return store.count(MemoryQuery())
+
+        counted: list[int] = []
+        session.read(slow_count, on_result=counted.append)
+        assert started.wait(10)
+        seen: list[str] = []
+        session.released.connect(lambda: seen.append("released"))
+        session.opened.connect(lambda _store: seen.append("opened"))
+        began = time.perf_counter()
+        with qtbot.waitSignal(session.closed, timeout=1_000):
+            session.close()
+        assert time.perf_counter() - began < 1.0  # it did not wait for the read (up to 20 s)
+        assert session.store is None and session.closing
+        session.open(demo_path)  # the same files again, at once
+        qtbot.wait(300)
+        assert seen == [] and session.store is None  # the read still runs: no close yet, and no open before it
+        release.set()
+        qtbot.waitUntil(lambda: seen == ["released", "opened"], timeout=20_000)
+        assert counted == []  # the read's result was for the store closed meanwhile
+        second = session.store
+        assert second is not None and second is not first and not session.closing
+        assert second.count(MemoryQuery()) > 0
+    qtbot.waitUntil(lambda: not session.closing, timeout=20_000)
+    assert session.wait_done(5_000) and session.lifecycle_pool.activeThreadCount() == 0  # nothing left running
+
+
+def test_a_read_asked_before_a_close_but_not_started_is_skipped(qtbot, demo_path: Path) -> None:
+    pool = QThreadPool()
+    pool.setMaxThreadCount(1)
+    with open_session(qtbot, demo_path) as session:
+        release = threading.Event()
+        ran: list[str] = []
+        session.read(lambda _store: release.wait(20), on_result=lambda _r: None, pool=pool)
+        session.read(lambda _store: ran.append("queued"), on_result=lambda _r: None, pool=pool)
+        with qtbot.waitSignal(session.released, timeout=20_000):
+            session.close()
+            release.set()
+    pool.waitForDone(5_000)
+    assert ran == []  # queued behind the first, it would have read a store that was closing

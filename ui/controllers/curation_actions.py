@@ -1,13 +1,17 @@
 """Curation from the window: the Edit menu's steps on the selected memories (edit, promote,
 delete, restore, reinforce, undo, redo), the steps the views ask for (a scratchpad key, a
 finding, a memory at risk), re-embedding, the promotion candidates, and a conflicting edit's
-choice. Every step runs through the session."""
+choice. Every step runs through the session, and so does every read: what the selection
+allows (each memory's capabilities, the promotion thresholds it misses) is read on a worker
+when the selection changes, the actions disabled and "checking…" until it is in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from mnemoscope.storage import Memory, MemoryStore
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -22,7 +26,44 @@ from ..views.base_view import View
 from ..views.findings_view import FindingsView
 from ..views.salience_view import SalienceView
 from ..views.scratchpad_view import ScratchKey, ScratchpadView
+from ..workers import ASKED
 from .table_actions import TableActions
+
+CHECKING = "Checking what can be done to the selection…"
+Key = tuple[tuple[str, str], ...]  # the selection: each memory's id and the revision it was read at
+
+
+def selection_key(memories: Sequence[Memory]) -> Key:
+    return tuple((m.id, m.revision) for m in memories)
+
+
+@dataclass(frozen=True)
+class SelectionFacts:
+    """What can be done to the selected memories, as their sources say (read on a worker)."""
+
+    key: Key
+    editable_fields: tuple[str, ...] = ()  # the one selected memory's (none for several)
+    writable: bool = False
+    can_promote: bool = False
+    can_reinforce: bool = False
+    read_only_reasons: tuple[str, ...] = ()
+    shortfall: dict[str, list[str]] = field(default_factory=dict)  # id -> the promotion thresholds it misses
+    failed: str = ""  # why it could not be read (the memory went, a file is locked)
+
+
+def selection_facts(store: MemoryStore, memories: Sequence[Memory]) -> SelectionFacts:
+    """Each memory's capabilities and promotion shortfall (runs on a worker: both may read the store)."""
+    caps = [store.capabilities(m.id) for m in memories]
+    writable = bool(caps) and all(not c.read_only for c in caps)
+    return SelectionFacts(
+        key=selection_key(memories),
+        editable_fields=caps[0].editable_fields if len(caps) == 1 else (),
+        writable=writable,
+        can_promote=writable and all(c.can_promote for c in caps),
+        can_reinforce=writable and all(c.can_reinforce for c in caps),
+        read_only_reasons=tuple(sorted({c.read_only_reason for c in caps if c.read_only and c.read_only_reason})),
+        shortfall={m.id: failed for m in memories if (failed := store.promotion_shortfall(m))},
+    )
 
 
 class CurationActions(QObject):
@@ -30,16 +71,21 @@ class CurationActions(QObject):
 
     Signals: conflict_shown(object ConflictDialog) when an edit met a change made since its
     memory was read, error_raised(object) with an exception for the person (a candidates list
-    that could not be read)."""
+    that could not be read), selection_checked(object SelectionFacts) once what the selection
+    allows is read and the actions follow it."""
 
     conflict_shown = Signal(object)
     error_raised = Signal(object)
+    selection_checked = Signal(object)
 
     def __init__(self, session: StoreSession, table_actions: TableActions, views: dict[str, View],
                  parent: QWidget) -> None:
         super().__init__(parent)
         self.session, self.table_actions = session, table_actions
         self._widget = parent  # the dialogs' parent
+        self._facts: SelectionFacts | None = None  # what the selection allows, as last read
+        self._asked: Key | None = None  # the selection whose facts are being read
+        self._facts_store: MemoryStore | None = None  # the store they are of
         self.undo_action = self._action("&Undo", lambda: self.session.curate("undo"), QKeySequence.StandardKey.Undo)
         self.redo_action = self._action("&Redo", lambda: self.session.curate("redo"), QKeySequence.StandardKey.Redo)
         self.edit_action = self._action("&Edit memory…", self.edit_selected, "F2")
@@ -83,16 +129,29 @@ class CurationActions(QObject):
         selected = self.table_actions.selected_memories()
         return [m.id for m in selected], {m.id: m.revision for m in selected}
 
+    def _with_facts(self, memories: list[Memory], then: Callable[[SelectionFacts], None]) -> None:
+        """then(what memories allow): as already read, else read on a worker first."""
+        facts = self._facts
+        if facts is not None and facts.key == selection_key(memories) and not facts.failed:
+            then(facts)
+            return
+        self.session.read(selection_facts, memories, on_result=then, on_error=self.error_raised.emit, priority=ASKED)
+
     def edit_selected(self) -> None:
         selected = self.table_actions.selected_memories()
-        store = self.session.store
-        if len(selected) != 1 or store is None:
+        if len(selected) != 1 or self.session.store is None:
             return
         memory = selected[0]
-        dialog = EditDialog(memory, store.capabilities(memory.id).editable_fields, self._widget)
-        dialog.setObjectName("edit_dialog")
-        dialog.accepted.connect(lambda: self.session.edit(memory, dialog.changes()))
-        dialog.open()
+
+        def edit(facts: SelectionFacts) -> None:
+            if not facts.editable_fields:
+                return
+            dialog = EditDialog(memory, facts.editable_fields, self._widget)
+            dialog.setObjectName("edit_dialog")
+            dialog.accepted.connect(lambda: self.session.edit(memory, dialog.changes()))
+            dialog.open()
+
+        self._with_facts(selected, edit)
 
     def _on_session_conflicted(self, conflict: Conflict) -> None:
         """The store changed under an edit: show what changed and let the person choose."""
@@ -105,13 +164,17 @@ class CurationActions(QObject):
     def promote_selected(self) -> None:
         """Promote the selection as one step; memories below the store's promotion thresholds
         are named first and promoted only when the person says so (forced, and journaled so)."""
-        ids, revisions = self._selection()
+        selected = self.table_actions.selected_memories()
+        if selected and self.session.store is not None:
+            self._with_facts(selected, lambda facts: self._promote(selected, facts))
+
+    def _promote(self, selected: list[Memory], facts: SelectionFacts) -> None:
         store = self.session.store
-        if not ids or store is None:
+        if store is None or not facts.can_promote:
             return
-        thresholds = store.settings.promotion
-        unmet = {m.id: failed for m in self.table_actions.selected_memories()
-                 if (failed := store.promotion_shortfall(m))}
+        ids, revisions = [m.id for m in selected], {m.id: m.revision for m in selected}
+        thresholds = store.settings.promotion  # read when the store opened
+        unmet = facts.shortfall
         if not unmet:
             self.session.curate("promote", ids, expected_revision=revisions)
             return
@@ -221,16 +284,47 @@ class CurationActions(QObject):
         self.undo_action.setText(f"&Undo {next_undo.operation}" if next_undo else "&Undo")
         self.redo_action.setEnabled(next_redo is not None)
         self.redo_action.setText(f"&Redo {next_redo.operation}" if next_redo else "&Redo")
-        caps = [store.capabilities(m.id) for m in selected] if store is not None else []
-        writable = bool(caps) and all(not c.read_only for c in caps)
-        self.edit_action.setEnabled(len(caps) == 1 and bool(caps[0].editable_fields))
-        self.promote_action.setEnabled(writable and all(c.can_promote for c in caps))
-        self.delete_action.setEnabled(writable)
-        self.restore_action.setEnabled(writable)
-        self.reinforce_action.setEnabled(writable and all(c.can_reinforce for c in caps))
-        reasons = sorted({c.read_only_reason for c in caps if c.read_only and c.read_only_reason})
-        for action in (self.edit_action, self.delete_action, self.restore_action):
-            action.setToolTip(f"Read-only: {'; '.join(reasons)}" if reasons else action.text().replace("&", ""))
+        self._update_selection_actions(store, selected)
         self.reembed_action.setEnabled(store is not None and not store.read_only)
         self.candidates_action.setEnabled(store is not None)
+
+    def _update_selection_actions(self, store: MemoryStore | None, selected: list[Memory]) -> None:
+        """The selection's actions as its facts allow; while they are read (on a worker, asked
+        here when the selection is new), disabled and "checking…"."""
+        if store is not self._facts_store:  # another store (or none): nothing read of it yet
+            self._facts_store, self._facts, self._asked = store, None, None
+        key = selection_key(selected)
+        facts = self._facts if self._facts is not None and self._facts.key == key else None
+        if store is not None and selected and facts is None and self._asked != key:
+            self._asked = key
+            self.session.read(selection_facts, selected, on_result=self._on_facts_read,
+                              on_error=lambda exc: self._on_facts_read(SelectionFacts(key, failed=str(exc))),
+                              priority=ASKED)
+        checking = store is not None and bool(selected) and facts is None
+        facts = facts or SelectionFacts(key)
+        self.edit_action.setEnabled(len(selected) == 1 and bool(facts.editable_fields))
+        self.promote_action.setEnabled(facts.can_promote)
+        self.delete_action.setEnabled(facts.writable)
+        self.restore_action.setEnabled(facts.writable)
+        self.reinforce_action.setEnabled(facts.can_reinforce)
+        for action in self.selection_actions:
+            if checking:
+                tip = CHECKING
+            elif facts.failed:
+                tip = f"Could not check the selection: {facts.failed}"
+            elif facts.read_only_reasons and action in (self.edit_action, self.delete_action, self.restore_action):
+                tip = f"Read-only: {'; '.join(facts.read_only_reasons)}"
+            else:
+                tip = action.text().replace("&", "")
+            action.setToolTip(tip)
+
+    def _on_facts_read(self, facts: SelectionFacts) -> None:
+        """What the selection allows is in; dropped if the selection moved on meanwhile."""
+        if facts.key == self._asked:
+            self._asked = None
+        if facts.key != selection_key(self.table_actions.selected_memories()):
+            return
+        self._facts = facts
+        self.update_actions()
+        self.selection_checked.emit(facts)
 

@@ -1,7 +1,8 @@
 """Several memories of every kind selected in the table are curated as one undoable step.
 
 Curation from the actions: a selected memory deleted and the step undone through the session, the
-actions enabled and named for the journal and the selection, several memories confirmed first."""
+actions enabled and named for the journal and the selection (what it allows read on a worker, an
+answer for a selection left behind dropped), several memories confirmed first."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from helpers.sessions import open_session
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage import Kind, MemoryQuery, Status, open_store
 from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, record_id_for
-from mnemoscope.ui.controllers.curation_actions import CurationActions
+from mnemoscope.ui.controllers.curation_actions import CHECKING, CurationActions
 from mnemoscope.ui.controllers.table_actions import TableActions
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.widgets.memory_table import MemoryTable
+from mnemoscope.ui.workers import running_workers
 from PySide6.QtCore import QItemSelectionModel, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox
 
@@ -84,6 +86,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     assert {m.source.kind for m in window.table_actions.selected_memories()} == {Kind.MARKDOWN, Kind.SQLITE, Kind.CHROMA}
 
     window.table.setFocus()
+    qtbot.waitUntil(window.curation.delete_action.isEnabled)  # once the selection is checked, on a worker
     qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     box = window.findChild(QMessageBox, "confirm_delete_box")
     assert box is not None and "Delete 6 memories?" in box.text()
@@ -182,7 +185,8 @@ def test_delete_undo_and_a_confirmed_bulk_delete(qtbot, demo_path: Path, tmp_pat
         curation.update_actions()
         assert not curation.undo_action.isEnabled() and not curation.delete_action.isEnabled()
         table_actions.select_row(0)
-        curation.update_actions()
+        with qtbot.waitSignal(curation.selection_checked, timeout=10_000):
+            curation.update_actions()  # what the selection allows is read on a worker meanwhile
         assert curation.delete_action.isEnabled() and curation.edit_action.isEnabled()
         memory_id, before = model.memory_at(0).id, store.count()
         with qtbot.waitSignal(session.curated, timeout=10_000) as deleted:
@@ -208,3 +212,44 @@ def test_delete_undo_and_a_confirmed_bulk_delete(qtbot, demo_path: Path, tmp_pat
             box.button(QMessageBox.StandardButton.Yes).click()
         assert sorted(bulk.args[0].ids) == sorted(ids) and store.count() == before - 2
         table_actions.detach()
+
+
+def test_what_the_selection_allows_is_read_on_a_worker_and_an_answer_for_a_row_left_is_dropped(
+    qtbot, window: MainWindow
+) -> None:
+    _show_every_row(qtbot, window)
+    rows = [window.model.memory_at(r) for r in range(window.model.rowCount())]
+    counted = next(r for r, m in enumerate(rows) if m.source.kind is Kind.SQLITE)  # counts accesses: reinforced
+    bullet = next(r for r, m in enumerate(rows) if m.source.kind is Kind.MARKDOWN)  # counts none: not reinforced
+    curation, checked = window.curation, []
+    curation.selection_checked.connect(checked.append)
+
+    window.table_actions.select_row(counted)
+    # Not read yet: the selection's actions wait, and say so.
+    assert not any(action.isEnabled() for action in curation.selection_actions)
+    assert {action.toolTip() for action in curation.selection_actions} == {CHECKING}
+    window.table_actions.select_row(bullet)  # moved on before the first answer came
+    qtbot.waitUntil(lambda: bool(checked), timeout=10_000)
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=10_000)  # the first row's answer came too
+    assert [facts.key[0][0] for facts in checked] == [rows[bullet].id]
+    assert curation.edit_action.isEnabled() and curation.delete_action.isEnabled()
+    assert curation.promote_action.isEnabled() and not curation.reinforce_action.isEnabled()
+    assert curation.delete_action.toolTip() == "Delete"
+
+    window.table_actions.select_row(counted)
+    qtbot.waitUntil(curation.reinforce_action.isEnabled, timeout=10_000)
+    assert [facts.key[0][0] for facts in checked] == [rows[bullet].id, rows[counted].id]
+
+
+def test_promoting_before_the_selection_is_checked_reads_it_on_a_worker_first(
+    qtbot, window: MainWindow, selection: list[str]
+) -> None:
+    _show_every_row(qtbot, window)
+    below, ready = selection[5], selection[4]  # a vector record of its own (no accesses), a promotion-ready row
+    _ctrl_click_select(window, [below, ready])
+    window.curation.promote_selected()  # as a script or a shortcut may, before the actions are checked
+    assert window.findChild(QMessageBox, "confirm_promote_box") is None  # nothing was read on this thread
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "confirm_promote_box") is not None, timeout=10_000)
+    box = window.findChild(QMessageBox, "confirm_promote_box")
+    assert "1 of the 2 selected memories" in box.text() and f"{below}: access_count 0 < 5" in box.text()
+    qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)
