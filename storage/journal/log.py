@@ -107,7 +107,17 @@ class Journal:
 
     def read_setting(self, key: str) -> Any:
         rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
-        return json.loads(rows[0]["value"]) if rows else None
+        if not rows:
+            return None
+        try:
+            return json.loads(rows[0]["value"])
+        except (TypeError, ValueError):  # a damaged file: the value is no JSON any more
+            from ..errors import UnreadableStoreError
+
+            raise UnreadableStoreError(
+                f"{self.label}: the stored {key!r} is damaged (not JSON); nothing was written. "
+                "Restore the file from a copy, or repair it with sqlite3's .recover."
+            ) from None
 
     def write_setting(self, key: str, value: Any) -> None:
         engine = self._get_engine(True)

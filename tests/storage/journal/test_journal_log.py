@@ -46,3 +46,20 @@ def test_settings_round_trip_and_a_crashed_step_is_pending_in_a_new_journal_obje
     assert reopened.read_setting("settings") == {"embedder": "x", "n": [1, 2]}
     assert [(e.seq, e.state) for e in reopened.pending()] == [(seq, PENDING)]
     reopened.close()
+
+
+def test_a_damaged_setting_is_one_clear_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    import pytest
+
+    from mnemoscope.storage import UnreadableStoreError
+    from mnemoscope.storage.journal.log import SIDECAR_DB, SIDECAR_DIR
+
+    journal = Journal.sidecar(tmp_path)
+    journal.write_setting("settings", {"embedder": "x"})
+    journal.close()
+    with sqlite3.connect(tmp_path / SIDECAR_DIR / SIDECAR_DB) as con:
+        con.execute("UPDATE meta SET value = '{\"embedder\" \"x\"}' WHERE key = 'settings'")  # a flipped bit
+    with pytest.raises(UnreadableStoreError, match="'settings' is damaged"):
+        Journal.sidecar(tmp_path).read_setting("settings")
