@@ -12,8 +12,8 @@ from mnemoscope.storage import Curator, open_store
 from mnemoscope.storage.errors import (
     BelowThresholdError,
     LockedError,
-    NothingToDoError,
     NotFoundError,
+    NothingToDoError,
     ReadOnlyError,
     StoreError,
     StoreFileError,

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 from helpers.findings_planted import PLANTED
-from mnemoscope.storage import Curator, MemoryQuery, NotFoundError, NothingToDoError, Status, create_workspace, open_store
+from mnemoscope.storage import (
+    Curator,
+    MemoryQuery,
+    NotFoundError,
+    NothingToDoError,
+    Status,
+    create_workspace,
+    open_store,
+)
 from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.findings import REDACTED, accepted_fingerprints, find_findings, memory_findings, scan_store
 from mnemoscope.storage.findings.store_scan import acceptance_changes
