@@ -73,7 +73,6 @@ def test_a_file_changed_other_than_by_appending_is_a_conflict_and_keeps_their_by
 
 def test_the_folder_lock_lets_one_writer_in_at_a_time(tmp_path: Path) -> None:
     order: list[str] = []
-    entered = threading.Event()
 
     def other() -> None:
         with folder_lock(tmp_path):
@@ -82,7 +81,8 @@ def test_the_folder_lock_lets_one_writer_in_at_a_time(tmp_path: Path) -> None:
     with folder_lock(tmp_path):
         thread = threading.Thread(target=other)
         thread.start()
-        entered.wait(0.2)  # the other writer waits on the lock meanwhile
+        thread.join(0.3)
+        assert thread.is_alive()  # the other writer waits on the lock
         order.append("first")
     thread.join(5)
     assert order == ["first", "other"]
