@@ -4,15 +4,16 @@ memories ready to promote, the same for the same moment and seed, and never writ
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_NOW
 from mnemoscope.storage import MemoryQuery, StoreError, open_store
 from mnemoscope.storage.consistency import check
 from mnemoscope.storage.demo import CHANNELS, write_demo
 from mnemoscope.storage.model import Kind
+
+DEMO_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)  # the moment tests/conftest.py writes the demo at
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -42,14 +43,15 @@ def test_the_demo_is_consistent_in_every_copy(demo_path: Path) -> None:
         assert check(store).clean
 
 
-def test_the_same_moment_and_seed_write_the_same_demo(tmp_path: Path, demo_path: Path) -> None:
+def test_the_same_moment_and_seed_write_the_same_demo(tmp_path: Path) -> None:
     said: list[str] = []
+    write_demo(tmp_path / "first", now=DEMO_NOW).close()
     with write_demo(tmp_path / "again", now=DEMO_NOW, progress=said.append) as store:
         texts = sorted(m.content for m in store.page(MemoryQuery(statuses=()), 1000))
     assert said[:2] == ["markdown files", "sessions, turns and scratchpad"] and "vectors" in said
-    with open_store(demo_path, read_only=True) as original:
+    with open_store(tmp_path / "first", read_only=True) as original:
         assert sorted(m.content for m in original.page(MemoryQuery(statuses=()), 1000)) == texts
-    assert _files(tmp_path / "again") == _files(demo_path)
+    assert _files(tmp_path / "again") == _files(tmp_path / "first")
     with write_demo(tmp_path / "other-seed", now=DEMO_NOW, seed=8) as other:
         assert sorted(m.content for m in other.page(MemoryQuery(statuses=()), 1000)) != texts
 
