@@ -14,8 +14,8 @@ from mnemoscope.storage.embedders.openai_compatible import KEY_ENV
 
 pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
 
+from helpers.embedding_facts import FACTS, KEY, chroma_facts  # noqa: E402
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
-from test_embedders import FACTS, KEY, chroma_facts  # noqa: E402
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.consistency_damage import plant_damage
 from mnemoscope.app.cli import build_parser, main
 from mnemoscope.app.command_runtime import UsageError
 from mnemoscope.app.commands import checks
 from mnemoscope.storage import create_workspace, open_store
 from mnemoscope.storage.embedders.base import HashingEmbedder
-from test_consistency import plant_damage
 
 KEY = "sk-proj-Q3v9XkLm2R8tY7wPz4NcB1hJ6fGs0aDe"
 

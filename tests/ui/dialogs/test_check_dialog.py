@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.consistency_damage import plant_damage
 from mnemoscope.ui.dialogs.check_dialog import CheckDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt
-from test_consistency import plant_damage
 
 
 @pytest.fixture

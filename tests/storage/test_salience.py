@@ -1,0 +1,86 @@
+"""Decay as the seed defines it: a memory's effective salience, its cleanup date, the promotion
+thresholds, and the slower decay of entities and inferred facts."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from mnemoscope.storage.model import Entity, Kind, Layer, Memory, SourceRef
+from mnemoscope.storage.salience import EntityDecay, InferredFactDecay, PromotionThresholds, SalienceModel
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _memory(salience: float = 0.5, idle_days: float = 0, accesses: int = 0, **fields) -> Memory:
+    at = NOW - timedelta(days=idle_days)
+    return Memory("m-1", SourceRef(Kind.SQLITE, "memory.db:memories/m-1"), Layer.SEMANTIC, "_global", "text",
+                  at, at, at, access_count=accesses, salience=salience, **fields)
+
+
+def test_salience_halves_in_about_thirteen_and_a_half_idle_days() -> None:
+    model = SalienceModel()
+    assert model.half_life_days == pytest.approx(13.51, abs=0.01)
+    memory = _memory(0.8, idle_days=model.half_life_days)
+    assert model.effective(memory, NOW) == pytest.approx(0.4)
+    assert model.effective(_memory(0.8), NOW) == pytest.approx(0.8)
+    assert model.effective(_memory(0.8, accesses=20), NOW) == pytest.approx(min(1, 0.8 * (1 + 0.1 * math.log(21))))
+    assert model.effective(_memory(0.99, accesses=1000), NOW) == 1.0  # capped
+    assert SalienceModel(decay_rate=1.0).half_life_days == math.inf
+    with pytest.raises(ValueError, match="decay rate must be in"):
+        SalienceModel(decay_rate=0)
+
+
+def test_a_memory_becomes_a_cleanup_candidate_below_the_threshold_and_idle_a_month() -> None:
+    model = SalienceModel()
+    memory = _memory(0.5, idle_days=0)
+    crossing = model.crossing_date(memory)
+    assert crossing is not None and model.effective(memory, crossing) == pytest.approx(model.cleanup_threshold)
+    assert model.cleanup_date(memory) == max(crossing, NOW + timedelta(days=30))
+    assert not model.is_cleanup_candidate(memory, crossing - timedelta(days=1))
+    assert model.is_cleanup_candidate(memory, model.cleanup_date(memory))
+    faint = _memory(0.05)
+    assert model.crossing_date(faint) == NOW and model.cleanup_date(faint) == NOW + timedelta(days=30)
+    assert SalienceModel(decay_rate=1.0).cleanup_date(memory) is None
+    report = model.report(memory, NOW)
+    assert report["effective"] == 0.5 and report["cleanup_candidate"] is False
+    assert report["crosses_threshold_at"] == crossing.isoformat()
+
+
+def test_the_curve_samples_from_start_to_end() -> None:
+    model = SalienceModel()
+    curve = model.curve(_memory(0.6), NOW, NOW + timedelta(days=60), points=7)
+    assert [at for at, _ in curve][::6] == [NOW, NOW + timedelta(days=60)]
+    values = [v for _, v in curve]
+    assert values == sorted(values, reverse=True) and values[0] == pytest.approx(0.6)
+    assert "0.95" in model.formula() and model.to_dict()["half_life_days"] == 13.51
+
+
+def test_promotion_names_each_threshold_a_memory_misses() -> None:
+    thresholds = PromotionThresholds()
+    met = thresholds.check(_memory(accesses=5, confidence=0.9, conversations=2))
+    assert met["all_met"] and met["failed"] == []
+    missed = thresholds.check(_memory(accesses=1, confidence=0.5, conversations=2))
+    assert not missed["all_met"] and missed["failed"] == ["confidence 0.5 < 0.85", "access_count 1 < 5"]
+    assert missed["met"] == {"confidence": False, "access_count": False, "conversations": True}
+
+
+def test_entities_decay_once_per_whole_idle_day_and_are_cleaned_up_after_a_month() -> None:
+    decay = EntityDecay()
+    entity = Entity("e-1", "Dana", "person", salience=0.5, last_accessed=NOW - timedelta(days=2, hours=20))
+    assert decay.effective(entity, NOW) == pytest.approx(0.5 * 0.95**2)
+    old = Entity("e-2", "Old", "thing", salience=0.2, last_accessed=NOW - timedelta(days=40))
+    assert decay.is_cleanup_candidate(old, NOW)  # 0.2 x 0.95^40 < 0.1
+    assert not decay.is_cleanup_candidate(Entity("e-3", "Never read", "thing", salience=0.01), NOW)
+
+
+def test_only_inferred_facts_lose_confidence_a_week_at_a_time() -> None:
+    decay = InferredFactDecay()
+    inferred = _memory(idle_days=15, confidence=0.7)
+    assert decay.applies(inferred) and decay.effective(inferred, NOW) == pytest.approx(0.7 * 0.95**2)
+    explicit = _memory(idle_days=15, confidence=0.95)
+    assert not decay.applies(explicit) and decay.effective(explicit, NOW) == 0.95
+    labelled = _memory(idle_days=15, confidence=0.95, metadata={"certainty": "Uncertain"})
+    assert decay.applies(labelled)
+    assert not decay.applies(_memory(confidence=0.3, metadata={"certainty": "explicit"}))

@@ -1,0 +1,143 @@
+"""MemoryStore, the façade, on the demo workspace: which part holds and writes each record id,
+paging and counting over every part, the journal's history and next steps, the store's own
+settings, and the search primitives it routes to each part."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage import Curator, MemoryQuery, NotFoundError, ReadOnlyError, open_store
+from mnemoscope.storage.findings import RECORD_PREFIX
+from mnemoscope.storage.model import Kind, Status
+from mnemoscope.storage.query import Order
+
+
+def _mirrored(path: Path) -> tuple[str, str]:
+    """A memory.db row with a markdown copy: its id and its file."""
+    con = sqlite3.connect(path / "memory.db")
+    try:
+        return con.execute("SELECT id, md_file FROM memories WHERE md_file IS NOT NULL ORDER BY id LIMIT 1").fetchone()
+    finally:
+        con.close()
+
+
+def test_each_record_id_is_routed_to_the_part_that_writes_it(demo_path: Path) -> None:
+    memory_id, md_file = _mirrored(demo_path)
+    with open_store(demo_path) as store:
+        db, vectors, markdown = store.workspace.parts
+        copies = {c["kind"]: c["record"] for c in store.copies(memory_id)}
+        assert copies["chroma"] == f"vec:memories:{memory_id}" and copies["markdown"].startswith(f"md:{md_file}:")
+        assert store.writer_for(memory_id) is db
+        assert store.writer_for(copies["chroma"]) is vectors
+        assert store.writer_for(copies["markdown"]) is markdown
+        assert store.writer_for(RECORD_PREFIX + "0123456789abcdef") is store.findings_baseline
+        # a copy's id finds its memory, and names it
+        assert store.canonical_id(copies["chroma"]) == memory_id == store.canonical_id(copies["markdown"])
+        assert store.canonical_id("md:MEMORY.md:nothing-copied") == "md:MEMORY.md:nothing-copied"
+        assert store.get(copies["chroma"]).content == store.get(memory_id).content
+        assert store.find("m-no-such-memory") is None
+        with pytest.raises(NotFoundError, match="No memory m-no-such-memory"):
+            store.get("m-no-such-memory")
+
+
+def test_pages_walk_every_memory_once_by_offset_or_by_seek(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        query = MemoryQuery(order=Order.CREATED)
+        by_offset = [m for start in range(0, store.count(query), 50) for m in store.page(query, 50, start)]
+        assert len(by_offset) == len({m.id for m in by_offset}) == store.count(query)
+        by_seek, last = [], None
+        while page := store.page(query, 50, 0, last):
+            by_seek += page
+            last = page[-1]
+        assert [m.id for m in by_seek] == [m.id for m in by_offset]
+        assert [m.created_at for m in by_offset] == sorted((m.created_at for m in by_offset), reverse=True)
+        at_once = store.page_at_once(query, 10, 5.0)
+        assert at_once is None  # three parts: read off the caller's thread
+
+
+def test_counts_agree_on_every_axis_and_with_count(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        total = store.count(MemoryQuery(statuses=()))
+        counts = store.counts()
+        assert counts["total"] == total
+        for axis in ("kinds", "channels", "layers", "statuses"):
+            assert sum(counts[axis].values()) == total, axis
+        assert counts["channels"]["webshop"] == store.count(MemoryQuery(channels=("webshop",)))
+        memory = store.page(MemoryQuery(channels=("webshop",), kinds=(Kind.SQLITE,)), 1)[0]
+        Curator(store).delete([memory.id])  # a row is kept, marked deleted (a markdown bullet would go)
+        after = store.counts()
+        assert after["total"] == total and after["statuses"] == {"active": total - 1, "deleted": 1}
+        assert store.count() == total - 1  # the default query: active only
+        assert store.counts(MemoryQuery(channels=("webshop",), statuses=()))["total"] == counts["channels"]["webshop"]
+
+
+def test_history_and_next_steps_follow_the_journal(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        assert store.history() == [] and store.next_steps() == (None, None)
+        first, second = (m.id for m in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 2))
+        Curator(store).edit(first, content="Dana now prefers green tea")
+        Curator(store).edit(second, content="The build runs on Thursdays")
+        history = store.history()
+        assert [e.operation for e in history] == ["edit", "edit"] and history[0].targets == (second,)
+        assert [e.targets for e in store.history(target=first)] == [(first,)]
+        assert store.next_steps() == (history[0], None)
+        Curator(store).undo()
+        to_undo, to_redo = store.next_steps()
+        assert to_undo.seq == history[1].seq and to_redo.seq == history[0].seq
+    with open_store(demo_path, read_only=True) as store:  # the journal is on disk
+        assert [e.state for e in store.history() if e.operation == "edit"] == ["undone", "done"]
+
+
+def test_settings_mnemoscope_keeps_about_the_store_are_read_and_refused_read_only(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        assert store.read_setting("test-layout") is None
+        store.write_setting("test-layout", {"columns": ["content", "channel"]})
+        assert store.read_setting("test-layout") == {"columns": ["content", "channel"]}
+    with open_store(demo_path, read_only=True) as store:
+        assert store.read_setting("test-layout") == {"columns": ["content", "channel"]}
+        with pytest.raises(ReadOnlyError):
+            store.write_setting("test-layout", None)
+
+
+def test_keyword_lists_are_one_ranked_list_per_part(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        lists = store.keyword_lists("release", MemoryQuery(), 5)
+        assert list(lists) == ["Mnemoscope memory.db", "Chroma directory", "workspace markdown"]
+        assert lists["workspace markdown"] and lists["Mnemoscope memory.db"]
+        for ranked in lists.values():
+            assert len(ranked) <= 5 and all("release" in m.content.lower() for m in ranked)
+        webshop = store.keyword_lists("release", MemoryQuery(channels=("webshop",)), 50)
+        assert {m.channel for ranked in webshop.values() for m in ranked} <= {"webshop"}
+
+
+def test_document_frequencies_count_memories_once_over_the_parts(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        total, found = store.document_frequencies(["release", "whiskerino", "zzzunheardof"], MemoryQuery())
+        assert total == store.count()  # the vector copies are not counted again
+        assert found["zzzunheardof"] == 0
+        assert 0 < found["whiskerino"] <= store.count(MemoryQuery(contains="whiskerino"))
+        assert 0 < found["release"] <= store.count(MemoryQuery(contains="release"))
+        # memory.db's full-text index keeps its statistics index-wide, whatever the filters (as
+        # search engines do); the markdown files are counted under them
+        in_webshop, _ = store.document_frequencies(["release"], MemoryQuery(channels=("webshop",)))
+        con = sqlite3.connect(demo_path / "memory.db")
+        (rows,) = con.execute("SELECT count(*) FROM memories").fetchone()
+        con.close()
+        assert in_webshop == rows + store.count(MemoryQuery(channels=("webshop",), kinds=(Kind.MARKDOWN,)))
+
+
+def test_bin_counts_cover_the_memories_the_query_keeps(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        bins = store.bin_counts(MemoryQuery(), "%Y-%m", "channel")
+        assert sum(bins.values()) == store.count()
+        per_channel: dict[str, int] = {}
+        for (_month, channel), n in bins.items():
+            per_channel[channel] = per_channel.get(channel, 0) + n
+        assert per_channel == store.counts(MemoryQuery())["channels"]
+        only_db = store.bin_counts(MemoryQuery(kinds=(Kind.SQLITE,)), "%Y-%m", "kind")
+        assert {kind for _month, kind in only_db} == {"sqlite"}
+        assert sum(only_db.values()) == store.count(MemoryQuery(kinds=(Kind.SQLITE,)))
+        archived = store.bin_counts(MemoryQuery(statuses=(Status.ARCHIVED,)), "%Y-%m", "channel")
+        assert archived == {}
