@@ -113,6 +113,8 @@ def rewrite(
                     continue
                 if data is None:
                     data = transform(base)
+                if _read_or_empty(path) != seen:  # written while the transform ran: look again first
+                    continue
                 atomic_write_bytes(path, data)
                 wrote = True
                 versions.append((_open_or_none(path), data))
@@ -120,6 +122,9 @@ def rewrite(
                 for i, (version, before) in enumerate(versions[:-1]):
                     _wait_for_writers(version)
                     after = _read_handle(version, before)
+                    if not after.startswith(before):  # rewritten in place by another writer: theirs stays
+                        atomic_write_bytes(path, after)
+                        raise _Changed()
                     lost += _appended(before, after)
                     versions[i] = (version, after)
                 if not lost:

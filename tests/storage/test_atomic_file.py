@@ -55,9 +55,6 @@ def test_lines_another_writer_appends_during_a_rewrite_are_kept(tmp_path: Path) 
     assert written == target.read_bytes() == b"- ONE\n- two\n- appended by the agent\n"
 
 
-@pytest.mark.xfail(reason="rewrite() does not look at the file again between the transform and the rename: "
-                          "a rewrite by another tool while the transform runs is reported as a conflict, "
-                          "but the file is left with our bytes and theirs are lost", strict=True)
 def test_a_file_changed_other_than_by_appending_is_a_conflict_and_keeps_their_bytes(tmp_path: Path) -> None:
     target = tmp_path / "MEMORY.md"
     target.write_bytes(b"- one\n")
