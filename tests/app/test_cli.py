@@ -159,19 +159,3 @@ def test_launching_without_a_store_opens_the_demo(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "home" / "demo-workspace" / "memory.db").exists()
     assert "kinds: sqlite, chroma, markdown" in done.stdout
-
-
-def test_a_cancelled_import_resumes_without_duplicates(tmp_path: Path) -> None:
-    from mnemoscope.storage.native.db.sqlite_source import SqliteSource
-    from mnemoscope.storage.transfer import ImportCancelled, import_store
-
-    src = tmp_path / "big"
-    source = SqliteSource.open(src / "memory.db", create=True)
-    source.insert_memory_rows([source.memory_row(f"fact {i}") for i in range(1200)])
-    source.close()
-    with pytest.raises(ImportCancelled, match="run it again"):
-        import_store(src, tmp_path / "dest", cancelled=lambda: True)
-    summary = import_store(src, tmp_path / "dest")
-    assert summary.already_present == 500 and summary.imported == 700
-
-

@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from mnemoscope.storage import open_store
 from mnemoscope.storage.model import (
     AuditEntry,
@@ -69,3 +70,21 @@ def test_reserved_scratchpad_keys_are_told_from_an_agents_own() -> None:
     entry = ScratchEntry("s-1", "delegation_result::d-2", "done", AT)
     assert (entry.pattern, entry.pattern_id, entry.label) == ("delegation_result", "d-2", "Delegation result")
     assert entry.to_dict()["updated_at"] == AT.isoformat()
+
+
+
+
+@pytest.mark.parametrize(
+    "key, pattern, captured",
+    [
+        ("subagent_result::sa-1", "subagent_result", "sa-1"),
+        ("delegation_result::x", "delegation_result", "x"),
+        ("session_facts", "session_facts", None),
+        ("__pending_subagent_summaries__", "pending_subagent_summaries", None),
+        ("__taskspace_hint__", "taskspace_hint", None),
+        ("__taskspace_label_hint__", "taskspace_label_hint", None),
+        ("todo", None, None),
+    ],
+)
+def test_reserved_scratchpad_keys(key: str, pattern: str | None, captured: str | None) -> None:
+    assert classify_scratch_key(key)[:2] == (pattern, captured)

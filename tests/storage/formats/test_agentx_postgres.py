@@ -1,6 +1,6 @@
 """AgentX's PostgreSQL database (seed 002), built from the seed's DDL on a real server, opened by
-its URL: sessions with tool calls, memories, profiles and audit history read; edits, archiving
-and undo written as AgentX writes (checked with plain SQL); other writers' changes refused."""
+its URL: sessions with tool calls, memories, profiles and audit history read; search; the read-only
+parts refused. Edits, archiving, undo and refused writes are in test_agentx_curation.py."""
 
 from __future__ import annotations
 
@@ -15,10 +15,7 @@ from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.embedders.base import EmbedderMismatchError, HashingEmbedder
 from mnemoscope.storage.errors import (
-    ConflictError,
-    LockedError,
     ReadOnlyError,
-    StoreError,
     UnreadableStoreError,
     UnsupportedError,
 )
@@ -125,58 +122,6 @@ def test_vector_search_is_pgvector_cosine_on_the_stored_embeddings(store: Any, a
     assert any("8 dimensions" in p for p in source.problems())
 
 
-def test_edit_writes_the_row_and_an_audit_row_and_undo_puts_it_all_back(store: Any, agentx: Any) -> None:
-    before = agentx.timeline(2)
-    outcome = Curator(store).edit("agentx:2", content="The rust project runs cargo nextest in CI and locally",
-                                  salience=0.8, channel="_global")
-    assert any("embedding" in note for note in outcome.notes)
-    after = agentx.timeline(2)
-    assert after["summary"] == "The rust project runs cargo nextest in CI and locally"
-    assert (after["importance_score"], after["channel"], after["embedding"]) == (0.8, "_global", None)
-    audit = agentx.audit_rows()[-1]
-    assert (audit["operation"], audit["memory_type"], audit["source_channel"]) == ("update", "semantic", "_global")
-    assert audit["target_channels"] == [agentx_db.RUST, "_global"]
-    assert audit["metadata"]["affected_ids"] == [2] and audit["metadata"]["actor"] == "mnemoscope"
-    assert audit["partition"].startswith("memory_audit_log_") and audit["partition"] not in (
-        "memory_audit_log_2025_03", "memory_audit_log_2025_04")
-    assert store.owner_history("agentx:2")[-1]["new_memory"] == after["summary"]
-    Curator(store).undo()
-    assert agentx.timeline(2) == before  # the embedding too, byte for byte as pgvector prints it
-    assert agentx.audit_rows()[-1]["metadata"]["changes"]["summary"]["to"] == before["summary"]
-
-
-def test_delete_archives_restore_unarchives_and_purge_is_refused(store: Any, agentx: Any) -> None:
-    Curator(store).delete("agentx:5")
-    assert agentx.timeline(5)["archived"] is True and store.get("agentx:5").status is Status.ARCHIVED
-    assert agentx.audit_rows()[-1]["metadata"]["action"] == "archive"
-    Curator(store).restore("agentx:5")
-    assert agentx.timeline(5)["archived"] is False
-    with pytest.raises(UnsupportedError, match="never removes"):
-        Curator(store).delete("agentx:5", purge=True)
-    assert agentx.sql("SELECT count(*) FROM memory_timeline")[0][0] == 7
-
-
-def test_another_connections_change_is_refused_as_a_conflict(store: Any, agentx: Any) -> None:
-    read = store.get("agentx:7")
-    agentx.sql("UPDATE memory_timeline SET access_count = access_count + 1 WHERE id = 7")  # AgentX retrieved it
-    with pytest.raises(ConflictError):
-        Curator(store).edit("agentx:7", salience=0.1, expected_revision=read.revision)
-    Curator(store).edit("agentx:7", content="Book flights to Lisbon before April 25")
-    agentx.sql("UPDATE memory_timeline SET summary = 'Book flights to Porto' WHERE id = 7")
-    with pytest.raises(StoreError, match="changed since it was read"):
-        Curator(store).undo()
-    assert agentx.timeline(7)["summary"] == "Book flights to Porto"  # the other writer's value stays
-
-
-def test_a_row_another_session_is_writing_is_refused_as_busy(store: Any, agentx: Any) -> None:
-    with agentx.server.connect(agentx.name, autocommit=False) as other:
-        other.execute("UPDATE memory_timeline SET access_count = 9 WHERE id = 1")
-        with pytest.raises(LockedError, match="busy"):
-            Curator(store).edit("agentx:1", salience=0.5)
-        other.rollback()
-    assert agentx.timeline(1)["importance_score"] == 0.9
-
-
 def test_read_only_parts_are_refused_with_the_reason(store: Any, agentx: Any) -> None:
     with pytest.raises(UnsupportedError, match="layer cannot be stored there"):
         Curator(store).edit("agentx:1", layer="core")
@@ -190,24 +135,6 @@ def test_read_only_parts_are_refused_with_the_reason(store: Any, agentx: Any) ->
             Curator(read_only).edit("agentx:1", salience=0.5)
     finally:
         read_only.close()
-
-
-def test_no_audit_partition_for_now_refuses_before_writing(postgres_server: Any, tmp_path: Path,  # noqa: F811
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    if not postgres_server.has_pgvector:
-        pytest.skip("no pgvector")
-    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
-    name = "agentx_nopart_" + uuid.uuid4().hex[:6]
-    db = agentx_db.build(postgres_server, name, current_partition=False)
-    store = open_store(db.url)
-    try:
-        assert any("no partition for today" in p for p in store.sources[0].problems())
-        with pytest.raises(StoreError, match="manage_audit_partitions"):
-            Curator(store).edit("agentx:1", salience=0.5)
-        assert db.timeline(1)["importance_score"] == 0.9 and store.journal.count() == 0
-    finally:
-        store.close()
-        postgres_server.drop_database(name)
 
 
 def test_a_database_with_other_tables_is_still_refused(postgres_server: Any, tmp_path: Path,  # noqa: F811

@@ -266,33 +266,6 @@ def test_an_id_column_with_a_unique_index_or_the_sole_primary_key_makes_the_tabl
     assert propose_mapping(db, "mixed").columns["id"] == "id"
 
 
-def test_write_row_refuses_a_key_that_names_several_rows_and_writes_nothing(tmp_path: Path) -> None:
-    from mnemoscope.storage.formats.base import FormatSource, plain_row
-
-    db = per_user_db(tmp_path / "notes.db")
-    source = FormatSource(tmp_path, [db])
-    source.label = "notes table"
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    first = plain_row(con.execute("SELECT * FROM notes WHERE user_id = 'u1' ORDER BY rowid").fetchone())
-    con.close()
-    before = rows_of(db, "SELECT rowid, * FROM notes ORDER BY rowid")
-    with pytest.raises(ReadOnlyError, match="2 rows of notes have user_id = 'u1'.*nothing was written"):
-        source.write_row(db, "notes", {"user_id": "u1"}, "n:u1", first, None)
-    with pytest.raises(ReadOnlyError, match="2 rows of notes"):
-        source.write_row(db, "notes", {"user_id": "u1"}, "n:u1", first, {**first, "body": "overwritten"},
-                         updates=("body",))
-    assert rows_of(db, "SELECT rowid, * FROM notes ORDER BY rowid") == before
-    # One row named: written as before.
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    cat = plain_row(con.execute("SELECT * FROM notes WHERE user_id = 'u2'").fetchone())
-    con.close()
-    after = source.write_row(db, "notes", {"user_id": "u2"}, "n:u2", cat, {**cat, "body": "Has two cats"},
-                             updates=("body",))
-    assert after is not None and after["body"] == "Has two cats"
-
-
 def test_a_table_named_like_a_shadow_table_is_offered_unless_its_virtual_table_exists(tmp_path: Path) -> None:
     db = tmp_path / "agent.db"
     con = sqlite3.connect(db)
