@@ -193,7 +193,10 @@ class SqlFormatSource(FormatSource):
                 if GLOBAL_CHANNEL not in query.channels:
                     return None
             else:
-                parts.append(f'"{spec.channel}" IN ({", ".join("?" * len(query.channels))})')
+                among = f'"{spec.channel}" IN ({", ".join("?" * len(query.channels))})'
+                if GLOBAL_CHANNEL in query.channels:  # a row with no channel is shown as _global
+                    among = f'({among} OR "{spec.channel}" IS NULL OR "{spec.channel}" = \'\')'
+                parts.append(among)
                 params += query.channels
         for bound, op in ((query.since, ">="), (query.until, "<")):
             if bound is not None:

@@ -112,8 +112,6 @@ def test_counts_pages_and_groupings_equal_python_over_every_memory(log: LogSourc
     assert log.counts_by("layer", query) == ({"episodic": len(expected)} if expected else {})
 
 
-@pytest.mark.xfail(reason="where() filters the channel column with IN, so rows whose channel is NULL, which "
-                          "memory_of and counts_by both call _global, are not found by a _global filter")
 def test_rows_with_no_channel_are_found_by_the_global_filter_that_counts_them(log: LogSource) -> None:
     counted = log.counts_by("channel")[GLOBAL_CHANNEL]
     assert counted == sum(m.channel == GLOBAL_CHANNEL for m in every(log)) == 13
