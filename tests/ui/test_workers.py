@@ -61,8 +61,7 @@ def test_a_generator_worker_emits_started_each_yield_its_return_then_finished(qt
 
     def count_to(n: int) -> Iterator[int]:
         ran_on.append(threading.current_thread())
-        for i in range(1, n + 1):
-            yield i
+        yield from range(1, n + 1)
         return n * 10
 
     recorder = _run(qtbot, Worker(count_to, 3))
