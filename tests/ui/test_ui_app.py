@@ -5,7 +5,9 @@ could not be opened."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -120,6 +122,16 @@ def test_a_store_that_cannot_be_opened_exits_2_without_a_picture(launched, tmp_p
     assert not shot.exists()
     assert window.errors.last_error  # what the person would have read in the message box
     assert not window.isVisible()
+
+
+def test_screenshot_end_to_end(demo_path: Path, tmp_path: Path) -> None:
+    exe = shutil.which("mnemoscope", path=str(Path(sys.executable).parent))
+    out = tmp_path / "memories.png"
+    env = {**os.environ, "MNEMOSCOPE_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([exe, str(demo_path), "--screenshot", str(out)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1280, 800)
 
 
 def test_the_window_names_its_desktop_file_version_and_icon(launched, tmp_path: Path,
