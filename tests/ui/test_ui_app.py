@@ -18,7 +18,7 @@ from mnemoscope.ui.app import run_app
 from mnemoscope.ui.dialogs.preferences_dialog import THEME_KEY
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.theme import apply_theme
-from PySide6.QtCore import QSettings, QSize
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QSize
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -36,6 +36,9 @@ def launched(qtbot):
     def launch(*args, **kwargs) -> tuple[int, MainWindow]:  # noqa: ANN002, ANN003
         before = app.topLevelWidgets()  # held, so each keeps its wrapper and is told apart by identity
         code = run_app(*args, **kwargs)
+        # Closing its last window posted a Quit that app.quit() left unhandled: in a process that goes
+        # on (this one), the next processEvents() would exit every event loop the later tests start.
+        QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
         [window] = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and not any(w is b for b in before)]
         qtbot.addWidget(window)
         return code, window
