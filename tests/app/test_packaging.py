@@ -111,26 +111,3 @@ def test_the_bundle_script_is_executable() -> None:
     assert os.access(ROOT / "packaging" / "build-bundle", os.X_OK)
     assert os.access(ROOT / "packaging" / "render-icons", os.X_OK)
 
-
-def test_the_window_names_its_desktop_file_version_and_icon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """As from the bundle: the icon packaging/build-bundle installs next to the executable."""
-    pytest.importorskip("PySide6")
-    import sys
-    from importlib.metadata import version
-
-    from mnemoscope.storage.demo import write_demo
-    from mnemoscope.ui.app import run_app
-    from PySide6.QtCore import QSize
-    from PySide6.QtWidgets import QApplication
-
-    bundle = tmp_path / "bundle"
-    shutil.copytree(HICOLOR, bundle / "share" / "icons" / "hicolor")
-    monkeypatch.setattr(sys, "executable", str(bundle / "mnemoscope"))
-    write_demo(tmp_path / "demo").close()
-    shot = tmp_path / "shot.png"
-    assert run_app(tmp_path / "demo", settings_file=tmp_path / "settings.ini", screenshot=shot) == 0
-    app = QApplication.instance()
-    assert app.desktopFileName() == APP_ID
-    assert app.applicationVersion() == version("mnemoscope")
-    assert QSize(256, 256) in app.windowIcon().availableSizes()
-    assert shot.exists()
