@@ -196,14 +196,6 @@ def test_the_part_exceptions_still_need_their_exception() -> None:
 # unique there: the test folders are no packages).
 TESTS = ROOT / "tests"
 UNTESTED_BY_NAME = ("storage/native/db/migrations/",)  # Alembic's revisions: tested through migrate.py
-# Modules whose test module is still being written; listed ones only leave (see the test below).
-NOT_YET_TESTED = frozenset({
-    "app/__main__.py",
-    "ui/app.py",
-    "ui/gc_pauses.py",
-    "ui/theme.py",
-    "ui/workers.py",
-})
 
 
 def names_for_its_test_module(path: Path) -> set[str]:
@@ -232,10 +224,4 @@ def test_a_test_module_is_named_for_its_module_or_its_folder_and_module() -> Non
 
 
 def test_every_product_module_has_a_test_module_named_for_it() -> None:
-    assert [rel for rel in modules_without_a_test_module() if rel not in NOT_YET_TESTED] == []
-
-
-def test_the_not_yet_tested_list_only_shrinks() -> None:
-    """A listed module that has its test module now (or is gone) is taken off the list."""
-    missing = set(modules_without_a_test_module())
-    assert sorted(rel for rel in NOT_YET_TESTED if rel not in missing) == []
+    assert modules_without_a_test_module() == []
