@@ -32,17 +32,6 @@ CONTEXT = PlanContext(now=NOW, embed=lambda text: None)
 
 
 @pytest.fixture
-def agentx(postgres_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:  # noqa: F811
-    if not postgres_server.has_pgvector:
-        pytest.skip("the test PostgreSQL has no pgvector, which the seed's schema needs")
-    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
-    name = "agentx_cur_" + uuid.uuid4().hex[:10]
-    db = agentx_db.build(postgres_server, name)
-    yield db
-    postgres_server.drop_database(name)
-
-
-@pytest.fixture
 def store(agentx: Any) -> Any:
     opened = open_store(agentx.url)
     yield opened

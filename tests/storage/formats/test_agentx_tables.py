@@ -54,16 +54,6 @@ def test_a_database_is_agentxs_when_its_timeline_and_logs_have_the_seeds_columns
     assert not is_agentx({})
 
 
-@pytest.fixture
-def agentx(postgres_server: Any) -> Any:  # noqa: F811
-    if not postgres_server.has_pgvector:
-        pytest.skip("the test PostgreSQL has no pgvector, which the seed's schema needs")
-    name = "agentx_tables_" + uuid.uuid4().hex[:8]
-    db = agentx_db.build(postgres_server, name)
-    yield db
-    postgres_server.drop_database(name)
-
-
 def tables_of(server: Any, database: str) -> dict[str, dict[str, Column]]:
     from psycopg.rows import dict_row
 
