@@ -11,23 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.cli_runs import run, run_json
 from helpers.markdown_ids import md_id
 from helpers.store_state import state_of
 
 from mnemoscope.app.cli import main
 from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 def test_info_counts_every_kind(capsys, demo_path: Path) -> None:

@@ -8,20 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.cli_runs import run
 from helpers.embedding_server import EmbeddingServer, closed_port_url
-from mnemoscope.app.cli import main
 from mnemoscope.storage.embedders.openai_compatible import KEY_ENV
 
 pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
 
 from helpers.embedding_facts import FACTS, KEY, chroma_facts  # noqa: E402
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers.cli_runs import run
 from helpers.markdown_ids import md_id
 
-from mnemoscope.app.cli import main
 from mnemoscope.storage import MemoryQuery, ReadOnlyError, open_store
 
 
@@ -21,12 +21,6 @@ def file_hashes(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.name.endswith(skip)
     }
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _ids(capsys, store: Path) -> list[str]:

@@ -8,20 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.cli_runs import run
 from helpers.consistency_damage import plant_damage
-from mnemoscope.app.cli import build_parser, main
+from mnemoscope.app.cli import build_parser
 from mnemoscope.app.command_runtime import UsageError
 from mnemoscope.app.commands import checks
 from mnemoscope.storage import create_workspace, open_store
 from mnemoscope.storage.embedders.base import HashingEmbedder
 
 KEY = "sk-proj-Q3v9XkLm2R8tY7wPz4NcB1hJ6fGs0aDe"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_clean_store_exits_0(capsys, demo_path: Path) -> None:

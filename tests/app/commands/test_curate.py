@@ -3,25 +3,12 @@ line, several ids or a --match-* filter as one undoable step, promotion threshol
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from helpers.cli_runs import run, run_json
 from helpers.markdown_ids import md_id
 from helpers.store_state import sql_rows, state_of
-from mnemoscope.app.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 def test_curation_round_trip_through_the_cli(capsys, demo_path: Path) -> None:

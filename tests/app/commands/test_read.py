@@ -10,22 +10,10 @@ from pathlib import Path
 
 import pytest
 from formats.test_agenticx import build_agenticx_home, load_scratchpad
+from helpers.cli_runs import run, run_json
 from helpers.owners import require, run_owner
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.app.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict:
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
-
 
 MEMORY_FIELDS = {
     "id", "content", "layer", "channel", "source", "created_at", "updated_at",

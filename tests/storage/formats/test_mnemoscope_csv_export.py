@@ -8,8 +8,7 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-import pytest
-from mnemoscope.app.cli import main
+from helpers.cli_runs import run
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.formats.mnemoscope_export import CSV_HEADER
 from mnemoscope.storage.transfer import CSV_FIELDS, export_memories, iter_memories
@@ -17,12 +16,6 @@ from mnemoscope.storage.transfer import CSV_FIELDS, export_memories, iter_memori
 # What a CSV row holds (CSV_FIELDS but the id: memories come back under new ids)
 KEPT = ("content", "layer", "channel", "tags", "status", "created_at", "updated_at", "last_accessed",
         "access_count", "salience", "confidence")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def kept(path: Path) -> Counter[str]:

@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mnemoscope.app.cli import main
+from helpers.cli_runs import run
 
 KEPT = ("content", "layer", "channel", "tags", "provenance", "status", "created_at", "updated_at",
         "last_accessed", "access_count", "salience", "confidence", "conversations")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def exported(capsys: pytest.CaptureFixture[str], store: Path, out: Path) -> list[dict]:
