@@ -287,7 +287,7 @@ class Curator:
             removed = self._removed_by_delete(memory_id)
             plan.changes += removed
             if not plan.changes:
-                entry = self.store.journal.last_with(("delete", "restore"), memory_id)
+                entry = self.store._journal.last_with(("delete", "restore"), memory_id)
                 if entry is not None and entry.operation == "restore":
                     raise NothingToDoError(f"{memory_id} was already restored (journal entry {entry.seq}).")
                 raise NotFoundError(f"No deleted memory {memory_id} to restore.")
@@ -387,7 +387,7 @@ class Curator:
 
     def _session_holders(self) -> dict[str, list[Any]]:
         holders: dict[str, list[Any]] = {}
-        for source in self.store.sources:
+        for source in self.store._sources:
             if source.capabilities().sessions:
                 for session in source.sessions():  # type: ignore[attr-defined]
                     holders.setdefault(session.id, []).append(source)
@@ -430,24 +430,24 @@ class Curator:
 
     def undo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store.journal.next_to_undo()
+        entry = self.store._journal.next_to_undo()
         if entry is None:
             raise NothingToDoError("Nothing to undo.")
-        changes = self.store.journal.changes(entry.seq)
+        changes = self.store._journal.changes(entry.seq)
         return self._replay("undo", entry, [Change(c.record, c.after, c.before) for c in reversed(changes)])
 
     def redo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store.journal.next_to_redo()
+        entry = self.store._journal.next_to_redo()
         if entry is None:
             raise NothingToDoError("Nothing to redo.")
-        return self._replay("redo", entry, self.store.journal.changes(entry.seq))
+        return self._replay("redo", entry, self.store._journal.changes(entry.seq))
 
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
         """Undo or redo a step: its own intent first, like any step, then the changes."""
         details = {"step": entry.seq, "operation": entry.operation}
         self._prepare(changes)
-        journal = self.store.journal
+        journal = self.store._journal
         seq = journal.begin(verb, list(entry.targets), changes, channel=entry.channel, details=details, actor=self.actor)
         applied = self._apply_or_fail(seq, changes)
         if verb == "undo":
@@ -464,7 +464,7 @@ class Curator:
             return self._apply(changes)
         except Exception as exc:
             if not getattr(exc, "unreverted", None):  # all put back: the intent stays in the log as failed
-                self.store.journal.set_state(seq, FAILED)
+                self.store._journal.set_state(seq, FAILED)
             raise
 
     # -- planning -------------------------------------------------------------------------
@@ -526,12 +526,12 @@ class Curator:
     def _removed_by_delete(self, memory_id: str) -> list[Change]:
         """The records the last delete of memory_id removed outright and that are still gone
         (a markdown block, a record of a store with no soft delete, a copy)."""
-        entry = self.store.journal.last_with(("delete", "restore"), memory_id)
+        entry = self.store._journal.last_with(("delete", "restore"), memory_id)
         if entry is None or entry.operation != "delete":
             return []
         return [  # backwards, as undo would: lines go back above the ones removed after them
             Change(c.record, None, c.before)
-            for c in reversed(self.store.journal.changes(entry.seq))
+            for c in reversed(self.store._journal.changes(entry.seq))
             if c.after is None and c.before is not None and not self._exists(c.record)
         ]
 
@@ -593,7 +593,7 @@ class Curator:
             channel = channels.pop() if len(channels) == 1 else None
         details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
         self._prepare(changes)
-        journal = self.store.journal
+        journal = self.store._journal
         seq = journal.begin(operation, targets, changes, channel=channel, details=details, actor=self.actor)
         applied = self._apply_or_fail(seq, changes)
         journal.finish(seq, applied)

@@ -81,10 +81,10 @@ class MemoryStore:
         # What open_store takes to open it again (the recent list keeps it): target, vectors URL.
         self.opened_as: tuple[str, str | None] = (self.location, None)
         self.read_only = read_only
-        self.sources = sources
-        self.journal = journal
-        self.workspace: NativeWorkspace | None = _workspace_of(sources)
-        vectors = self.workspace.vectors if self.workspace is not None else None
+        self._sources = sources
+        self._journal = journal
+        self._workspace: NativeWorkspace | None = _workspace_of(sources)
+        vectors = self._workspace.vectors if self._workspace is not None else None
         if vectors is not None and self.settings.embedder:
             vectors.embedder_override = self.configured_embedder()
         self._listeners: list[Listener] = []
@@ -95,12 +95,12 @@ class MemoryStore:
     @functools.cached_property
     def findings_baseline(self) -> BaselineRecords:
         """The store's accepted findings (storage/findings), kept with its journal."""
-        return BaselineRecords(self.journal)
+        return BaselineRecords(self._journal)
 
     # Read when first asked for: a read-only open that shows a page never pays for them.
     @functools.cached_property
     def settings(self) -> StoreSettings:
-        return StoreSettings.from_dict(self.journal.read_setting(SETTINGS_KEY))
+        return StoreSettings.from_dict(self._journal.read_setting(SETTINGS_KEY))
 
     @functools.cached_property
     def recovered(self) -> list[str]:
@@ -109,9 +109,9 @@ class MemoryStore:
         return self._pending_untouched()
 
     def close(self) -> None:
-        for source in self.sources:
+        for source in self._sources:
             source.close()
-        self.journal.close()
+        self._journal.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -151,22 +151,22 @@ class MemoryStore:
         return [
             f"Step #{entry.seq} ({entry.operation}) was interrupted; open the store without "
             "read-only to put its copies back in agreement."
-            for entry in self.journal.pending()
+            for entry in self._journal.pending()
         ]
 
     def _recover_interrupted(self) -> list[str]:
         """Undo what a step that never finished (the process was killed) had written, so every
         copy agrees again. Each step's intent is in the journal before any store is touched."""
         notes = []
-        for entry in self.journal.pending():
-            stuck = [c.record for c in reversed(self.journal.changes(entry.seq)) if not self._put_back(c)]
+        for entry in self._journal.pending():
+            stuck = [c.record for c in reversed(self._journal.changes(entry.seq)) if not self._put_back(c)]
             if stuck:
                 notes.append(
                     f"Step #{entry.seq} ({entry.operation}) was interrupted and could not be fully undone: "
                     f"{', '.join(stuck)} changed since; check them."
                 )
                 continue
-            self.journal.set_state(entry.seq, INTERRUPTED)
+            self._journal.set_state(entry.seq, INTERRUPTED)
             notes.append(f"Step #{entry.seq} ({entry.operation}) was interrupted; what it had written was undone.")
         if notes:
             self.refresh_copies()
@@ -191,14 +191,14 @@ class MemoryStore:
             return False
 
     def refresh_copies(self) -> None:
-        if self.workspace is not None:
-            self.workspace.refresh_copies()
+        if self._workspace is not None:
+            self._workspace.refresh_copies()
 
     # -- settings ---------------------------------------------------------------------
 
     def save_settings(self, settings: StoreSettings) -> None:
         self.require_writable()
-        self.journal.write_setting(SETTINGS_KEY, settings.to_dict())
+        self._journal.write_setting(SETTINGS_KEY, settings.to_dict())
         self.settings = settings
 
     def configured_embedder(self) -> Embedder | None:
@@ -234,7 +234,7 @@ class MemoryStore:
                 if embedder is not None else None,
             )
         )
-        vectors = self.workspace.vectors if self.workspace is not None else None
+        vectors = self._workspace.vectors if self._workspace is not None else None
         if vectors is not None:
             vectors.embedder_override = self.configured_embedder()
 
@@ -252,10 +252,10 @@ class MemoryStore:
     def vector_sources(self) -> list[Any]:
         """The Chroma directories of the store (the workspace's, a crew's, mem0's)."""
         found: list[Any] = []
-        for s in self.sources:
-            if s is self.workspace:
-                if self.workspace.vectors is not None:
-                    found.append(self.workspace.vectors)
+        for s in self._sources:
+            if s is self._workspace:
+                if self._workspace.vectors is not None:
+                    found.append(self._workspace.vectors)
             elif s.capabilities().vector_search:
                 found.append(s)
         return found
@@ -265,16 +265,16 @@ class MemoryStore:
     @property
     def kinds(self) -> list[Kind]:
         """The kinds of store found, native parts first."""
-        kinds = self.workspace.kinds if self.workspace is not None else []
-        return kinds + [s.kind for s in self.sources if s is not self.workspace]
+        kinds = self._workspace.kinds if self._workspace is not None else []
+        return kinds + [s.kind for s in self._sources if s is not self._workspace]
 
     @property
     def foreign(self) -> list[Source]:
         """Sources in formats other tools own (mem0, LangGraph, ...)."""
-        return [s for s in self.sources if getattr(s, "format", "") not in NATIVE_FORMATS]
+        return [s for s in self._sources if getattr(s, "format", "") not in NATIVE_FORMATS]
 
     def _with(self, capability: str) -> list[Any]:
-        return [s for s in self.sources if getattr(s.capabilities(), capability)]
+        return [s for s in self._sources if getattr(s.capabilities(), capability)]
 
     def sessions(self, channels: tuple[str, ...] = ()) -> list[Session]:
         return [x for s in self._with("sessions") for x in s.sessions(channels)]
@@ -300,12 +300,12 @@ class MemoryStore:
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
         """Memories per (time bin, group) over every source the query's kinds take in."""
-        return summed(s.bin_counts(query, bin_format, group_by) for s in self.sources if query.wants_kind(s.kind))
+        return summed(s.bin_counts(query, bin_format, group_by) for s in self._sources if query.wants_kind(s.kind))
 
     def canonical_id(self, memory_id: str) -> str:
         """The memory a copy's id belongs to (a mirror vector or markdown block names its memory.db
         row); any other id is its own."""
-        return self.workspace.canonical_id(memory_id) if self.workspace is not None else memory_id
+        return self._workspace.canonical_id(memory_id) if self._workspace is not None else memory_id
 
     # -- search primitives: the store routes, views/search.py ranks ---------------------------
 
@@ -313,8 +313,8 @@ class MemoryStore:
         """One keyword-ranked list per source (per native part), named for it: two SQLite files
         of one store are two lists."""
         lists: dict[str, list[Memory]] = {}
-        for s in self.sources:
-            per_part = s.keyword_lists(text, query, k) if s is self.workspace else {s.label: s.keyword_search(text, query, k)}
+        for s in self._sources:
+            per_part = s.keyword_lists(text, query, k) if s is self._workspace else {s.label: s.keyword_search(text, query, k)}
             for name, ranked in per_part.items():
                 name = name or s.kind.value
                 while name in lists:
@@ -349,25 +349,25 @@ class MemoryStore:
 
     def _parts(self) -> list[Any]:
         """Every source, the native workspace as its parts (memory.db, the vectors, markdown)."""
-        return [p for s in self.sources for p in (s.parts if s is self.workspace else [s])]
+        return [p for s in self._sources for p in (s.parts if s is self._workspace else [s])]
 
     # -- the journal, for readers ---------------------------------------------------------------
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
         """The store's curation steps, newest first (of one memory, with target)."""
-        return self.journal.history(limit=limit, target=target)
+        return self._journal.history(limit=limit, target=target)
 
     def next_steps(self) -> tuple[AuditEntry | None, AuditEntry | None]:
         """The step Undo would undo and the one Redo would redo (None: nothing to)."""
-        return self.journal.next_to_undo(), self.journal.next_to_redo()
+        return self._journal.next_to_undo(), self._journal.next_to_redo()
 
     def read_setting(self, key: str) -> Any:
         """A value Mnemoscope keeps about this store (beside its StoreSettings), None if unset."""
-        return self.journal.read_setting(key)
+        return self._journal.read_setting(key)
 
     def write_setting(self, key: str, value: Any) -> None:
         self.require_writable()
-        self.journal.write_setting(key, value)
+        self._journal.write_setting(key, value)
 
     def owner_history(self, memory_id: str) -> list[dict[str, Any]]:
         """The owning tool's own log of a memory (mem0's history.db), where it keeps one."""
@@ -377,25 +377,25 @@ class MemoryStore:
     def problems(self) -> list[str]:
         """What a user should know: interrupted steps undone on open; files left out (links
         outside the store); in foreign stores drift, dangling rows, unread tables."""
-        return self.recovered + [f"{s.label}: {p}" for s in self.sources for p in s.problems()]
+        return self.recovered + [f"{s.label}: {p}" for s in self._sources for p in s.problems()]
 
     def source_for(self, record_id: str) -> Source:
         if record_id.startswith(BASELINE_RECORD_PREFIX):  # an accepted finding: Mnemoscope's own state
             return cast(Source, self.findings_baseline)
         # memory.db keeps whatever ids its agent gave, so the native workspace claims any id: the
         # other sources, whose ids carry their prefix, are asked first.
-        for source in self.sources:
-            if source is not self.workspace and source.owns(record_id):
+        for source in self._sources:
+            if source is not self._workspace and source.owns(record_id):
                 return source
-        if self.workspace is not None and self.workspace.owns(record_id):
-            return self.workspace
+        if self._workspace is not None and self._workspace.owns(record_id):
+            return self._workspace
         raise NotFoundError(f"No memory {record_id} in {self.location} (no store holds that kind).")
 
     def writer_for(self, record_id: str) -> Any:
         """The source that writes record_id: the native part (memory.db, the vectors, the markdown
         files) for a workspace record, else the source that holds it."""
         source = self.source_for(record_id)
-        return self.workspace.part_for(record_id) if source is self.workspace else source
+        return self._workspace.part_for(record_id) if source is self._workspace else source
 
     def capabilities(self, memory_id: str) -> Capabilities:
         """What can be done to one memory, by the source that holds it."""
@@ -408,14 +408,14 @@ class MemoryStore:
         )
 
     def count(self, query: MemoryQuery = MemoryQuery()) -> int:
-        return sum(s.count(query) for s in self.sources)
+        return sum(s.count(query) for s in self._sources)
 
     def page(
         self, query: MemoryQuery = MemoryQuery(), limit: int = 50, offset: int = 0, after: Memory | None = None
     ) -> list[Memory]:
         """limit memories in the query's order from offset; with after, counted from the memory
         after that one (the last row of the page before: a seek, as fast deep as at the top)."""
-        return merged_page(self.sources, query, limit, offset, after)
+        return merged_page(self._sources, query, limit, offset, after)
 
     def revisions(self, ids: Iterable[str]) -> dict[str, str]:
         """The current revision (Memory.revision) of each memory of ids the store holds; an id it
@@ -438,9 +438,9 @@ class MemoryStore:
         """The query's first limit memories if they can be read on the caller's thread within
         seconds; None when they cannot (a store that is not one memory.db, a read that ran past
         seconds and was stopped, a locked file): read them off that thread then, with page."""
-        if len(self.sources) != 1:
+        if len(self._sources) != 1:
             return None
-        within = getattr(self.sources[0], "page_within", None)
+        within = getattr(self._sources[0], "page_within", None)
         return within(query, limit, seconds) if within is not None else None
 
     def get(self, memory_id: str) -> Memory:
@@ -459,16 +459,16 @@ class MemoryStore:
 
     def copies(self, memory_id: str) -> list[dict[str, Any]]:
         """Where a memory is also kept (vector, markdown), and whether each copy is current."""
-        return self.workspace.copies(memory_id) if self.workspace is not None else []
+        return self._workspace.copies(memory_id) if self._workspace is not None else []
 
     def change_token(self) -> str:
-        return "|".join(s.change_token() for s in self.sources)
+        return "|".join(s.change_token() for s in self._sources)
 
     def counts(self, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, Any]:
         """How many memories the query matches (all statuses by default), per kind, channel,
         layer and status; every axis counts the same memories, copies once."""
         columns = [column for _axis, column in COUNT_AXES]
-        per_source = [counts_by_columns(s, columns, query) for s in self.sources]
+        per_source = [counts_by_columns(s, columns, query) for s in self._sources]
         axes = {axis: summed(counts[column] for counts in per_source) for axis, column in COUNT_AXES}
         return {**axes, "total": sum(axes["kinds"].values())}
 
@@ -489,13 +489,13 @@ class MemoryStore:
             "counts": counts,
             "total": counts["total"],
             "counted": "memories of every status (active, archived, deleted); copies of one memory once",
-            "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self.sources},
+            "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self._sources},
             "settings": self.settings.to_dict(),
-            "journal": {"location": str(self.journal.label), "entries": self.journal.count()},
+            "journal": {"location": str(self._journal.label), "entries": self._journal.count()},
         }
-        if self.workspace is not None:
-            out.update(self.workspace.describe())
-        out["problems"] = self.recovered + (self.workspace.problems() if self.workspace is not None else [])
+        if self._workspace is not None:
+            out.update(self._workspace.describe())
+        out["problems"] = self.recovered + (self._workspace.problems() if self._workspace is not None else [])
         if self.foreign:
             out["formats"] = [s.describe() for s in self.foreign]
             out["sessions"] = len(self.sessions())
@@ -522,7 +522,7 @@ class MemoryStore:
     def promotion_candidates(self, limit: int = 1000) -> list[Memory]:
         """Project facts that meet this store's promotion thresholds (settings.promotion) and
         were not promoted yet, the most confident first: the memory.db rows of a workspace."""
-        return [m for s in self.sources if hasattr(s, "promotion_candidates")
+        return [m for s in self._sources if hasattr(s, "promotion_candidates")
                 for m in s.promotion_candidates(self.settings.promotion, limit)][:limit]
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
@@ -550,12 +550,12 @@ class MemoryStore:
     @property
     def has_memory_db(self) -> bool:
         """Whether agents can write here: a native workspace with its memory.db."""
-        return self.workspace is not None and self.workspace.db is not None
+        return self._workspace is not None and self._workspace.db is not None
 
     def _native(self) -> NativeWorkspace:
-        if self.workspace is None or self.workspace.db is None:
+        if self._workspace is None or self._workspace.db is None:
             raise UnsupportedError(f"{self.location} has no memory.db; agents write to a native workspace.")
-        return self.workspace
+        return self._workspace
 
     def add_memory(self, content: str, **fields: Any) -> str:
         """Add one memory (fields as for memory_row: layer, channel, tags, salience, ...), with

@@ -35,7 +35,7 @@ def check(store: Any, *, embedder: Embedder | None = None, progress: Progress | 
     stale are found)."""
     report = Report(location=store.location)
     tick = _Ticker(progress)
-    workspace = store.workspace
+    workspace = store._workspace
     if workspace is not None and workspace.db is not None:
         _check_native(store, workspace, embedder, report, tick)
     for source in store.foreign:

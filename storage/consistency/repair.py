@@ -46,7 +46,7 @@ def repair_kinds(report: Report, kinds: Iterable[str] | None) -> list[str]:
 
 
 def plan_repairs(store: Any, report: Report, kinds: list[str], embedder: Embedder | None) -> list[RepairPlan]:
-    workspace = store.workspace
+    workspace = store._workspace
     by_memory: dict[str, dict[str, set[str]]] = {}  # target -> kind -> records
     for kind in kinds:
         for finding in report.items(kind):

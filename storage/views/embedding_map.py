@@ -175,7 +175,7 @@ def _collections(store: MemoryStore) -> tuple[list[_Collection], list[str]]:
     """Every collection the map can read, and notes on the vector sources it cannot."""
     found: list[_Collection] = []
     notes: list[str] = []
-    workspace = store.workspace
+    workspace = store._workspace
     for source in store.vector_sources():
         chroma = source if hasattr(source, "_index_of") else getattr(source, "vectors", None)
         if chroma is None or not hasattr(chroma, "_index_of"):

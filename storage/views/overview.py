@@ -111,13 +111,13 @@ def salience_overview(
     at = as_utc(at) if at else utcnow()
     histogram = [0] * HISTOGRAM_BINS
     candidates = []
-    sources: list[Any] = list(store.sources)
-    db = store.workspace.db if store.workspace is not None else None
-    if store.workspace is not None and db is not None:  # computed in SQL; the workspace's other parts below, in Python
+    sources: list[Any] = list(store._sources)
+    db = store._workspace.db if store._workspace is not None else None
+    if store._workspace is not None and db is not None:  # computed in SQL; the workspace's other parts below, in Python
         sql_hist = db.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
         histogram = [a + b for a, b in zip(histogram, sql_hist, strict=False)]
         candidates += db.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
-        sources = [p for p in store.workspace.parts if p is not db] + [s for s in sources if s is not store.workspace]
+        sources = [p for p in store._workspace.parts if p is not db] + [s for s in sources if s is not store._workspace]
     for source in sources:
         query = MemoryQuery(statuses=(Status.ACTIVE,))
         total = source.count(query)

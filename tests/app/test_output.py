@@ -47,6 +47,6 @@ def test_a_curation_outcome_and_the_audit_log_read_as_sentences(demo_path: Path)
     with open_store(demo_path) as store:
         target = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), limit=1)[0].id
         done = Curator(store).reinforce([target]).to_dict()
-        entries = [e.to_dict() for e in store.journal.history(limit=1)]
+        entries = [e.to_dict() for e in store._journal.history(limit=1)]
     assert output.outcome(done).startswith("reinforce done (journal #")
     assert "reinforce" in output.history({"entries": entries})

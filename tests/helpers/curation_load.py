@@ -64,12 +64,12 @@ def check_after_kill(root: str, initial: dict[str, Any], results: Any) -> None:
             recovered = list(store.recovered)
             curator = Curator(store)
             steps = 0
-            while store.journal.next_to_undo() is not None:
+            while store._journal.next_to_undo() is not None:
                 curator.undo()
                 steps += 1
             same = state_of(Path(root)) == initial
             redone = 0
-            while store.journal.next_to_redo() is not None:
+            while store._journal.next_to_redo() is not None:
                 curator.redo()
                 redone += 1
         results.put({"ok": same, "undone": steps, "redone": redone, "recovered": recovered})

@@ -52,7 +52,7 @@ OPERATIONS = {
 @pytest.mark.parametrize("name", sorted(OPERATIONS))
 def test_every_operation_is_undone_exactly_and_redone(demo_path: Path, name: str) -> None:
     with open_store(demo_path) as store:
-        daily = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        daily = store.page(MemoryQuery(kinds=(store._workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
         ids = {"mirrored": _mirrored_memory(demo_path), "promotable": _promotable(demo_path), "daily": daily.id}
         before = state_of(demo_path)
         curator = Curator(store)
@@ -63,7 +63,7 @@ def test_every_operation_is_undone_exactly_and_redone(demo_path: Path, name: str
         assert state_of(demo_path) == before
         curator.redo()
         assert state_of(demo_path) == after
-        ops = [e.operation for e in store.journal.history()]
+        ops = [e.operation for e in store._journal.history()]
         assert ops[0] == "redo" and ops[1] == "undo"
 
 
@@ -71,10 +71,10 @@ def test_edit_reaches_sql_vector_and_markdown_copies(demo_path: Path) -> None:
     memory_id = _mirrored_memory(demo_path)
     md_file = sql_rows(demo_path, "SELECT md_file FROM memories WHERE id = ?", memory_id)[0][0]
     with open_store(demo_path) as store:
-        old_vector = store.workspace.vectors.embedding_of(record_id_for(NATIVE_COLLECTION, memory_id))
+        old_vector = store._workspace.vectors.embedding_of(record_id_for(NATIVE_COLLECTION, memory_id))
         Curator(store).edit(memory_id, content="a brand new sentence about caching")
         assert store.get(memory_id).content == "a brand new sentence about caching"
-        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store._workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["document"] == "a brand new sentence about caching"
         assert vector["embedding"] != old_vector  # re-embedded by the store's embedder
         assert STALE_KEY not in vector["metadata"]
@@ -87,12 +87,12 @@ def test_without_an_embedder_an_edited_vector_is_marked_stale(demo_path: Path) -
     memory_id = _mirrored_memory(demo_path)
     with open_store(demo_path) as store:
         store.save_settings(StoreSettings(embedder="some-remote-model"))
-        store.workspace.vectors.embedder_override = None
-        store.workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
+        store._workspace.vectors.embedder_override = None
+        store._workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
     with open_store(demo_path) as store:
         assert store.embedder() is None
         Curator(store).edit(memory_id, content="changed without an embedder")
-        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store._workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["metadata"][STALE_KEY] is True
         assert store.get(memory_id).metadata["vector_state"] == "stale"
 
@@ -110,9 +110,9 @@ def test_promote_links_new_global_memory_and_snapshots_thresholds(demo_path: Pat
         assert new.last_accessed > original.last_accessed
         assert (utcnow() - new.last_accessed).total_seconds() < 60
         assert not store.settings.salience.is_cleanup_candidate(new, utcnow())
-        relation = store.workspace.db.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
+        relation = store._workspace.db.relations(types=["PROMOTED_FROM"], touching=new.id)[0]
         assert (relation.source_id, relation.target_id) == (new.id, memory_id)
-        entry = store.journal.history(limit=1)[0]
+        entry = store._journal.history(limit=1)[0]
         assert entry.operation == "promote"
         assert entry.details["thresholds"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
         assert entry.details["all_met"] is True and entry.details["forced"] is False
@@ -144,7 +144,7 @@ def test_promotion_below_a_threshold_needs_force_and_is_recorded(
             assert refused.value.unmet == {memory_id: failed} and failed[0] in str(refused.value)
             assert state_of(demo_path) == before  # nothing written, nothing journaled
         outcome = curator.promote(memory_id, force=bool(failed))
-        entry = store.journal.history(limit=1)[0]
+        entry = store._journal.history(limit=1)[0]
         assert entry.details["forced"] is bool(failed) and entry.details["failed"] == failed
         assert store.get(outcome.ids[0]).channel == "_global"
 
@@ -164,7 +164,7 @@ def test_promotion_candidates_are_the_project_facts_that_meet_every_threshold(de
 
 def test_promoting_a_daily_bullet_moves_it_into_memory_md(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        daily = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
+        daily = store.page(MemoryQuery(kinds=(store._workspace.markdown.kind,), contains="Drafted release notes"), limit=1)[0]
         daily_file = demo_path / daily.source.path
         outcome = Curator(store).promote(daily.id)
         assert outcome.ids[0].startswith("md:MEMORY.md:")
@@ -228,7 +228,7 @@ def test_a_concurrent_write_is_detected_not_overwritten(demo_path: Path) -> None
         with pytest.raises(ConflictError, match="changed since it was read"):
             Curator(store).edit(memory_id, content="my edit", expected_revision=seen.revision)
         assert store.get(memory_id).content == "agent wrote this"
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
 
 
 def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) ->
         with pytest.raises(ConflictError):
             Curator(store).undo()
         assert store.get(memory_id).content == "curated text"
-        assert store.journal.next_to_undo().operation == "edit"
+        assert store._journal.next_to_undo().operation == "edit"
 
 
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
@@ -257,8 +257,8 @@ def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> Non
         with pytest.raises(StoreError, match="every copy was left as it was"):
             Curator(store).edit(memory_id, content="should not land anywhere")
         # The attempt is audited (its intent was written first), and there is nothing to undo.
-        assert [e.state for e in store.journal.history()] == ["failed"]
-        assert store.journal.next_to_undo() is None
+        assert [e.state for e in store._journal.history()] == ["failed"]
+        assert store._journal.next_to_undo() is None
     assert state_of(demo_path) == before
 
 
@@ -277,7 +277,7 @@ def test_new_step_after_undo_drops_redo(demo_path: Path) -> None:
         curator.edit(memory_id, salience=0.4)
         with pytest.raises(NothingToDoError, match="Nothing to redo"):
             curator.redo()
-        states = {e.operation: e.state for e in store.journal.history() if e.operation == "edit"}
+        states = {e.operation: e.state for e in store._journal.history() if e.operation == "edit"}
         assert set(states.values()) <= {"done", "dropped"}
         assert json.dumps(store.get(memory_id).salience) == "0.4"
 
@@ -305,7 +305,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
     with open_store(demo_path) as store:
         settings = store.settings
         store.save_settings(StoreSettings(embedder="remote-model-not-here"))
-        store.workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
+        store._workspace.vectors.collection(NATIVE_COLLECTION).modify(metadata={"mnemoscope:embedder": "remote-model"})
     with open_store(demo_path) as store:
         Curator(store).edit(memory_id, content="edited while offline")
         assert store.get(memory_id).metadata["vector_state"] == "stale"
@@ -314,7 +314,7 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
         outcome = Curator(store).reembed()
         assert outcome.ids == [memory_id]
         assert store.get(memory_id).metadata["vector_state"] == "fresh"
-        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store._workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert STALE_KEY not in vector["metadata"]
         from mnemoscope.storage.embedders.base import HashingEmbedder
 
@@ -331,8 +331,8 @@ def _mixed_selection(store, root: Path) -> list[str]:
     embedder = store.embedder()
     text = "a standalone vector fact about invoices"
     meta = {"channel": "webshop", "layer": "semantic", "status": "active", "created_at": "2026-10-01T00:00:00+00:00"}
-    store.workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
-    markdown = store.page(MemoryQuery(kinds=(store.workspace.markdown.kind,)), limit=500)
+    store._workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
+    markdown = store.page(MemoryQuery(kinds=(store._workspace.markdown.kind,)), limit=500)
     by_file: dict[str, list[str]] = {}
     for memory in markdown:
         if memory.source.path.startswith("memory/"):
@@ -345,12 +345,12 @@ def test_a_mixed_selection_is_deleted_undone_and_restored_as_one_step(demo_path:
     with open_store(demo_path) as store:
         ids = _mixed_selection(store, demo_path)
         before = state_of(demo_path)
-        entries = store.journal.count()
+        entries = store._journal.count()
         events = []
         store.subscribe(events.append)
         curator = Curator(store)
         outcome = curator.delete(ids)
-        assert store.journal.count() == entries + 1 and outcome.ids == ids
+        assert store._journal.count() == entries + 1 and outcome.ids == ids
         assert events and events[-1].journal and set(ids) <= set(events[-1].ids)
         for memory_id in ids[:3]:
             assert store.find(memory_id) is None  # markdown has no soft delete: the lines went
@@ -360,7 +360,7 @@ def test_a_mixed_selection_is_deleted_undone_and_restored_as_one_step(demo_path:
         assert state_of(demo_path) == before
         curator.redo()
         restored = curator.restore(ids)
-        assert restored.ids == ids and store.journal.history(limit=1)[0].operation == "restore"
+        assert restored.ids == ids and store._journal.history(limit=1)[0].operation == "restore"
         assert all(store.get(i).status is Status.ACTIVE for i in ids)
         assert state_of(demo_path)["files"] == before["files"]  # every bullet back, byte for byte
 
@@ -393,7 +393,7 @@ def test_deleting_a_vector_copy_deletes_the_memory_it_copies(demo_path: Path) ->
         outcome = Curator(store).delete(record_id_for(NATIVE_COLLECTION, memory_id))
         assert outcome.ids == [memory_id]
         assert store.get(memory_id).status is Status.DELETED
-        vector = store.workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
+        vector = store._workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert vector["metadata"]["status"] == "deleted"
 
 
@@ -419,7 +419,7 @@ def test_a_step_routes_no_record_a_second_time(demo_path: Path, monkeypatch: pyt
         assert len(copies) == 2  # a vector and a markdown block
         asked.clear()
         outcome = Curator(store).delete(memory_id)
-        changed = [c.record for c in store.journal.changes(outcome.seq)]
+        changed = [c.record for c in store._journal.changes(outcome.seq)]
         assert sorted(changed) == sorted([memory_id, *copies])
         assert [r for r in asked if r != memory_id] == []  # the copies: never looked up
         asked.clear()

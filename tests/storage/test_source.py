@@ -38,7 +38,7 @@ def _memory(memory_id: str, content: str, *, days: int = 0, channel: str = "_glo
 @pytest.mark.parametrize("order", [Order.RECENT, Order.CREATED, Order.SALIENCE])
 def test_a_page_merged_over_the_parts_is_a_slice_of_the_whole_order(demo_path: Path, order: Order) -> None:
     with open_store(demo_path, read_only=True) as store:
-        parts = store.workspace.parts
+        parts = store._workspace.parts
         query = MemoryQuery(order=order)
         whole = merged_page(parts, query, 1000, 0)
         assert len(whole) == sum(p.count(query) for p in parts)
@@ -48,7 +48,7 @@ def test_a_page_merged_over_the_parts_is_a_slice_of_the_whole_order(demo_path: P
 
 def test_seeking_by_key_in_a_source_that_cannot_seek_passes_over_the_rows_before(demo_path: Path) -> None:
     with open_store(demo_path, read_only=True) as store:
-        markdown = next(p for p in store.workspace.parts if p.kind is Kind.MARKDOWN)
+        markdown = next(p for p in store._workspace.parts if p.kind is Kind.MARKDOWN)
         query = MemoryQuery()
         rows = markdown.page(query, 300, 0)
         assert len(rows) > 30
@@ -58,7 +58,7 @@ def test_seeking_by_key_in_a_source_that_cannot_seek_passes_over_the_rows_before
 def test_filters_and_counts_in_python_agree_with_the_sources_own(demo_path: Path) -> None:
     query = MemoryQuery(channels=("webshop",), contains="the")
     with open_store(demo_path, read_only=True) as store:
-        for part in store.workspace.parts:
+        for part in store._workspace.parts:
             everything = part.page(MemoryQuery(statuses=()), 1000, 0)
             kept = [m for m in everything if matches(m, query)]
             assert len(kept) == part.count(query), part.kind

@@ -66,7 +66,7 @@ def test_a_native_workspace_in_an_awkward_folder_opens_reads_and_writes(tmp_path
     write_demo(root).close()
     before = _listing(tmp_path), _listing(root.parent)
     with open_store(root, read_only=True) as store:
-        assert [s.format for s in store.sources] == ["mnemoscope"]
+        assert [s.format for s in store._sources] == ["mnemoscope"]
         first = store.page(MemoryQuery(), 5)
         assert len(first) == 5 and store.count(MemoryQuery()) > 5
     with open_store(root) as store:

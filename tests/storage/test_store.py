@@ -26,7 +26,7 @@ def _mirrored(path: Path) -> tuple[str, str]:
 def test_each_record_id_is_routed_to_the_part_that_writes_it(demo_path: Path) -> None:
     memory_id, md_file = _mirrored(demo_path)
     with open_store(demo_path) as store:
-        db, vectors, markdown = store.workspace.parts
+        db, vectors, markdown = store._workspace.parts
         copies = {c["kind"]: c["record"] for c in store.copies(memory_id)}
         assert copies["chroma"] == f"vec:memories:{memory_id}" and copies["markdown"].startswith(f"md:{md_file}:")
         assert store.writer_for(memory_id) is db
@@ -161,5 +161,5 @@ def test_change_token_moves_when_an_agent_writes_any_kind(demo_path: Path) -> No
         con.close()
         after_sql = store.change_token()
         assert after_sql != after_md
-        store.workspace.vectors.collection("memories").update(ids=[store.workspace.db.page(MemoryQuery(), 1)[0].id], metadatas=[{"x": 1}])
+        store._workspace.vectors.collection("memories").update(ids=[store._workspace.db.page(MemoryQuery(), 1)[0].id], metadatas=[{"x": 1}])
         assert store.change_token() != after_sql

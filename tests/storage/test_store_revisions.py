@@ -26,7 +26,7 @@ def test_revisions_are_the_revisions_of_the_memories_read(demo_path: Path) -> No
 
 def test_a_page_tells_its_revisions_without_building_its_memories(sqlite_only: Path) -> None:
     with open_store(sqlite_only) as store:
-        page = store.workspace.db.page(MemoryQuery(), 50)
+        page = store._workspace.db.page(MemoryQuery(), 50)
         assert page_revisions(page) == [m.revision for m in page]
 
 

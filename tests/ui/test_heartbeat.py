@@ -57,7 +57,7 @@ def _big_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A native workspace with 100k memory.db memories and a small entity graph (no vectors)."""
     path = tmp_path_factory.mktemp("heartbeat") / "big"
     store = create_workspace(path)
-    db = store.workspace.db
+    db = store._workspace.db
     start = datetime(2025, 1, 1, tzinfo=timezone.utc)
     layers = list(Layer)
     rows = []

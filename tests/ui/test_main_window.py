@@ -78,7 +78,7 @@ def test_picking_a_channel_filters_the_table(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == total.args[0])
     assert window.view("graph").channel_box.currentText() == "webshop"
     qtbot.waitUntil(lambda: bool(window.view("graph").nodes))
-    session = window.store.workspace.db.sessions()[0]
+    session = window.store._workspace.db.sessions()[0]
     group = next(window.sidebar.topLevelItem(i) for i in range(window.sidebar.topLevelItemCount())
                  if window.sidebar.topLevelItem(i).text(0) == "Sessions")
     group.setExpanded(True)
@@ -169,7 +169,7 @@ def test_edit_in_place_through_the_dialog(qtbot, window: MainWindow) -> None:
         dialog.accept()
     edited = window.store.get(target.id)
     assert (edited.content, edited.salience) == ("Dana prefers feature flags, always.", 0.3)
-    assert window.store.journal.history(limit=1)[0].operation == "edit"
+    assert window.store._journal.history(limit=1)[0].operation == "edit"
 
 
 def test_markdown_memories_offer_only_content_in_the_dialog(qtbot, window: MainWindow) -> None:
@@ -206,7 +206,7 @@ def test_recent_stores_and_window_state_are_remembered(qtbot, window: MainWindow
 def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.view("scratchpad")
-    qtbot.waitUntil(lambda: window.view("scratchpad").model.rowCount() == len(window.store.workspace.db.sessions()))
+    qtbot.waitUntil(lambda: window.view("scratchpad").model.rowCount() == len(window.store._workspace.db.sessions()))
     model = window.view("scratchpad").model
     first = model.item(0, 0)
     groups = {first.child(g, 0).text() for g in range(first.rowCount())}
@@ -337,7 +337,7 @@ def test_timeline_bins_sum_to_the_store_and_a_click_lists_a_bin(qtbot, window: M
     qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data["bins"]))
     bins = window.view("timeline").chart.data["bins"]
     assert sum(b["memories"] for b in bins) == window.store.count(MemoryQuery(statuses=()))
-    assert sum(b["turns"] for b in bins) == window.store.workspace.db.table_counts()["turns"]
+    assert sum(b["turns"] for b in bins) == window.store._workspace.db.table_counts()["turns"]
     with qtbot.waitSignal(window.view("timeline").loaded):
         window.view("timeline").group_box.setCurrentText("channel")
     assert {g for b in window.view("timeline").chart.data["bins"] for g in b["counts"]} == {"_global", "rust-cli", "webshop"}

@@ -122,7 +122,7 @@ def test_saving_an_unchanged_value_writes_no_step(qtbot, window: MainWindow) -> 
     qtbot.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save),
                      Qt.MouseButton.LeftButton)
     window.session.write_pool.waitForDone(5_000)
-    assert window.store.journal.history() == [] and not window.curation.undo_action.isEnabled()
+    assert window.store._journal.history() == [] and not window.curation.undo_action.isEnabled()
 
 
 def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(qtbot, window: MainWindow,

@@ -14,7 +14,7 @@ from mnemoscope.storage.consistency.native_markdown import MarkdownCheck, folded
 def test_the_markdown_check_finds_lost_and_edited_bullets(demo_path: Path) -> None:
     planted = plant_damage(demo_path)
     with open_store(demo_path) as store:
-        check = MarkdownCheck(store.workspace.db, store.workspace.markdown, demo_path)
+        check = MarkdownCheck(store._workspace.db, store._workspace.markdown, demo_path)
         found = list(check.rows())
     assert {(f.kind, f.record) for f in found} == {
         ("missing-bullet", planted["missing-bullet"]), ("text-mismatch", planted["text-mismatch"])}
@@ -27,14 +27,14 @@ def test_a_bullet_saying_what_a_gone_memory_said_is_an_orphan(demo_path: Path) -
     (memory_id, rel, text), = rows(demo_path, "SELECT id, md_file, content FROM memories WHERE md_file IS NOT NULL "
                                                "ORDER BY id LIMIT 1")
     with open_store(demo_path) as store:
-        check = MarkdownCheck(store.workspace.db, store.workspace.markdown, demo_path)
+        check = MarkdownCheck(store._workspace.db, store._workspace.markdown, demo_path)
         assert list(check.orphans_of([text, "  "])) == []  # its row is still there
     con = sqlite3.connect(demo_path / "memory.db")
     with con:
         con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     con.close()
     with open_store(demo_path) as store:
-        check = MarkdownCheck(store.workspace.db, store.workspace.markdown, demo_path)
+        check = MarkdownCheck(store._workspace.db, store._workspace.markdown, demo_path)
         orphans = list(check.orphans_of([text]))
     assert [(f.kind, f.memory_id) for f in orphans] == [("orphan-bullet", None)]
     assert orphans[0].detail.startswith(f"{rel}:")
@@ -45,7 +45,7 @@ def test_a_gone_file_loses_every_bullet_it_held(demo_path: Path) -> None:
                                     "AND status != 'deleted' GROUP BY md_file ORDER BY md_file LIMIT 1")
     (demo_path / rel).unlink()
     with open_store(demo_path) as store:
-        found = list(MarkdownCheck(store.workspace.db, store.workspace.markdown, demo_path).rows())
+        found = list(MarkdownCheck(store._workspace.db, store._workspace.markdown, demo_path).rows())
     gone = [f for f in found if f.detail == f"{rel} is gone"]
     assert len(gone) == count and {f.kind for f in gone} == {"missing-bullet"}
 

@@ -27,11 +27,11 @@ def test_vectors_of_another_model_are_reported_by_length(demo_path: Path) -> Non
 def test_the_vector_check_finds_each_planted_vector_kind_and_keeps_the_orphans_text(demo_path: Path) -> None:
     planted = plant_damage(demo_path)
     with open_store(demo_path) as store:
-        workspace = store.workspace
+        workspace = store._workspace
         vectors = VectorCheck(workspace.db, workspace.vectors, HashingEmbedder())
         ticked: list[int] = []
         found = [*vectors.rows(ticked.append), *vectors.records()]
-        gone_text = store.workspace.vectors.read_record(planted["orphan-vector"])["document"]
+        gone_text = store._workspace.vectors.read_record(planted["orphan-vector"])["document"]
     assert {(f.kind, f.record) for f in found} == {
         (kind, planted[kind])
         for kind in ("missing-vector", "orphan-vector", "stale-vector", "vector-metadata-mismatch")
@@ -45,7 +45,7 @@ def test_the_vector_check_finds_each_planted_vector_kind_and_keeps_the_orphans_t
 def test_without_an_embedder_only_vectors_marked_stale_are_found(demo_path: Path) -> None:
     planted = plant_damage(demo_path)
     with open_store(demo_path) as store:
-        vectors = VectorCheck(store.workspace.db, store.workspace.vectors, None)
+        vectors = VectorCheck(store._workspace.db, store._workspace.vectors, None)
         kinds = {f.kind for f in vectors.rows(lambda n: None)}
     assert "stale-vector" not in kinds and planted["stale-vector"]
     assert vectors.dimension == 256  # read from the collection's own vectors
@@ -60,5 +60,5 @@ def test_cosines_compare_row_by_row() -> None:
 def test_a_clean_store_has_no_vector_finding_and_counts_its_vectors(demo_path: Path) -> None:
     with open_store(demo_path) as store:
         report = check(store)
-        assert report.checked["vectors"] == store.workspace.vectors.record_count("memories")
+        assert report.checked["vectors"] == store._workspace.vectors.record_count("memories")
     assert not [kind for kind in report.counts() if kind in KINDS and "vector" in kind]

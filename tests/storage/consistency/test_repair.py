@@ -29,7 +29,7 @@ def test_repair_leaves_the_check_clean_and_undo_brings_the_damage_back(demo_path
         # Only what a person has to decide is left. The orphan bullet was known by the vector copy
         # its memory left too; with that gone, the bullet reads as a markdown memory of its own.
         assert found(after) == {"text-mismatch": [planted["text-mismatch"]]}
-        assert store.journal.next_to_undo().operation == "repair"
+        assert store._journal.next_to_undo().operation == "repair"
         Curator(store).undo()
         assert found(check(store)) == {kind: [record] for kind, record in planted.items()}
     with open_store(demo_path) as store:  # and it holds on disk
@@ -58,10 +58,10 @@ def test_repaired_copies_say_what_the_row_says(demo_path: Path) -> None:
         assert not keyword_found(store)
         Curator(store).repair(check(store), ["missing-vector", "missing-bullet", "missing-fts"])
         memory_id = planted["missing-vector"].removeprefix("vec:memories:")
-        vector = store.workspace.vectors.read_record(planted["missing-vector"])
+        vector = store._workspace.vectors.read_record(planted["missing-vector"])
         assert vector["document"] == store.get(memory_id).content
-        assert planted["missing-bullet"] in {b.record_id for f in store.workspace.markdown.files()
-                                             for b in store.workspace.markdown.blocks(f)}
+        assert planted["missing-bullet"] in {b.record_id for f in store._workspace.markdown.files()
+                                             for b in store._workspace.markdown.blocks(f)}
         assert keyword_found(store)  # keyword search finds it again
         left = check(store)
         assert set(left.counts()) == set(planted) - {"missing-vector", "missing-bullet", "missing-fts"}
@@ -74,7 +74,7 @@ def test_kinds_without_a_safe_repair_are_refused(demo_path: Path) -> None:
         with pytest.raises(UnsupportedError, match="vector-dimension is not repaired"):
             Curator(store).repair(report, ["vector-dimension"])
         assert KINDS["vector-dimension"].advice and not KINDS["vector-dimension"].repairable
-        assert store.journal.next_to_undo() is None or store.journal.next_to_undo().operation != "repair"
+        assert store._journal.next_to_undo() is None or store._journal.next_to_undo().operation != "repair"
 
 
 

@@ -31,7 +31,7 @@ def test_accepting_hides_a_finding_and_undo_brings_it_back(planted) -> None:
     report = scan_store(store)
     assert target.fingerprint not in {f.fingerprint for f in report.shown()}
     assert target.fingerprint in {f.fingerprint for f in report.shown(include_accepted=True)}
-    assert store.journal.history(limit=1)[0].operation == "accept_finding"
+    assert store._journal.history(limit=1)[0].operation == "accept_finding"
 
     curator.undo()
     assert target.fingerprint in {f.fingerprint for f in scan_store(store).shown()}

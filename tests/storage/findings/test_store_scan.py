@@ -120,7 +120,7 @@ def test_redaction_is_an_undoable_edit_of_every_copy(planted) -> None:
     Curator(store).redact(ids[0], finding.start, finding.end, finding=finding.fingerprint)
     assert store.get(ids[0]).content == f"Dana's OpenAI key is {REDACTED} in the env file."
     assert not [f for f in scan_store(store).findings if f.memory_id == ids[0]]
-    entry = store.journal.history(limit=1)[0]
+    entry = store._journal.history(limit=1)[0]
     assert entry.operation == "redact" and "sk-proj" not in json.dumps(entry.details)
     Curator(store).undo()
     assert store.get(ids[0]).content == PLANTED[0][0]

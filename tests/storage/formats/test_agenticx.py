@@ -566,7 +566,7 @@ def test_a_scratchpad_mnemoscope_only_reads_is_refused_by_name(tmp_path: Path):
         assert "whose scratchpad Mnemoscope only reads" in curator.scratch_refusals(["agent-1"])["agent-1"]
         with pytest.raises(UnsupportedError, match="whose scratchpad Mnemoscope only reads"):
             curator.set_scratch("agent-1", "session_facts", "a person's edit")
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
 
 
 def test_a_copied_home_never_opens_the_live_workspace_its_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -600,6 +600,6 @@ def test_a_home_that_also_holds_a_memory_db_routes_agenticx_records_to_agenticx(
     (tmp_path / "native" / "memory.db").rename(home / "memory.db")  # a Mnemoscope memory.db beside AgenticX's files
     db = home / "memory" / "sessions.sqlite"
     with open_store(home) as store:
-        assert store.workspace is not None and store.workspace.db is not None
+        assert store._workspace is not None and store._workspace.db is not None
         Curator(store).set_scratch("s1", "session_facts", "kept by AgenticX")
     assert load_scratchpad(db, "s1")["session_facts"] == "kept by AgenticX"

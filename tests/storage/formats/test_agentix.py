@@ -51,14 +51,14 @@ def test_a_project_shows_the_main_agent_and_every_sub_agent_in_every_scope(agent
         assert memories["preferences.json"].content == '{"seat": "window"}\n'  # every file kind the tool writes
         assert memories["style.md"].source.path == "~/.agentix/agent-memory/writer/style.md"
         assert (memories["tokens.txt"].metadata["scope"], memories["tokens.txt"].metadata["agent"]) == ("local", "researcher")
-        assert any("photo.bin is not UTF-8 text" in p for p in store.info()["problems"] + store.sources[0].problems())
+        assert any("photo.bin is not UTF-8 text" in p for p in store.info()["problems"] + store._sources[0].problems())
 
 
 @pytest.mark.parametrize("opened", [".", ".agentix", ".agentix/memories", ".agentix/agent-memory/researcher"])
 def test_every_view_of_the_project_is_the_same_store(agentix, opened: str) -> None:
     project, _home = agentix
     with open_store(project / opened, read_only=True) as store:
-        assert store.count(ALL) == 7 and [s.format for s in store.sources] == ["agentix"]
+        assert store.count(ALL) == 7 and [s.format for s in store._sources] == ["agentix"]
 
 
 def test_the_home_folder_shows_the_user_scope(agentix) -> None:

@@ -40,7 +40,7 @@ def store(agentx: Any) -> Any:
 
 @pytest.fixture
 def source(store: Any) -> Any:
-    return store.sources[0]
+    return store._sources[0]
 
 
 def test_a_snapshot_is_the_row_as_to_jsonb_gives_it(source: Any, agentx: Any) -> None:
@@ -144,10 +144,10 @@ def test_the_audit_partition_for_now_is_found_or_its_absence_explained(source: A
     db = agentx_db.build(postgres_server, name, current_partition=False)
     store = open_store(db.url)
     try:
-        missing = curation.audit_partition_missing(store.sources[0])
+        missing = curation.audit_partition_missing(store._sources[0])
         assert missing.startswith("memory_audit_log has no partition for today (") and "manage_audit_partitions" in missing
         postgres_server.psql("CREATE TABLE memory_audit_log_rest PARTITION OF memory_audit_log DEFAULT", name)
-        assert curation.audit_partition_missing(store.sources[0]) == ""  # a default partition takes every row
+        assert curation.audit_partition_missing(store._sources[0]) == ""  # a default partition takes every row
     finally:
         store.close()
         postgres_server.drop_database(name)
@@ -247,10 +247,10 @@ def test_no_audit_partition_for_now_refuses_before_writing(postgres_server: Any,
     db = agentx_db.build(postgres_server, name, current_partition=False)
     store = open_store(db.url)
     try:
-        assert any("no partition for today" in p for p in store.sources[0].problems())
+        assert any("no partition for today" in p for p in store._sources[0].problems())
         with pytest.raises(StoreError, match="manage_audit_partitions"):
             Curator(store).edit("agentx:1", salience=0.5)
-        assert db.timeline(1)["importance_score"] == 0.9 and store.journal.count() == 0
+        assert db.timeline(1)["importance_score"] == 0.9 and store._journal.count() == 0
     finally:
         store.close()
         postgres_server.drop_database(name)

@@ -106,7 +106,7 @@ def test_vector_search_is_pgvector_cosine_on_the_stored_embeddings(store: Any, a
     assert near.hits[0].memory.id in {"agentx:3", "agentx:2"}
     with pytest.raises(EmbedderMismatchError):
         store.use_embedder(HashingEmbedder(256))
-    source = store.sources[0]
+    source = store._sources[0]
     assert source.vector_search([0.1] * 8, None, MemoryQuery(), 3) == []
     assert any("8 dimensions" in p for p in source.problems())
 

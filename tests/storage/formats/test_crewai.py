@@ -83,7 +83,7 @@ def test_long_term_and_rag_memories_open_together(storage: Path):
         assert routes.channel == "Researcher" and routes.metadata["quality"] == 8
         assert routes.created_at.timestamp() == pytest.approx(1763539200.5)
         assert "The 9:00 train is fastest" in contents and "Ana(Person): the traveller" in contents
-        labels = {s.label for s in store.sources}
+        labels = {s.label for s in store._sources}
         assert {"CrewAI short-term memory (Researcher_Writer)", "CrewAI entity memory (Researcher_Writer)"} <= labels
 
 

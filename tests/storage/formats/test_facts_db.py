@@ -142,7 +142,7 @@ def vector_ids(db: Path) -> list[str]:
 
 def test_the_workspace_and_its_facts_db_open_as_one_store(workspace: Path) -> None:
     with open_store(workspace) as store:
-        formats = sorted(getattr(s, "format", "") for s in store.sources)
+        formats = sorted(getattr(s, "format", "") for s in store._sources)
         assert formats == ["facts-db", "mnemoscope"]
         facts = facts_of(store)
         assert set(facts) == {"fact_cat", "fact_pet", "fact_deploy", "fact_tz"}
@@ -188,7 +188,7 @@ def test_keyword_search_runs_on_the_agents_fts5_index(workspace: Path) -> None:
         assert [h.memory.metadata.get("fact_id") for h in hits] == ["fact_pet"]
         # Both say Whiskerino once (a plain count ties them, and the lower id, fact_cat, would
         # come first); bm25 ranks the shorter indexed text higher.
-        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        facts_db = next(s for s in store._sources if s.format == "facts-db")
         ranked = facts_db.keyword_search("whiskerino", MemoryQuery(), 10)
         assert [m.metadata["fact_id"] for m in ranked] == ["fact_pet", "fact_cat"]
         assert any("indexed in facts_fts with other text than their value: fact_pet" in p for p in store.problems())
@@ -300,7 +300,7 @@ def test_the_facts_db_opened_alone_and_named_memory_db(workspace: Path, tmp_path
     alone.mkdir()
     (workspace / "facts.db").rename(alone / "memory.db")
     with open_store(alone / "memory.db") as store:
-        assert [s.format for s in store.sources] == ["facts-db"]
+        assert [s.format for s in store._sources] == ["facts-db"]
         assert store.count(MemoryQuery()) == 4
         assert not [p for p in store.problems() if "markdown" in p]
 
@@ -321,7 +321,7 @@ def test_a_facts_db_in_a_folder_whose_name_holds_a_uri_character(tmp_path: Path,
     before = sorted(os.listdir(tmp_path)), sorted(os.listdir(root.parent)), files_of(root)
     for read_only in (True, False):
         with open_store(root, read_only=read_only) as store:
-            assert sorted(s.format for s in store.sources) == ["facts-db", "mnemoscope"]
+            assert sorted(s.format for s in store._sources) == ["facts-db", "mnemoscope"]
             cat = facts_of(store)["fact_cat"]
             assert cat.content == "My cat's name is Whiskerino"
             assert store.capabilities(cat.id).vector_search
@@ -341,7 +341,7 @@ def test_reading_vectors_of_a_wal_mode_facts_db_writes_no_byte(workspace: Path) 
     _in_wal_mode(db)
     before = files_of(workspace)
     with open_store(workspace, read_only=True) as store:
-        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        facts_db = next(s for s in store._sources if s.format == "facts-db")
         cat = facts_of(store)["fact_cat"]
         # The vector first, before any other connection to the file is open.
         facts_db.close()
@@ -497,7 +497,7 @@ def test_reading_vectors_through_a_symlink_leaves_a_crashed_agents_wal_as_it_is(
     with open_store(root, read_only=True) as store:
         cat = facts_of(store)["fact_cat"]
         assert cat.content == "Whiskerino is a Maine Coon"
-        facts_db = next(s for s in store.sources if s.format == "facts-db")
+        facts_db = next(s for s in store._sources if s.format == "facts-db")
         facts_db.close()
         assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
     assert (files_of(data), files_of(root)) == before

@@ -148,7 +148,7 @@ def test_promote_and_reinforce_are_refused_with_the_reason(mem0_store):
             Curator(store).promote(f"vec:mem0:{ids['tea']}")
         with pytest.raises(UnsupportedError, match="no access count"):
             Curator(store).reinforce(f"vec:mem0:{ids['tea']}")
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
 
 
 def test_drift_between_chroma_and_history_is_flagged(mem0_store):

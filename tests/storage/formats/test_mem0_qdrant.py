@@ -284,7 +284,7 @@ def test_promote_and_reinforce_are_refused_with_the_reason(mem0_store):
             Curator(store).promote(f"vec:mem0:{ids['tea']}")
         with pytest.raises(UnsupportedError, match="no access count"):
             Curator(store).reinforce(f"vec:mem0:{ids['tea']}")
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
 
 
 def test_a_point_mem0_changed_since_it_was_read_is_not_overwritten(mem0_store):
@@ -318,7 +318,7 @@ def test_nothing_is_written_while_mem0_holds_the_store_open(mem0_store):
         with open_store(root) as store:
             with pytest.raises(LockedError, match="open in another program"):
                 Curator(store).edit(f"vec:mem0:{ids['lisbon']}", content="Dana lives in Porto")
-            assert store.journal.count() == 0
+            assert store._journal.count() == 0
         assert storage_file(root).read_bytes() == before
     finally:
         holder.communicate("\n", timeout=60)

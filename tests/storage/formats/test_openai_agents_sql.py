@@ -124,7 +124,7 @@ QUERIES = [
 @pytest.mark.parametrize("query", QUERIES, ids=range(len(QUERIES)))
 def test_counts_pages_and_groupings_equal_python_over_every_memory(db: Path, query: MemoryQuery) -> None:
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         expected = [m for m in every_memory(source) if matches(m, query) and query.wants_kind(m.source.kind)]
         assert source.count(query) == len(expected)
         newest_first = sorted(expected, key=lambda m: -int(m.id.rsplit(":", 1)[1]))
@@ -143,7 +143,7 @@ def test_counts_pages_and_groupings_equal_python_over_every_memory(db: Path, que
 @pytest.mark.parametrize("k", [1, 3, 10, 500])
 def test_keyword_search_equals_keyword_rank_over_every_memory(db: Path, text: str, k: int) -> None:
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         for query in (MemoryQuery(), MemoryQuery(channels=("s0", "s2"))):
             expected = keyword_rank([m for m in every_memory(source) if matches(m, query)], text, k)
             assert [m.id for m in source.keyword_search(text, query, k)] == [m.id for m in expected]
@@ -155,7 +155,7 @@ def test_document_frequencies_equal_python_over_every_memory(db: Path, terms: li
     """BM25's statistics: the memories a query keeps, and how many of them show each term, the
     same whether the keyword search just counted them or they are counted afresh."""
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         for query in (MemoryQuery(), MemoryQuery(channels=("s0", "s2")), MemoryQuery(statuses=(Status.DELETED,))):
             kept = [m for m in every_memory(source) if matches(m, query)]
             expected = (len(kept), {t: sum(t in m.content.lower() for m in kept) for t in terms})
@@ -166,7 +166,7 @@ def test_document_frequencies_equal_python_over_every_memory(db: Path, terms: li
 
 def test_document_frequencies_come_from_the_search_that_just_read_the_rows(db: Path) -> None:
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         read = []
         text_of = source.text_of
         source.text_of = lambda raw: read.append(raw) or text_of(raw)
@@ -183,7 +183,7 @@ def test_a_write_during_the_count_leaves_counts_of_the_file(db: Path) -> None:
     with closing(sqlite3.connect(db)) as con:
         con.execute("PRAGMA journal_mode = WAL")
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         kept = [m for m in every_memory(source) if matches(m, MemoryQuery())]
         before = (len(kept), sum("table" in m.content.lower() for m in kept))
         text_of = source.text_of
@@ -208,7 +208,7 @@ def test_document_frequencies_after_the_source_reconnects_are_counted_again(db: 
     """A new connection counts data_version from the start again: the counts the search kept on
     the old one are forgotten with it."""
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         source.keyword_search("lisbon", MemoryQuery(), 1)
         total, held = source.document_frequencies(["lisbon"], MemoryQuery())
         source.close()
@@ -221,7 +221,7 @@ def test_document_frequencies_after_the_source_reconnects_are_counted_again(db: 
 
 def test_document_frequencies_see_an_agents_write_after_the_search(db: Path) -> None:
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         query = MemoryQuery()
         assert [m.content for m in source.keyword_search("lisbon", query, 1)] != []
         before = source.document_frequencies(["lisbon"], query)
@@ -245,7 +245,7 @@ def test_seek_after_a_memory_is_the_next_page(db: Path) -> None:
 
 def test_sessions_turns_and_problems_in_sql(db: Path) -> None:
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         memories = every_memory(source)
         sessions = {s.id: s for s in store.sessions()}
         assert {sid: s.turn_count for sid, s in sessions.items()} == {
@@ -270,8 +270,8 @@ def test_reads_write_no_byte_and_leave_no_file(db: Path) -> None:
         store.info()
         store.sessions()
         store.turns("s0")
-        store.sources[0].keyword_search("invoice", MemoryQuery(), 5)
-        store.sources[0].bin_counts(MemoryQuery(), "%Y-%m-%d", "channel")
+        store._sources[0].keyword_search("invoice", MemoryQuery(), 5)
+        store._sources[0].bin_counts(MemoryQuery(), "%Y-%m-%d", "channel")
         memory = store.page(limit=1)[0]
         assert store.get(memory.id) == memory
     assert digest(db.parent) == before
@@ -289,7 +289,7 @@ def test_an_agents_write_is_seen_by_the_next_read(db: Path) -> None:
         con.close()
         assert store.count() == total + 1
         assert store.page(limit=1)[0].content == "one more thing about the zeppelin"
-        assert [m.content for m in store.sources[0].keyword_search("zeppelin", MemoryQuery(), 5)] == [
+        assert [m.content for m in store._sources[0].keyword_search("zeppelin", MemoryQuery(), 5)] == [
             "one more thing about the zeppelin"
         ]
 

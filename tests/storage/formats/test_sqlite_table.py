@@ -355,7 +355,7 @@ def test_keyword_search_ranks_ties_by_memory_id_as_keyword_rank_does(tmp_path: P
     con.close()
     remember_mapping(db, propose_mapping(db))
     with open_store(db) as store:
-        (source,) = store.sources
+        (source,) = store._sources
         everything = source.page(MemoryQuery(), 100)
         for k in (1, 5, 29):
             expected = keyword_rank(everything, "tea", k)

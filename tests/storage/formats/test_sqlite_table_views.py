@@ -22,7 +22,7 @@ def test_a_mapped_table_has_no_sessions_scratchpad_or_turns_and_its_memories_are
     with open_store(db, read_only=True) as store:
         assert store.sessions() == [] and store.scratch_entries() == []
         assert store.turn_bin_counts("%Y-%m", None, None) == {}
-        caps = store.sources[0].capabilities()
+        caps = store._sources[0].capabilities()
         assert not caps.sessions and not caps.scratchpad
         assert {m.content for m in store.page(MemoryQuery(), limit=10)} == {
             "Ana prefers tea over coffee", "Ben is learning Rust", "Ana's birthday is on May 4"}

@@ -149,8 +149,8 @@ def test_markdown_linked_from_outside_is_left_out_and_reported(world: tuple[Path
     ws, outside = world
     before = _outside_state(outside)
     with open_store(ws) as store:
-        assert store.workspace is not None
-        problems = store.workspace.problems()
+        assert store._workspace is not None
+        problems = store._workspace.problems()
         assert any("memory/2026-01-03.md" in p and "outside" in p for p in problems)
         shown = store.page(MemoryQuery(kinds=(Kind.MARKDOWN,)), limit=100)
         assert OUTSIDE_DAILY not in {m.content for m in shown}
@@ -174,7 +174,7 @@ def test_a_memory_file_and_folder_linked_outside_are_not_written(tmp_path: Path)
     before = _outside_state(outside)
     user_before = _sha256(ws / "USER.md")
     with open_store(ws) as store:
-        problems = store.workspace.problems()
+        problems = store._workspace.problems()
         assert any(p.startswith("MEMORY.md links to a file outside") for p in problems)
         assert any(p.startswith("memory/ links to a folder outside") for p in problems)
         memories = store.page(MemoryQuery(), limit=100)
@@ -195,7 +195,7 @@ def test_links_that_stay_inside_are_followed(tmp_path: Path) -> None:
     (ws / "memory").mkdir()
     (ws / "memory" / "2026-02-01.md").symlink_to(Path("..") / "notes" / "real.md")
     with open_store(ws) as store:
-        assert store.workspace.problems() == []
+        assert store._workspace.problems() == []
         memory_id = record_id_for("memory/2026-02-01.md", "a linked fact")
         assert store.get(memory_id).content == "a linked fact"
         Curator(store).edit(memory_id, content="an edited linked fact")
@@ -213,7 +213,7 @@ def test_a_file_name_that_is_not_utf8_is_left_out_and_reported(tmp_path: Path, c
     odd = tmp_path / "memory" / os.fsdecode(b"2026-01-0\xff.md")
     odd.write_text("- a fact in a file with an odd name\n")
     with open_store(tmp_path) as store:
-        assert any("is not a UTF-8 file name" in p for p in store.workspace.problems())
+        assert any("is not a UTF-8 file name" in p for p in store._workspace.problems())
         assert [m.content for m in store.page(MemoryQuery(), limit=10)] == ["a fact"]
     assert main(["ls", str(tmp_path), "--json"]) == 0
     assert "odd name" not in capsys.readouterr().out

@@ -56,8 +56,8 @@ def test_edit_add_and_delete_keys_keep_their_types_and_undo_puts_every_byte_back
         curator.set_scratch("s1", "retries", 3)
         curator.delete_scratch("s1", "__taskspace_hint__", expected=seen["__taskspace_hint__"])
         assert edited.details == {"session_id": "s1", "key": "todo", "from": seen["todo"], "to": '{"open": [], "done": 4}'}
-        assert [e.operation for e in store.journal.history(limit=4)] == ["delete", "edit", "edit", "edit"]
-        assert store.journal.history(limit=1)[0].targets == ('scratch:["s1", "__taskspace_hint__"]',)
+        assert [e.operation for e in store._journal.history(limit=4)] == ["delete", "edit", "edit", "edit"]
+        assert store._journal.history(limit=1)[0].targets == ('scratch:["s1", "__taskspace_hint__"]',)
     # A scratchpad key is no memory: its events name none, and say the journal moved.
     assert len(events) == 4 and all(e.ids == () and e.journal for e in events)
     assert pad(workspace) == {"todo": '{"open": [], "done": 4}', "session_facts": "- prefers green tea", "retries": "3"}
@@ -129,7 +129,7 @@ def test_writes_that_are_refused_change_nothing(workspace: Path) -> None:
         with pytest.raises(UnsupportedError, match="not JSON"):
             curator.set_scratch("s1", "k", {1, 2})
         assert curator.scratch_refusals(["s1", "s9"]) == {"s1": "", "s9": f"No session s9 in {workspace}."}
-        assert store.journal.history() == []
+        assert store._journal.history() == []
     with open_store(workspace, read_only=True) as store:
         curator = Curator(store)
         assert not curator.scratch_writable("s1")
@@ -156,5 +156,5 @@ def test_a_write_memory_db_refuses_is_refused_before_the_journal_holds_it(worksp
     with open_store(workspace) as store:
         with pytest.raises(StoreError, match="the agent keeps its scratchpad"):
             Curator(store).set_scratch("s1", "todo", [])
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
     assert pad(workspace) == before

@@ -75,7 +75,7 @@ def test_an_agent_writing_meanwhile_loses_nothing(demo_path: Path, capsys) -> No
         log = con.execute("SELECT id, old, new FROM change_log ORDER BY seq").fetchall()
         con.close()
         believed = {}
-        for entry in store.journal.history(limit=10_000):
+        for entry in store._journal.history(limit=10_000):
             if entry.operation == "edit" and entry.state == "done":
                 for before, after in zip(entry.before, entry.after, strict=True):
                     if before and after and "content" in before and "id" in before:

@@ -43,7 +43,7 @@ def _template(demo: Path, target: Path) -> Path:
     with open_store(target) as store:
         texts = [f"standalone vector fact {i} about the webshop" for i in range(5)]
         metas = [{"channel": "webshop", "layer": "semantic", "status": "active"} for _ in texts]
-        store.workspace.vectors.add_records(
+        store._workspace.vectors.add_records(
             NATIVE_COLLECTION, [f"solo-{i}" for i in range(5)], texts, metas, store.embedder().embed(texts)
         )
     return target

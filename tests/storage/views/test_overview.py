@@ -21,12 +21,12 @@ def test_sql_effective_salience_matches_the_python_model(demo_path: Path) -> Non
     with open_store(demo_path) as store:
         model = store.settings.salience
         at = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
-        lowest = store.workspace.db.lowest_salience(model.decay_rate, model.access_boost, at, 50)
+        lowest = store._workspace.db.lowest_salience(model.decay_rate, model.access_boost, at, 50)
         values = [model.effective(m, at) for m in lowest]
         assert values == sorted(values)
-        hist = store.workspace.db.salience_histogram(model.decay_rate, model.access_boost, at, 10)
+        hist = store._workspace.db.salience_histogram(model.decay_rate, model.access_boost, at, 10)
         expected = [0] * 10
-        for m in store.workspace.db.page(MemoryQuery(), 10_000):
+        for m in store._workspace.db.page(MemoryQuery(), 10_000):
             expected[min(int(model.effective(m, at) * 10), 9)] += 1
         assert hist == expected
 

@@ -28,7 +28,7 @@ def _mixed_selection(root: Path) -> list[str]:
         embedder = store.embedder()
         text = "a standalone vector fact about invoices"
         meta = {"channel": "webshop", "layer": "semantic", "status": "active", "created_at": "2026-10-01T00:00:00+00:00"}
-        store.workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
+        store._workspace.vectors.add_records(NATIVE_COLLECTION, ["solo-1"], [text], [meta], embedder.embed([text]))
         by_file: dict[str, list[str]] = {}
         for memory in store.page(MemoryQuery(kinds=(Kind.MARKDOWN,)), limit=500):
             if memory.source.path.startswith("memory/"):
@@ -78,7 +78,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     qtbot, window: MainWindow, demo_path: Path, selection: list[str]
 ) -> None:
     before = state_of(demo_path)
-    entries = window.store.journal.count()
+    entries = window.store._journal.count()
     total = window.model.total
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
@@ -94,7 +94,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     assert deleted.args[0].operation == "delete" and sorted(deleted.args[0].ids) == sorted(selection)
     store = window.store
-    assert store.journal.count() == entries + 1  # one journal entry for all six
+    assert store._journal.count() == entries + 1  # one journal entry for all six
     assert window.curation.undo_action.text() == "&Undo delete"
     for memory_id in selection[:3]:
         assert store.find(memory_id) is None  # markdown keeps no deleted bullets
@@ -119,7 +119,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
 
 def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo_path: Path, selection: list[str]) -> None:
     before = state_of(demo_path)
-    entries = window.store.journal.count()
+    entries = window.store._journal.count()
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
     qtbot.waitUntil(lambda: window.curation.promote_action.isEnabled())
@@ -129,15 +129,15 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     assert box is not None and "2 of the 6 selected memories" in box.text()
     assert f"{selection[3]}: access_count" in box.text() and f"{selection[5]}: access_count 0 < 5" in box.text()
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)
-    assert window.store.journal.count() == entries and state_of(demo_path) == before  # No writes nothing
+    assert window.store._journal.count() == entries and state_of(demo_path) == before  # No writes nothing
     window.curation.promote_action.trigger()
     box = window.findChild(QMessageBox, "confirm_promote_box")
     with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     outcome = promoted.args[0]
     assert outcome.operation == "promote" and len(outcome.ids) == len(selection)
-    assert window.store.journal.count() == entries + 1
-    each = window.store.journal.history(limit=1)[0].details["each"]
+    assert window.store._journal.count() == entries + 1
+    each = window.store._journal.history(limit=1)[0].details["each"]
     assert sorted(d["forced"] for d in each) == [False] * 4 + [True] * 2
     assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3
     assert window.curation.undo_action.text() == "&Undo promote"
@@ -158,11 +158,11 @@ def test_restoring_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection[3:])
     qtbot.waitUntil(lambda: window.curation.restore_action.isEnabled())
-    entries = window.store.journal.count()
+    entries = window.store._journal.count()
     with qtbot.waitSignal(window.curated, timeout=10_000) as restored:
         window.curation.restore_action.trigger()
     assert restored.args[0].operation == "restore" and sorted(restored.args[0].ids) == sorted(selection[3:])
-    assert window.store.journal.count() == entries + 1
+    assert window.store._journal.count() == entries + 1
     assert all(window.store.get(i).status is Status.ACTIVE for i in selection[3:])
     assert status is window.sidebar
 

@@ -51,7 +51,7 @@ def test_the_map_shows_every_vector_of_the_demo_store(qtbot, window: MainWindow,
     assert view.message_shown() == "" and view.canvas.isVisible()
     data = view.prepared.data
     with open_store(demo_path, read_only=True) as store:
-        assert data.count == sum(store.workspace.vectors.record_count(n) for n in store.workspace.vectors.collections())
+        assert data.count == sum(store._workspace.vectors.record_count(n) for n in store._workspace.vectors.collections())
         assert all(store.find(i) is not None for i in data.ids)
     assert "PCA" in view.status.text() and f"{data.count:,} vectors" in view.status.text()
     assert view.legend.text().count("■") == len(set(data.fields["channel"]))

@@ -94,7 +94,7 @@ QUERIES = [
 def test_pages_and_counts_match_building_every_memory(tmp_path: Path) -> None:
     _mixed(tmp_path)
     with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
+        source = store._sources[0].vectors
         everything = _everything(source)
         for query, order, descending in itertools.product(QUERIES, list(Order), (True, False)):
             query = MemoryQuery(**{**query.__dict__, "order": order, "descending": descending})
@@ -133,7 +133,7 @@ def test_records_without_a_time_read_as_made_now(tmp_path: Path) -> None:
 def test_keyword_search_ranks_as_counting_each_word_case_insensitively(tmp_path: Path) -> None:
     _mixed(tmp_path)
     with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
+        source = store._sources[0].vectors
         everything = [m for m in _everything(source) if m.status is Status.ACTIVE]
         for text in ("topic 3", "CACHÉ strasse", "50% of_the", "straße", "fact fact 1", "%", "_", "nothing-here"):
             words = text.split()
@@ -154,7 +154,7 @@ def test_keyword_search_reads_text_kept_in_metadata(tmp_path: Path) -> None:
         metadatas=[{"data": "User likes green TEA"}, {"data": "tea in Lisbon", "text": "Lisbon again"}, {"data": "none"}],
     )
     with open_store(tmp_path) as store:
-        hits = store.sources[0].vectors.keyword_search("tea lisbon", MemoryQuery(), 5)
+        hits = store._sources[0].vectors.keyword_search("tea lisbon", MemoryQuery(), 5)
         assert [m.id for m in hits] == ["vec:agent:b", "vec:agent:a"]
 
 

@@ -60,7 +60,7 @@ def test_editing_text_kept_in_metadata_marks_the_vector_stale(tmp_path: Path) ->
     _foreign_collection(tmp_path)
     with open_store(tmp_path) as store:
         Curator(store).edit("vec:agent-facts:a", content="User likes black coffee")
-        record = store.workspace.vectors.read_record("vec:agent-facts:a")
+        record = store._workspace.vectors.read_record("vec:agent-facts:a")
         assert record["metadata"]["data"] == "User likes black coffee"
         assert record["metadata"]["mnemoscope_stale"] is True
     # The owning library still reads it.
@@ -71,8 +71,8 @@ def test_editing_text_kept_in_metadata_marks_the_vector_stale(tmp_path: Path) ->
 
 def test_vector_copies_of_native_memories_are_not_listed_twice(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        assert store.workspace.vectors.count(MemoryQuery()) == 0
-        assert store.workspace.vectors.collection("memories").count() == store.workspace.db.count(MemoryQuery(statuses=()))
+        assert store._workspace.vectors.count(MemoryQuery()) == 0
+        assert store._workspace.vectors.collection("memories").count() == store._workspace.db.count(MemoryQuery(statuses=()))
 
 
 def test_an_older_chroma_directory_is_read_from_a_copy_and_left_untouched(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_an_older_chroma_directory_is_read_from_a_copy_and_left_untouched(tmp_pa
     con.close()
     before = (tmp_path / "chroma.sqlite3").read_bytes()
     with open_store(tmp_path) as store:
-        caps = store.workspace.vectors.capabilities()
+        caps = store._workspace.vectors.capabilities()
         assert caps.read_only and "older Chroma" in caps.read_only_reason
         assert store.count() == 3
         with pytest.raises(Exception, match="read-only|cannot be changed"):

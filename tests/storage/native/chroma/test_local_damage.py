@@ -263,7 +263,7 @@ def test_a_segment_folder_linked_out_of_the_chroma_directory_makes_it_read_only(
     shutil.move(segment, outside / segment.name)
     segment.symlink_to(outside / segment.name)
     with open_store(demo_path) as store:
-        reason = store.workspace.vectors.capabilities().read_only_reason
+        reason = store._workspace.vectors.capabilities().read_only_reason
         assert segment.name in reason and "leads out" in reason
     _refused_without_a_byte_written(capsys, demo_path, outside)
 
@@ -273,7 +273,7 @@ def test_a_healthy_directory_is_still_written(demo_path: Path, capsys: pytest.Ca
     assert _cli(capsys, "rm", str(demo_path), memory_id) == (0, [])
     with open_store(demo_path, read_only=True) as store:
         assert store.get(memory_id).status.value == "deleted"
-        snap = store.workspace.vectors.read_record(f"vec:memories:{memory_id}")
+        snap = store._workspace.vectors.read_record(f"vec:memories:{memory_id}")
         assert snap is not None and snap["metadata"]["status"] == "deleted"
 
 

@@ -41,7 +41,7 @@ def test_vector_search_walks_chromas_graph_and_finds_what_comparing_every_vector
     rng = np.random.default_rng(8)
     queries = [(data[i] + rng.normal(scale=0.1, size=DIM)).astype(np.float32).tolist() for i in (3, 7, 8, 2205, 1999)]
     with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
+        source = store._sources[0].vectors
         exact = [[m.id for m, _d in source.vector_search(q, None, MemoryQuery(), 5)] for q in queries]
         monkeypatch.setattr(local_vector_search, "_GRAPH_FROM", 100)
         source._vectors.clear()
@@ -58,7 +58,7 @@ def test_vector_search_walks_chromas_graph_and_finds_what_comparing_every_vector
 def test_a_search_hit_is_what_get_returns(tmp_path: Path) -> None:
     clustered(tmp_path, 300)
     with open_store(tmp_path) as store:
-        source = store.sources[0].vectors
+        source = store._sources[0].vectors
         hits = source.vector_search([0.3] * DIM, None, MemoryQuery(), 5)
         for memory, _distance in hits:
             source._recent.clear()

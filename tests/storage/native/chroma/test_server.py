@@ -183,7 +183,7 @@ def test_edit_delete_restore_and_undo_through_the_curator(server_source: ChromaS
         curator.restore(target.id)
         assert other.get(target.id).status is Status.ACTIVE  # type: ignore[union-attr]
         assert store.count(MemoryQuery()) == active
-        assert [e.operation for e in store.journal.history()] == ["restore", "delete", "undo", "delete", "undo", "edit"]
+        assert [e.operation for e in store._journal.history()] == ["restore", "delete", "undo", "delete", "undo", "edit"]
     finally:
         other.close()
         store.close()
@@ -237,7 +237,7 @@ def test_a_record_changed_by_another_client_since_it_was_read_is_refused(
         with pytest.raises(ConflictError, match="changed since it was read"):
             Curator(store).edit(target.id, content="Mine", expected_revision=read.revision)
         assert server_source.get(target.id).content == "Written by the agent meanwhile"  # type: ignore[union-attr]
-        assert [e.operation for e in store.journal.history()] == []  # refused before its intent was written
+        assert [e.operation for e in store._journal.history()] == []  # refused before its intent was written
     finally:
         store.close()
 

@@ -69,7 +69,7 @@ def test_pages_seeks_and_counts_agree_with_the_whole_ordered_list(native: Any, q
             Order.SALIENCE: "salience", Order.CREATED: "created_at", Order.ACCESSED: "last_accessed"}[query.order]), m.id)
             for m in everything]
         assert keys == sorted(keys, reverse=query.descending)
-        by_channel = store.workspace.db.counts_by("channel", query)
+        by_channel = store._workspace.db.counts_by("channel", query)
         assert sum(by_channel.values()) == len(ids)
         assert by_channel == {c: sum(1 for m in everything if m.channel == c) for c in by_channel}
 
@@ -99,7 +99,7 @@ def test_keyword_search_finds_words_and_word_starts_and_follows_edits(native: An
     cat = source.add_memory("Customers love the checkout redesign", tags=["webshop"])
     source.close()
     with native.open() as store:
-        db = store.workspace.db
+        db = store._workspace.db
         assert [m.id for m in db.keyword_search("checkout", MemoryQuery(), 10)] == [cat]
         assert [m.id for m in db.keyword_search("custom", MemoryQuery(), 10)] == [cat]  # a word's start
         assert [m.id for m in db.keyword_search("infra", MemoryQuery(), 10)] == [unrelated]  # tags too
@@ -144,7 +144,7 @@ def test_every_operation_is_undone_exactly_and_redone(native_demo: Any, name: st
         assert _rows(native_demo) == before
         curator.redo()
         assert _rows(native_demo) == after
-        assert [e.operation for e in store.journal.history(limit=2)] == ["redo", "undo"]
+        assert [e.operation for e in store._journal.history(limit=2)] == ["redo", "undo"]
 
 
 def test_promotion_links_the_copy_and_candidates_meet_every_threshold(native_demo: Any) -> None:
@@ -182,7 +182,7 @@ def test_a_concurrent_write_is_detected_not_overwritten(native_demo: Any) -> Non
         with pytest.raises(ConflictError, match="changed since it was read"):
             Curator(store).edit(memory_id, content="my edit", expected_revision=seen.revision)
         assert store.get(memory_id).content == "agent wrote this"
-        assert store.journal.count() == 0
+        assert store._journal.count() == 0
 
 
 def test_undo_refuses_when_an_agent_changed_the_memory_since(native_demo: Any) -> None:
@@ -193,7 +193,7 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(native_demo: Any) -
         with pytest.raises(ConflictError):
             Curator(store).undo()
         assert store.get(memory_id).content == "curated text"
-        assert store.journal.next_to_undo().operation == "edit"
+        assert store._journal.next_to_undo().operation == "edit"
 
 
 def test_scratchpad_edits_keep_their_types_and_undo_puts_them_back(native: Any) -> None:
@@ -223,7 +223,7 @@ def test_scratchpad_edits_keep_their_types_and_undo_puts_them_back(native: Any) 
 
 def test_sessions_turns_entities_and_salience_read_the_same(native_demo: Any) -> None:
     with native_demo.open() as store:
-        db = store.workspace.db
+        db = store._workspace.db
         sessions = store.sessions()
         assert sessions and sum(s.turn_count for s in sessions) == db.table_counts()["turns"]
         assert [t.index for t in store.turns(sessions[0].id)] == list(range(sessions[0].turn_count))
@@ -244,13 +244,13 @@ def test_a_read_only_open_writes_nothing(native_demo: Any) -> None:
         with pytest.raises(ReadOnlyError):
             Curator(store).edit(memory_id, content="no")
         with pytest.raises(StoreError):
-            store.workspace.db.touch(memory_id)  # even below the store, the database refuses
+            store._workspace.db.touch(memory_id)  # even below the store, the database refuses
     assert _rows(native_demo) == before
 
 
 def test_the_change_token_changes_when_another_process_writes(native_demo: Any) -> None:
     with native_demo.open() as store:
-        db = store.workspace.db
+        db = store._workspace.db
         token = db.change_token()
         assert db.change_token() == token  # reading changes nothing
         store.page(MemoryQuery(), limit=50)

@@ -26,7 +26,7 @@ def test_a_thread_reuses_its_connection_and_threads_are_bounded(tmp_path: Path) 
     _fill(tmp_path)
     before = _open_fds()
     with open_store(tmp_path, read_only=True) as store:
-        readers = store.workspace.db._readers
+        readers = store._workspace.db._readers
         for _ in range(50):
             assert len(store.page(MemoryQuery(), 10)) == 10
         assert len(readers) == 1

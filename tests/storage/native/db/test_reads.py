@@ -156,10 +156,10 @@ def test_counts_of_several_columns_at_once_are_the_counts_of_each(tmp_path: Path
     (tmp_path / "MEMORY.md").write_text("- a note\n- another note\n", encoding="utf-8")
     columns = ("kind", "channel", "layer", "status")
     with open_store(tmp_path) as store:
-        db = store.workspace.db
+        db = store._workspace.db
         assert db.counts_by_columns(columns, query) == {c: db.counts_by(c, query) for c in columns}
-        whole = store.workspace.counts_by_columns(columns, query)
-        assert whole == {c: store.workspace.counts_by(c, query) for c in columns}
+        whole = store._workspace.counts_by_columns(columns, query)
+        assert whole == {c: store._workspace.counts_by(c, query) for c in columns}
         assert store.counts(query)["total"] == store.count(query)
 
 
@@ -196,7 +196,7 @@ def test_pages_counts_and_searches_apply_one_filter(tmp_path: Path, query: Memor
         assert store.count(query) == len(expected)
         counts = store.counts(query)
         assert counts["total"] == sum(counts["channels"].values()) == sum(counts["layers"].values()) == len(expected)
-        hits = store.sources[0].keyword_search("fact", query, 1000)
+        hits = store._sources[0].keyword_search("fact", query, 1000)
         assert sorted(m.id for m in hits) == expected
 
 

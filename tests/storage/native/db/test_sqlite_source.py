@@ -73,10 +73,10 @@ def test_keyword_search_follows_edits(demo_path: Path) -> None:
     from mnemoscope.storage import Curator
 
     with open_store(demo_path) as store:
-        target = store.workspace.db.page(MemoryQuery(contains="Whiskerino"), 1)[0]
+        target = store._workspace.db.page(MemoryQuery(contains="Whiskerino"), 1)[0]
         Curator(store).edit(target.id, content="The cat is called Marmalade now.")
-        assert store.workspace.db.keyword_search("Whiskerino", MemoryQuery(), 10) == []
-        assert store.workspace.db.keyword_search("marmalade", MemoryQuery(), 10)[0].id == target.id
+        assert store._workspace.db.keyword_search("Whiskerino", MemoryQuery(), 10) == []
+        assert store._workspace.db.keyword_search("marmalade", MemoryQuery(), 10)[0].id == target.id
 
 
 def test_a_locked_database_gives_a_readable_message(demo_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_a_locked_database_gives_a_readable_message(demo_path: Path) -> None:
     con.execute("BEGIN EXCLUSIVE")
     try:
         with open_store(demo_path) as store:
-            target = store.workspace.db.page(MemoryQuery(), 1)[0]
+            target = store._workspace.db.page(MemoryQuery(), 1)[0]
     except StoreError as exc:
         assert "locked" in str(exc)
     else:

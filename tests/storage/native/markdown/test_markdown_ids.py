@@ -105,7 +105,7 @@ def test_ids_follow_their_memory_through_curation_and_outside_edits(tmp_path_fac
                 chosen = sorted({bullets[i % len(bullets)] for i in step[1]})
                 ids = [_id_at(store, at) for at in chosen]
                 outcome = curator.delete(ids)
-                assert len(store.journal.changes(outcome.seq)) == len(chosen)  # one journal entry
+                assert len(store._journal.changes(outcome.seq)) == len(chosen)  # one journal entry
                 for at in reversed(chosen):
                     del model.lines[at]
             elif op == "outside_insert":
@@ -136,7 +136,7 @@ def test_ids_follow_their_memory_through_curation_and_outside_edits(tmp_path_fac
                     assert texts_in_file.count(text) < _occurrence(memory_id), memory_id
                 else:
                     assert found.content == text, (memory_id, found.content, text)
-                for entry in store.journal.history(target=memory_id):
+                for entry in store._journal.history(target=memory_id):
                     assert any(t == memory_id for t in entry.targets)
 
 
@@ -171,4 +171,4 @@ def test_a_deleted_bullets_id_is_not_taken_by_the_next_one(tmp_path: Path) -> No
             pass
         else:
             raise AssertionError("a deleted id was edited")
-        assert [e.operation for e in store.journal.history(target=two)] == []
+        assert [e.operation for e in store._journal.history(target=two)] == []
