@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
 import itertools
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,11 +26,12 @@ from .errors import (
     StoreError,
     UnsupportedError,
 )
-from .findings.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
-from .findings.baseline import BaselineRecords
+from .journal.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
+from .journal.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
-from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
+from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery
+from .salience import SalienceModel
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
     Capabilities,
@@ -301,6 +304,28 @@ class MemoryStore:
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
         """Memories per (time bin, group) over every source the query's kinds take in."""
         return summed(s.bin_counts(query, bin_format, group_by) for s in self._sources if query.wants_kind(s.kind))
+
+    def salience_spread(
+        self, model: SalienceModel, at: datetime, bins: int, lowest: int
+    ) -> tuple[list[int], list[Memory]]:
+        """Active memories' effective salience at ``at``: how many fall in each of ``bins`` equal
+        bins of [0, 1], and the ``lowest`` least salient, weakest first. A part that computes it
+        where its data lives (memory.db, in SQL) does; the others' active memories are read here."""
+        histogram = [0] * bins
+        weakest: list[Memory] = []
+        active = MemoryQuery(statuses=(Status.ACTIVE,))
+        for part in self._parts():
+            if hasattr(part, "salience_histogram"):
+                counted = part.salience_histogram(model.decay_rate, model.access_boost, at, bins)
+                histogram = [a + b for a, b in zip(histogram, counted, strict=True)]
+                weakest += part.lowest_salience(model.decay_rate, model.access_boost, at, lowest)
+                continue
+            memories = part.page(active, limit=part.count(active))
+            for memory in memories:
+                histogram[min(max(int(model.effective(memory, at) * bins), 0), bins - 1)] += 1
+            weakest += heapq.nsmallest(lowest, memories, key=lambda m: (model.effective(m, at), m.id))
+        weakest.sort(key=lambda m: (model.effective(m, at), m.id))
+        return histogram, weakest[:lowest]
 
     def canonical_id(self, memory_id: str) -> str:
         """The memory a copy's id belongs to (a mirror vector or markdown block names its memory.db

@@ -198,7 +198,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_scratchpad(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.views.overview import scratchpad
+    from mnemoscope.storage.views.scratchpad import scratchpad
 
     if args.set is not None or args.delete is not None:
         return _scratch_step(args)
@@ -248,7 +248,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_salience(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.views.overview import salience_of, salience_overview
+    from mnemoscope.storage.views.salience import salience_of, salience_overview
 
     with open_store_of(args) as store:
         if args.id:

@@ -4,8 +4,7 @@ Rules are data (rules.json, versioned, shipped in the package). A store's accept
 (its baseline) and its link allow-list live with its other Mnemoscope state; accepting,
 like redacting (Curator.redact), is an audited, undoable curation step (Curator.accept_findings).
 
-Names load on first use (PEP 562): MemoryStore imports the baseline's record prefix from here
-at start-up without loading the scanner.
+Names load on first use (PEP 562): a command that only reads the allowed hosts loads no scanner.
 """
 
 from __future__ import annotations

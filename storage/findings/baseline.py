@@ -1,65 +1,18 @@
-"""The baseline of accepted findings of one store, and its per-store findings settings.
-
-Both live with the store's other Mnemoscope state: the journal's settings table (memory.db's
-``meta``, or the sidecar ``.mnemoscope/journal.db`` of a store Mnemoscope does not own), never
-in another tool's files. Each accepted finding is one record of the curation write primitive
-(``findings-baseline:<fingerprint>``), so accepting is a curation step like an edit: journaled
-before and after, undone and redone by the same replay, put back by recovery after a crash.
-"""
+"""A store's per-store findings settings (the hosts links may point to), kept with its journal
+like its baseline of accepted findings (storage/journal/baseline.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..errors import ConflictError
+from ..journal.baseline import RECORD_PREFIX, BaselineRecords, record_id
 
 if TYPE_CHECKING:
-    from ..journal.log import Journal
     from ..store import MemoryStore
 
-RECORD_PREFIX = "findings-baseline:"
-BASELINE_KEY = "findings_baseline"
+__all__ = ["RECORD_PREFIX", "SETTINGS_KEY", "BaselineRecords", "allowed_hosts", "record_id", "save_allowed_hosts"]
+
 SETTINGS_KEY = "findings"
-
-
-def record_id(fingerprint: str) -> str:
-    return RECORD_PREFIX + fingerprint
-
-
-class BaselineRecords:
-    """The writer of baseline records; MemoryStore.source_for routes their ids here."""
-
-    label = "findings baseline"
-
-    def __init__(self, journal: Journal) -> None:
-        self.journal = journal
-
-    def owns(self, record: str) -> bool:
-        return record.startswith(RECORD_PREFIX)
-
-    def accepted(self) -> dict[str, dict[str, Any]]:
-        """Every accepted finding, by fingerprint."""
-        return dict(self.journal.read_setting(BASELINE_KEY) or {})
-
-    def read_record(self, record: str) -> dict[str, Any] | None:
-        return self.accepted().get(record.removeprefix(RECORD_PREFIX))
-
-    def write_record(
-        self, record: str, expected: dict[str, Any] | None, new: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        accepted = self.accepted()
-        key = record.removeprefix(RECORD_PREFIX)
-        if accepted.get(key) != expected:
-            raise ConflictError(f"The baseline entry {key} changed since it was read; nothing was written.")
-        if new is None:
-            accepted.pop(key, None)
-        else:
-            accepted[key] = new
-        self.journal.write_setting(BASELINE_KEY, accepted)
-        return new
-
-    def close(self) -> None:
-        pass
 
 
 def allowed_hosts(store: MemoryStore) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 from mnemoscope.storage import Memory
 from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
 from mnemoscope.storage.timeutil import parse_time
-from mnemoscope.storage.views.overview import salience_overview, salience_report
+from mnemoscope.storage.views.salience import salience_overview, salience_report
 from PySide6.QtCore import QItemSelectionModel, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemoscope.storage import Curator, MemoryStore
-from mnemoscope.storage.views.overview import scratchpad
+from mnemoscope.storage.views.scratchpad import scratchpad
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (

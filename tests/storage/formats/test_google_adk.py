@@ -12,7 +12,7 @@ from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
-from mnemoscope.storage.views.overview import scratchpad
+from mnemoscope.storage.views.scratchpad import scratchpad
 
 require("google.adk.sessions")
 require("aiosqlite")

@@ -52,7 +52,6 @@ def test_a_damaged_setting_is_one_clear_error(tmp_path: Path) -> None:
     import sqlite3
 
     import pytest
-
     from mnemoscope.storage import UnreadableStoreError
     from mnemoscope.storage.journal.log import SIDECAR_DB, SIDECAR_DIR
 

@@ -6,12 +6,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
-
 from mnemoscope.storage import UnreadableStoreError, create_workspace
 from mnemoscope.storage.journal import tables
 from mnemoscope.storage.journal.log import SIDECAR_DB, SIDECAR_DIR, Journal
 from mnemoscope.storage.source import Change
+from sqlalchemy import create_engine
 
 
 def _meta(db: Path) -> dict[str, str]:

@@ -1,49 +1,19 @@
-"""Views as data, for the CLI and the GUI: scratchpad and salience."""
+"""Salience as data, for the CLI and the GUI: one memory's or entity's decay and its curve, and
+the store-wide spread of effective salience with the memories most at risk."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import NotFoundError
-from ..model import Entity, Memory, Status
-from ..query import MemoryQuery
+from ..model import Entity, Memory
 from ..salience import EntityDecay, InferredFactDecay, SalienceModel
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
 
 HISTOGRAM_BINS = 10
-
-
-def scratchpad(store: MemoryStore, session_id: str | None = None) -> list[dict[str, Any]]:
-    """Sessions -> keys -> values, reserved key patterns labelled, JSON values decoded."""
-    entries: dict[str, list[dict[str, Any]]] = {}
-    for entry in store.scratch_entries(session_id):
-        item = entry.to_dict()
-        item["json"] = _json_or_none(entry.value)
-        entries.setdefault(entry.session_id, []).append(item)
-    sessions = store.sessions()
-    out = []
-    for session in sessions:
-        if session_id and session.id != session_id:
-            continue
-        out.append({**session.to_dict(), "entries": entries.pop(session.id, [])})
-    # Scratch keys of sessions with no session row are shown, not hidden.
-    for orphan, items in sorted(entries.items()):
-        out.append({"id": orphan, "channel": None, "title": "(no session row)", "entries": items})
-    return out
-
-
-def _json_or_none(value: str) -> Any:
-    text = value.strip()
-    if not text or text[0] not in "[{":
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return None
 
 
 def salience_of(store: MemoryStore, memory_id: str, at: datetime | None = None) -> dict[str, Any]:
@@ -109,23 +79,7 @@ def salience_overview(
     """A histogram of effective salience over active memories and the most at-risk ones."""
     model = store.settings.salience
     at = as_utc(at) if at else utcnow()
-    histogram = [0] * HISTOGRAM_BINS
-    candidates = []
-    sources: list[Any] = list(store._sources)
-    db = store._workspace.db if store._workspace is not None else None
-    if store._workspace is not None and db is not None:  # computed in SQL; the workspace's other parts below, in Python
-        sql_hist = db.salience_histogram(model.decay_rate, model.access_boost, at, HISTOGRAM_BINS)
-        histogram = [a + b for a, b in zip(histogram, sql_hist, strict=False)]
-        candidates += db.lowest_salience(model.decay_rate, model.access_boost, at, at_risk)
-        sources = [p for p in store._workspace.parts if p is not db] + [s for s in sources if s is not store._workspace]
-    for source in sources:
-        query = MemoryQuery(statuses=(Status.ACTIVE,))
-        total = source.count(query)
-        for memory in source.page(query, limit=total):
-            value = model.effective(memory, at)
-            histogram[min(int(value * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)] += 1
-            candidates.append(memory)
-    candidates.sort(key=lambda m: (model.effective(m, at), m.id))
+    histogram, candidates = store.salience_spread(model, at, HISTOGRAM_BINS, at_risk)
     settings = store.settings
     entities = sorted(store.entities(), key=lambda e: (settings.entity_decay.effective(e, at), e.id))
     return {
@@ -143,6 +97,6 @@ def salience_overview(
         ],
         "at_risk": [
             {**model.report(m, at), "content": m.content, "channel": m.channel}
-            for m in candidates[:at_risk]
+            for m in candidates
         ],
     }

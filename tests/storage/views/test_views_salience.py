@@ -1,18 +1,19 @@
-"""Views as data (storage/views/overview.py): the scratchpad by session, one memory's or one
-entity's salience report, and the salience overview of the whole store."""
+"""Salience as data (storage/views/salience.py): one memory's or one entity's salience report, and
+the salience overview of the whole store, whose spread memory.db computes in SQL and other parts
+in Python."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.errors import NotFoundError
+from mnemoscope.storage.model import Status
 from mnemoscope.storage.salience import EntityDecay
 from mnemoscope.storage.timeutil import utcnow
-from mnemoscope.storage.views.overview import HISTOGRAM_BINS, salience_of, salience_overview, scratchpad
+from mnemoscope.storage.views.salience import HISTOGRAM_BINS, salience_of, salience_overview
 
 AT = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -32,7 +33,7 @@ def test_sql_effective_salience_matches_the_python_model(demo_path: Path) -> Non
 
 
 def test_salience_of_an_entity_and_of_an_inferred_fact(demo_path: Path) -> None:
-    from mnemoscope.storage.views.overview import salience_of, salience_overview
+    from mnemoscope.storage.views.salience import salience_of, salience_overview
 
     at = datetime(2026, 12, 1, tzinfo=timezone.utc)
     with open_store(demo_path) as store:
@@ -49,36 +50,6 @@ def test_salience_of_an_entity_and_of_an_inferred_fact(demo_path: Path) -> None:
         inferred = salience_of(store, fact, utcnow() + timedelta(days=15))  # two whole weeks idle
         assert inferred["confidence"]["stored"] == 0.7
         assert inferred["confidence"]["effective"] == pytest.approx(0.7 * 0.95**2, abs=1e-6)
-
-
-def test_the_scratchpad_is_each_sessions_keys_labelled_with_json_values_decoded(demo_path: Path) -> None:
-    with open_store(demo_path) as store:
-        sessions = scratchpad(store)
-        assert [s["id"] for s in sessions] == [s.id for s in store.sessions()]
-        latest = sessions[0]
-        assert (latest["id"], latest["channel"], latest["title"]) == ("s-20261023-08", "webshop", "webshop session 9")
-        entries = {e["key"]: e for e in latest["entries"]}
-        assert entries["delegation_result::dl-008"]["json"] == {"agent": "writer", "status": "ok", "words": 428}
-        assert (entries["delegation_result::dl-008"]["pattern"], entries["delegation_result::dl-008"]["pattern_id"]) == (
-            "delegation_result", "dl-008")
-        assert entries["__pending_subagent_summaries__"]["json"] == ["sa-009"]
-        assert entries["__taskspace_hint__"]["json"] is None  # plain text stays text
-        assert entries["__taskspace_hint__"]["label"] == "Taskspace path hint"
-        only = scratchpad(store, "s-20260911-01")
-        assert [s["id"] for s in only] == ["s-20260911-01"]
-        assert {e["key"] for e in only[0]["entries"]} == {"__taskspace_hint__", "session_facts",
-                                                          "subagent_result::sa-001", "todo"}
-
-
-def test_scratch_keys_of_a_session_with_no_row_are_shown_not_hidden(demo_path: Path) -> None:
-    with sqlite3.connect(demo_path / "memory.db") as con:  # an agent writing without foreign keys
-        con.execute("INSERT INTO scratchpad (session_id, key, value, updated_at) VALUES "
-                    "('s-gone', 'todo', '{broken json', '2026-10-30T00:00:00+00:00')")
-    con.close()
-    with open_store(demo_path) as store:
-        orphan = scratchpad(store)[-1]
-        assert (orphan["id"], orphan["channel"], orphan["title"]) == ("s-gone", None, "(no session row)")
-        assert [(e["key"], e["value"], e["json"]) for e in orphan["entries"]] == [("todo", "{broken json", None)]
 
 
 def test_a_memorys_salience_report_has_its_curve_crossing_and_formula(demo_path: Path) -> None:
@@ -118,3 +89,27 @@ def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_firs
         later = salience_overview(store, AT + timedelta(days=60))
         assert later["histogram"][0]["count"] >= histogram[0]["count"]  # two months on, more have faded
         assert salience_overview(store)["at"] <= utcnow().isoformat()
+
+
+def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_active_memory(
+    markdown_only: Path,
+) -> None:
+    with open_store(markdown_only) as store:
+        model = store.settings.salience
+        active = store.page(MemoryQuery(statuses=(Status.ACTIVE,)), 10_000)
+        assert active
+        expected = [0] * HISTOGRAM_BINS
+        for m in active:
+            expected[min(int(model.effective(m, AT) * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)] += 1
+        histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 3)
+        assert histogram == expected
+        assert [m.id for m in weakest] == [m.id for m in sorted(active, key=lambda m: (model.effective(m, AT), m.id))[:3]]
+
+
+def test_the_spread_of_a_workspace_adds_memory_db_in_sql_to_its_other_parts(demo_path: Path) -> None:
+    with open_store(demo_path) as store:
+        model = store.settings.salience
+        histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 4)
+        assert sum(histogram) == store.count(MemoryQuery(statuses=(Status.ACTIVE,)))
+        values = [model.effective(m, AT) for m in weakest]
+        assert len(weakest) == 4 and values == sorted(values)
