@@ -459,15 +459,6 @@ class MemoryStore:
             found.update(revisions_of(source, wanted))
         return found
 
-    def page_at_once(self, query: MemoryQuery, limit: int, seconds: float) -> Sequence[Memory] | None:
-        """The query's first limit memories if they can be read on the caller's thread within
-        seconds; None when they cannot (a store that is not one memory.db, a read that ran past
-        seconds and was stopped, a locked file): read them off that thread then, with page."""
-        if len(self._sources) != 1:
-            return None
-        within = getattr(self._sources[0], "page_within", None)
-        return within(query, limit, seconds) if within is not None else None
-
     def get(self, memory_id: str) -> Memory:
         memory = self.find(memory_id)
         if memory is None:

@@ -155,11 +155,6 @@ class NativeWorkspace:
     def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
         return merged_page(self.parts, query, limit, offset, after)
 
-    def page_within(self, query: MemoryQuery, limit: int, seconds: float) -> Sequence[Memory] | None:
-        """The first page within seconds on this thread, where only memory.db holds memories."""
-        within = getattr(self.db, "page_within", None)
-        return within(query, limit, seconds) if within is not None and self.parts == [self.db] else None
-
     def get(self, memory_id: str) -> Memory | None:
         memory_id = self.canonical_id(memory_id)
         return self.part_for(memory_id).get(memory_id) if self.owns(memory_id) else None

@@ -7,10 +7,8 @@ machine another process can take both cores, and no application's UI thread tick
 the UI thread's own CPU time. With hook=True it also records every call into storage code that
 touches a file or a database (STORAGE_IO: SQLAlchemy, sqlite3, Chroma, the journal, memory.db's
 and the markdown and Chroma sources' modules) made on the UI thread: there must be none. Every
-call counts, capabilities and owns too: a source's answer may read (a copy's id is looked up).
-The one read the window makes there by design, the table's first rows within a 15 ms budget
-(MemoryStore.page_at_once, as QSqlTableModel reads them), is kept apart in budgeted_reads with
-how long each took and the rows it gave, for the test to check against its budget.
+call counts, capabilities and owns too: a source's answer may read (a copy's id is looked up),
+and the table's first rows too: they come from a worker like every other page.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from PySide6.QtCore import Qt, QTimer
 
@@ -36,14 +33,6 @@ STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "/psycopg/", "storage/j
               "storage/native/db/postgres_source.py", "storage/native/db/readers.py", "storage/native/chroma/",
               "storage/native/markdown/", "storage/embedders/local.py", "storage/embedders/openai_compatible.py",
               "storage/opening.py", "storage/detection.py", "storage/server_stores.py")
-# The table's first rows, read on the UI thread within a budget or not at all (the workspace's
-# page_within hands it to memory.db's when that is its only part, else answers None unread).
-BUDGETED = "page_within"
-
-
-class BudgetedRead(NamedTuple):
-    ms: float  # how long it took, the profile hook's overhead included
-    rows: int | None  # the rows it gave, None when it gave them to a worker instead
 
 
 class Heartbeat:
@@ -52,8 +41,6 @@ class Heartbeat:
     def __init__(self, hook: bool) -> None:
         self.hook = hook
         self.storage_calls: dict[str, int] = {}
-        self.budgeted_reads: list[BudgetedRead] = []
-        self._budgeted: tuple[object, float] | None = None  # the budgeted read under way: its frame, start
         self.timer = QTimer()
         self.timer.setInterval(TICK_MS)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -83,19 +70,10 @@ class Heartbeat:
         self.last, self.cpu, self.waited = now, cpu, waited
 
     def _on_call(self, frame, event: str, arg) -> None:  # noqa: ANN001  (a sys.setprofile hook)
-        if self._budgeted is not None:  # inside the budgeted read: what it calls is its own
-            if event == "return" and frame is self._budgeted[0]:
-                ms = round((time.perf_counter() - self._budgeted[1]) * 1000, 1)
-                self.budgeted_reads.append(BudgetedRead(ms, None if arg is None else len(arg)))
-                self._budgeted = None
-            return
         if event != "call":  # Python frames: sqlite3 is only reached through them here
             return
         where = frame.f_code.co_filename
         if any(part in where for part in STORAGE_IO):
-            if frame.f_code.co_name == BUDGETED:
-                self._budgeted = (frame, time.perf_counter())
-                return
             name = f"{where}:{frame.f_code.co_name}"
             self.storage_calls[name] = self.storage_calls.get(name, 0) + 1
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreError, StoreEvent
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreEvent
 from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
 from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revisions
 from mnemoscope.storage.query import sort_key
@@ -43,10 +43,6 @@ from ..workers import AT_ONCE
 
 PLACEHOLDER = "loading…"
 MAX_CHUNKS = 80
-# The first rows of a new query are read on the UI thread when the store can say they take less
-# than this (one memory.db, a read it stops past this): as QSqlTableModel does, without a worker's
-# round trip. Anything slower goes to a worker, so the window never waits longer.
-FIRST_ROWS_AT_ONCE_S = 0.015
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("content", "Content"),
     ("layer", "Layer"),
@@ -153,16 +149,8 @@ class MemoryTableModel(QAbstractTableModel):
         self._unread, self._dropped = None, set()
         self.endResetModel()
         self._counting = False
-        # The first rows go first, alone; the count follows them (see _on_page).
-        store = self._session.store
-        try:
-            first = store.page_at_once(query, self._chunk, FIRST_ROWS_AT_ONCE_S) if store is not None else None
-        except StoreError:
-            first = None  # the worker reads it again and reports what failed
-        if first is None:
-            self._request(0)
-        else:
-            self._on_page(self._generation, 0, first)
+        # The first rows go first, alone, on a worker; the count follows them (see _on_page).
+        self._request(0)
 
     def _count(self) -> None:
         """Count the query's rows (a scan on a big store: it starts once the first rows are in,

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Integer, func
 from sqlalchemy.engine import Connection, Engine
 
-from ...errors import ConflictError, LockedError, StoreError, StoreFileError, UnreadableStoreError
+from ...errors import ConflictError, StoreFileError, UnreadableStoreError
 from ...model import Memory
 from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import Change, Snapshot, same_record
@@ -163,35 +162,6 @@ class SqliteSource(NativeDb):
         page, and a checkout from the pool a fifth."""
         with friendly_errors(self.db_path), self._readers.reading() as dbapi:
             yield dbapi
-
-    def page_within(self, query: MemoryQuery, limit: int, seconds: float) -> Sequence[Memory] | None:
-        """The query's first limit memories if this thread reads them within seconds, else None:
-        a read past that is stopped (SQLite's progress handler), and a lock is not waited for.
-        The window reads its first rows so, on its own thread, as QSqlTableModel does, and hands
-        them to a worker when this says None."""
-        deadline = time.monotonic() + seconds
-        stopped: list[bool] = []
-
-        def past() -> bool:
-            if time.monotonic() > deadline:
-                stopped.append(True)
-                return True
-            return False
-
-        with friendly_errors(self.db_path), self._readers.reading() as dbapi:
-            (waits,) = dbapi.execute("PRAGMA busy_timeout").fetchone()
-            dbapi.execute("PRAGMA busy_timeout = 0")
-            dbapi.set_progress_handler(past, 2000)
-            try:
-                return self.page(query, limit)
-            except StoreError as exc:
-                if stopped or isinstance(exc, LockedError):
-                    return None
-                raise
-            finally:
-                with contextlib.suppress(sqlite3.ProgrammingError):  # a failed read closed it
-                    dbapi.set_progress_handler(None, 0)
-                    dbapi.execute(f"PRAGMA busy_timeout = {int(waits)}")
 
     def errors(self) -> contextlib.AbstractContextManager[None]:
         return friendly_errors(self.db_path)
