@@ -1,7 +1,8 @@
 """The embedding map: a store's vectors projected to two dimensions, and a memory's neighbours.
 
 Every vector source of the store (the workspace's Chroma directory, a Chroma server, the Chroma
-collections of other tools' stores) is read a batch at a time; past ``limit`` vectors a uniform
+collections of other tools' stores) is read a batch at a time, as MemoryStore.vector_collections
+hands it out; past ``limit`` vectors a uniform
 random sample (fixed seed) is kept, and the result says so and of how many. The sample is
 projected by PCA computed with numpy (the eigenvectors of its covariance), on unit vectors when
 the collection compares by cosine. Each point carries its memory's id (a vector copy of a
