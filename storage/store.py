@@ -46,6 +46,7 @@ from .source import (
 )
 
 if TYPE_CHECKING:
+    from .native.chroma.vector_collection import VectorCollection
     from .native.db.tables import NativeDb
     from .native.workspace import NativeWorkspace
 
@@ -262,6 +263,26 @@ class MemoryStore:
             elif s.capabilities().vector_search:
                 found.append(s)
         return found
+
+    def vector_collections(self) -> tuple[list[VectorCollection], list[str]]:
+        """The collections of every vector source whose vectors can be read a batch at a time
+        (Chroma's: the workspace's directory, a server, another tool's Chroma store), empty ones
+        too, and a note on each vector source whose vectors cannot be (sqlite-vec, pgvector,
+        Qdrant). The workspace's own collections are native when it has a memory.db: their
+        mirror records stand for its memories (VectorCollection.mirror_kind: memory.db's kind)."""
+        db = self._workspace.db if self._workspace is not None else None
+        own = self._workspace.vectors if self._workspace is not None and db is not None else None
+        found: list[VectorCollection] = []
+        notes: list[str] = []
+        for source in self.vector_sources():
+            listed = getattr(source, "vector_collections", None)
+            if listed is None:
+                notes.append(f"{getattr(source, 'label', source)}: its vectors cannot be mapped yet")
+            elif source is own and db is not None:
+                found += [c.as_native(db.kind) for c in listed()]
+            else:
+                found += listed()
+        return found, notes
 
     # -- reading -----------------------------------------------------------------------
 

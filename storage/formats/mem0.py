@@ -37,6 +37,7 @@ from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.chroma.files import CHROMA_FILE
 from ..native.chroma.local import ChromaSource, RecordReading
 from ..native.chroma.records import STALE_KEY, split_record_id
+from ..native.chroma.vector_collection import VectorCollection
 from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows, sqlite_error
@@ -384,6 +385,10 @@ class Mem0Source(Mem0Conversations):
 
     def embedding_of(self, memory_id: str) -> list[float] | None:
         return self.vectors.embedding_of(memory_id)
+
+    def vector_collections(self) -> list[VectorCollection]:
+        """Its Chroma collections' vectors, a batch at a time (the embedding map)."""
+        return self.vectors.vector_collections()
 
     # -- history.db --------------------------------------------------------------------
 

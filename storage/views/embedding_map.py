@@ -1,7 +1,8 @@
 """The embedding map: a store's vectors projected to two dimensions, and a memory's neighbours.
 
 Every vector source of the store (the workspace's Chroma directory, a Chroma server, the Chroma
-collections of other tools' stores) is read a batch at a time; past ``limit`` vectors a uniform
+collections of other tools' stores) is read a batch at a time, as MemoryStore.vector_collections
+hands it out; past ``limit`` vectors a uniform
 random sample (fixed seed) is kept, and the result says so and of how many. The sample is
 projected by PCA computed with numpy (the eigenvectors of its covariance), on unit vectors when
 the collection compares by cosine. Each point carries its memory's id (a vector copy of a
@@ -13,17 +14,16 @@ Work that takes long checks ``cancelled()`` between batches and reports ``progre
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import StoreError
-from ..model import Kind
 from ..native.chroma.index import LAYERS, STATUSES, RecordIndex
 from ..native.chroma.records import record_id_for
+from ..native.chroma.vector_collection import VectorCollection
 from ..query import MemoryQuery
 from ..store import MemoryStore
 
@@ -79,19 +79,6 @@ class EmbeddingMap:
         }
 
 
-@dataclass
-class _Collection:
-    """One collection of one vector source, read as the map needs it."""
-
-    source: Any
-    name: str
-    count: int
-    dimension: int
-    mirrors_are_memories: bool  # its mirror records stand for memory.db memories (the workspace)
-    mirror_kind: str
-    read_batches: Callable[[int], Iterator[tuple[list[str], Any]]] = field(repr=False)
-
-
 def embedding_map(
     store: MemoryStore,
     *,
@@ -120,9 +107,9 @@ def embedding_map(
     parts: list[Any] = []
     start = 0
     for c in chosen:
-        index = _index(c)
+        index = c.record_index()
         position = index.position()
-        for batch_ids, vectors in c.read_batches(BATCH):
+        for batch_ids, vectors in c.batches(BATCH):
             if stop():
                 raise MapCancelled()
             end = start + len(batch_ids)
@@ -138,7 +125,7 @@ def embedding_map(
     if not parts:
         return EmbeddingMap([], np.zeros((0, 2), np.float32), fields, (0.0, 0.0), total, dimension, notes=tuple(notes))
     sample = np.vstack(parts)
-    if all(_space(c) == "cosine" for c in chosen):
+    if all(c.space == "cosine" for c in chosen):
         norms = np.linalg.norm(sample, axis=1, keepdims=True)
         sample = sample / np.where(norms == 0, 1.0, norms)
     xy, explained = _pca(sample, stop)
@@ -171,67 +158,13 @@ def neighbours(store: MemoryStore, memory_id: str, k: int = 10) -> list[tuple[st
 # -- reading the vector sources --------------------------------------------------------------
 
 
-def _collections(store: MemoryStore) -> tuple[list[_Collection], list[str]]:
-    """Every collection the map can read, and notes on the vector sources it cannot."""
-    found: list[_Collection] = []
-    notes: list[str] = []
-    workspace = store._workspace
-    for source in store.vector_sources():
-        chroma = source if hasattr(source, "_index_of") else getattr(source, "vectors", None)
-        if chroma is None or not hasattr(chroma, "_index_of"):
-            notes.append(f"{getattr(source, 'label', source)}: its vectors cannot be mapped yet")
-            continue
-        native = workspace is not None and chroma is workspace.vectors and workspace.db is not None
-        mirror_kind = workspace.db.kind.value if native and workspace is not None and workspace.db else Kind.SQLITE.value
-        for name in chroma.collections():
-            found.append(_collection_of(chroma, name, native, mirror_kind))
+def _collections(store: MemoryStore) -> tuple[list[VectorCollection], list[str]]:
+    """Every collection the map can read that holds vectors, and notes on the vector sources it cannot read."""
+    found, notes = store.vector_collections()
     return [c for c in found if c.count], notes
 
 
-def _collection_of(chroma: Any, name: str, native: bool, mirror_kind: str) -> _Collection:
-    if hasattr(chroma, "_vector_matrix"):  # a local directory: its files read as one array (kept for search)
-        with chroma._one_read():
-            _token, ids, matrix, _unit, _positions = chroma._vector_matrix(name)
-
-        def local_batches(size: int) -> Iterator[tuple[list[str], Any]]:
-            for start in range(0, len(ids), size):
-                yield ids[start : start + size], matrix[start : start + size]
-
-        dimension = int(matrix.shape[1]) if len(ids) else 0
-        return _Collection(chroma, name, len(ids), dimension, native, mirror_kind, local_batches)
-    col = chroma._col(name)  # a server: Chroma's own get, a page at a time
-
-    def server_batches(size: int) -> Iterator[tuple[list[str], Any]]:
-        offset = 0
-        while True:
-            with _talking(chroma, name):
-                got = col.handle.get(include=["embeddings"], limit=size, offset=offset)
-            if len(got["ids"]):
-                yield list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
-            if len(got["ids"]) < size:
-                return
-            offset += size
-
-    return _Collection(chroma, name, int(col.count), int(col.dimension or 0), native, mirror_kind, server_batches)
-
-
-def _talking(chroma: Any, name: str) -> contextlib.AbstractContextManager[Any]:
-    talking = getattr(chroma, "_talking", None)
-    return talking(f"could not read the vectors of collection {name!r}") if talking else contextlib.nullcontext()
-
-
-def _index(c: _Collection) -> RecordIndex:
-    with c.source._one_read():
-        index: RecordIndex = c.source._index_of(c.name)
-    return index
-
-
-def _space(c: _Collection) -> str:
-    info = getattr(c.source, "collection_info", None)
-    return str(getattr(info(c.name), "space", "cosine")) if info is not None else "cosine"
-
-
-def _commonest_dimension(collections: list[_Collection]) -> int:
+def _commonest_dimension(collections: list[VectorCollection]) -> int:
     per: dict[int, int] = {}
     for c in collections:
         per[c.dimension] = per.get(c.dimension, 0) + c.count
@@ -245,7 +178,7 @@ def _sample(total: int, limit: int, seed: int) -> Any:
     return np.sort(np.random.default_rng(seed).choice(total, size=limit, replace=False))
 
 
-def _add_points(c: _Collection, index: RecordIndex, position: dict[str, int], record_ids: list[str],
+def _add_points(c: VectorCollection, index: RecordIndex, position: dict[str, int], record_ids: list[str],
                 ids: list[str], fields: dict[str, list[str]]) -> None:
     """The points of these records: ids (a mirror names its memory.db memory) and colour fields,
     read from the collection's index ("?" for a record written after the index was read)."""
@@ -253,7 +186,7 @@ def _add_points(c: _Collection, index: RecordIndex, position: dict[str, int], re
     known = rows >= 0
     at = np.where(known, rows, 0)
     empty = len(index) == 0
-    mirror = known & index.mirror[at] if c.mirrors_are_memories and not empty else np.zeros(len(rows), dtype=bool)
+    mirror = known & index.mirror[at] if c.native and not empty else np.zeros(len(rows), dtype=bool)
     prefix = record_id_for(c.name, "")
     ids += [r if m else prefix + r for r, m in zip(record_ids, mirror.tolist(), strict=True)]
 
@@ -265,7 +198,8 @@ def _add_points(c: _Collection, index: RecordIndex, position: dict[str, int], re
     fields["channel"] += labels(index.channel, [str(name) for name in index.channels])
     fields["layer"] += labels(index.layer, [layer.value for layer in LAYERS])
     fields["status"] += labels(index.status, [status.value for status in STATUSES])
-    fields["kind"] += np.where(mirror, c.mirror_kind, c.source.kind.value).tolist()
+    mirror_kind = c.mirror_kind.value if c.mirror_kind is not None else c.kind.value
+    fields["kind"] += np.where(mirror, mirror_kind, c.kind.value).tolist()
 
 
 def _finding_labels(store: MemoryStore, ids: list[str], stop: Cancelled) -> list[str]:

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mnemoscope.storage import Curator, MemoryQuery, NotFoundError, ReadOnlyError, open_store
 from mnemoscope.storage.findings import RECORD_PREFIX
+from mnemoscope.storage.journal.log import Journal
 from mnemoscope.storage.model import Kind, Status
+from mnemoscope.storage.native.chroma.local import ChromaSource
 from mnemoscope.storage.query import Order
+from mnemoscope.storage.source import Capabilities
+from mnemoscope.storage.store import MemoryStore
 
 
 def _mirrored(path: Path) -> tuple[str, str]:
@@ -161,3 +166,38 @@ def test_change_token_moves_when_an_agent_writes_any_kind(demo_path: Path) -> No
         assert after_sql != after_md
         store._workspace.vectors.collection("memories").update(ids=[store._workspace.db.page(MemoryQuery(), 1)[0].id], metadatas=[{"x": 1}])
         assert store.change_token() != after_sql
+
+
+class _UnmappedVectors:
+    """A vector source whose vectors cannot be read a batch at a time (as sqlite-vec's, pgvector's)."""
+
+    format = "facts-db"
+    label = "facts.db vectors"
+    kind = Kind.SQLITE
+
+    def capabilities(self, record_id: str | None = None) -> Capabilities:
+        return Capabilities(vector_search=True)
+
+    def close(self) -> None:
+        pass
+
+
+def test_vector_collections_mark_the_workspaces_own_native_and_note_what_cannot_be_read(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        found, notes = store.vector_collections()
+        assert notes == []
+        [native] = found
+        assert (native.name, native.kind, native.mirror_kind) == ("memories", Kind.CHROMA, Kind.SQLITE) and native.native
+        assert sum(len(ids) for ids, _v in native.batches(50)) == native.count > 0
+        assert native.record_index().mirror.any()  # the vector copies of memory.db's memories
+    # The same directory beside no memory.db: its mirrors stand for nothing here, so it is not native;
+    # a vector source whose vectors cannot be read so is named in a note.
+    sidecar = tmp_path / "sidecar"
+    sidecar.mkdir()
+    sources: list[Any] = [ChromaSource.open(demo_path / "vectors", read_only=True), _UnmappedVectors()]
+    with MemoryStore(sidecar, sources, Journal.sidecar(sidecar), read_only=True) as store:
+        found, notes = store.vector_collections()
+        assert [(c.name, c.native, c.count) for c in found] == [("memories", False, native.count)]
+        assert notes == ["facts.db vectors: its vectors cannot be mapped yet"]

@@ -158,9 +158,8 @@ def test_ui_and_app_import_only_the_storage_api(folder: str) -> None:
 PARTS = frozenset({"_sources", "_workspace", "_journal", "sources", "workspace", "journal"})
 PART_OWNERS = frozenset({"storage/store.py", "storage/curation.py"})
 # Still reaching past the façade, to be cut: the store-wide check and its repairs compare the
-# native copies part by part; the embedding map reads the native collection's index.
-PART_EXCEPTIONS = frozenset({"storage/consistency/checks.py", "storage/consistency/repair.py",
-                             "storage/views/embedding_map.py"})
+# native copies part by part.
+PART_EXCEPTIONS = frozenset({"storage/consistency/checks.py", "storage/consistency/repair.py"})
 
 
 def part_reads(path: Path) -> list[str]:

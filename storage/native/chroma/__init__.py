@@ -9,7 +9,9 @@
 - server.py: ChromaServerSource, the collections of a Chroma server, and its URLs;
 - records.py: what a record is to Mnemoscope, for both: its id, a Memory, its plans;
 - index.py: RecordIndex, a collection's records as columns, and IndexedReads, the count, page
-  and filter reads both sources answer from it; index_cache.py keeps a local directory's.
+  and filter reads both sources answer from it; index_cache.py keeps a local directory's;
+- vector_collection.py: VectorCollection, a collection's vectors a batch at a time and its
+  record index, as both sources hand them out to readers of every vector (the embedding map).
 
 Importers name the module they need: nothing is re-exported here.
 """

@@ -430,6 +430,12 @@ class IndexedReads:
     # -- the reads ---------------------------------------------------------------------------
 
     @one_read
+    def record_index(self, name: str) -> RecordIndex:
+        """The collection's records as columns (status, layer, channel, mirror flag, times), as
+        count and page read them now: every record, whatever the source hides (mirrors)."""
+        return self._index_of(name)
+
+    @one_read
     def count(self, query: MemoryQuery) -> int:
         if not query.wants_kind(self.kind):
             return 0

@@ -14,7 +14,8 @@ from ...model import Memory, Status
 from ...query import MemoryQuery
 from ...source import Snapshot
 from .files import ChromaFiles, Collection
-from .index import IndexedReads
+from .index import IndexedReads, one_read
+from .vector_collection import VectorCollection, sliced
 
 _GRAPH_FROM = 20_000  # records from which a vector search walks Chroma's graph instead of comparing every vector
 
@@ -52,6 +53,19 @@ class LocalVectorSearch(IndexedReads):
         embedding: Any = None,
     ) -> Memory:
         raise NotImplementedError
+
+    @one_read
+    def vector_collections(self) -> list[VectorCollection]:
+        """Every collection's vectors: each read from the files as one array (kept for vector
+        search until the directory changes) and handed out in slices of it."""
+        return [self._vector_collection(name) for name in self.collections()]
+
+    def _vector_collection(self, name: str) -> VectorCollection:
+        _token, ids, matrix, _unit, _positions = self._vector_matrix(name)
+        return VectorCollection(
+            name, len(ids), int(matrix.shape[1]) if len(ids) else 0, self.collection_info(name).space, self.kind,
+            sliced(ids, matrix), lambda: self.record_index(name),
+        )
 
     def _nearest_memories(self, name: str, vector: list[float], query: MemoryQuery, k: int) -> list[tuple[Memory, float]]:
         """The collection's k nearest records the query keeps, as memories with their distances."""

@@ -39,6 +39,7 @@ secrets (``credentials.redacted``) and library errors go through ``credentials.s
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import threading
 import uuid
@@ -62,6 +63,7 @@ from ...model import EDITABLE_FIELDS, Kind, Memory, Status
 from ...query import MemoryQuery
 from ...source import Capabilities, Change, Plan, PlanContext, Snapshot, same_record
 from .client import close_client, import_chromadb
+from .files import Collection
 from .index import IndexedReads, RecordIndex, RecordIndexBuilder, one_read
 from .records import (
     NATIVE_COLLECTION,
@@ -71,6 +73,7 @@ from .records import (
     record_revision,
     split_record_id,
 )
+from .vector_collection import VectorCollection, paged
 
 DEFAULT_TENANT = "default_tenant"  # chromadb.config.DEFAULT_TENANT, spelled here so parsing a URL imports no chromadb
 DEFAULT_DATABASE = "default_database"
@@ -164,6 +167,11 @@ class _Col:
     @property
     def token(self) -> str:
         return _collection_token(self.id, self.count, self.metadata.get(REVISION_KEY, ""))
+
+    @property
+    def space(self) -> str:
+        """Its distance, read from its metadata and configuration as a local directory's is."""
+        return Collection(self.id, self.name, self.metadata, self.configuration, self.dimension, None, None).space
 
 
 def _collection_token(collection_id: str, count: int, revision: Any) -> str:
@@ -371,6 +379,19 @@ class ChromaServerSource(IndexedReads):
     def collection(self, name: str) -> Any:
         """chromadb's own collection object, for agents and tests."""
         return self._col(name).handle
+
+    @one_read
+    def vector_collections(self) -> list[VectorCollection]:
+        """Every collection's vectors, fetched with Chroma's get a page at a time as they are read."""
+        return [VectorCollection(name, col.count, int(col.dimension or 0), col.space, self.kind,
+                                 paged(functools.partial(self._vector_page, col)),
+                                 functools.partial(self.record_index, name))
+                for name, col in sorted(self._cols().items())]
+
+    def _vector_page(self, col: _Col, limit: int, offset: int) -> tuple[list[str], Any]:
+        with self._talking(f"could not read the vectors of collection {col.name!r}"):
+            got = col.handle.get(include=["embeddings"], limit=limit, offset=offset)
+        return list(got["ids"]), got["embeddings"]
 
     # -- the metadata index ---------------------------------------------------------------------
 

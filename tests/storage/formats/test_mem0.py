@@ -105,6 +105,21 @@ def test_contents_channels_and_history(mem0_store):
         assert [hit.memory.id for hit in found.hits] == [f"vec:mem0:{ids['lisbon']}"]
 
 
+def test_its_chroma_vectors_are_handed_out_for_the_map(mem0_store):
+    """vector_collections: mem0's collection as its Chroma directory hands it out (not native:
+    no memory.db here), each record's channel as mem0 means it in the record index."""
+    root, ids = mem0_store
+    with open_store(root, read_only=True) as store:
+        found, notes = store.vector_collections()
+        assert notes == [] and [(c.name, c.count, c.native) for c in found] == [("mem0", 3, False)]
+        [(record_ids, vectors)] = list(found[0].batches(10))
+        assert sorted(record_ids) == sorted(ids[k] for k in ("tea", "lisbon", "deploy"))
+        assert vectors.shape == (3, found[0].dimension)
+        index = found[0].record_index()
+        channels = {str(i): index.channels[c] for i, c in zip(index.ids.tolist(), index.channel.tolist(), strict=True)}
+        assert channels[ids["deploy"]] == "agent:helper/run:r1"
+
+
 def test_edit_is_read_back_by_mem0_and_undone(mem0_store):
     root, ids = mem0_store
     memory_id = f"vec:mem0:{ids['lisbon']}"

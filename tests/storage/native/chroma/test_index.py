@@ -210,3 +210,22 @@ def test_an_index_saved_is_loaded_only_at_its_token(tmp_path: Path) -> None:
     assert RecordIndex.load(tmp_path / "missing.npz", "t1") is None
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     assert RecordIndex.load(tmp_path / "bad.npz", "t1") is None
+
+
+def test_the_record_index_holds_every_record_even_the_mirrors_the_source_hides(demo_path: Path) -> None:
+    """record_index: the columns count and page read, mirror records of memory.db memories
+    included (the workspace hides them from its listings, the embedding map names their memories)."""
+    source = ChromaSource.open(demo_path / "vectors", read_only=True)
+    try:
+        name = source.collections()[0]
+        index = source.record_index(name)
+        assert isinstance(index, RecordIndex) and len(index) == source.record_count(name)
+        assert source.count(MemoryQuery(statuses=())) == len(index)
+        mirrors = int(index.mirror.sum())
+        assert mirrors > 0
+        source.hide_mirrors()
+        assert source.record_index(name) is index  # kept until the directory changes
+        assert source.count(MemoryQuery(statuses=())) == len(index) - mirrors
+        assert index.channels and len(index.status) == len(index.layer) == len(index)
+    finally:
+        source.close()

@@ -84,3 +84,32 @@ def test_vector_search_reads_further_when_the_nearest_hits_left_the_query(demo_p
         everything, _ = vector_list(store, None, MemoryQuery(statuses=()), 100, embedding=embedding)
     active = [m.id for m in everything if m.status is Status.ACTIVE]
     assert [m.id for m in found] == active[:3] and not set(archived) & {m.id for m in found}
+
+
+def test_vector_collections_hand_out_the_array_vector_search_reads_in_batches(tmp_path: Path) -> None:
+    """Every vector as chromadb holds it (the HNSW files' part and the queued part, deletes and
+    updates applied), a batch at a time: slices of the one array vector search keeps, not a second
+    read; the record index the source filters with; not native (a directory opened alone)."""
+    path = tmp_path / "chroma"
+    written(path, 1300, space="l2")
+    copy = tmp_path / "client-copy"
+    shutil.copytree(path, copy)
+    theirs = chroma_client(copy).get_collection("facts").get(include=["embeddings"])
+    expected = dict(zip(theirs["ids"], theirs["embeddings"], strict=True))
+    source = ChromaSource.open(path, read_only=True)
+    try:
+        [c] = source.vector_collections()
+        assert (c.name, c.count, c.dimension, c.space, c.kind) == ("facts", len(expected), 16, "l2", Kind.CHROMA)
+        assert not c.native and c.mirror_kind is None
+        got = list(c.batches(500))
+        assert [len(b) for b, _v in got] == [500, 500, len(expected) - 1000]
+        ids = [i for b, _v in got for i in b]
+        assert sorted(ids) == sorted(expected)
+        assert np.allclose(np.vstack([v for _b, v in got]), [expected[i] for i in ids])
+        matrix = source._vector_matrix("facts")[2]
+        assert all(np.shares_memory(v, matrix) for _b, v in got)
+        index = c.record_index()
+        assert index is source.record_index("facts")
+        assert sorted(index.ids_at(np.arange(len(index)))) == sorted(expected)
+    finally:
+        source.close()

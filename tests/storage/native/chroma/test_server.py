@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import helpers.chroma_server
+import numpy as np
 import pytest
 from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_server
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
@@ -133,6 +134,32 @@ def test_the_server_reads_the_same_as_the_local_directory(
             assert [m.revision for m, _d in by_text] == [server.get(m.id).revision for m, _d in by_text]  # type: ignore[union-attr]
             by_vector = server.vector_search(embedder.embed([text])[0], None, query, 5)
             assert [(m.id, d) for m, d in by_vector] == [(m.id, d) for m, d in by_text]
+
+
+def test_the_server_hands_out_its_vectors_a_page_at_a_time_as_the_local_directory_does(
+    on_server: tuple[ChromaSource, str], server_source: ChromaServerSource
+) -> None:
+    """vector_collections: the same collection, count, dimension and distance as the local
+    directory's; every vector fetched a page at a time with Chroma's get (the last page short);
+    the record index the server filters with."""
+    local, _url = on_server
+    [theirs], [ours] = server_source.vector_collections(), local.vector_collections()
+    shown = ("name", "count", "dimension", "space", "kind", "mirror_kind")
+    assert [getattr(theirs, f) for f in shown] == [getattr(ours, f) for f in shown]
+    assert theirs.space == "cosine" and theirs.count > 20
+    pages = list(theirs.batches(7))
+    assert [len(ids) for ids, _v in pages[:-1]] == [7] * (len(pages) - 1) and 0 < len(pages[-1][0]) <= 7
+    served = {i: v for ids, vectors in pages for i, v in zip(ids, vectors.tolist(), strict=True)}
+    read = {i: v for ids, vectors in ours.batches(1000) for i, v in zip(ids, vectors.tolist(), strict=True)}
+    assert sorted(served) == sorted(read) and len(served) == theirs.count
+    # Chroma's server hands back the vectors its cosine index normalised: the same directions.
+    for record_id, vector in served.items():
+        a, b = np.asarray(vector), np.asarray(read[record_id])
+        assert float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))) == pytest.approx(1.0, abs=1e-5)
+    index = theirs.record_index()
+    assert index is server_source.record_index(NATIVE_COLLECTION)
+    assert sorted(index.ids_at(np.arange(len(index)))) == sorted(served)
+    assert int(index.mirror.sum()) == int(ours.record_index().mirror.sum()) > 0
 
 
 def test_server_source_describes_itself_and_its_embedder(server_source: ChromaServerSource) -> None:
