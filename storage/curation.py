@@ -51,7 +51,7 @@ from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
 
 if TYPE_CHECKING:  # the consistency check loads SQLAlchemy and markdown-it: only when a repair runs
-    from .consistency.report import Report
+    from .consistency_report import Report
 
 REPAIR = "repair"
 Ids = str | Sequence[str]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from ..consistency_report import Finding, Report
 from ..embedders.base import Embedder
 from ..native.chroma.records import NATIVE_COLLECTION
 from ..native.db.fts import differing_entries, fts_record, has_fts
 from .native_markdown import MarkdownCheck
 from .native_vectors import VectorCheck
-from .report import Finding, Report
 from .rows import row_count
 
 Progress = Callable[[int, int], None]

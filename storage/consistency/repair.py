@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..consistency_report import KINDS, Report
 from ..embedders.base import Embedder
 from ..errors import NothingToDoError, UnsupportedError
 from ..native.chroma.records import NATIVE_COLLECTION, STALE_KEY, memory_metadata, record_id_for
@@ -16,7 +17,6 @@ from ..native.db.fts import fts_rowid
 from ..native.markdown.blocks import bullet_text
 from ..native.markdown.files import inside
 from ..source import Change, Snapshot
-from .report import KINDS, Report
 
 _REEMBEDDED = {"missing-vector", "stale-vector"}
 

@@ -1,8 +1,12 @@
 """What a consistency check found: findings grouped by kind, with counts.
 
 Each kind has a stable id (what `--repair` takes and JSON carries), a title a person
-reads, a severity, and either a repair (a safe one-step fix, see repair.py) or advice
+reads, a severity, and either a repair (a safe one-step fix, Curator.repair) or advice
 (which copy is right is a person's call).
+
+The vocabulary every layer shares: the native workspace and the foreign formats report
+findings of the kinds listed here or registered (register_kind), and consistency/ runs the
+store-wide check over them. It imports nothing of the store.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ everything" takes, its JSON form, and kinds a foreign format registers."""
 
 from __future__ import annotations
 
-from mnemoscope.storage.consistency import KINDS, Finding, FindingKind, Report, register_kind
+from mnemoscope.storage.consistency_report import KINDS, Finding, FindingKind, Report, register_kind
 
 
 def test_a_report_groups_findings_by_kind_in_the_order_found() -> None:
