@@ -13,10 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 from ..consistency_report import Finding, Report
 from ..embedders.base import Embedder
 from ..native.chroma.records import NATIVE_COLLECTION
+from ..native.copies.markdown import MarkdownCheck
+from ..native.copies.rows import row_count
+from ..native.copies.vectors import VectorCheck
 from ..native.db.fts import differing_entries, fts_record, has_fts
-from .native_markdown import MarkdownCheck
-from .native_vectors import VectorCheck
-from .rows import row_count
 
 Progress = Callable[[int, int], None]
 
