@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .consistency_report import ConsistencyChecks, Progress, Report
 from .embedders.base import Embedder, RecordedEmbedder, check_match, recorded_embedders
 from .embedders.choice import make_embedder
 from .errors import (
@@ -544,6 +545,32 @@ class MemoryStore:
     def stale_ids(self) -> list[str]:
         """Memories whose vector is marked stale, in every source that can re-embed."""
         return [i for s in self._with("reembed") for i in s.stale_ids()]
+
+    # -- consistency: each source compares its own copies -------------------------------------
+
+    def consistency_checks(self, embedder: Embedder | None = None, progress: Progress | None = None) -> Report:
+        """Every copy of every memory compared, store-wide: the native workspace's memory rows
+        against their vectors, markdown bullets and full-text entries, and each foreign format's
+        own indexes (ConsistencyChecks). embedder: what recomputes vectors to find stale ones
+        (default: the store's own, if one runs here; without one, only vectors marked stale are
+        found). progress(done, total) ticks per page of rows and ends at its total."""
+        report = Report(location=self.location)
+        total = 0
+
+        def ticked(done: int, of: int) -> None:
+            nonlocal total
+            total = of
+            if progress is not None:
+                progress(done, of)
+
+        if self._workspace is not None:
+            report.merge(self._workspace.check_copies(embedder, ticked, default_embedder=self.embedder))
+        for source in self.foreign:
+            if isinstance(source, ConsistencyChecks):
+                report.extend(source.consistency_checks())
+        if progress is not None:
+            progress(total, total)
+        return report
 
     # -- what an agent writes (headless; each call tells listeners) ---------------------------
 

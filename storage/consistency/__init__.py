@@ -1,9 +1,9 @@
 """A store-wide consistency check (check) and its report (Report); repairs are curation
 steps (Curator.repair).
 
-The report's vocabulary (Finding, FindingKind, KINDS, register_kind, Report) lives low, in
-storage/consistency_report.py, where the formats that register their own kinds import it;
-it is re-exported here. The names load on first use (PEP 562), as the storage package's do.
+The report's vocabulary (Finding, FindingKind, KINDS, register_kind, Report, ConsistencyChecks)
+lives low, in storage/consistency_report.py, where the workspace and the formats that report
+findings import it; it is re-exported here. The names load on first use (PEP 562), as the storage package's do.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..consistency_report import KINDS, Finding, FindingKind, Report, register_kind
-    from .checks import ConsistencyChecks, check
+    from ..consistency_report import KINDS, ConsistencyChecks, Finding, FindingKind, Report, register_kind
+    from .checks import check
 
 _EXPORTS = {
-    **dict.fromkeys(("ConsistencyChecks", "check"), ".checks"),
-    **dict.fromkeys(("KINDS", "Finding", "FindingKind", "Report", "register_kind"), "..consistency_report"),
+    "check": ".checks",
+    **dict.fromkeys(
+        ("KINDS", "ConsistencyChecks", "Finding", "FindingKind", "Report", "register_kind"), "..consistency_report"
+    ),
 }
 __all__ = ["KINDS", "ConsistencyChecks", "Finding", "FindingKind", "Report", "check", "register_kind"]
 

@@ -60,6 +60,7 @@ from .markdown.files import MEMORY_FILE, daily_date, inside
 from .markdown.source import MarkdownSource
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
+    from ..consistency_report import Progress, Report
     from .db.tables import NativeDb
 
 
@@ -362,6 +363,22 @@ class NativeWorkspace:
         """Memories whose vector no longer matches their text."""
         ids = self.db.stale_vector_ids() if self.db is not None else []
         return ids + (self.vectors.stale_record_ids() if self.vectors is not None else [])
+
+    # -- its copies compared (copies/) ----------------------------------------------------------
+
+    def check_copies(
+        self,
+        embedder: Embedder | None = None,
+        progress: Progress | None = None,
+        *,
+        default_embedder: Callable[[], Embedder | None] = lambda: None,
+    ) -> Report:
+        """Every memory row against its vector record, markdown bullet and full-text entry: what
+        differs, by kind (copies/check.py). embedder: what recomputes vectors to find stale ones
+        (default_embedder() when none is given, asked only where there are vectors)."""
+        from .copies.check import check_copies
+
+        return check_copies(self, embedder, progress, default_embedder=default_embedder)
 
     # -- what agents write (not audited: the agent is the owner) --------------------------------
 
