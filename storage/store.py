@@ -21,6 +21,7 @@ from .embedders.choice import make_embedder
 from .errors import (
     ConflictError,
     NotFoundError,
+    NothingToDoError,
     ReadOnlyError,
     StoreError,
     UnsupportedError,
@@ -44,6 +45,7 @@ from .source import (
 )
 
 if TYPE_CHECKING:
+    from .native.copies.repair import RepairPlan
     from .native.db.tables import NativeDb
     from .native.workspace import NativeWorkspace
 
@@ -571,6 +573,18 @@ class MemoryStore:
         if progress is not None:
             progress(total, total)
         return report
+
+    def plan_repairs(self, report: Report, kinds: Sequence[str], embedder: Embedder | None) -> list[RepairPlan]:
+        """The safe repairs of report's findings of these kinds, planned by the source that owns
+        the copies (the native workspace: the only one with repairs) against the store as it is
+        now: one plan per memory, each change naming its writer, for Curator.repair to apply as
+        one step. NothingToDoError when nothing of those kinds is left to repair; UnsupportedError
+        where no automatic repair exists, or vectors are to be embedded and embedder is None."""
+        if self._workspace is not None:
+            return self._workspace.plan_repairs(report, kinds, embedder)
+        if any(report.items(kind) for kind in kinds):
+            raise UnsupportedError(f"{self.location} has no native workspace; these findings have no automatic repair.")
+        raise NothingToDoError("The report holds nothing of those kinds to repair.")
 
     # -- what an agent writes (headless; each call tells listeners) ---------------------------
 

@@ -61,6 +61,7 @@ from .markdown.source import MarkdownSource
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
     from ..consistency_report import Progress, Report
+    from .copies.repair import RepairPlan
     from .db.tables import NativeDb
 
 
@@ -364,7 +365,7 @@ class NativeWorkspace:
         ids = self.db.stale_vector_ids() if self.db is not None else []
         return ids + (self.vectors.stale_record_ids() if self.vectors is not None else [])
 
-    # -- its copies compared (copies/) ----------------------------------------------------------
+    # -- its copies compared and repaired (copies/) ------------------------------------------------
 
     def check_copies(
         self,
@@ -379,6 +380,14 @@ class NativeWorkspace:
         from .copies.check import check_copies
 
         return check_copies(self, embedder, progress, default_embedder=default_embedder)
+
+    def plan_repairs(self, report: Report, kinds: Sequence[str], embedder: Embedder | None) -> list[RepairPlan]:
+        """The safe repairs of report's findings of these kinds, planned against the copies as they
+        are now: one plan per memory, each change naming the part that writes it
+        (copies/repair.py). embedder: what embeds the vectors to add or re-embed."""
+        from .copies.repair import plan_repairs
+
+        return plan_repairs(self, report, kinds, embedder)
 
     # -- what agents write (not audited: the agent is the owner) --------------------------------
 
