@@ -7,7 +7,8 @@ the file named by the row's ``md_file``. This module owns that relation: it
 lists each memory once (copies hidden), answers a copy's id with the memory it
 copies, and plans every change so that it reaches every copy. Vector records
 and markdown blocks that copy nothing are memories of their own, planned by
-their part.
+their part. It also compares the copies with their rows and plans the repairs
+of what differs (copies/).
 
 Ids: ``m-…`` rows, ``vec:<collection>:<id>`` vector records,
 ``md:<file>:<key>`` markdown blocks (see markdown/blocks.py: keyed by content, so
