@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from .consistency.repair import repair_kinds
+from .consistency_report import Report
 from .errors import (
     BelowThresholdError,
     ConflictError,
@@ -49,9 +51,6 @@ from .source import (
 )
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
-
-if TYPE_CHECKING:  # the consistency check loads SQLAlchemy and markdown-it: only when a repair runs
-    from .consistency.report import Report
 
 REPAIR = "repair"
 Ids = str | Sequence[str]
@@ -328,11 +327,9 @@ class Curator:
     def repair(self, report: Report, kinds: Sequence[str] | None = None) -> Outcome:
         """The safe repairs of a consistency report's findings of these kinds (default: every
         repairable kind it found), re-planned against the store as it is now: one undoable step."""
-        from .consistency.repair import plan_repairs, repair_kinds
-
         self.store.require_writable()
         chosen = repair_kinds(report, kinds)
-        plans = plan_repairs(self.store, report, chosen, self.store.embedder())
+        plans = self.store.plan_repairs(report, chosen, self.store.embedder())
         planned = [_Planned(p.target, None, Plan(p.changes), {"target": p.target, "kinds": p.kinds}) for p in plans]
         outcome = self._run(REPAIR, planned, channel=None)
         counts = {kind: sum(kind in p.kinds for p in plans) for kind in chosen}

@@ -17,11 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .consistency_report import ConsistencyChecks, Progress, Report
 from .embedders.base import Embedder, RecordedEmbedder, check_match, recorded_embedders
 from .embedders.choice import make_embedder
 from .errors import (
     ConflictError,
     NotFoundError,
+    NothingToDoError,
     ReadOnlyError,
     StoreError,
     UnsupportedError,
@@ -47,6 +49,7 @@ from .source import (
 
 if TYPE_CHECKING:
     from .native.chroma.vector_collection import VectorCollection
+    from .native.copies.repair import RepairPlan
     from .native.db.tables import NativeDb
     from .native.workspace import NativeWorkspace
 
@@ -581,6 +584,44 @@ class MemoryStore:
     def stale_ids(self) -> list[str]:
         """Memories whose vector is marked stale, in every source that can re-embed."""
         return [i for s in self._with("reembed") for i in s.stale_ids()]
+
+    # -- consistency: each source compares its own copies -------------------------------------
+
+    def consistency_checks(self, embedder: Embedder | None = None, progress: Progress | None = None) -> Report:
+        """Every copy of every memory compared, store-wide: the native workspace's memory rows
+        against their vectors, markdown bullets and full-text entries, and each foreign format's
+        own indexes (ConsistencyChecks). embedder: what recomputes vectors to find stale ones
+        (default: the store's own, if one runs here; without one, only vectors marked stale are
+        found). progress(done, total) ticks per page of rows and ends at its total."""
+        report = Report(location=self.location)
+        total = 0
+
+        def ticked(done: int, of: int) -> None:
+            nonlocal total
+            total = of
+            if progress is not None:
+                progress(done, of)
+
+        if self._workspace is not None:
+            report.merge(self._workspace.check_copies(embedder, ticked, default_embedder=self.embedder))
+        for source in self.foreign:
+            if isinstance(source, ConsistencyChecks):
+                report.extend(source.consistency_checks())
+        if progress is not None:
+            progress(total, total)
+        return report
+
+    def plan_repairs(self, report: Report, kinds: Sequence[str], embedder: Embedder | None) -> list[RepairPlan]:
+        """The safe repairs of report's findings of these kinds, planned by the source that owns
+        the copies (the native workspace: the only one with repairs) against the store as it is
+        now: one plan per memory, each change naming its writer, for Curator.repair to apply as
+        one step. NothingToDoError when nothing of those kinds is left to repair; UnsupportedError
+        where no automatic repair exists, or vectors are to be embedded and embedder is None."""
+        if self._workspace is not None:
+            return self._workspace.plan_repairs(report, kinds, embedder)
+        if any(report.items(kind) for kind in kinds):
+            raise UnsupportedError(f"{self.location} has no native workspace; these findings have no automatic repair.")
+        raise NothingToDoError("The report holds nothing of those kinds to repair.")
 
     # -- what an agent writes (headless; each call tells listeners) ---------------------------
 

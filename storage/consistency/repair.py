@@ -1,34 +1,14 @@
-"""The safe repairs of a report's findings, planned as record changes (before -> after) for
-Curator.repair to apply as one step. Each repair re-reads the records it changes: it fixes
-the store as it is now, and a finding that no longer holds plans nothing."""
+"""Which kinds of a consistency report a repair takes: those asked for by name, or every kind found
+that "repair everything" repairs. The repairs themselves are planned by the source that owns the
+copies (MemoryStore.plan_repairs: the native workspace's, native/copies/repair.py) and applied
+by Curator.repair as one undoable step."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
-from ..embedders.base import Embedder
-from ..errors import NothingToDoError, UnsupportedError
-from ..native.chroma.records import NATIVE_COLLECTION, STALE_KEY, memory_metadata, record_id_for
-from ..native.db.fts import fts_rowid
-from ..native.markdown.blocks import bullet_text
-from ..native.markdown.files import inside
-from ..source import Change, Snapshot
-from .report import KINDS, Report
-
-_REEMBEDDED = {"missing-vector", "stale-vector"}
-
-
-@dataclass
-class RepairPlan:
-    """The changes of one memory's repairs (memory_id None: a record that belongs to none)."""
-
-    memory_id: str | None
-    target: str
-    kinds: list[str] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
+from ..consistency_report import KINDS, Report
+from ..errors import UnsupportedError
 
 
 def repair_kinds(report: Report, kinds: Iterable[str] | None) -> list[str]:
@@ -43,100 +23,3 @@ def repair_kinds(report: Report, kinds: Iterable[str] | None) -> list[str]:
         if not KINDS[kind].repairable:
             raise UnsupportedError(f"{kind} is not repaired automatically: {KINDS[kind].advice}.")
     return chosen
-
-
-def plan_repairs(store: Any, report: Report, kinds: list[str], embedder: Embedder | None) -> list[RepairPlan]:
-    workspace = store._workspace
-    by_memory: dict[str, dict[str, set[str]]] = {}  # target -> kind -> records
-    for kind in kinds:
-        for finding in report.items(kind):
-            target = finding.memory_id or finding.record
-            by_memory.setdefault(target, {}).setdefault(kind, set()).add(finding.record)
-    if not by_memory:
-        raise NothingToDoError("The report holds nothing of those kinds to repair.")
-    if workspace is None or workspace.db is None:
-        raise UnsupportedError(f"{store.location} has no native workspace; these findings have no automatic repair.")
-    if embedder is None and any(_REEMBEDDED & set(k) for k in by_memory.values()):
-        raise UnsupportedError("No embedder runs offline for this store's vectors; missing and stale vectors "
-                               "cannot be embedded here.")
-    plans = []
-    for target, found in by_memory.items():
-        plan = RepairPlan(target if not target.startswith(("vec:", "fts:", "md:")) else None, target, sorted(found))
-        row = workspace.db.read_record(plan.memory_id) if plan.memory_id else None
-        vector_kinds = set(found) & {"missing-vector", "stale-vector", "vector-metadata-mismatch", "orphan-vector"}
-        if vector_kinds:
-            plan.changes += _vector_changes(workspace, target, row, vector_kinds, embedder)
-        if "missing-bullet" in found and row is not None:
-            plan.changes += _bullet_changes(workspace, row)
-        for record in sorted(found.get("text-mismatch", ())):
-            plan.changes += _bullet_text_changes(workspace, record, row)
-        for kind in ("stale-fts", "missing-fts"):
-            for record in sorted(found.get(kind, ())):
-                plan.changes += _fts_changes(workspace, record, row)
-        if plan.changes:
-            plans.append(plan)
-    if not plans:
-        raise NothingToDoError("Every finding of those kinds was already repaired; nothing changed.")
-    return plans
-
-
-def _vector_changes(workspace: Any, target: str, row: Snapshot | None, kinds: set[str],
-                    embedder: Embedder | None) -> list[Change]:
-    vectors = workspace.vectors
-    if row is None:  # an orphan vector: its row is gone
-        snap = vectors.read_record(target) if "orphan-vector" in kinds else None
-        return [Change(target, snap, None)] if snap is not None else []
-    rid = record_id_for(NATIVE_COLLECTION, row["id"])
-    snap = vectors.read_record(rid)
-    after: Snapshot = copy.deepcopy(snap) if snap is not None else {
-        "collection": NATIVE_COLLECTION, "id": row["id"], "document": row["content"], "embedding": None,
-        "metadata": memory_metadata(row)}
-    if "vector-metadata-mismatch" in kinds:
-        stale = bool(after["metadata"].get(STALE_KEY))
-        after["metadata"] = {**memory_metadata(row), **({STALE_KEY: True} if stale else {})}
-    text_changed = after["document"] != row["content"]
-    state = row["vector_state"]
-    if kinds & _REEMBEDDED or (text_changed and embedder is not None) or after["embedding"] is None:
-        if embedder is None:
-            return []
-        after["document"] = row["content"]
-        after["embedding"] = embedder.embed([row["content"]])[0]
-        after["metadata"].pop(STALE_KEY, None)
-        state = "fresh"
-    elif text_changed:  # the right text, with no embedder to match it: flagged, as an edit would
-        after["document"] = row["content"]
-        after["metadata"][STALE_KEY] = True
-        state = "stale"
-    changes = [Change(rid, snap, after)] if after != snap else []
-    if state != row["vector_state"]:
-        changes.append(Change(row["id"], row, {**row, "vector_state": state}))
-    return changes
-
-
-def _bullet_changes(workspace: Any, row: Snapshot) -> list[Change]:
-    markdown, rel = workspace.markdown, row.get("md_file")
-    if markdown is None or not isinstance(rel, str) or inside(workspace.root, rel) is None:
-        return []
-    if (workspace.root / rel).is_file() and markdown.find_copy(rel, row["content"]) is not None:
-        return []
-    from ..native.markdown.blocks import record_id_for as block_id_for
-
-    line = markdown.append_bullet_position(rel)
-    return [Change(block_id_for(rel, row["content"]), None,
-                   {"path": rel, "line": line, "text": bullet_text(row["content"])})]
-
-
-def _bullet_text_changes(workspace: Any, record: str, row: Snapshot | None) -> list[Change]:
-    """The bullet rewritten to say what its memory's row says, as an edit of the memory writes it."""
-    markdown = workspace.markdown
-    snap = markdown.read_record(record) if markdown is not None else None
-    if snap is None or row is None or snap.get("text") == bullet_text(row["content"]):
-        return []
-    return list(markdown.plan_edit(record, snap, row["content"]).changes)
-
-
-def _fts_changes(workspace: Any, record: str, row: Snapshot | None) -> list[Change]:
-    db = workspace.db
-    current = db.read_record(record)
-    wanted = {"rowid": fts_rowid(record), "content": row["content"], "tags": row["tags"]} if row is not None else None
-    return [Change(record, current, wanted)]

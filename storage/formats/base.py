@@ -441,7 +441,7 @@ def index_drift(
 
 def drift_findings(source: FormatSource) -> list[Any]:
     """consistency_checks() of a format that fills Contents.drift: one finding per drifted file."""
-    from ..consistency.report import Finding
+    from ..consistency_report import Finding
 
     return [Finding(d.kind, d.record, d.detail, source=source.format) for d in source.contents().drift]
 

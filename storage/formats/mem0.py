@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..consistency.report import WARNING, Finding, FindingKind, register_kind
+from ..consistency_report import WARNING, Finding, FindingKind, register_kind
 from ..errors import StoreError
 from ..looking import is_dir, is_file, names, subfolders
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn

@@ -7,7 +7,8 @@ the file named by the row's ``md_file``. This module owns that relation: it
 lists each memory once (copies hidden), answers a copy's id with the memory it
 copies, and plans every change so that it reaches every copy. Vector records
 and markdown blocks that copy nothing are memories of their own, planned by
-their part.
+their part. It also compares the copies with their rows and plans the repairs
+of what differs (copies/).
 
 Ids: ``m-…`` rows, ``vec:<collection>:<id>`` vector records,
 ``md:<file>:<key>`` markdown blocks (see markdown/blocks.py: keyed by content, so
@@ -60,6 +61,8 @@ from .markdown.files import MEMORY_FILE, daily_date, inside
 from .markdown.source import MarkdownSource
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
+    from ..consistency_report import Progress, Report
+    from .copies.repair import RepairPlan
     from .db.tables import NativeDb
 
 
@@ -357,6 +360,30 @@ class NativeWorkspace:
         """Memories whose vector no longer matches their text."""
         ids = self.db.stale_vector_ids() if self.db is not None else []
         return ids + (self.vectors.stale_record_ids() if self.vectors is not None else [])
+
+    # -- its copies compared and repaired (copies/) ------------------------------------------------
+
+    def check_copies(
+        self,
+        embedder: Embedder | None = None,
+        progress: Progress | None = None,
+        *,
+        default_embedder: Callable[[], Embedder | None] = lambda: None,
+    ) -> Report:
+        """Every memory row against its vector record, markdown bullet and full-text entry: what
+        differs, by kind (copies/check.py). embedder: what recomputes vectors to find stale ones
+        (default_embedder() when none is given, asked only where there are vectors)."""
+        from .copies.check import check_copies
+
+        return check_copies(self, embedder, progress, default_embedder=default_embedder)
+
+    def plan_repairs(self, report: Report, kinds: Sequence[str], embedder: Embedder | None) -> list[RepairPlan]:
+        """The safe repairs of report's findings of these kinds, planned against the copies as they
+        are now: one plan per memory, each change naming the part that writes it
+        (copies/repair.py). embedder: what embeds the vectors to add or re-embed."""
+        from .copies.repair import plan_repairs
+
+        return plan_repairs(self, report, kinds, embedder)
 
     # -- what agents write (not audited: the agent is the owner) --------------------------------
 

@@ -157,9 +157,6 @@ def test_ui_and_app_import_only_the_storage_api(folder: str) -> None:
 # whose public fields are named sources and journal: they are not a store's.)
 PARTS = frozenset({"_sources", "_workspace", "_journal", "sources", "workspace", "journal"})
 PART_OWNERS = frozenset({"storage/store.py", "storage/curation.py"})
-# Still reaching past the façade, to be cut: the store-wide check and its repairs compare the
-# native copies part by part.
-PART_EXCEPTIONS = frozenset({"storage/consistency/checks.py", "storage/consistency/repair.py"})
 
 
 def part_reads(path: Path) -> list[str]:
@@ -179,15 +176,10 @@ def test_nothing_outside_the_facade_reaches_for_its_parts() -> None:
         read
         for folder in PACKAGES
         for path in product_modules(folder).values()
-        if path.relative_to(ROOT).as_posix() not in PART_OWNERS | PART_EXCEPTIONS
+        if path.relative_to(ROOT).as_posix() not in PART_OWNERS
         for read in part_reads(path)
     ]
     assert found == []
-
-
-def test_the_part_exceptions_still_need_their_exception() -> None:
-    """An exception no longer needed is taken off the list, so the list only shrinks."""
-    assert [path for path in sorted(PART_EXCEPTIONS) if not part_reads(ROOT / path)] == []
 
 
 # Tests mirror the tree: each product module has a test module named for it, test_<name>.py or,

@@ -50,8 +50,10 @@ def test_a_store_of_markdown_alone_is_checked_without_its_missing_parts(markdown
 def test_a_foreign_format_reports_its_own_index_drift(mem0_store) -> None:  # noqa: F811 (the fixture)
     """mem0 (written by the real library): history.db against its Chroma records."""
     root, ids = mem0_store
+    ticks: list[tuple[int, int]] = []
     with open_store(root) as store:
-        assert check(store).clean
+        assert check(store, progress=lambda done, total: ticks.append((done, total))).clean
+    assert ticks[-1][0] == ticks[-1][1]  # the progress ends, with no memory rows to count
     con = sqlite3.connect(root / "history.db")
     with con:
         con.execute("UPDATE history SET new_memory = 'something else' WHERE memory_id = ?", (ids["lisbon"],))

@@ -1,16 +1,18 @@
 """Repairs: one undoable step that leaves the check clean, copies that say what the row says,
-refusals for kinds without a safe repair, and a plan of nothing refused."""
+refusals for kinds without a safe repair, the kinds a repair takes, and a store with no native
+workspace, which has no automatic repair."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from formats.test_mem0 import _template, mem0_store  # noqa: F401 (fixtures)
 from helpers.consistency_damage import found, plant_damage
 from helpers.consistency_damage import rows as _rows
 from mnemoscope.storage import Curator, open_store
-from mnemoscope.storage.consistency import KINDS, check
-from mnemoscope.storage.consistency.repair import plan_repairs, repair_kinds
+from mnemoscope.storage.consistency import KINDS, Finding, Report, check
+from mnemoscope.storage.consistency.repair import repair_kinds
 from mnemoscope.storage.errors import NothingToDoError, UnsupportedError
 from mnemoscope.storage.query import MemoryQuery
 
@@ -88,20 +90,13 @@ def test_repair_kinds_are_the_reports_default_ones_or_those_named(demo_path: Pat
         repair_kinds(report, ["no-such-kind"])
 
 
-def test_a_plan_is_one_per_memory_and_refused_once_nothing_is_left(demo_path: Path) -> None:
-    planted = plant_damage(demo_path)
-    with open_store(demo_path) as store:
+def test_a_store_with_no_native_workspace_has_no_automatic_repair(mem0_store) -> None:  # noqa: F811 (the fixture)
+    root, _ids = mem0_store
+    with open_store(root) as store:
         report = check(store)
-        plans = plan_repairs(store, report, ["missing-fts", "stale-fts"], None)
-        rowids = (int(planted["missing-fts"].removeprefix("fts:")), int(planted["stale-fts"].removeprefix("fts:")))
-        ids = [r[0] for r in _rows(demo_path, "SELECT id FROM memories WHERE rowid IN (?, ?) ORDER BY id", rowids)]
-        assert sorted(p.target for p in plans) == ids
-        assert all(p.changes and p.memory_id == p.target for p in plans)
-        with pytest.raises(UnsupportedError, match="cannot be embedded here"):
-            plan_repairs(store, report, ["missing-vector"], None)
         with pytest.raises(NothingToDoError, match="nothing of those kinds"):
-            plan_repairs(store, report, ["vector-dimension"], None)
-        # A repair re-reads what it changes: the old report's lost bullet, put back, plans nothing.
-        Curator(store).repair(report, ["missing-bullet"])
-        with pytest.raises(NothingToDoError, match="already repaired"):
-            plan_repairs(store, report, ["missing-bullet"], None)
+            Curator(store).repair(report)
+        stray = Report(location=store.location)
+        stray.add(Finding("orphan-vector", "vec:mem0:x", "a vector copy of a gone memory"))
+        with pytest.raises(UnsupportedError, match="has no native workspace"):
+            store.plan_repairs(stray, ["orphan-vector"], None)

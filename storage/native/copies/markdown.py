@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from ..native.markdown.blocks import record_id_for as block_id_for
-from ..native.markdown.files import inside
-from .report import Finding
+from ...consistency_report import Finding
+from ..markdown.blocks import record_id_for as block_id_for
+from ..markdown.files import inside
 from .rows import markdown_files, row_pages
 
 SAME_MEMORY = 0.7  # difflib ratio from which a lone block and a lone row are one memory edited apart

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.consistency_damage import plant_damage, rows
 from mnemoscope.storage import open_store
-from mnemoscope.storage.consistency.native_markdown import MarkdownCheck, folded
+from mnemoscope.storage.native.copies.markdown import MarkdownCheck, folded
 
 
 def test_the_markdown_check_finds_lost_and_edited_bullets(demo_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..native.db import schema
+from ..db import schema
 
 PAGE = 500
 

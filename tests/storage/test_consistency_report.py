@@ -3,7 +3,7 @@ everything" takes, its JSON form, and kinds a foreign format registers."""
 
 from __future__ import annotations
 
-from mnemoscope.storage.consistency import KINDS, Finding, FindingKind, Report, register_kind
+from mnemoscope.storage.consistency_report import KINDS, Finding, FindingKind, Report, register_kind
 
 
 def test_a_report_groups_findings_by_kind_in_the_order_found() -> None:
@@ -21,6 +21,18 @@ def test_a_report_groups_findings_by_kind_in_the_order_found() -> None:
     assert [f.record for f in report] == ["vec:memories:b", "vec:memories:a", "md:MEMORY.md:x"]
     # text-mismatch takes a side: only repaired when asked for by name
     assert report.repairable_kinds() == ["orphan-vector"]
+
+
+def test_a_report_takes_in_the_report_of_one_part_of_the_store() -> None:
+    report = Report(location="/tmp/store", checked={"memory rows": 2})
+    report.add(Finding("orphan-vector", "vec:memories:a", "gone"))
+    part = Report(location="/tmp/store/part", checked={"vectors": 3}, skipped=["full-text index: none"])
+    part.add(Finding("orphan-vector", "vec:memories:b", "gone"))
+    part.add(Finding("missing-fts", "fts:7", "not indexed", "m-7"))
+    report.merge(part)
+    assert report.location == "/tmp/store" and report.checked == {"memory rows": 2, "vectors": 3}
+    assert report.skipped == ["full-text index: none"]
+    assert [f.record for f in report] == ["vec:memories:a", "vec:memories:b", "fts:7"]
 
 
 def test_a_reports_json_names_each_kind_with_its_items() -> None:

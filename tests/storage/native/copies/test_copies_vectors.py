@@ -9,7 +9,7 @@ import pytest
 from helpers.consistency_damage import plant_damage, rows
 from mnemoscope.storage import open_store
 from mnemoscope.storage.consistency import KINDS, check
-from mnemoscope.storage.consistency.native_vectors import VectorCheck, cosines
+from mnemoscope.storage.native.copies.vectors import VectorCheck, cosines
 from mnemoscope.storage.embedders.base import HashingEmbedder
 
 

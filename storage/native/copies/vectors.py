@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..embedders.base import Embedder
-from ..native.chroma.records import MIRROR_KEY, NATIVE_COLLECTION, STALE_KEY, record_id_for
-from .report import Finding
+from ...consistency_report import Finding
+from ...embedders.base import Embedder
+from ..chroma.records import MIRROR_KEY, NATIVE_COLLECTION, STALE_KEY, record_id_for
 from .rows import existing_ids, row_pages
 
 # A recomputed vector this close (cosine) to the stored one is the same vector: models served

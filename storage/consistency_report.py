@@ -1,17 +1,23 @@
 """What a consistency check found: findings grouped by kind, with counts.
 
 Each kind has a stable id (what `--repair` takes and JSON carries), a title a person
-reads, a severity, and either a repair (a safe one-step fix, see repair.py) or advice
+reads, a severity, and either a repair (a safe one-step fix, Curator.repair) or advice
 (which copy is right is a person's call).
+
+The vocabulary every layer shares: the native workspace (NativeWorkspace.check_copies) and the
+foreign formats (ConsistencyChecks) report findings of the kinds listed here or registered
+(register_kind); MemoryStore.consistency_checks gathers them into one Report. It imports nothing
+of the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 ERROR, WARNING = "error", "warning"
+Progress = Callable[[int, int], None]  # progress(done, total) of a check
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,13 @@ class Report:
         for finding in findings:
             self.add(finding)
 
+    def merge(self, part: Report) -> None:
+        """Take in the report of one part of the store: its findings, what it compared and what
+        it could not check."""
+        self.extend(part)
+        self.checked.update(part.checked)
+        self.skipped.extend(part.skipped)
+
     @property
     def clean(self) -> bool:
         return not any(self.by_kind.values())
@@ -148,3 +161,11 @@ class Report:
                 for kind in self.kinds()
             ],
         }
+
+
+@runtime_checkable
+class ConsistencyChecks(Protocol):
+    """A foreign format that can compare its own indexes and copies (mem0's history.db against
+    its vectors, ...): one Finding per record, of kinds it registers (register_kind)."""
+
+    def consistency_checks(self) -> list[Finding]: ...
