@@ -26,8 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .detection import SKIPPED, TOOL_DOT_FOLDERS, stores_in
 from .errors import StoreError
+from .opening import SKIPPED, TOOL_DOT_FOLDERS, open_store, stores_in
 from .query import MemoryQuery
 
 DEFAULT_DEPTH = 4
@@ -90,7 +90,6 @@ def discover(
 
 def _described(path: Path, tool: str) -> FoundStore:
     from .errors import UnmappedTableError
-    from .opening import open_store
 
     size, last = _footprint(path)
     try:

@@ -341,7 +341,7 @@ def remembered_mapping(path: Path) -> TableMapping | None:
 
 def keep_mapping(path: Path, mapping: TableMapping | None) -> Path:
     """Write mapping for the file into the mappings file (None: forget it); unchecked: callers go
-    through detection.remember_mapping. Returns the file it is kept in."""
+    through opening.remember_mapping. Returns the file it is kept in."""
     files = _remembered()
     if mapping is None:
         files.pop(_file_key(path), None)

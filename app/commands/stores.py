@@ -176,7 +176,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_map(args: argparse.Namespace) -> int:
     from mnemoscope.storage import table_mapping
-    from mnemoscope.storage.detection import remember_mapping
+    from mnemoscope.storage.opening import remember_mapping
 
     path = args.path.expanduser()
     if args.forget:

@@ -35,7 +35,7 @@ STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "/psycopg/", "storage/j
               "storage/atomic_file.py", "storage/native/workspace.py", "storage/native/db/sqlite_source.py",
               "storage/native/db/postgres_source.py", "storage/native/db/readers.py", "storage/native/chroma/",
               "storage/native/markdown/", "storage/embedders/local.py", "storage/embedders/openai_compatible.py",
-              "storage/opening.py", "storage/detection.py", "storage/server_stores.py")
+              "storage/opening.py")
 # The table's first rows, read on the UI thread within a budget or not at all (the workspace's
 # page_within hands it to memory.db's when that is its only part, else answers None unread).
 BUDGETED = "page_within"

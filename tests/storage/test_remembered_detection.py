@@ -19,7 +19,7 @@ from mnemoscope.storage import open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.looking import consulted, one_look
 from mnemoscope.storage.model import Kind
-from mnemoscope.storage.detection import _detect_everything, detect_everything
+from mnemoscope.storage.opening import _detect_everything, detect_everything
 from test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
 
 _EVENTS: list[tuple[str, str]] | None = None

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mnemoscope.storage.detection import remember_mapping
 from mnemoscope.storage.errors import StoreError
+from mnemoscope.storage.opening import remember_mapping
 from mnemoscope.storage.table_mapping import (
     FIELD_LABELS,
     FIELDS,
