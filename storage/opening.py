@@ -5,8 +5,8 @@ Openers return the parts (source.StoreParts); only ``built`` makes the store.
 
 Detecting: the native kinds (memory.db, a Chroma directory, workspace markdown) and every foreign
 format that answers for a path, remembered while the files looked at stay as they were
-(looking.py); and the stores a folder holds a few levels down (``stores_in``, which
-discover.py and the "no store here, but these inside" answer of ``open_store`` walk).
+(detect/looks.py); and the stores a folder holds a few levels down (``stores_in``, which
+detect/discover.py and the "no store here, but these inside" answer of ``open_store`` walk).
 
 Servers: the native store on PostgreSQL, its vectors on a Chroma server, or both as one workspace
 (``open_location``; every URL goes there). A password or token comes from the URL itself, else the
@@ -33,19 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .credentials import Credentials, Secret, credential_name, scrubbed
+from .detect.looks import RememberedLooks, is_file, names, one_look
+from .detect.store_urls import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
 from .embedders.base import Embedder, HashingEmbedder
 from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
 from .formats.registry import FormatMatch, detect_formats
 from .journal.log import Journal
-from .looking import RememberedLooks, is_file, names, one_look
 from .model import Kind
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import Source, StoreParts
 from .store import MemoryStore
-from .store_url import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
 
 if TYPE_CHECKING:
-    from .table_mapping import TableMapping
+    from .detect.table_mapping import TableMapping
 
 __all__ = [
     "CHROMA_FILE", "DB_NAME", "built", "create_workspace", "detect", "detect_everything", "open_location",
@@ -91,7 +91,7 @@ _NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # where Pa
 def open_store(
     path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None
 ) -> MemoryStore:
-    """Open whatever memory a file or folder holds, or a server a URL names (store_url.py, open_location below).
+    """Open whatever memory a file or folder holds, or a server a URL names (open_location below).
     Raises UnreadableStoreError.
     read_only: nothing is written, not even recovery of an interrupted step; every write is refused.
     credentials: where a server's password comes from (the keyring alone by default; the CLI and
@@ -397,8 +397,8 @@ def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
 
 
 def _memory_table_label(path: Path) -> str:
+    from .detect.table_mapping import propose_mapping, remembered_mapping
     from .sqlite_files import is_sqlite_file
-    from .table_mapping import propose_mapping, remembered_mapping
 
     if not is_sqlite_file(path):
         return ""
@@ -417,7 +417,7 @@ def _memory_table_label(path: Path) -> str:
 def remember_mapping(path: Path, mapping: TableMapping | None) -> Path:
     """Keep mapping for the file (None: forget it), once the file is checked to be no store a
     format already reads. Returns the file the mappings are kept in."""
-    from .table_mapping import checked, keep_mapping
+    from .detect.table_mapping import checked, keep_mapping
 
     if mapping is not None:
         checked(path, mapping)

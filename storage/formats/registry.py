@@ -38,7 +38,7 @@ SHARED_PARTS = ("base", "sql_backed", "text_files", "match", "registry", "agentx
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
-    from ..looking import one_look
+    from ..detect.looks import one_look
 
     path = Path(path)
     found: list[FormatMatch] = []

@@ -28,7 +28,7 @@ from mnemoscope.storage.opening import (
     stores_in,
 )
 from mnemoscope.storage.source import StoreParts
-from mnemoscope.storage.table_mapping import TableMapping, remembered_mapping
+from mnemoscope.storage.detect.table_mapping import TableMapping, remembered_mapping
 
 
 def _table(path: Path, table: str) -> Path:
