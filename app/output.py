@@ -290,7 +290,7 @@ def history(data: dict[str, Any]) -> str:
 
 
 def discovered(data: dict[str, Any]) -> str:
-    from mnemoscope.storage.discover import human_size
+    from mnemoscope.storage.detect.discover import human_size
 
     rows = [
         [

@@ -1,11 +1,23 @@
-"""Opening a store: ``open_store(path_or_url)`` detects what a path holds (detection.py), opens each
-part (the native memory.db, Chroma directory and markdown as one workspace, each foreign format's
-source, or a server's, server_stores.py) and composes them into one MemoryStore; ``create_workspace``
-makes a new native one. Openers return the parts (source.StoreParts); only ``built`` makes the store.
+"""Opening a store: ``open_store(path_or_url)`` detects what a path holds, opens each part (the
+native memory.db, Chroma directory and markdown as one workspace, each foreign format's source, or
+a server's) and composes them into one MemoryStore; ``create_workspace`` makes a new native one.
+Openers return the parts (source.StoreParts); only ``built`` makes the store.
 
-The sources are imported when a path holds their kind of store, not with this module: listing a
-markdown folder does not load the SQLite source, and no store without a Chroma directory loads the
-Chroma one.
+Detecting: the native kinds (memory.db, a Chroma directory, workspace markdown) and every foreign
+format that answers for a path, remembered while the files looked at stay as they were
+(detect/looks.py); and the stores a folder holds a few levels down (``stores_in``, which
+detect/discover.py and the "no store here, but these inside" answer of ``open_store`` walk).
+
+Servers: the native store on PostgreSQL, its vectors on a Chroma server, or both as one workspace
+(``open_location``; every URL goes there). A password or token comes from the URL itself, else the
+keyring, else (only once the server asks for one) the person, through the Credentials the caller
+passes; a refused one is asked for again, up to three times. What the person asked to remember is
+stored in the keyring once the server took it. No secret is kept anywhere else: the store's
+location is its URL without one.
+
+The sources are imported when a path holds their kind of store, not with this module: listing or
+detecting a markdown folder loads neither SQLAlchemy nor Chroma, and no store without a Chroma
+directory loads the Chroma source.
 """
 
 from __future__ import annotations
@@ -13,25 +25,52 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
+import sqlite3
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .detection import CHROMA_FILE, DB_NAME, VECTORS_DIR, detect, detect_everything, stores_in
+from .credentials import Credentials, Secret, credential_name, scrubbed
+from .detect.looks import RememberedLooks, is_file, names, one_look
+from .detect.store_urls import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
 from .embedders.base import Embedder, HashingEmbedder
-from .errors import StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
-from .formats.registry import detect_formats
+from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
+from .formats.registry import FormatMatch, detect_formats
 from .journal.log import Journal
 from .model import Kind
-from .settings import StoreSettings
+from .settings import SETTINGS_KEY, StoreSettings
 from .source import Source, StoreParts
 from .store import MemoryStore
 
 if TYPE_CHECKING:
-    from .credentials import Credentials
+    from .detect.table_mapping import TableMapping
 
-__all__ = ["CHROMA_FILE", "DB_NAME", "built", "create_workspace", "detect", "detect_everything", "open_store"]
+__all__ = [
+    "CHROMA_FILE", "DB_NAME", "built", "create_workspace", "detect", "detect_everything", "open_location",
+    "open_store", "remember_mapping", "stores_in",
+]
+
+VECTORS_DIR = "vectors"
+# The native sources' DB_NAME and CHROMA_FILE, spelled here too so that a folder without them is
+# detected without importing those sources, nor SQLAlchemy (tests/app/test_cli_startup.py checks that
+# the names agree).
+DB_NAME = "memory.db"
+CHROMA_FILE = "chroma.sqlite3"
+
+# Tool folders worth walking into although they are hidden (.local: the XDG data folder); any other
+# dot-folder is skipped.
+TOOL_DOT_FOLDERS = (".agenticx", ".openclaw", ".letta", ".mem0", ".agentix", ".crewai", ".langgraph", ".local")
+# Never stores, often huge.
+SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", ".git", ".venv", "venv", ".tox", ".cache",
+                     ".mnemoscope", "proc", "sys", "dev"})
+# A SQLite file beside other files, read through a mapping of one table (formats/sqlite_table.py).
+SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
+# The table a mapping proposal picks must be named like memories for an unmapped file to be
+# listed: an application's own database (settings, caches, browser history) is not.
+MEMORY_TABLE_NAME = re.compile(r"memor|fact|knowledge|note|recall", re.IGNORECASE)
+_NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN: "markdown"}
 
 
 def built(parts: StoreParts) -> MemoryStore:
@@ -52,14 +91,12 @@ _NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # where Pa
 def open_store(
     path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None
 ) -> MemoryStore:
-    """Open whatever memory a file or folder holds, or a server a URL names (store_url.py).
+    """Open whatever memory a file or folder holds, or a server a URL names (open_location below).
     Raises UnreadableStoreError.
     read_only: nothing is written, not even recovery of an interrupted step; every write is refused.
     credentials: where a server's password comes from (the keyring alone by default; the CLI and
     the app ask a person). vectors: a Chroma server URL to hold the vectors of the native store."""
     if (isinstance(path, str) and "://" in path) or vectors:
-        from .server_stores import open_location
-
         return built(open_location(path, vectors, read_only=read_only, credentials=credentials))
     path = Path(path).expanduser()
     try:
@@ -176,8 +213,6 @@ def create_workspace(
     """A new native workspace: memory.db, vectors/ and nothing else yet; or on servers, the
     schema in an empty PostgreSQL database (and vectors, a Chroma server's native collection)."""
     if (isinstance(path, str) and "://" in path) or vectors:
-        from .server_stores import open_location
-
         embedder = embedder or HashingEmbedder()
         store = built(open_location(path, vectors, read_only=False, credentials=credentials, create_with=embedder))
         recorded = dataclasses.replace(
@@ -204,3 +239,331 @@ def create_workspace(
         embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
     ))
     return store
+
+
+# What a path holds: the native kinds, the formats, the stores further down.
+def detect(path: Path) -> dict[Kind, Path]:
+    """What store kinds a path holds, and where each one lives."""
+    path = Path(path)
+    found: dict[Kind, Path] = {}
+    if is_file(path):
+        if path.name == DB_NAME:
+            found[Kind.SQLITE] = path
+        elif path.name == CHROMA_FILE:
+            found[Kind.CHROMA] = path.parent
+        return found
+    # A file named memory.db is the native store's (opening it says so if it is no such thing,
+    # unless a format claims it); each other source's module is imported only where its file is.
+    listed = names(path)
+    if DB_NAME in listed and is_file(path / DB_NAME):
+        found[Kind.SQLITE] = path / DB_NAME
+    for chroma_dir in (path / VECTORS_DIR, path) if VECTORS_DIR in listed or CHROMA_FILE in listed else ():
+        if is_file(chroma_dir / CHROMA_FILE):
+            from .native.chroma.local import ChromaSource
+
+            if ChromaSource.detect(chroma_dir):
+                found[Kind.CHROMA] = chroma_dir
+                break
+    from .native.markdown.source import MarkdownSource
+
+    if MarkdownSource.detect(path):
+        found[Kind.MARKDOWN] = path
+    return found
+
+
+def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
+    """The native kinds and the foreign formats path holds, in one look at the file system; a
+    native reading of files a format claims (a mem0 Chroma directory) is left out. The answer
+    is remembered while the files it looked at stay as they were (opening the same store again
+    costs a few stats)."""
+    # Detectors read these too (the user-scope folders under the home folder, AgenticX's workspace root).
+    key = "\0".join([os.path.abspath(path), *(os.environ.get(name, "") for name in _DETECTION_ENVIRONMENT)])
+    found, matches = _DETECTIONS.answer(key, lambda: _detect_everything(Path(path)))
+    return dict(found), list(matches)
+
+
+def _detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
+    with one_look():  # every detector asks about the same few files: list each folder once
+        found = detect(path)
+        matches = detect_formats(path)
+    for match in matches:
+        for kind, claimed in match.claims:
+            if found.get(kind) == claimed:
+                del found[kind]
+    return found, matches
+
+
+_DETECTIONS: RememberedLooks[tuple[dict[Kind, Path], list[FormatMatch]]] = RememberedLooks()
+_DETECTION_ENVIRONMENT = ("HOME", "AGX_WORKSPACE_ROOT")
+
+
+def stores_in(
+    roots: Iterable[Path],
+    *,
+    max_depth: int,
+    progress: Callable[[Path], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    max_folders: int | None = None,
+) -> list[tuple[Path, str]]:
+    """Every store under roots as (path, label), each once, in path order: walked breadth-first,
+    a folder that holds a store not walked further. max_folders: stop after looking at that many."""
+    found: dict[str, tuple[Path, str]] = {}
+    looked = 0
+
+    def stop() -> bool:
+        return cancelled() or (max_folders is not None and looked >= max_folders)
+
+    def seen(folder: Path) -> None:
+        nonlocal looked
+        looked += 1
+        if progress is not None:
+            progress(folder)
+
+    for root in roots:
+        for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
+            found.setdefault(os.path.realpath(path), (path, label))
+    return sorted(found.values(), key=lambda item: str(item[0]))
+
+
+def _stores_under(
+    root: Path, max_depth: int, progress: Callable[[Path], None] | None, cancelled: Callable[[], bool]
+) -> Iterator[tuple[Path, str]]:
+    level = [root]
+    for depth in range(max_depth + 1):
+        below: list[Path] = []
+        for folder in level:
+            if cancelled():
+                return
+            if progress is not None:
+                progress(folder)
+            label, hidden = _store_label(folder)
+            yield from hidden
+            if label:
+                yield folder, label
+            elif not folder.is_file():
+                yield from _memory_tables_in(folder)
+                if depth < max_depth:
+                    taken = {path for path, _label in hidden}
+                    below += [p for p in _subfolders(folder) if p not in taken]
+        level = below
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(
+                e.name for e in entries
+                if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED
+                and (not e.name.startswith(".") or e.name in TOOL_DOT_FOLDERS)
+            )
+    except OSError:  # unreadable, vanished: nothing to find there
+        return []
+    return [folder / name for name in names]
+
+
+def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
+    """What store path itself holds, as a label ("" for none), and the stores kept in a hidden
+    tool folder of path (``~/.agentix``, Letta's ``~/.letta/sqlite.db`` seen from the home
+    folder), each at that folder. A format that answers for a store further in does not make
+    path a store: the walk finds that one where it is."""
+    try:
+        kinds, matches = detect_everything(path)
+    except (OSError, StoreError):
+        return "", []
+    labels = ["Mnemoscope workspace (" + ", ".join(_NATIVE_LABELS[k] for k in kinds) + ")"] if kinds else []
+    hidden: list[tuple[Path, str]] = []
+    for match in matches:
+        location = Path(match.location)
+        below = location.relative_to(path).parts if location.is_relative_to(path) else ()
+        if below and below[0].startswith(".") and (path / below[0]).is_dir():
+            hidden.append((path / below[0], match.label))
+        elif location == path or location.parent == path:
+            labels.append(match.label)
+    return " + ".join(dict.fromkeys(labels)), hidden
+
+
+def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
+    """The SQLite files of a folder that holds no store whose memories are one table of theirs."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries
+                           if e.is_file(follow_symlinks=False) and Path(e.name).suffix.lower() in SQLITE_SUFFIXES)
+    except OSError:
+        return
+    for name in names:
+        label = _memory_table_label(folder / name)
+        if label:
+            yield folder / name, label
+
+
+def _memory_table_label(path: Path) -> str:
+    from .detect.table_mapping import propose_mapping, remembered_mapping
+    from .sqlite_files import is_sqlite_file
+
+    if not is_sqlite_file(path):
+        return ""
+    mapping = remembered_mapping(path)
+    if mapping is not None:
+        return f"SQLite table {mapping.table} (mapped)"
+    try:
+        proposal = propose_mapping(path)
+    except (OSError, StoreError, sqlite3.Error):  # locked, damaged, no table: not listed
+        return ""
+    if "content" not in proposal.columns or not MEMORY_TABLE_NAME.search(proposal.table):
+        return ""
+    return f"SQLite memory table {proposal.table} (not mapped yet)"
+
+
+def remember_mapping(path: Path, mapping: TableMapping | None) -> Path:
+    """Keep mapping for the file (None: forget it), once the file is checked to be no store a
+    format already reads. Returns the file the mappings are kept in."""
+    from .detect.table_mapping import checked, keep_mapping
+
+    if mapping is not None:
+        checked(path, mapping)
+        found, matches = detect_everything(Path(path))
+        if found or matches:
+            raise UnreadableStoreError(
+                f"{Path(path).name} is already read as {matches[0].label if matches else 'a Mnemoscope store'}; "
+                "a table mapping is only for SQLite files no format recognises."
+            )
+    return keep_mapping(path, mapping)
+
+
+# Stores on servers: the parts a URL names, with the secret each server asks for.
+T = TypeVar("T")
+ATTEMPTS = 3
+
+
+def open_location(
+    target: str | Path, vectors: str | None, *, read_only: bool, credentials: Credentials | None,
+    create_with: Embedder | None = None,
+) -> StoreParts:
+    """The parts of the store target names (with vectors: the Chroma server holding its vectors),
+    for built. create_with: make the store where it is missing (the schema in an empty
+    database, the native collection on a Chroma server), recording that embedder."""
+    try:
+        location = parse_location(target)
+        vector_location = parse_location(vectors) if vectors else None
+    except LocationError as exc:
+        raise UnreadableStoreError(str(exc)) from None
+    credentials = credentials or Credentials()
+    if vector_location is not None and vector_location.kind != CHROMA_SERVER:
+        raise UnreadableStoreError(
+            f"--vectors takes a Chroma server's URL (http(s)://HOST:PORT), not {vector_location.text}."
+        )
+    if location.kind == PATH:
+        raise UnreadableStoreError(
+            f"{location.text} is a path: a Chroma server's vectors go with a PostgreSQL store "
+            "(postgresql+psycopg://USER@HOST/DATABASE), or open the server alone by its URL."
+        )
+    if location.kind == CHROMA_SERVER:
+        if vector_location is not None:
+            raise UnreadableStoreError(f"{location.text} is a Chroma server already: give --vectors with a PostgreSQL store.")
+        vector_location = location
+    vector_source = None
+    if vector_location is not None:
+        held = vector_location
+        vector_source = _with_secret(
+            held, credentials, lambda token: _open_chroma_server(held, token, read_only, create_with))
+    try:
+        if location.kind == POSTGRESQL:
+            shown = location.text + (f" + {vector_location.text}" if vector_location else "")
+            parts = _with_secret(location, credentials, lambda password: _open_postgresql(
+                location, password, read_only=read_only, vectors=vector_source, shown=shown,
+                create=create_with is not None))
+        else:
+            parts = _chroma_store(location, vector_source, read_only=read_only)
+    except BaseException:
+        if vector_source is not None:
+            vector_source.close()
+        raise
+    parts.opened_as = (location.text, vector_location.text if vector_location and vector_location != location else None)
+    recorded = _recorded_vectors(parts) if location.kind == POSTGRESQL and vector_location is None else None
+    if recorded:  # the store names its Chroma server: open the two as one workspace
+        parts.close()
+        return open_location(target, recorded, read_only=read_only, credentials=credentials)
+    return parts
+
+
+def _recorded_vectors(parts: StoreParts) -> str | None:
+    """The Chroma server a store's settings name for its vectors."""
+    try:
+        return StoreSettings.from_dict(parts.journal.read_setting(SETTINGS_KEY)).vectors_url
+    except BaseException:
+        parts.close()
+        raise
+
+
+def _with_secret(location: Location, credentials: Credentials, open_with: Callable[[Secret | None], T]) -> T:
+    """open_with(secret): the URL's secret, else the keyring's, else none at all until the server
+    asks for one; then the person is asked (again after a refusal)."""
+    name = credential_name(location.text)
+    given = location.secret or credentials.stored(name)
+    for _ in range(ATTEMPTS):
+        try:
+            opened = open_with(given)
+        except SecretRefusedError as exc:
+            if location.secret:  # written into the URL: asking would not change it
+                raise SecretRefusedError(scrubbed(str(exc), given)) from None
+            if given is not None:
+                credentials.refused(name)
+            asked_for = "Token" if location.kind == CHROMA_SERVER else "Password"
+            given = credentials.get(name, f"{asked_for} for {location.text}")
+            if given is None:
+                raise SecretRefusedError(
+                    f"{scrubbed(str(exc))} Store the secret with 'mnemoscope credentials set {name}', "
+                    "or give it when asked (--password-stdin reads it from stdin)."
+                ) from None
+            continue
+        if given is not None:
+            credentials.accepted(name)
+        return opened
+    raise SecretRefusedError(f"{location.text} refused the secret {ATTEMPTS} times; nothing was opened.")
+
+
+def _open_postgresql(
+    location: Location, password: Secret | None, *, read_only: bool, vectors: Any, shown: str, create: bool
+) -> StoreParts:
+    try:
+        from .native.db.postgres_source import open_postgres_store
+    except ImportError as exc:
+        raise UnreadableStoreError(
+            f"Opening {location.text} needs the PostgreSQL driver: pip install 'mnemoscope[postgres]' ({exc})."
+        ) from None
+    try:
+        return open_postgres_store(
+            location.driver_url(password), root=server_folder(location), location=shown, read_only=read_only,
+            vectors=vectors, create=create,
+        )
+    except SecretRefusedError:
+        raise
+    except UnreadableStoreError:  # no Mnemoscope store there: AgentX's tables (seed 002), if it holds them
+        from .formats.agentx_postgres import open_agentx_store
+
+        agentx = None if create else open_agentx_store(
+            location.driver_url(password), root=server_folder(location), location=location.text,
+            read_only=read_only, vectors=vectors,
+        )
+        if agentx is None:
+            raise
+        return agentx
+
+
+def _open_chroma_server(location: Location, token: Secret | None, read_only: bool, create_with: Embedder | None) -> Any:
+    from .native.chroma.server import ChromaServerSource
+
+    if create_with is not None:
+        return ChromaServerSource.create(location.text, create_with, token=token)
+    return ChromaServerSource.open(location.text, token=token, read_only=read_only)
+
+
+def _chroma_store(location: Location, vectors: Any, *, read_only: bool) -> StoreParts:
+    """A Chroma server alone: its collections, with a journal in Mnemoscope's folder for it."""
+    from .native.workspace import NativeWorkspace
+
+    root = server_folder(location)
+    return StoreParts(
+        root, [NativeWorkspace(root, None, vectors, None)], Journal.sidecar(root, read_only=read_only),
+        read_only=read_only, location=location.text,
+    )

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .detect.looks import looked
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
-from .looking import looked
 
 if TYPE_CHECKING:  # SQLAlchemy loads with the first engine: reading a markdown or Chroma store needs none
     from sqlalchemy.engine import Connection, Engine

@@ -91,7 +91,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.discover import discover
+    from mnemoscope.storage.detect.discover import discover
 
     if args.depth < 0:
         raise UsageError("--depth must not be negative.")
@@ -175,22 +175,29 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_map(args: argparse.Namespace) -> int:
-    from mnemoscope.storage import table_mapping
-    from mnemoscope.storage.detection import remember_mapping
+    from mnemoscope.storage.detect.table_mapping import (
+        checked,
+        corrected,
+        parse_assignments,
+        preview,
+        propose_mapping,
+        remembered_mapping,
+    )
+    from mnemoscope.storage.opening import remember_mapping
 
     path = args.path.expanduser()
     if args.forget:
         kept = remember_mapping(path, None)
         return emit(args, {"path": str(path), "forgotten": True, "mappings": str(kept)},
                     lambda d: f"Forgot the mapping of {d['path']} (kept in {d['mappings']}).")
-    start = table_mapping.remembered_mapping(path) if args.table is None else None
+    start = remembered_mapping(path) if args.table is None else None
     if start is None or (args.table and args.table != start.table):
-        start = table_mapping.propose_mapping(path, args.table)
-    mapping = table_mapping.checked(path, table_mapping.corrected(start, table_mapping.parse_assignments(args.assign)))
+        start = propose_mapping(path, args.table)
+    mapping = checked(path, corrected(start, parse_assignments(args.assign)))
     saved = remember_mapping(path, mapping) if args.save else None
     data = {
         "path": str(path), "table": mapping.table, "mapping": mapping.to_dict()["columns"],
-        "writable": mapping.writable, "preview": table_mapping.preview(path, mapping),
+        "writable": mapping.writable, "preview": preview(path, mapping),
         "saved_to": str(saved) if saved else None,
     }
     return emit(args, data, output.table_mapping)

@@ -46,8 +46,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_dir, is_file, looked, names
 from ..errors import NotFoundError, UnsupportedError
-from ..looking import is_dir, is_file, looked, names
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Status, Turn
 from ..native.markdown.file_blocks import FileBlocks
 from ..native.markdown.files import daily_date, inside

@@ -23,8 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_dir, names
 from ..errors import UnsupportedError
-from ..looking import is_dir, names
 from ..model import Kind, Layer
 from ..native.markdown.files import inside
 from ..source import Snapshot

@@ -24,8 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_file, looked, names
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
-from ..looking import is_file, looked, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (

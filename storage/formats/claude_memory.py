@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_dir, names
 from ..errors import UnsupportedError
-from ..looking import is_dir, names
 from ..model import GLOBAL_CHANNEL, Kind, Layer
 from ..source import Snapshot
 from .base import Contents, FormatSource, make_memory

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import is_dir, is_file, names
+from ..detect.looks import is_dir, is_file, names
 from ..model import GLOBAL_CHANNEL, Layer
 from ..native.chroma.local import ChromaSource
 from ..source import Snapshot

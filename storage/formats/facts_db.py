@@ -39,8 +39,8 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_dir
 from ..errors import StoreError
-from ..looking import is_dir
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import EDIT, Capabilities, Change, Plan, PlanContext, Snapshot

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import is_dir, names
+from ..detect.looks import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
 from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ..consistency_report import WARNING, Finding, FindingKind, register_kind
+from ..detect.looks import is_dir, is_file, names, subfolders
 from ..errors import StoreError
-from ..looking import is_dir, is_file, names, subfolders
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.chroma.files import CHROMA_FILE
 from ..native.chroma.local import ChromaSource, RecordReading

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..detect.looks import is_dir, is_file, looked, names, subfolders
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
-from ..looking import is_dir, is_file, looked, names, subfolders
 from ..model import Kind, Memory, parse_layer
 from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery

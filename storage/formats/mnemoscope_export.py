@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import is_file
+from ..detect.looks import is_file
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..source import Capabilities, revision_of
 from ..timeutil import parse_time, utcnow

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..looking import children, is_dir, is_file, names
+from ..detect.looks import children, is_dir, is_file, names
 from ..model import Layer, Session, Status, Turn
 from ..native.markdown.source import MarkdownSource
 from ..timeutil import parse_time, utcnow

@@ -6,7 +6,7 @@ replaces (a mem0 Chroma directory is read as mem0, not as a bare Chroma director
 is imported on the first detection, not with this one.
 
 Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
-through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, server_stores.py);
+through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, opened by opening.open_location);
 ``base``, ``sql_backed``, ``text_files``, ``match``, ``agentx_curation`` and ``agentx_tables`` are parts
 the formats share.
 """
@@ -38,7 +38,7 @@ SHARED_PARTS = ("base", "sql_backed", "text_files", "match", "registry", "agentx
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
-    from ..looking import one_look
+    from ..detect.looks import one_look
 
     path = Path(path)
     found: list[FormatMatch] = []

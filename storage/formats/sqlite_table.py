@@ -1,6 +1,6 @@
 """Any SQLite table of memories that no format recognises, read through a mapping of its columns.
 
-The mapping (storage/table_mapping.py) is proposed from the table's column names and types,
+The mapping (storage/detect/table_mapping.py) is proposed from the table's column names and types,
 corrected by a person and remembered per file outside it; once one is remembered
 ``open_store(file)`` opens the table with it.
 
@@ -19,10 +19,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..detect.table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns, table_keys
 from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..query import MemoryQuery, Order
 from ..source import Capabilities, Snapshot
-from ..table_mapping import TableMapping, checked, quoted_name, remembered_mapping, table_columns, table_keys
 from .base import plain_row
 from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision

@@ -94,12 +94,12 @@ print(len(storage.__all__))
     assert int(run["stdout"]) >= 29
 
 
-def test_detection_spells_the_source_file_names_as_the_sources_do() -> None:
-    from mnemoscope.storage import detection
+def test_opening_spells_the_source_file_names_as_the_sources_do() -> None:
+    from mnemoscope.storage import opening
     from mnemoscope.storage.native.chroma.files import CHROMA_FILE
     from mnemoscope.storage.native.db.rows import DB_NAME
 
-    assert (detection.DB_NAME, detection.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)
+    assert (opening.DB_NAME, opening.CHROMA_FILE) == (DB_NAME, CHROMA_FILE)
 
 
 def test_a_missing_sidecar_journal_is_read_without_sqlalchemy(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def test_this_checkout_has_no_greet_command() -> None:
 def test_command_modules_come_by_order_then_name() -> None:
     modules = command_modules()
     names = [m.__name__.rsplit(".", 1)[1] for m in modules]
-    assert names == ["stores", "read", "curate", "checks", "keyring", "shell_completion"]
+    assert names == ["stores", "read", "curate", "checks", "credentials", "shell_completion"]
     orders = [m.ORDER for m in modules]
     assert orders == sorted(orders)
 

@@ -32,7 +32,7 @@ STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "/psycopg/", "storage/j
               "storage/atomic_file.py", "storage/native/workspace.py", "storage/native/db/sqlite_source.py",
               "storage/native/db/postgres_source.py", "storage/native/db/readers.py", "storage/native/chroma/",
               "storage/native/markdown/", "storage/embedders/local.py", "storage/embedders/openai_compatible.py",
-              "storage/opening.py", "storage/detection.py", "storage/server_stores.py")
+              "storage/opening.py")
 
 
 class Heartbeat:

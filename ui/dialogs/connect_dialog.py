@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemoscope.storage.credentials import Secret
-from mnemoscope.storage.store_url import CHROMA_SERVER, POSTGRESQL, LocationError, parse_location
+from mnemoscope.storage.detect.store_urls import CHROMA_SERVER, POSTGRESQL, LocationError, parse_location
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,

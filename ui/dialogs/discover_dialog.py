@@ -1,6 +1,6 @@
 """File > Discover stores…: every memory store found on this machine, to open with a double click.
 
-The walk (storage.discover) runs on a worker; the dialog lists what it found as it arrives,
+The walk (storage.detect.discover) runs on a worker; the dialog lists what it found as it arrives,
 says which folder it is looking in, and can look in another folder. Nothing is written.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mnemoscope.storage.discover import FoundStore, discover, human_size
+from mnemoscope.storage.detect.discover import FoundStore, discover, human_size
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,

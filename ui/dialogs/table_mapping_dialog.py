@@ -14,9 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mnemoscope.storage.detection import remember_mapping
-from mnemoscope.storage.errors import StoreError
-from mnemoscope.storage.table_mapping import (
+from mnemoscope.storage.detect.table_mapping import (
     FIELD_LABELS,
     FIELDS,
     TableMapping,
@@ -26,6 +24,8 @@ from mnemoscope.storage.table_mapping import (
     remembered_mapping,
     table_columns,
 )
+from mnemoscope.storage.errors import StoreError
+from mnemoscope.storage.opening import remember_mapping
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,

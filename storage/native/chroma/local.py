@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...detect.looks import is_file
 from ...embedders.base import EMBEDDER_KEY, Embedder
 from ...errors import (
     ConflictError,
@@ -35,7 +36,6 @@ from ...errors import (
     StoreFileError,
     UnreadableStoreError,
 )
-from ...looking import is_file
 from ...model import EDITABLE_FIELDS, Kind, Memory
 from ...query import MemoryQuery
 from ...source import Capabilities, Change, Plan, PlanContext, Snapshot, bin_by, same_record

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ...atomic_file import rewrite
+from ...detect.looks import is_dir, is_file, names
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
-from ...looking import is_dir, is_file, names
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
 from ...query import MemoryQuery
 from ...source import (

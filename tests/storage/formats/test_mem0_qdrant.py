@@ -21,7 +21,7 @@ import pytest
 
 from helpers.owners import OFFLINE_ENV, REPO, require, run_owner
 from mnemoscope.storage.curation import Curator
-from mnemoscope.storage.discover import discover
+from mnemoscope.storage.detect.discover import discover
 from mnemoscope.storage.errors import ConflictError, LockedError, UnsupportedError, WrapsStoresError
 from mnemoscope.storage.formats.mem0_qdrant import RefusedPickle, dump_point, load_point
 from mnemoscope.storage.query import MemoryQuery

@@ -1,6 +1,6 @@
 """The registry of foreign formats (storage/formats/registry.py): detect_formats over a home
 folder holding a store of every supported tool, each written where that tool writes it
-(test_discover.build_home): each store is found by its own format, in the registry's order,
+(detect/test_discover.build_home): each store is found by its own format, in the registry's order,
 without a byte written; the native workspace and a bare memories table are left to the
 native readers and to a mapping."""
 
@@ -13,7 +13,7 @@ import pytest
 from mnemoscope.storage import MemoryQuery
 from mnemoscope.storage.formats.registry import FORMATS, NOT_DETECTED, SHARED_PARTS, detect_formats
 from mnemoscope.storage.model import Kind
-from test_discover import build_home
+from detect.test_discover import build_home
 
 # Where each tool's store is (build_home's label) -> (format, where the match is, relative to the store).
 EXPECTED = {

@@ -14,8 +14,8 @@ import pytest
 
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import ConflictError, ReadOnlyError, UnmappedTableError, UnreadableStoreError
-from mnemoscope.storage.detection import remember_mapping
-from mnemoscope.storage.table_mapping import (
+from mnemoscope.storage.opening import remember_mapping
+from mnemoscope.storage.detect.table_mapping import (
     TableMapping,
     checked,
     mappings_file,

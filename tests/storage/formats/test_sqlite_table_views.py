@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from formats.test_sqlite_table import bot_db
 from mnemoscope.storage import MemoryQuery, open_store
-from mnemoscope.storage.detection import remember_mapping
-from mnemoscope.storage.table_mapping import propose_mapping
+from mnemoscope.storage.opening import remember_mapping
+from mnemoscope.storage.detect.table_mapping import propose_mapping
 from mnemoscope.storage.views.timeline import timeline
 
 

@@ -71,11 +71,11 @@ def test_opening_a_folder_that_only_holds_stores_offers_them(qtbot, tmp_path: Pa
 def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The home folder of tests/storage/test_discover.py (a store of every supported tool): each row
+    """The home folder of tests/storage/detect/test_discover.py (a store of every supported tool): each row
     of the list, chosen, opens in the window with the count the list gave."""
     from mnemoscope.storage import MemoryQuery
     from mnemoscope.ui.dialogs.table_mapping_dialog import TableMappingDialog
-    from test_discover import build_home
+    from detect.test_discover import build_home
 
     places = build_home(tmp_path / "base")
     home = places.pop("")

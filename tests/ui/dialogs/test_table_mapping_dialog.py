@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage.table_mapping import TableMapping, remembered_mapping
+from mnemoscope.storage.detect.table_mapping import TableMapping, remembered_mapping
 from mnemoscope.ui.dialogs.table_mapping_dialog import NONE, TableMappingDialog
 from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings, Qt

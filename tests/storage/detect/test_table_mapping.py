@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage.errors import UnreadableStoreError
-from mnemoscope.storage.table_mapping import (
+from mnemoscope.storage.detect.table_mapping import (
     NO_ID_REASON,
     TableMapping,
     checked,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import UnreadableStoreError, open_store
-from mnemoscope.storage.store_url import (
+from mnemoscope.storage.detect.store_urls import (
     CHROMA_SERVER,
     PATH,
     POSTGRESQL,

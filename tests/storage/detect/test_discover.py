@@ -13,10 +13,10 @@ from helpers.store_state import state_of
 from mnemoscope.app.cli import main
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
-from mnemoscope.storage.discover import discover, usual_places
+from mnemoscope.storage.detect.discover import discover, usual_places
 from mnemoscope.storage.errors import UnmappedTableError
-from mnemoscope.storage.detection import remember_mapping
-from mnemoscope.storage.table_mapping import propose_mapping
+from mnemoscope.storage.opening import remember_mapping
+from mnemoscope.storage.detect.table_mapping import propose_mapping
 
 
 @pytest.fixture(scope="module")

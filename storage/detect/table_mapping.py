@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .atomic_file import atomic_write_bytes
-from .data_folder import data_folder
-from .errors import UnreadableStoreError
-from .sqlite_files import read_only_connection
+from ..atomic_file import atomic_write_bytes
+from ..data_folder import data_folder
+from ..errors import UnreadableStoreError
+from ..sqlite_files import read_only_connection
 
 # The memory fields a column can stand for, in the order they are proposed and shown.
 FIELDS = ("content", "id", "category", "created", "updated", "accessed", "access_count", "salience", "channel")
@@ -341,7 +341,7 @@ def remembered_mapping(path: Path) -> TableMapping | None:
 
 def keep_mapping(path: Path, mapping: TableMapping | None) -> Path:
     """Write mapping for the file into the mappings file (None: forget it); unchecked: callers go
-    through detection.remember_mapping. Returns the file it is kept in."""
+    through opening.remember_mapping. Returns the file it is kept in."""
     files = _remembered()
     if mapping is None:
         files.pop(_file_key(path), None)

@@ -26,9 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .detection import SKIPPED, TOOL_DOT_FOLDERS, stores_in
-from .errors import StoreError
-from .query import MemoryQuery
+from ..errors import StoreError
+from ..opening import SKIPPED, TOOL_DOT_FOLDERS, open_store, stores_in
+from ..query import MemoryQuery
 
 DEFAULT_DEPTH = 4
 ALL_STATUSES = MemoryQuery(statuses=())
@@ -89,8 +89,7 @@ def discover(
 
 
 def _described(path: Path, tool: str) -> FoundStore:
-    from .errors import UnmappedTableError
-    from .opening import open_store
+    from ..errors import UnmappedTableError
 
     size, last = _footprint(path)
     try:
@@ -105,7 +104,7 @@ def _described(path: Path, tool: str) -> FoundStore:
 
 
 def _proposed_table_rows(path: Path) -> int | None:
-    from .sqlite_files import read_only_connection
+    from ..sqlite_files import read_only_connection
     from .table_mapping import propose_mapping, quoted_name
 
     try:

@@ -1,4 +1,4 @@
-"""mnemoscope credentials set/forget/status (app/commands/keyring.py), against a real keyring.
+"""mnemoscope credentials set/forget/status (app/commands/credentials.py), against a real keyring.
 
 Each command runs as its own process with HOME, XDG dirs and MNEMOSCOPE_HOME in tmp_path, and the
 keyring of helpers.keyring_daemon (GNOME Keyring's Secret Service) or keyring's fail backend.
@@ -94,7 +94,7 @@ def test_the_handler_reports_an_unusable_keyring_and_refuses_to_forget(
     """cmd_credentials in this process, parsed by the parsers register() declares, on keyring's fail backend."""
     from helpers.keyring_daemon import use_backend_from_environment
     from mnemoscope.app.cli import build_parser
-    from mnemoscope.app.commands import keyring
+    from mnemoscope.app.commands.credentials import cmd_credentials
     from mnemoscope.storage.credentials import KeyringUnavailableError
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", FAIL_BACKEND)
@@ -102,12 +102,12 @@ def test_the_handler_reports_an_unusable_keyring_and_refuses_to_forget(
     use_backend_from_environment()
     try:
         args = build_parser().parse_args(["credentials", "status", "--json"])
-        assert args.handler is keyring.cmd_credentials
-        assert keyring.cmd_credentials(args) == 0
+        assert args.handler is cmd_credentials
+        assert cmd_credentials(args) == 0
         status = json.loads(capsys.readouterr().out)
         assert status["usable"] is False and status["names"] == [] and "fail" in status["backend"]
         with pytest.raises(KeyringUnavailableError, match="Nothing was stored or deleted for " + NAME):
-            keyring.cmd_credentials(build_parser().parse_args(["credentials", "forget", URL]))
+            cmd_credentials(build_parser().parse_args(["credentials", "forget", URL]))
     finally:
         monkeypatch.undo()
         use_backend_from_environment()

@@ -17,8 +17,7 @@ from mnemoscope.storage import open_store
 from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.errors import UnreadableStoreError
 from mnemoscope.storage.model import Kind
-from mnemoscope.storage.opening import create_workspace
-from mnemoscope.storage.server_stores import open_location
+from mnemoscope.storage.opening import create_workspace, open_location
 
 chroma_server = helpers.chroma_server.chroma_server  # the session fixture: one real `chroma run`
 # Nothing listens here: a test that reached a server would fail to connect, not pass.
@@ -51,7 +50,7 @@ def test_an_unknown_kind_of_url_is_refused_with_the_kinds_there_are() -> None:
 
 @pytest.fixture
 def database(postgres_server: Any, request: pytest.FixtureRequest) -> Iterator[str]:  # noqa: F811
-    name = "server_stores_" + request.node.name[-20:].lower()
+    name = "opening_servers_" + request.node.name[-20:].lower()
     postgres_server.create_database(name)
     yield postgres_server.url(name)
     postgres_server.drop_database(name)

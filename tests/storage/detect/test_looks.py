@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage import looking
-from mnemoscope.storage.looking import children, is_dir, is_file, one_look
+from mnemoscope.storage.detect import looks
+from mnemoscope.storage.detect.looks import children, is_dir, is_file, one_look
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_a_look_lists_each_folder_once_and_forgets_it_after(tree: Path, monkeypa
         listed.append(folder)
         return real_scandir(folder)
 
-    monkeypatch.setattr(looking.os, "scandir", counting_scandir)
+    monkeypatch.setattr(looks.os, "scandir", counting_scandir)
     with one_look():
         for _ in range(3):
             assert is_file(tree / "memory.db") and is_dir(tree / "memory") and not is_file(tree / "MEMORY.md")

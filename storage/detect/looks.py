@@ -162,7 +162,7 @@ class RememberedLooks(Generic[T]):
     mtime moved is listed again and compared by its names: a -wal that SQLite made while a store
     was read and removed when it was closed leaves the answer standing. A look whose answer
     depends on a file must consult it (looked, or a listing of its folder):
-    tests/storage/test_remembered_detection.py checks every file a detection opens is among them.
+    tests/storage/detect/test_remembered_detection.py checks every file a detection opens is among them.
     At most `size` answers are kept."""
 
     def __init__(self, size: int = 32) -> None:

@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .credentials import Secret, split_secret
-from .data_folder import data_folder
+from ..credentials import Secret, split_secret
+from ..data_folder import data_folder
 
 POSTGRESQL, CHROMA_SERVER, PATH = "postgresql", "chroma-server", "path"
 POSTGRESQL_SCHEMES = {"postgresql", "postgres", "postgresql+psycopg"}

@@ -1,5 +1,5 @@
 """Opening the same store again reuses its detection while the files it looked at are as they were
-(storage/looking.py, RememberedLooks): a file added beside the store, a table an agent adds in
+(storage/detect/looks.py, RememberedLooks): a file added beside the store, a table an agent adds in
 the -wal, or a change made just before the look are all seen by the next open."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import open_store
 from mnemoscope.storage.demo import write_demo
-from mnemoscope.storage.looking import consulted, one_look
+from mnemoscope.storage.detect.looks import consulted, one_look
 from mnemoscope.storage.model import Kind
-from mnemoscope.storage.detection import _detect_everything, detect_everything
-from test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
+from mnemoscope.storage.opening import _detect_everything, detect_everything
+from detect.test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
 
 _EVENTS: list[tuple[str, str]] | None = None
 
@@ -54,7 +54,7 @@ def _file_named(target: str) -> str:
 
 
 def _settle() -> None:
-    time.sleep(0.05)  # past the look's "racily clean" margin (looking._RACY_NS)
+    time.sleep(0.05)  # past the look's "racily clean" margin (looks._RACY_NS)
 
 
 def _add_langgraph_table(db: Path) -> None:
