@@ -29,7 +29,7 @@ from langgraph.store.sqlite import SqliteStore
 from mnemoscope.storage.embedders.base import HashingEmbedder
 _emb = HashingEmbedder()
 def open_lg(root):
-    con = sqlite3.connect(root + "/store._workspace.db", check_same_thread=False, isolation_level=None)
+    con = sqlite3.connect(root + "/store.workspace.db", check_same_thread=False, isolation_level=None)
     store = SqliteStore(con, index={"dims": len(_emb.embed(["x"])[0]), "embed": lambda t: _emb.embed(list(t)), "fields": ["text"]})
     store.setup()
     return store
@@ -87,10 +87,10 @@ def test_detects_both_files_and_reads_items_and_threads(lg_root):
         assert sorted(f["format"] for f in store.info()["formats"]) == ["langgraph", "langgraph"]
         assert store.count() == 3
         assert store.counts()["channels"] == {"memories.dana": 2, "prefs": 1}
-        tea = store.get("lg:store._workspace.db:memories.dana/tea")
+        tea = store.get("lg:store.workspace.db:memories.dana/tea")
         assert tea.content == "Dana likes tea"
         assert tea.metadata["kind"] == "preference" and tea.metadata["indexed_fields"]
-        theme = store.get("lg:store._workspace.db:prefs/theme")
+        theme = store.get("lg:store.workspace.db:prefs/theme")
         assert theme.content == '{"mode": "dark"}'
         [thread] = store.sessions()
         assert thread.id == "thread-1" and thread.turn_count == 2
@@ -107,7 +107,7 @@ def test_edit_is_read_back_by_langgraph_and_undo_restores_vectors(lg_root):
     before = owner_view(lg_root, ["memories", "dana"], "tea", "tea")
     assert before["vectors"] == 1 and before["hits"][0][0] == "tea"
     with open_store(lg_root) as store:
-        Curator(store).edit("lg:store._workspace.db:memories.dana/tea", content="Dana likes green tea")
+        Curator(store).edit("lg:store.workspace.db:memories.dana/tea", content="Dana likes green tea")
     after = owner_view(lg_root, ["memories", "dana"], "tea", "tea")
     assert after["value"] == {"text": "Dana likes green tea", "kind": "preference"}
     assert after["vectors"] == 0  # its stale vector is gone; LangGraph re-embeds on its next put
@@ -120,7 +120,7 @@ def test_edit_is_read_back_by_langgraph_and_undo_restores_vectors(lg_root):
 
 def test_delete_removes_the_vectors_too_and_undo_brings_both_back(lg_root):
     with open_store(lg_root) as store:
-        Curator(store).delete("lg:store._workspace.db:memories.dana/city")
+        Curator(store).delete("lg:store.workspace.db:memories.dana/city")
         assert store.count() == 2
     gone = owner_view(lg_root, ["memories", "dana"], "city", "Lisbon")
     assert gone["value"] is None and gone["vectors"] == 0
@@ -135,8 +135,8 @@ def test_a_write_by_langgraph_between_read_and_edit_is_not_overwritten(lg_root):
     from mnemoscope.storage.errors import ConflictError
 
     with open_store(lg_root) as store:
-        tea = store.get("lg:store._workspace.db:memories.dana/tea")
-        con = sqlite3.connect(lg_root / "store._workspace.db")
+        tea = store.get("lg:store.workspace.db:memories.dana/tea")
+        con = sqlite3.connect(lg_root / "store.workspace.db")
         con.execute("UPDATE store SET value = '{\"text\": \"agent wrote this\"}' WHERE key = 'tea'")
         con.commit()
         con.close()
@@ -155,7 +155,7 @@ def test_import_round_trip(lg_root, tmp_path: Path):
         assert contents["Dana likes tea"].channel == "memories.dana"
         assert contents["Dana likes tea"].metadata["import"]["format"] == "langgraph"
         assert contents["Dana likes tea"].id.startswith("m-")  # a native id; the original is kept as provenance
-        assert contents["Dana likes tea"].metadata["import"]["original_id"] == "lg:store._workspace.db:memories.dana/tea"
+        assert contents["Dana likes tea"].metadata["import"]["original_id"] == "lg:store.workspace.db:memories.dana/tea"
         assert [t.content for t in store.turns("thread-1")] == ["plan the trip", "Lisbon in May?"]
 
 

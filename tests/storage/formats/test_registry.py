@@ -19,7 +19,7 @@ from detect.test_discover import build_home
 EXPECTED = {
     "OpenAI Agents": {("openai-agents", "agent_memory.db")},
     "mem0": {("mem0", "chroma")},
-    "LangGraph": {("langgraph", "checkpoints.sqlite"), ("langgraph", "store._workspace.db")},
+    "LangGraph": {("langgraph", "checkpoints.sqlite"), ("langgraph", "store.workspace.db")},
     "Google ADK": {("google-adk", "sessions.db")},
     "OpenAI Agents SDK": {("openai-agents", "conversations.db")},  # two table pairs in one file
     "AgenticX": {("agenticx-index", "memory/main.sqlite"), ("agenticx", "memory/sessions.sqlite"),
