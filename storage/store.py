@@ -528,7 +528,7 @@ class MemoryStore:
             "kinds": [k.value for k in self.kinds],
             "counts": counts,
             "total": counts["total"],
-            "counted": "memories of every status (active, archived, deleted); copies of one memory once",
+            "counted": f"memories of every status ({', '.join(s.value for s in Status)}); copies of one memory once",
             "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self._sources},
             "settings": self.settings.to_dict(),
             "journal": {"location": str(self._journal.label), "entries": self._journal.count()},
