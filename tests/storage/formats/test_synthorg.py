@@ -289,3 +289,24 @@ def test_reading_writes_nothing(company, capsys):
         run_json(capsys, *command[:1], data_of(project), *command[1:])
     after = {p: p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
     assert after == before
+
+
+def test_the_non_inferable_tag_is_a_facet(company, capsys, tmp_path: Path):
+    project, ids = company
+    data = data_of(project)
+    with open_store(data) as store:
+        assert store.tag_counts() == {"lesson": 1, "non-inferable": 3}  # active memories
+        assert store.tagged(("non-inferable", "lesson")) == [ids["lesson"]]
+    listed = run_json(capsys, "ls", data, "--tag", "non-inferable")
+    assert sorted(m["id"] for m in listed["memories"]) == sorted([ids["jwt"], ids["qa"], ids["lesson"]])
+    assert all("non-inferable" in m["tags"] for m in listed["memories"]) and listed["total"] == 3
+    assert run_json(capsys, "ls", data, "--tag", "non-inferable", "--layer", "social")["total"] == 1
+    assert run_json(capsys, "ls", data, "--tag", "no-such-tag")["total"] == 0
+    # A store whose tags are not all counted (memory.db here) has no facet, rather than a short one.
+    from mnemoscope.storage.opening import create_workspace
+
+    with create_workspace(tmp_path / "native") as native:
+        native.add_memory("Tagged in the native store", tags=["non-inferable"])
+        assert native.tag_counts() is None and native.tagged(("non-inferable",)) is None
+    code, _out, err = run(capsys, "ls", tmp_path / "native", "--tag", "non-inferable")
+    assert code != 0 and "cannot be filtered by tag" in err
