@@ -388,6 +388,8 @@ def owner_view(data: dict[str, Any]) -> list[str]:
             text += f", over the cap of {cap['value']} (SynthOrg lists only that many)"
         if agent["level"] is not None:
             text += f"; level {agent['level']['value']} ({agent['level']['from']})"
+            if not agent["configured"]:
+                text += "; not among the config's agents: the company's settings apply"
         if agent["past_retention"]:
             text += f"; {agent['past_retention']} older than their retention (the next cleanup deletes them)"
         lines.append(text)
