@@ -50,6 +50,7 @@ def info(data: dict[str, Any]) -> str:
             out.append(f"    curation: {editable}; delete removes the record (undoable)")
         for problem in fmt["problems"]:
             out.append(f"    problem: {problem}")
+        out += [f"    {line}" for line in fmt.get("owner_view", [])]  # the owner's own view (SynthOrg's)
     if data.get("sessions"):
         out.append(f"  sessions: {data['sessions']}")
     for kind, caps in data["capabilities"].items():

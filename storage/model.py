@@ -24,6 +24,9 @@ class Status(str, enum.Enum):
     ACTIVE = "active"
     ARCHIVED = "archived"
     DELETED = "deleted"
+    # Past the expiry its owner stored with it: kept on disk, but the owner no longer returns it
+    # (SynthOrg's expires_at). Never set by Mnemoscope; nothing restores it.
+    EXPIRED = "expired"
 
 
 def parse_layer(value: Any, default: Layer = Layer.SEMANTIC) -> Layer:

@@ -512,6 +512,22 @@ class MemoryStore:
         axes = {axis: summed(counts[column] for counts in per_source) for axis, column in COUNT_AXES}
         return {**axes, "total": sum(axes["kinds"].values())}
 
+    def tag_counts(self, query: MemoryQuery = MemoryQuery()) -> dict[str, int] | None:
+        """How many memories the query matches per tag, where every part of the store can count
+        its tags (the formats read whole, such as SynthOrg's); None where one cannot (memory.db,
+        a Chroma directory), so that a tag facet is never shown short."""
+        parts = self._parts()
+        if not parts or not all(getattr(p, "counts_tags", False) for p in parts):
+            return None
+        return dict(sorted(summed(p.tag_counts(query) for p in parts if query.wants_kind(p.kind)).items()))
+
+    def tagged(self, tags: tuple[str, ...], query: MemoryQuery = MemoryQuery(statuses=())) -> list[str] | None:
+        """The ids of the memories the query matches that carry every one of tags (filter a
+        query by tag with ids=...); None where a part of the store cannot tell (tag_counts)."""
+        if self.tag_counts(MemoryQuery(statuses=())) is None:
+            return None
+        return sorted(i for p in self._parts() if query.wants_kind(p.kind) for i in p.tagged(tags, query))
+
     def sub_agents(self, channel_counts: dict[str, int]) -> dict[str, tuple[tuple[str, ...], int]]:
         """An Agentix store's sub-agents, each with its channels in every scope and how many
         memories of channel_counts they hold; {} for any other store."""
@@ -528,7 +544,7 @@ class MemoryStore:
             "kinds": [k.value for k in self.kinds],
             "counts": counts,
             "total": counts["total"],
-            "counted": "memories of every status (active, archived, deleted); copies of one memory once",
+            "counted": f"memories of every status ({', '.join(s.value for s in Status)}); copies of one memory once",
             "capabilities": {_source_key(s): s.capabilities().to_dict() for s in self._sources},
             "settings": self.settings.to_dict(),
             "journal": {"location": str(self._journal.label), "entries": self._journal.count()},

@@ -42,6 +42,8 @@ def register(commands: CommandParsers) -> None:
     p.add_argument("--since", type=date_argument, help="created on or after this date")
     p.add_argument("--until", type=date_argument, help="created before this date")
     p.add_argument("--contains", help="content contains this text")
+    p.add_argument("--tag", action="append", default=[],
+                   help="carries this tag (repeat: every one of them), where the store's tags can be counted")
     p.add_argument("--order", default="recent", choices=[o.value for o in Order])
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--offset", type=int, default=0)
@@ -126,8 +128,16 @@ def cmd_ls(args: argparse.Namespace) -> int:
     )
     with open_store_of(args) as store:
         query = dataclasses.replace(query, decay=store.settings.salience)  # effective_salience: the store's decay
-        total = store.count(query)
-        memories = store.page(query, limit=args.limit, offset=args.offset)
+        if args.tag:
+            tagged = store.tagged(tuple(args.tag), query)
+            if tagged is None:
+                raise UsageError(f"{store.location} cannot be filtered by tag (its tags are not counted here).")
+        if args.tag and not tagged:
+            total, memories = 0, []
+        else:
+            query = dataclasses.replace(query, ids=tuple(tagged)) if args.tag else query
+            total = store.count(query)
+            memories = store.page(query, limit=args.limit, offset=args.offset)
         data = {
             "total": total,
             "offset": args.offset,

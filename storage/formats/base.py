@@ -99,6 +99,8 @@ class FormatSource:
     read_only_reason: str = ""
     # Messages kept as memories are counted there, not again as turns.
     turns_are_memories: bool = False
+    # tag_counts and tagged run over the snapshot (MemoryStore.tag_counts: the tag facet).
+    counts_tags: bool = True
 
     def __init__(self, root: Path, files: Sequence[Path]) -> None:
         self.root = Path(root)
@@ -178,6 +180,18 @@ class FormatSource:
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         return keyword_rank(self._matching(query), text_query, k)
+
+    def tag_counts(self, query: MemoryQuery) -> dict[str, int]:
+        """Memories the query matches per tag (MemoryStore.tag_counts: the tag facet)."""
+        counts: dict[str, int] = {}
+        for memory in self._matching(query):
+            for tag in memory.tags:
+                counts[tag] = counts.get(tag, 0) + 1
+        return counts
+
+    def tagged(self, tags: Sequence[str], query: MemoryQuery) -> list[str]:
+        """Ids of the memories the query matches that carry every one of tags."""
+        return [m.id for m in self._matching(query) if all(t in m.tags for t in tags)]
 
     def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
         return [s for s in self.contents().sessions if not channels or s.channel in channels]

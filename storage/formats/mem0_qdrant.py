@@ -43,6 +43,8 @@ from ..native.chroma.records import STALE_KEY, edited_record, record_text, split
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows
+from ..timeutil import utcnow
+from . import synthorg
 from .base import Contents, FormatSource, make_memory, reading, writing
 from .match import FormatMatch
 from .mem0 import (
@@ -68,6 +70,7 @@ STORAGE_FILE = "storage.sqlite"
 LOCK_FILE = ".lock"
 TELEMETRY_COLLECTION = "mem0migrations"  # mem0's own usage tracking, in ~/.mem0/migrations_qdrant
 LABEL = "mem0 (Qdrant local)"
+SYNTHORG_LABEL = "SynthOrg (mem0 on Qdrant local)"  # SynthOrg's metadata on its points: synthorg.py
 
 # -- the pickled points -------------------------------------------------------------------------
 #
@@ -274,7 +277,7 @@ def memory_collections(every: Sequence[str]) -> list[str]:
     )
 
 
-def _newest_point_is_mem0(storage: Path) -> bool:
+def _newest_point_is_mem0(storage: Path, marks: tuple[bytes, ...] = (b"PointStruct", b"data", b"hash")) -> bool:
     # The bytes are looked at, never unpickled: detecting a store must not run its pickles.
     if not is_sqlite_file(storage):
         return False
@@ -283,7 +286,16 @@ def _newest_point_is_mem0(storage: Path) -> bool:
     except sqlite3.Error:
         return False
     blob = rows[0][0] if rows else None
-    return isinstance(blob, bytes) and all(mark in blob for mark in (b"PointStruct", b"data", b"hash"))
+    return isinstance(blob, bytes) and all(mark in blob for mark in marks)
+
+
+def is_synthorg(folder: Path) -> bool:
+    """A mem0 Qdrant folder SynthOrg wrote: its collection, or its metadata in a newest point."""
+    wanted = memory_collections(list(qdrant_collections(folder) or ()))
+    return synthorg.COLLECTION in wanted or any(
+        _newest_point_is_mem0(folder / COLLECTIONS_DIR / name / STORAGE_FILE, (synthorg.PREFIX.encode(),))
+        for name in wanted
+    )
 
 
 def is_mem0_qdrant(folder: Path, *, history_beside: bool) -> bool:
@@ -364,16 +376,17 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
     id_prefix = "vec:"
     editable_fields = ("content",)
 
-    def __init__(self, qdrant: Path, history: Path | None) -> None:
+    def __init__(self, qdrant: Path, history: Path | None, label: str = LABEL) -> None:
         super().__init__(qdrant, [])
+        self.label = label
         self.log = Mem0History(history, "Qdrant")
         self._meta: tuple[str, dict[str, Any]] = ("", {})
         self._matrices: dict[str, tuple[str, list[str], Any]] = {}
         self.read_only_reason = self._write_refusal()
 
     @classmethod
-    def open(cls, qdrant: Path, history: Path | None) -> Mem0QdrantSource:
-        source = cls(qdrant, history)
+    def open(cls, qdrant: Path, history: Path | None, label: str = LABEL) -> Mem0QdrantSource:
+        source = cls(qdrant, history, label)
         source.collections()  # meta.json must read
         return source
 
@@ -457,14 +470,25 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
                 contents.problems.append(f"collection {name}: {damaged} point(s) could not be read (damaged pickle)")
         drift, lines = self.log.drift((str(snap["id"]), snap["metadata"]) for _name, snap in loaded)
         contents.problems += lines
+        now = utcnow()  # an expiry passes while the store is open: shown from the next reload
         for name, snap in loaded:
             record = f"{name}:{snap['id']}"
             contents.snapshots[self.id_prefix + record] = snap
-            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"]))))
+            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"])), now))
         return contents
 
-    def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None) -> Memory:
+    def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None, now: Any) -> Memory:
         meta = snap["metadata"]
+        if synthorg.is_synthorg_payload(meta):
+            entry = synthorg.read_entry(meta, now)
+            memory = make_memory(
+                self, record, str(meta.get("data", "")),
+                location=f"{self.root.name}:{name}/{snap['id']}", path=f"{COLLECTIONS_DIR}/{name}/{STORAGE_FILE}",
+                created=meta.get("created_at"), updated=meta.get("updated_at"), layer=entry.layer,
+                channel=entry.channel, tags=entry.tags, status=entry.status, snapshot=snap,
+                metadata={**mem0_metadata(synthorg.synthorg_free(meta), drift), **entry.metadata},
+            )
+            return memory if entry.confidence is None else replace(memory, confidence=entry.confidence)
         return make_memory(
             self,
             record,
@@ -502,7 +526,11 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         return mem0_capabilities(self.read_only_reason, self.log.path)
 
     def describe(self) -> dict[str, Any]:
-        return mem0_description(self, [self.root])
+        described = mem0_description(self, [self.root])
+        if self.label == SYNTHORG_LABEL:  # the data folder holds qdrant/ and history.db
+            view = synthorg.describe(self._points().memories, self.root.parent, utcnow())
+            described.update(synthorg=view, owner_view=synthorg.owner_view(view))
+        return described
 
     # -- history.db ---------------------------------------------------------------------
 
@@ -584,10 +612,11 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         if snap is None:
             raise NotFoundError(f"No memory {memory.id} in {self.label} at {self.root}.")
         if operation in (DELETE, PURGE):
-            return Plan(
-                [Change(memory.id, snap, None)],
-                notes=[f"{self.label} has no soft delete: the point was removed; undo or restore brings it back."],
-            )
+            notes = [f"{self.label} has no soft delete: the point was removed; undo or restore brings it back."]
+            if memory.channel == synthorg.SHARED_CHANNEL and self.label == SYNTHORG_LABEL:
+                notes.append(f"{memory.id} was shared knowledge published by {memory.metadata.get('publisher')}: "
+                             "removing it is SynthOrg's retraction (its retract() lets only that publisher do it).")
+            return Plan([Change(memory.id, snap, None)], notes=notes)
         if operation == REEMBED:
             new = copy.deepcopy(snap)
             new["metadata"].pop(STALE_KEY, None)
@@ -683,10 +712,11 @@ def detect(path: Path) -> list[FormatMatch]:
     if layout is None:
         return []
     qdrant, history = layout
+    label = SYNTHORG_LABEL if is_synthorg(qdrant) else LABEL
     return [
         FormatMatch(
-            "mem0", LABEL, qdrant,
-            open=lambda: Mem0QdrantSource.open(qdrant, history),
+            "mem0", label, qdrant,
+            open=lambda: Mem0QdrantSource.open(qdrant, history, label),
             journal_dir=history.parent if history is not None else qdrant,
         )
     ]

@@ -83,6 +83,7 @@ class SqlFormatSource(FormatSource):
     and status of every memory are the format's constants ``layer`` and ``status``."""
 
     seeks = True  # page() takes after=: a key range, as fast deep in the table as at its top
+    counts_tags = False  # no tag facet: its reads are SQL, not a snapshot (FormatSource.tag_counts)
     layer: Layer = Layer.SEMANTIC
     status: Status = Status.ACTIVE
     # SQL true for rows whose raw text column does not hold every plain needle of what text_of

@@ -29,13 +29,13 @@ def test_each_agents_store_reads_on_the_command_line(capsys, synthorg: Path):
     ceo = str(synthorg / "ceo")
     info = run_json(capsys, "info", ceo)
     assert info["total"] == 2 and info["counts"]["channels"] == {"agent:ceo": 2}
-    assert [(f["format"], f["label"]) for f in info["formats"]] == [("mem0", "mem0 (Qdrant local)")]
+    assert [(f["format"], f["label"]) for f in info["formats"]] == [("mem0", "SynthOrg (mem0 on Qdrant local)")]
     assert info["capabilities"]["mem0"]["editable_fields"] == ["content"]
     listed = run_json(capsys, "ls", ceo)
     assert {m["content"] for m in listed["memories"]} == set(AGENTS["ceo"])
     flask = next(m for m in listed["memories"] if "Flask" in m["content"])
     shown = run_json(capsys, "show", ceo, flask["id"])
-    assert shown["source"]["format"] == "mem0" and shown["metadata"]["agent_id"] == "ceo"
+    assert shown["source"]["format"] == "mem0" and (shown["channel"], shown["layer"]) == ("agent:ceo", "semantic")
     assert [h["event"] for h in shown["owner_history"]] == ["ADD"]
     found = run_json(capsys, "search", ceo, "approvals", "--mode", "keyword")
     assert [h["content"] for h in found["hits"]] == ["PRs require 2 approvals"]

@@ -74,8 +74,9 @@ class FilterSearch(QObject):
 
     def apply_filter(self, kind: str, value: Any) -> None:
         """Add a filter to the active ones: a sidebar entry (kind, channel, layer or status: it
-        replaces that axis's earlier one; "all" clears the sidebar's), or "ids" (the memories
-        selected on the embedding map). A session entry opens its scratchpad instead."""
+        replaces that axis's earlier one; "all" clears the sidebar's), "tag" (a tag and its
+        memories' ids) or "ids" (the memories selected on the embedding map). A session entry
+        opens its scratchpad instead."""
         if self.table_actions.model is None or self.session.store is None:
             return
         scratchpad = self.views.get("scratchpad")
@@ -86,6 +87,9 @@ class FilterSearch(QObject):
             return
         if kind == "all" and isinstance(scratchpad, ScratchpadView):
             scratchpad.show_session(None)
+        if kind == "tag":  # (tag, the ids of its memories)
+            self.set_filters(self.filters.with_tag(*value))
+            return
         self.set_filters(self.filters.with_ids(value) if kind == "ids" else self.filters.with_sidebar(kind, value))
 
     def remove_filter(self, key: str) -> None:

@@ -16,7 +16,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 SIDEBAR_AXES = ("kind", "channel", "layer", "status")
-SEARCH, DATES, IDS = "search", "dates", "ids"
+SEARCH, DATES, IDS, TAG = "search", "dates", "ids", "tag"
+NO_MEMORY = ("",)  # an ids filter no memory matches (ids=() is no filter at all)
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class ActiveFilters:
     since: datetime | None = None  # created_at in [since, until): a timeline bin
     until: datetime | None = None
     ids: tuple[str, ...] = ()  # memories selected on the embedding map
+    tag: str = ""  # a sidebar tag (a store whose tags are counted), and the memories carrying it
+    tag_ids: tuple[str, ...] = ()
     search_text: str = ""
     search_mode: str = "hybrid"
 
@@ -46,12 +49,16 @@ class ActiveFilters:
     def with_sidebar(self, axis: str, value: str | tuple[str, ...] | None) -> ActiveFilters:
         """This entry replaces the axis's earlier one ("all" or no value clears every sidebar filter)."""
         if axis not in SIDEBAR_AXES or not value:
-            return replace(self, sidebar=())
+            return replace(self, sidebar=(), tag="", tag_ids=())
         chosen = dict(self.sidebar) | {axis: value}
         return replace(self, sidebar=tuple((a, chosen[a]) for a in SIDEBAR_AXES if a in chosen))
 
     def with_dates(self, since: datetime, until: datetime) -> ActiveFilters:
         return replace(self, since=since, until=until)
+
+    def with_tag(self, tag: str, ids: tuple[str, ...] | list[str]) -> ActiveFilters:
+        """The memories carrying tag (its ids, as the sidebar counted them) replace the earlier tag's."""
+        return replace(self, tag=tag, tag_ids=tuple(ids))
 
     def with_ids(self, ids: tuple[str, ...] | list[str] | None) -> ActiveFilters:
         return replace(self, ids=tuple(ids or ()))
@@ -67,6 +74,8 @@ class ActiveFilters:
             return replace(self, since=None, until=None)
         if key == IDS:
             return replace(self, ids=())
+        if key == TAG:
+            return replace(self, tag="", tag_ids=())
         return replace(self, sidebar=tuple((a, v) for a, v in self.sidebar if a != key))
 
     def chips(self) -> list[tuple[str, str]]:
@@ -74,6 +83,8 @@ class ActiveFilters:
         labels = {"kind": "Kind", "channel": "Channel", "layer": "Layer", "status": "Status"}
         out = [(axis, f"{labels[axis]}: {value if isinstance(value, str) else ' + '.join(value)}")
                for axis, value in self.sidebar]
+        if self.tag:
+            out.append((TAG, f"Tag: {self.tag}"))
         if self.since is not None and self.until is not None:
             statuses = "" if self.value("status") else " (any status)"
             out.append((DATES, f"Created {self.since:%Y-%m-%d} – {self.until:%Y-%m-%d}{statuses}"))
@@ -100,11 +111,19 @@ class ActiveFilters:
             statuses=statuses,
             since=self.since,
             until=self.until,
-            ids=self.ids,
+            ids=self._ids(),
             order=order,
             descending=descending,
             decay=decay,
         )
+
+
+    def _ids(self) -> tuple[str, ...]:
+        """The map's selection, the tag's memories, or those in both."""
+        if not self.tag:
+            return self.ids
+        both = [i for i in self.ids if i in set(self.tag_ids)] if self.ids else list(self.tag_ids)
+        return tuple(both) or NO_MEMORY
 
 
 class FilterChips(QWidget):

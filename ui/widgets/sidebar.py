@@ -19,13 +19,18 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
     group counts every status."""
     counts = {**store.counts(MemoryQuery()), "statuses": store.counts()["statuses"]}
     counts["sub_agents"] = store.sub_agents(counts["channels"])
+    # A tag facet where the store can count its tags: each tag with the ids its entry filters by.
+    tags = store.tag_counts(MemoryQuery()) or {}
+    counts["tags"] = {tag: (n, store.tagged((tag,)) or []) for tag, n in tags.items()}
+    # What the owning tool's own view adds (SynthOrg: its agents, levels, retention, cap).
+    owner_views = [(d["label"], d["owner_view"]) for d in (s.describe() for s in store.foreign) if d.get("owner_view")]
     sessions = store.sessions()
     notes = [
         f"{s.label} is read-only: {s.capabilities().read_only_reason}"
         for s in store.foreign
         if s.capabilities().read_only
     ]
-    return {"counts": counts, "sessions": sessions, "notes": notes + store.problems()}
+    return {"counts": counts, "sessions": sessions, "notes": notes + store.problems(), "owner_views": owner_views}
 
 
 class Sidebar(QTreeWidget):
@@ -75,6 +80,23 @@ class Sidebar(QTreeWidget):
                 item.setData(0, FilterRole, ("channel", channels))
                 group.addChild(item)
             group.setExpanded(was.get("Sub-agents", True))
+        if counts.get("tags"):
+            group = QTreeWidgetItem(["Tags", ""])
+            group.setToolTip(0, "Active memories carrying each tag")
+            self.addTopLevelItem(group)
+            for tag, (n, ids) in counts["tags"].items():
+                item = QTreeWidgetItem([tag, str(n)])
+                item.setData(0, FilterRole, ("tag", (tag, tuple(ids))))
+                group.addChild(item)
+            group.setExpanded(was.get("Tags", True))
+        for label, lines in data.get("owner_views", []):  # as the owning tool sees its store
+            group = QTreeWidgetItem([label, ""])
+            self.addTopLevelItem(group)
+            for line in lines:
+                item = QTreeWidgetItem([line, ""])
+                item.setToolTip(0, line)
+                group.addChild(item)
+            group.setExpanded(was.get(label, False))
         if data["sessions"]:
             group = QTreeWidgetItem(["Sessions", str(len(data["sessions"]))])
             self.addTopLevelItem(group)

@@ -85,12 +85,14 @@ print(json.dumps(out, default=str))
 """
 
 # SynthOrg's Mem0 backend (memory/backends/mem0/config.py): <data_dir>/qdrant and <data_dir>/history.db,
-# collection "synthorg_memories"; one data_dir per agent, as its memory design lays it out.
+# collection "synthorg_memories"; here one data_dir per agent, as its memory design lays it out, each
+# written as its backend's store() writes (user_id the agent, SynthOrg's metadata; test_synthorg.py).
 SYNTHORG = SETUP + """
 for agent, facts in agents.items():
     m = open_mem0(data + "/" + agent, collection="synthorg_memories")
     for fact in facts:
-        m.add(fact, agent_id=agent, infer=False, metadata={"category": "semantic"})
+        m.add([{"role": "user", "content": fact}], user_id=agent, infer=False, metadata={
+            "_synthorg_category": "semantic", "_synthorg_namespace": "default", "_synthorg_confidence": 1.0})
     close(m)
 print(json.dumps("ok"))
 """
@@ -393,10 +395,11 @@ def test_a_synthorg_data_folder_offers_each_agents_store(tmp_path: Path):
     data = build_synthorg(tmp_path / "data" / "memory")
     with pytest.raises(WrapsStoresError) as wrapped:
         open_store(data)
-    assert sorted(wrapped.value.inside) == [(str(data / agent), "mem0 (Qdrant local)") for agent in sorted(AGENTS)]
+    label = "SynthOrg (mem0 on Qdrant local)"
+    assert sorted(wrapped.value.inside) == [(str(data / agent), label) for agent in sorted(AGENTS)]
     found = discover([data])
     assert [(f.path, f.tool, f.memories) for f in found] == [
-        (data / agent, "mem0 (Qdrant local)", len(facts)) for agent, facts in sorted(AGENTS.items())
+        (data / agent, label, len(facts)) for agent, facts in sorted(AGENTS.items())
     ]
     assert all(f.size > 0 and f.last_write is not None and not f.problem for f in found)
     with open_store(data / "ceo") as store:
