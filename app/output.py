@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.storage import shown as value
+
 
 def _clip(text: str, width: int) -> str:
     """text on one line, at most width terminal columns (a CJK character or an emoji takes two)."""
@@ -66,7 +68,7 @@ def memory_table(data: dict[str, Any]) -> str:
             m["layer"],
             m["channel"],
             m["source"].get("format") or m["source"]["kind"],
-            f"{m['salience']:.2f}",
+            value(m["salience"], ".2f"),
             m["updated_at"][:10],
             m["status"] if m["status"] != "active" else "",
             _clip(m["content"], 60),
@@ -81,7 +83,7 @@ def memory_table(data: dict[str, Any]) -> str:
 def promotion_candidates(data: dict[str, Any]) -> str:
     t = data["thresholds"]
     rows = [
-        [m["id"], m["channel"], f"{m['confidence']:.2f}", str(m["access_count"]), str(m["conversations"]),
+        [m["id"], m["channel"], value(m["confidence"], ".2f"), value(m["access_count"]), value(m["conversations"]),
          _clip(m["content"], 60)]
         for m in data["candidates"]
     ]
@@ -99,8 +101,9 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
         f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
-        f"  salience {m['salience']:.2f} (effective now {m['salience_now']:.3f}), "
-        f"confidence {m['confidence']:.2f}, accesses {m['access_count']}, conversations {m['conversations']}",
+        f"  salience {value(m['salience'], '.2f')} (effective now {value(m['salience_now'], '.3f')}), "
+        f"confidence {value(m['confidence'], '.2f')}, accesses {value(m['access_count'])}, "
+        f"conversations {value(m['conversations'])}",
         f"  revision {m['revision']}",
     ]
     prov = m["provenance"]
@@ -242,16 +245,19 @@ def salience_one(r: dict[str, Any]) -> str:
             f"(stored {r['stored_salience']:.2f}, last accessed {(r['last_accessed'] or 'never')[:10]}){flag}",
             f"  {r['formula']}",
         ])
+    if r["stored_salience"] is None:
+        return f"{r['id']}: its store keeps no salience (nothing decays here)."
     lines = [
         f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
-        f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
+        f"{value(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
         f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
         f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
         f"  {r['formula']} (half-life {r['model']['half_life_days']} days)",
     ]
     if "confidence" in r:
         c = r["confidence"]
-        lines.append(f"  inferred fact: confidence {c['effective']:.3f} (stored {c['stored']:.2f}); {c['formula']}")
+        lines.append(f"  inferred fact: confidence {value(c['effective'], '.3f')} (stored {value(c['stored'], '.2f')}); "
+                     f"{c['formula']}")
     return "\n".join(lines)
 
 

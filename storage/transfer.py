@@ -240,6 +240,9 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
             "original_id": memory.id,
             "location": memory.source.location,
         }
+        not_kept = [name for name in ("salience", "confidence", "access_count") if getattr(memory, name) is None]
+        if not_kept:  # memory.db starts them as it starts a new memory's: say they were not the source's
+            metadata["import"]["not_kept_by_source"] = not_kept
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
     # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.

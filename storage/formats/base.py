@@ -324,7 +324,7 @@ def make_memory(
     snapshot: Snapshot | None = None,
     status: Status = Status.ACTIVE,
     accessed: Any = None,
-    access_count: int = 0,
+    access_count: int | None = None,
 ) -> Memory:
     """A canonical memory for a foreign record; times default to each other, then now."""
     created_at = parse_time(created) or parse_time(updated) or utcnow()

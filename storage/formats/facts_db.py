@@ -178,7 +178,7 @@ class FactsSource(SqlFormatSource):
             last_accessed=accessed,
             access_count=int(row["access_count"] or 0),
             salience=max(0.0, min(1.0, float(decay))),
-            confidence=float(row["confidence"]) if "confidence" in row.keys() and row["confidence"] is not None else 1.0,
+            confidence=float(row["confidence"]) if "confidence" in row.keys() and row["confidence"] is not None else None,
             tags=(category,) if category else (),
             metadata=metadata,
             revision=row_revision(row),

@@ -121,10 +121,10 @@ def _memory(record: dict[str, Any], file_name: str, line: int) -> Memory:
         created_at=created,
         updated_at=updated,
         last_accessed=parse_time(record.get("last_accessed")) or updated,
-        access_count=int(record.get("access_count") or 0),
-        salience=float(record.get("salience", 0.5)),
-        confidence=float(record.get("confidence", 1.0)),
-        conversations=int(record.get("conversations") or 0),
+        access_count=_number(record.get("access_count"), int),
+        salience=_number(record.get("salience"), float),
+        confidence=_number(record.get("confidence"), float),
+        conversations=_number(record.get("conversations"), int),
         tags=tuple(str(t) for t in record.get("tags") or ()),
         metadata={**metadata, "exported_source": record["source"]} if isinstance(metadata, dict) else {},
         status=Status(record["status"]),
@@ -174,3 +174,8 @@ def detect(path: Path) -> list[FormatMatch]:
     if record is None or not RECORD_KEYS <= record.keys():
         return []
     return [FormatMatch(FORMAT, ExportSource.label, path, open=partial(ExportSource, path), journal_dir=None)]
+
+
+def _number(value: Any, kind: type[float] | type[int]) -> Any:
+    """A counter or score as exported; None (or an empty CSV cell) where the exported store kept none."""
+    return None if value in (None, "") else kind(value)

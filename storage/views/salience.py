@@ -46,7 +46,7 @@ def salience_report(
     if fact_decay is not None and fact_decay.applies(memory):
         report["confidence"] = {
             "stored": memory.confidence,
-            "effective": round(fact_decay.effective(memory, at), 6),
+            "effective": None if (effective := fact_decay.effective(memory, at)) is None else round(effective, 6),
             "formula": fact_decay.formula(),
             "model": _model_dict(fact_decay),
         }

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
-from mnemoscope.storage import AuditEntry, Memory, MemoryStore, StoreError
+from mnemoscope.storage import AuditEntry, Memory, MemoryStore, StoreError, shown
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -57,10 +57,10 @@ def render_memory(
         ("Created", memory.created_at.strftime("%Y-%m-%d %H:%M")),
         ("Updated", memory.updated_at.strftime("%Y-%m-%d %H:%M")),
         ("Last access", memory.last_accessed.strftime("%Y-%m-%d %H:%M")),
-        ("Accesses", str(memory.access_count)),
-        ("Salience", f"{memory.salience:.2f}"),
-        ("Confidence", f"{memory.confidence:.2f}"),
-        ("Conversations", str(memory.conversations)),
+        ("Accesses", shown(memory.access_count)),
+        ("Salience (stored)", shown(memory.salience, ".2f")),
+        ("Confidence", shown(memory.confidence, ".2f")),
+        ("Conversations", shown(memory.conversations)),
     ]
     prov = memory.provenance
     if prov.promoted_from:
