@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemoscope.storage import shown as value
+from mnemoscope.storage import shown as field
 
 
 def _clip(text: str, width: int) -> str:
@@ -68,7 +68,7 @@ def memory_table(data: dict[str, Any]) -> str:
             m["layer"],
             m["channel"],
             m["source"].get("format") or m["source"]["kind"],
-            value(m["salience"], ".2f"),
+            field(m["salience"], ".2f"),
             m["updated_at"][:10],
             m["status"] if m["status"] != "active" else "",
             _clip(m["content"], 60),
@@ -83,7 +83,7 @@ def memory_table(data: dict[str, Any]) -> str:
 def promotion_candidates(data: dict[str, Any]) -> str:
     t = data["thresholds"]
     rows = [
-        [m["id"], m["channel"], value(m["confidence"], ".2f"), value(m["access_count"]), value(m["conversations"]),
+        [m["id"], m["channel"], field(m["confidence"], ".2f"), field(m["access_count"]), field(m["conversations"]),
          _clip(m["content"], 60)]
         for m in data["candidates"]
     ]
@@ -101,9 +101,9 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
         f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
-        f"  salience {value(m['salience'], '.2f')} (effective now {value(m['salience_now'], '.3f')}), "
-        f"confidence {value(m['confidence'], '.2f')}, accesses {value(m['access_count'])}, "
-        f"conversations {value(m['conversations'])}",
+        f"  salience {field(m['salience'], '.2f')} (effective now {field(m['salience_now'], '.3f')}), "
+        f"confidence {field(m['confidence'], '.2f')}, accesses {field(m['access_count'])}, "
+        f"conversations {field(m['conversations'])}",
         f"  revision {m['revision']}",
     ]
     prov = m["provenance"]
@@ -249,14 +249,14 @@ def salience_one(r: dict[str, Any]) -> str:
         return f"{r['id']}: its store keeps no salience (nothing decays here)."
     lines = [
         f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
-        f"{value(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
+        f"{field(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
         f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
         f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
         f"  {r['formula']} (half-life {r['model']['half_life_days']} days)",
     ]
     if "confidence" in r:
         c = r["confidence"]
-        lines.append(f"  inferred fact: confidence {value(c['effective'], '.3f')} (stored {value(c['stored'], '.2f')}); "
+        lines.append(f"  inferred fact: confidence {field(c['effective'], '.3f')} (stored {field(c['stored'], '.2f')}); "
                      f"{c['formula']}")
     return "\n".join(lines)
 
