@@ -266,6 +266,8 @@ def salience_overview(data: dict[str, Any]) -> str:
     out = [f"effective salience at {data['at'][:10]}:"]
     for b in data["histogram"]:
         out.append(f"  {b['from']:.1f}-{b['to']:.1f}  {b['count']:6d}  {'#' * round(30 * b['count'] / peak)}")
+    if data.get("without_salience"):
+        out.append(f"  ({data['without_salience']} active memories keep no salience: their stores do not score them)")
     out.append("most at risk:")
     for r in data["at_risk"]:
         flag = " cleanup candidate" if r["cleanup_candidate"] else ""

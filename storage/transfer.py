@@ -24,6 +24,10 @@ ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
 Progress = Callable[[int, int], None]
 
+# The fields a source may not keep (None in Memory); memory.db keeps them all.
+NOT_ALWAYS_KEPT = ("access_count", "salience", "confidence", "conversations")
+FIELDS_NOT_KEPT = "fields_not_kept"  # metadata: which of them an imported memory's source did not keep
+
 
 def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[Memory]:
     """Every memory, fetched a page at a time."""
@@ -240,11 +244,11 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
             "original_id": memory.id,
             "location": memory.source.location,
         }
-        not_kept = [name for name in ("salience", "confidence", "access_count") if getattr(memory, name) is None]
-        if not_kept:  # memory.db starts them as it starts a new memory's: say they were not the source's
-            metadata["import"]["not_kept_by_source"] = not_kept
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
+    not_kept = [name for name in NOT_ALWAYS_KEPT if getattr(memory, name) is None]
+    if not_kept:  # memory.db starts them as it starts a new memory's, and says they were not the source's
+        metadata[FIELDS_NOT_KEPT] = not_kept
     # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.
     native_id = was_row and keep_id
     return sqlite.memory_row(
