@@ -186,6 +186,8 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+# The canonical fields not every system keeps: None in a Memory whose store keeps no such value.
+OPTIONAL_FIELDS = ("access_count", "salience", "confidence", "conversations")
 ABSENT = "—"  # how a field the owning system does not keep is shown (never as a default value)
 
 

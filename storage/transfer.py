@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
-from .model import Memory
+from .model import OPTIONAL_FIELDS, Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
 from .store import MemoryStore
@@ -24,8 +24,6 @@ ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
 Progress = Callable[[int, int], None]
 
-# The fields a source may not keep (None in Memory); memory.db keeps them all.
-NOT_ALWAYS_KEPT = ("access_count", "salience", "confidence", "conversations")
 FIELDS_NOT_KEPT = "fields_not_kept"  # metadata: which of them an imported memory's source did not keep
 
 
@@ -246,7 +244,7 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
         }
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
-    not_kept = [name for name in NOT_ALWAYS_KEPT if getattr(memory, name) is None]
+    not_kept = [name for name in OPTIONAL_FIELDS if getattr(memory, name) is None]
     if not_kept:  # memory.db starts them as it starts a new memory's, and says they were not the source's
         metadata[FIELDS_NOT_KEPT] = not_kept
     # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.

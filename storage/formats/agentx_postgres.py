@@ -87,6 +87,7 @@ class AgentxSource:
     label = "AgentX PostgreSQL"
     id_prefix = "agentx:"
     editable_fields = ("content", "salience", "channel")
+    keeps = frozenset({"access_count", "salience", "confidence"})  # importance_score is its salience
     seeks = False
 
     def __init__(self, engine: Engine, *, root: Path, location: str, secret: Secret | None, read_only: bool,

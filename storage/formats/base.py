@@ -99,6 +99,8 @@ class FormatSource:
     read_only_reason: str = ""
     # Messages kept as memories are counted there, not again as turns.
     turns_are_memories: bool = False
+    # Which of model.OPTIONAL_FIELDS the owning system keeps; the others are None in its memories.
+    keeps: frozenset[str] = frozenset()
 
     def __init__(self, root: Path, files: Sequence[Path]) -> None:
         self.root = Path(root)

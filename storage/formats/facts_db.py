@@ -133,6 +133,7 @@ class FactsSource(SqlFormatSource):
     format = "facts-db"
     label = "structured memory DB"
     editable_fields = ("content",)
+    keeps = frozenset({"access_count", "salience", "confidence"})  # decay_score as salience
     layer = Layer.SEMANTIC
     seeks = False  # pages run in the query's order (times, salience), not the key's
 

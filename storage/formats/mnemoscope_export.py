@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..detect.looks import is_file
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..model import GLOBAL_CHANNEL, OPTIONAL_FIELDS, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..source import Capabilities, revision_of
 from ..timeutil import parse_time, utcnow
 from .base import Contents, FormatSource
@@ -44,6 +44,7 @@ class ExportSource(FormatSource):
     kind = Kind.MARKDOWN  # a text file beside the workspace's markdown, not a database
     format = FORMAT
     label = "Mnemoscope JSONL export"
+    keeps = frozenset(OPTIONAL_FIELDS)  # what the exported store kept (null where it kept none)
     read_only_reason = "an export is a copy; import it into a workspace to curate it"
 
     def __init__(self, path: Path) -> None:

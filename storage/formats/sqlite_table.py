@@ -58,6 +58,7 @@ class TableSource(SqlFormatSource):
         # Rows are written by the id column only where it names one row; else named by their key.
         self.id_column = self.columns["id"] if mapping.writable else None
         self.editable_fields = ("content",) if self.id_column else ()
+        self.keeps = frozenset(name for name in ("salience", "access_count") if self.columns.get(name))
         self.deletable = bool(self.id_column)
         self.read_only_reason = mapping.read_only_reason
         # What names a row when no id column does, and orders rows at equal mapped values: the
