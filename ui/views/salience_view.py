@@ -168,7 +168,10 @@ class SalienceView(View):
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         left = QVBoxLayout()
-        left.addWidget(QLabel("Effective salience of active memories"))
+        self.spread_label = QLabel("Effective salience of active memories")
+        self.spread_label.setObjectName("salience_spread_label")
+        self.without_salience = 0
+        left.addWidget(self.spread_label)
         left.addWidget(self.histogram, 1)
         left.addWidget(self.formulas)
         right = QVBoxLayout()
@@ -220,6 +223,9 @@ class SalienceView(View):
         if generation != self._generation:
             return
         self.histogram.set_bins(data["histogram"])
+        self.without_salience = data["without_salience"]
+        self.spread_label.setText("Effective salience of active memories" + (
+            f" ({self.without_salience} more keep none: their stores do not score them)" if self.without_salience else ""))
         self.formulas.setText("\n".join(f"{name.capitalize()}: {formula}" for name, formula in data["formulas"].items()))
         rows = data["at_risk"]
         self.at_risk.setRowCount(len(rows))
