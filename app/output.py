@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.storage import shown as field
+
 
 def _clip(text: str, width: int) -> str:
     """text on one line, at most width terminal columns (a CJK character or an emoji takes two)."""
@@ -67,7 +69,7 @@ def memory_table(data: dict[str, Any]) -> str:
             m["layer"],
             m["channel"],
             m["source"].get("format") or m["source"]["kind"],
-            f"{m['salience']:.2f}",
+            field(m["salience"], ".2f"),
             m["updated_at"][:10],
             m["status"] if m["status"] != "active" else "",
             _clip(m["content"], 60),
@@ -82,7 +84,7 @@ def memory_table(data: dict[str, Any]) -> str:
 def promotion_candidates(data: dict[str, Any]) -> str:
     t = data["thresholds"]
     rows = [
-        [m["id"], m["channel"], f"{m['confidence']:.2f}", str(m["access_count"]), str(m["conversations"]),
+        [m["id"], m["channel"], field(m["confidence"], ".2f"), field(m["access_count"]), field(m["conversations"]),
          _clip(m["content"], 60)]
         for m in data["candidates"]
     ]
@@ -100,8 +102,9 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
         f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
-        f"  salience {m['salience']:.2f} (effective now {m['salience_now']:.3f}), "
-        f"confidence {m['confidence']:.2f}, accesses {m['access_count']}, conversations {m['conversations']}",
+        f"  salience {field(m['salience'], '.2f')} (effective now {field(m['salience_now'], '.3f')}), "
+        f"confidence {field(m['confidence'], '.2f')}, accesses {field(m['access_count'])}, "
+        f"conversations {field(m['conversations'])}",
         f"  revision {m['revision']}",
     ]
     prov = m["provenance"]
@@ -243,16 +246,19 @@ def salience_one(r: dict[str, Any]) -> str:
             f"(stored {r['stored_salience']:.2f}, last accessed {(r['last_accessed'] or 'never')[:10]}){flag}",
             f"  {r['formula']}",
         ])
+    if r["stored_salience"] is None:
+        return f"{r['id']}: its store keeps no salience (nothing decays here)."
     lines = [
         f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
-        f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
+        f"{field(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
         f"  falls below {r['model']['cleanup_threshold']} on {(r['crosses_threshold_at'] or 'never')[:10]}; "
         f"cleanup candidate from {(r['cleanup_candidate_from'] or 'never')[:10]}",
         f"  {r['formula']} (half-life {r['model']['half_life_days']} days)",
     ]
     if "confidence" in r:
         c = r["confidence"]
-        lines.append(f"  inferred fact: confidence {c['effective']:.3f} (stored {c['stored']:.2f}); {c['formula']}")
+        lines.append(f"  inferred fact: confidence {field(c['effective'], '.3f')} (stored {field(c['stored'], '.2f')}); "
+                     f"{c['formula']}")
     return "\n".join(lines)
 
 
@@ -261,6 +267,8 @@ def salience_overview(data: dict[str, Any]) -> str:
     out = [f"effective salience at {data['at'][:10]}:"]
     for b in data["histogram"]:
         out.append(f"  {b['from']:.1f}-{b['to']:.1f}  {b['count']:6d}  {'#' * round(30 * b['count'] / peak)}")
+    if data.get("without_salience"):
+        out.append(f"  ({data['without_salience']} active memories keep no salience: their stores do not score them)")
     out.append("most at risk:")
     for r in data["at_risk"]:
         flag = " cleanup candidate" if r["cleanup_candidate"] else ""

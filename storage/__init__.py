@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each 
         UnsupportedError,
     )
     from .model import (
+        ABSENT,
         GLOBAL_CHANNEL,
         AuditEntry,
         Entity,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each 
         Session,
         Status,
         Turn,
+        shown,
     )
     from .opening import create_workspace, detect, open_store
     from .query import MemoryQuery, Order
@@ -65,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
+            "ABSENT",
             "GLOBAL_CHANNEL",
             "AuditEntry",
             "Entity",
@@ -77,6 +80,7 @@ _EXPORTS: dict[str, str] = {
             "Session",
             "Status",
             "Turn",
+            "shown",
         ),
         "model",
     ),
@@ -87,6 +91,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "ABSENT",
     "AuditEntry",
     "BelowThresholdError",
     "ConflictError",
@@ -117,6 +122,7 @@ __all__ = [
     "create_workspace",
     "detect",
     "open_store",
+    "shown",
 ]
 
 

@@ -265,7 +265,7 @@ class Curator:
             if not caps.can_reinforce:
                 label = self.store.source_for(memory.id).label
                 raise UnsupportedError(f"{memory.id} is {label}, which keeps no access count to reinforce.")
-            return {"access_count": [memory.access_count, memory.access_count + 1]}
+            return {"access_count": [memory.access_count, (memory.access_count or 0) + 1]}
 
         return self._run(REINFORCE, self._plan_each(REINFORCE, memory_ids, {}, expected_revision, check))
 

@@ -138,14 +138,15 @@ class Memory:
     created_at: datetime
     updated_at: datetime
     last_accessed: datetime
-    access_count: int = 0
-    salience: float = 0.5
-    confidence: float = 1.0
+    # What the owning system keeps of these; None: it keeps no such value (never a default).
+    access_count: int | None = None
+    salience: float | None = None
+    confidence: float | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     status: Status = Status.ACTIVE
     provenance: Provenance = Provenance()
-    conversations: int = 0
+    conversations: int | None = None
     # An opaque hash of the stored record; changes whenever anything changes it.
     revision: str = ""
 
@@ -160,8 +161,8 @@ class Memory:
             "updated_at": _iso(self.updated_at),
             "last_accessed": _iso(self.last_accessed),
             "access_count": self.access_count,
-            "salience": round(self.salience, 6),
-            "confidence": round(self.confidence, 6),
+            "salience": _rounded(self.salience),
+            "confidence": _rounded(self.confidence),
             "conversations": self.conversations,
             "tags": list(self.tags),
             "status": self.status.value,
@@ -182,6 +183,20 @@ class Memory:
         """Memory(**values) without the frozen dataclass's one setattr per field (a third of the
         cost of a page of a hundred): for sources that pass every field but the defaulted ones."""
         return _built(cls, values)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+# The canonical fields not every system keeps: None in a Memory whose store keeps no such value.
+OPTIONAL_FIELDS = ("access_count", "salience", "confidence", "conversations")
+ABSENT = "—"  # how a field the owning system does not keep is shown (never as a default value)
+
+
+def shown(value: Any, spec: str = "") -> str:
+    """A field's value as text, ABSENT for one its store does not keep (None)."""
+    return ABSENT if value is None else format(value, spec)
 
 
 EDITABLE_FIELDS = ("content", "tags", "layer", "channel", "salience")

@@ -49,7 +49,7 @@ def sort_key(order: Order, decay: SalienceModel = SalienceModel()):
     if order is Order.CREATED:
         return lambda m: (m.created_at, m.id)
     if order is Order.SALIENCE:
-        return lambda m: (m.salience, m.id)
+        return lambda m: (-math.inf if m.salience is None else m.salience, m.id)
     if order is Order.ACCESSED:
         return lambda m: (m.last_accessed, m.id)
     if order is Order.EFFECTIVE_SALIENCE:
@@ -65,6 +65,8 @@ def effective_salience_key(memory: Memory, decay: SalienceModel) -> float:
     at any one time: ln(salience) - days from the epoch to the last access x ln(rate) +
     ln(boost). It orders memories as effective salience does now, whenever "now" is (the cap at
     1 aside, which only makes ties), so that a database can order by it, and sources agree."""
+    if memory.salience is None:  # a store that keeps no salience: below every memory that has one
+        return -math.inf
     days = as_utc(memory.last_accessed).timestamp() / 86400.0
     return (math.log(max(memory.salience, SMALLEST_SALIENCE)) - days * math.log(decay.decay_rate)
             + math.log(decay.boost(memory.access_count)))

@@ -41,19 +41,25 @@ class SalienceModel:
             return math.inf
         return math.log(0.5) / math.log(self.decay_rate)
 
-    def boost(self, access_count: int) -> float:
-        return 1.0 + self.access_boost * math.log1p(max(access_count, 0))
+    def boost(self, access_count: int | None) -> float:
+        """The access boost; a store that counts no accesses (None) gets none."""
+        return 1.0 + self.access_boost * math.log1p(max(access_count or 0, 0))
 
-    def effective(self, memory: Memory, at: datetime) -> float:
+    def effective(self, memory: Memory, at: datetime) -> float | None:
+        """The memory's salience decayed to at; None for a memory whose store keeps no salience."""
+        if memory.salience is None:
+            return None
         days = (as_utc(at) - as_utc(memory.last_accessed)).total_seconds() / 86400.0
         return self.effective_raw(memory.salience, days, memory.access_count)
 
-    def effective_raw(self, salience: float, days_idle: float, access_count: int) -> float:
+    def effective_raw(self, salience: float, days_idle: float, access_count: int | None) -> float:
         decay = self.decay_rate ** max(days_idle, 0.0)
         return min(1.0, max(0.0, salience * decay * self.boost(access_count)))
 
     def crossing_date(self, memory: Memory) -> datetime | None:
-        """When effective salience falls below the cleanup threshold (None: never)."""
+        """When effective salience falls below the cleanup threshold (None: never, or no salience kept)."""
+        if memory.salience is None:
+            return None
         start = memory.salience * self.boost(memory.access_count)
         last = as_utc(memory.last_accessed)
         if start < self.cleanup_threshold:
@@ -81,7 +87,8 @@ class SalienceModel:
         """Sampled effective salience between two dates (past, now and projected)."""
         start, end = as_utc(start), as_utc(end)
         step = (end - start) / max(points - 1, 1)
-        return [(start + step * i, self.effective(memory, start + step * i)) for i in range(points)]
+        points_at = [start + step * i for i in range(points)]
+        return [(t, value) for t in points_at if (value := self.effective(memory, t)) is not None]
 
     def report(self, memory: Memory, at: datetime) -> dict[str, Any]:
         crossing = self.crossing_date(memory)
@@ -92,7 +99,7 @@ class SalienceModel:
             "access_count": memory.access_count,
             "last_accessed": as_utc(memory.last_accessed).isoformat(),
             "at": as_utc(at).isoformat(),
-            "effective": round(self.effective(memory, at), 6),
+            "effective": None if (effective := self.effective(memory, at)) is None else round(effective, 6),
             "crosses_threshold_at": crossing.isoformat() if crossing else None,
             "cleanup_candidate_from": cleanup.isoformat() if cleanup else None,
             "cleanup_candidate": self.is_cleanup_candidate(memory, at),
@@ -117,25 +124,20 @@ class PromotionThresholds:
     conversations: int = 2
 
     def check(self, memory: Memory) -> dict[str, Any]:
-        checks = {
-            "confidence": (memory.confidence, self.confidence, memory.confidence >= self.confidence),
-            "access_count": (
-                memory.access_count,
-                self.access_count,
-                memory.access_count >= self.access_count,
-            ),
-            "conversations": (
-                memory.conversations,
-                self.conversations,
-                memory.conversations >= self.conversations,
-            ),
+        """Each threshold against the memory's value; a value its store does not keep meets none."""
+        checks: dict[str, tuple[float | None, float]] = {
+            "confidence": (memory.confidence, self.confidence),
+            "access_count": (memory.access_count, self.access_count),
+            "conversations": (memory.conversations, self.conversations),
         }
+        met = {k: value is not None and value >= limit for k, (value, limit) in checks.items()}
         return {
             "thresholds": asdict(self),
             "values": {k: v[0] for k, v in checks.items()},
-            "met": {k: v[2] for k, v in checks.items()},
-            "all_met": all(v[2] for v in checks.values()),
-            "failed": [f"{k} {v[0]:g} < {v[1]:g}" for k, v in checks.items() if not v[2]],
+            "met": met,
+            "all_met": all(met.values()),
+            "failed": [f"{k} {value:g} < {limit:g}" if value is not None else f"{k} not kept by this store"
+                       for k, (value, limit) in checks.items() if not met[k]],
         }
 
 
@@ -177,12 +179,14 @@ class InferredFactDecay:
 
     def applies(self, memory: Memory) -> bool:
         label = memory.metadata.get("certainty")
+        if memory.confidence is None:
+            return False
         if isinstance(label, str) and label:
             return label.lower() in self.labels
         return memory.confidence <= self.inferred_confidence
 
-    def effective(self, memory: Memory, at: datetime) -> float:
-        if not self.applies(memory):
+    def effective(self, memory: Memory, at: datetime) -> float | None:
+        if memory.confidence is None or not self.applies(memory):
             return memory.confidence
         return memory.confidence * self.rate ** math.floor(_idle_days(memory.last_accessed, at) / self.period_days)
 

@@ -344,11 +344,12 @@ class MemoryStore:
                 histogram = [a + b for a, b in zip(histogram, counted, strict=True)]
                 weakest += part.lowest_salience(model.decay_rate, model.access_boost, at, lowest)
                 continue
-            memories = part.page(active, limit=part.count(active))
-            for memory in memories:
-                histogram[min(max(int(model.effective(memory, at) * bins), 0), bins - 1)] += 1
-            weakest += heapq.nsmallest(lowest, memories, key=lambda m: (model.effective(m, at), m.id))
-        weakest.sort(key=lambda m: (model.effective(m, at), m.id))
+            scored = [(value, m) for m in part.page(active, limit=part.count(active))
+                      if (value := model.effective(m, at)) is not None]  # no salience kept: not in the spread
+            for value, _memory in scored:
+                histogram[min(max(int(value * bins), 0), bins - 1)] += 1
+            weakest += [m for _v, m in heapq.nsmallest(lowest, scored, key=lambda vm: (vm[0], vm[1].id))]
+        weakest.sort(key=lambda m: (model.effective(m, at) or 0.0, m.id))
         return histogram, weakest[:lowest]
 
     def canonical_id(self, memory_id: str) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
-from .model import Memory
+from .model import OPTIONAL_FIELDS, Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
 from .store import MemoryStore
@@ -23,6 +23,8 @@ PAGE = 1000
 ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
 Progress = Callable[[int, int], None]
+
+FIELDS_NOT_KEPT = "fields_not_kept"  # metadata: which of them an imported memory's source did not keep
 
 
 def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[Memory]:
@@ -242,6 +244,9 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
         }
     metadata.pop("md_file", None)
     metadata.pop("vector_state", None)
+    not_kept = [name for name in OPTIONAL_FIELDS if getattr(memory, name) is None]
+    if not_kept:  # memory.db starts them as it starts a new memory's, and says they were not the source's
+        metadata[FIELDS_NOT_KEPT] = not_kept
     # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.
     native_id = was_row and keep_id
     return sqlite.memory_row(

@@ -152,7 +152,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         memory = store.get(args.id)
         data = memory.to_dict()
         data["copies"] = store.copies(memory.id)
-        data["salience_now"] = round(store.settings.salience.effective(memory, utcnow()), 6)
+        now = store.settings.salience.effective(memory, utcnow())
+        data["salience_now"] = None if now is None else round(now, 6)
         data["promotion"] = store.settings.promotion.check(memory)
         data["relations"] = [r.to_dict() for r in store.relations(touching=memory.id)]
         data["history"] = [e.to_dict() for e in store.history(target=memory.id)]

@@ -400,6 +400,7 @@ def _with_compaction(session_id: str, turns: list[Turn], agent_messages: Path | 
 class AgenticxIndexSource(FormatSource):
     format = "agenticx-index"
     label = "AgenticX workspace memory index"
+    keeps = frozenset({"access_count"})
     read_only_reason = (
         "its FTS5 indexes are contentless, so a changed or removed row cannot be taken out of them; "
         "AgenticX rebuilds chunks from the workspace markdown, edit those files instead"

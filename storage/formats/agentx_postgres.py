@@ -87,6 +87,7 @@ class AgentxSource:
     label = "AgentX PostgreSQL"
     id_prefix = "agentx:"
     editable_fields = ("content", "salience", "channel")
+    keeps = frozenset({"access_count", "salience", "confidence"})  # importance_score is its salience
     seeks = False
 
     def __init__(self, engine: Engine, *, root: Path, location: str, secret: Secret | None, read_only: bool,
@@ -293,8 +294,8 @@ class AgentxSource:
             updated_at=created,
             last_accessed=accessed,
             access_count=int(row["access_count"] or 0),
-            salience=_unit(importance if importance is not None else 0.5),
-            confidence=_unit(confidence) if isinstance(confidence, (int, float)) else 1.0,
+            salience=_unit(importance) if importance is not None else None,
+            confidence=_unit(confidence) if isinstance(confidence, (int, float)) else None,
             metadata=metadata,
             status=Status.ARCHIVED if row["archived"] else Status.ACTIVE,
             revision=row["revision"],

@@ -101,6 +101,8 @@ class FormatSource:
     turns_are_memories: bool = False
     # tag_counts and tagged run over the snapshot (MemoryStore.tag_counts: the tag facet).
     counts_tags: bool = True
+    # Which of model.OPTIONAL_FIELDS the owning system keeps; the others are None in its memories.
+    keeps: frozenset[str] = frozenset()
 
     def __init__(self, root: Path, files: Sequence[Path]) -> None:
         self.root = Path(root)
@@ -338,7 +340,7 @@ def make_memory(
     snapshot: Snapshot | None = None,
     status: Status = Status.ACTIVE,
     accessed: Any = None,
-    access_count: int = 0,
+    access_count: int | None = None,
 ) -> Memory:
     """A canonical memory for a foreign record; times default to each other, then now."""
     created_at = parse_time(created) or parse_time(updated) or utcnow()

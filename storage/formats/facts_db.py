@@ -133,6 +133,7 @@ class FactsSource(SqlFormatSource):
     format = "facts-db"
     label = "structured memory DB"
     editable_fields = ("content",)
+    keeps = frozenset({"access_count", "salience", "confidence"})  # decay_score as salience
     layer = Layer.SEMANTIC
     seeks = False  # pages run in the query's order (times, salience), not the key's
 
@@ -178,7 +179,7 @@ class FactsSource(SqlFormatSource):
             last_accessed=accessed,
             access_count=int(row["access_count"] or 0),
             salience=max(0.0, min(1.0, float(decay))),
-            confidence=float(row["confidence"]) if "confidence" in row.keys() and row["confidence"] is not None else 1.0,
+            confidence=float(row["confidence"]) if "confidence" in row.keys() and row["confidence"] is not None else None,
             tags=(category,) if category else (),
             metadata=metadata,
             revision=row_revision(row),

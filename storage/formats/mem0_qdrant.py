@@ -379,6 +379,8 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
     def __init__(self, qdrant: Path, history: Path | None, label: str = LABEL) -> None:
         super().__init__(qdrant, [])
         self.label = label
+        # mem0 keeps none of the optional fields; SynthOrg writes a confidence into every entry.
+        self.keeps = frozenset({"confidence"}) if label == SYNTHORG_LABEL else frozenset()
         self.log = Mem0History(history, "Qdrant")
         self._meta: tuple[str, dict[str, Any]] = ("", {})
         self._matrices: dict[str, tuple[str, list[str], Any]] = {}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..detect.looks import is_file
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status
+from ..model import GLOBAL_CHANNEL, OPTIONAL_FIELDS, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..source import Capabilities, revision_of
 from ..timeutil import parse_time, utcnow
 from .base import Contents, FormatSource
@@ -44,6 +44,7 @@ class ExportSource(FormatSource):
     kind = Kind.MARKDOWN  # a text file beside the workspace's markdown, not a database
     format = FORMAT
     label = "Mnemoscope JSONL export"
+    keeps = frozenset(OPTIONAL_FIELDS)  # what the exported store kept (null where it kept none)
     read_only_reason = "an export is a copy; import it into a workspace to curate it"
 
     def __init__(self, path: Path) -> None:
@@ -121,10 +122,10 @@ def _memory(record: dict[str, Any], file_name: str, line: int) -> Memory:
         created_at=created,
         updated_at=updated,
         last_accessed=parse_time(record.get("last_accessed")) or updated,
-        access_count=int(record.get("access_count") or 0),
-        salience=float(record.get("salience", 0.5)),
-        confidence=float(record.get("confidence", 1.0)),
-        conversations=int(record.get("conversations") or 0),
+        access_count=_number(record.get("access_count"), int),
+        salience=_number(record.get("salience"), float),
+        confidence=_number(record.get("confidence"), float),
+        conversations=_number(record.get("conversations"), int),
         tags=tuple(str(t) for t in record.get("tags") or ()),
         metadata={**metadata, "exported_source": record["source"]} if isinstance(metadata, dict) else {},
         status=Status(record["status"]),
@@ -174,3 +175,8 @@ def detect(path: Path) -> list[FormatMatch]:
     if record is None or not RECORD_KEYS <= record.keys():
         return []
     return [FormatMatch(FORMAT, ExportSource.label, path, open=partial(ExportSource, path), journal_dir=None)]
+
+
+def _number(value: Any, kind: type[float] | type[int]) -> Any:
+    """A counter or score as exported; None (or an empty CSV cell) where the exported store kept none."""
+    return None if value in (None, "") else kind(value)

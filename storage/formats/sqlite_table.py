@@ -58,6 +58,7 @@ class TableSource(SqlFormatSource):
         # Rows are written by the id column only where it names one row; else named by their key.
         self.id_column = self.columns["id"] if mapping.writable else None
         self.editable_fields = ("content",) if self.id_column else ()
+        self.keeps = frozenset(name for name in ("salience", "access_count") if self.columns.get(name))
         self.deletable = bool(self.id_column)
         self.read_only_reason = mapping.read_only_reason
         # What names a row when no id column does, and orders rows at equal mapped values: the
@@ -110,8 +111,8 @@ class TableSource(SqlFormatSource):
             created_at=created,
             updated_at=updated,
             last_accessed=accessed or updated,
-            access_count=int(_number(self._column(row, "access_count")) or 0),
-            salience=max(0.0, min(1.0, salience)) if salience is not None else 0.5,
+            access_count=int(_number(self._column(row, "access_count")) or 0) if self.columns.get("access_count") else None,
+            salience=max(0.0, min(1.0, salience)) if salience is not None else None,
             tags=(str(category),) if category not in (None, "") else (),
             metadata=metadata,
             revision=row_revision(row),

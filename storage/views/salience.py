@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import NotFoundError
-from ..model import Entity, Memory
+from ..model import Entity, Memory, Status
+from ..query import MemoryQuery
 from ..salience import EntityDecay, InferredFactDecay, SalienceModel
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
@@ -46,7 +47,7 @@ def salience_report(
     if fact_decay is not None and fact_decay.applies(memory):
         report["confidence"] = {
             "stored": memory.confidence,
-            "effective": round(fact_decay.effective(memory, at), 6),
+            "effective": None if (effective := fact_decay.effective(memory, at)) is None else round(effective, 6),
             "formula": fact_decay.formula(),
             "model": _model_dict(fact_decay),
         }
@@ -76,7 +77,9 @@ def _model_dict(model: EntityDecay | InferredFactDecay) -> dict[str, Any]:
 def salience_overview(
     store: MemoryStore, at: datetime | None = None, *, at_risk: int = 20
 ) -> dict[str, Any]:
-    """A histogram of effective salience over active memories and the most at-risk ones."""
+    """A histogram of effective salience over active memories and the most at-risk ones; the
+    active memories whose store keeps no salience (workspace files, most other tools' records) are
+    counted apart, in none of its bins."""
     model = store.settings.salience
     at = as_utc(at) if at else utcnow()
     histogram, candidates = store.salience_spread(model, at, HISTOGRAM_BINS, at_risk)
@@ -95,6 +98,7 @@ def salience_overview(
             {"from": i / HISTOGRAM_BINS, "to": (i + 1) / HISTOGRAM_BINS, "count": n}
             for i, n in enumerate(histogram)
         ],
+        "without_salience": store.count(MemoryQuery(statuses=(Status.ACTIVE,))) - sum(histogram),
         "at_risk": [
             {**model.report(m, at), "content": m.content, "channel": m.channel}
             for m in candidates

@@ -31,7 +31,7 @@ def test_the_demo_holds_every_kind_and_what_each_view_shows(demo_path: Path) -> 
         assert {e.pattern for e in store.scratch_entries()} >= {"subagent_result", "session_facts", None}
         assert store.entities() and store.relations()
         assert store.promotion_candidates()  # some facts are ready to promote
-        saliences = [m.salience for m in store.page(MemoryQuery(), 500)]
+        saliences = [m.salience for m in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 500)]
         assert min(saliences) < 0.3 < 0.7 < max(saliences)
         assert store.embedder().name == "mnemoscope-hashing-256"
         newest = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]  # markdown's times are its files' own

@@ -110,7 +110,8 @@ def test_select_shows_detail_with_history(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: memory.id in window.detail.toPlainText())
     text = window.detail.toPlainText()
     assert "Promotion thresholds" in text and memory.source.location in text
-    assert "access_count 0 < 5, conversations 0 < 2" in text  # markdown memories never meet them
+    # A markdown bullet keeps none of the counts promotion is judged on: shown as not kept, not as 0.
+    assert "confidence — (not kept), access_count — (not kept), conversations — (not kept)" in text
 
 
 def _find_row(qtbot, win: MainWindow, text: str) -> int:
@@ -223,21 +224,24 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     assert window.views.currentWidget() is window.view("salience")
     qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0)
     active = window.store.counts()["statuses"]["active"]
-    assert sum(b["count"] for b in window.view("salience").histogram.bins) == active
+    salience = window.view("salience")
+    assert sum(b["count"] for b in salience.histogram.bins) + salience.without_salience == active
     effective = [float(window.view("salience").at_risk.item(r, 0).text()) for r in range(window.view("salience").at_risk.rowCount())]
     assert effective == sorted(effective)
     formulas = window.view("salience").formulas.text()  # each decay the seed describes, with its parameters
     assert "Memory salience: min(1, salience x 0.95 ^ days since last access" in formulas
     assert "Entity salience: salience x 0.95 ^ whole days" in formulas
     assert "Inferred-fact confidence: confidence x 0.95 ^ whole weeks" in formulas
-    # A markdown memory keeps no access count: one clear message, nothing changes.
-    window.view("salience").select_at_risk(0)
-    with qtbot.waitSignal(window.error_shown) as shown:
-        qtbot.mouseClick(window.view("salience").reinforce_button, Qt.MouseButton.LeftButton)
-    assert "keeps no access count" in shown.args[0]
-    _dismiss_errors(qtbot, window)
-    # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
+    # Markdown keeps no salience: none of its memories is at risk.
+    at_risk = window.view("salience").at_risk
+    assert not any(at_risk.item(r, 2).text().startswith("md:") for r in range(at_risk.rowCount()))
+    # A markdown memory keeps no access count either: Reinforce is not offered for it.
     window.show_view("memories")
+    window.table_actions.select_row(0)
+    assert window.model.memory_at(0).source.kind.value == "markdown"
+    qtbot.waitUntil(lambda: window.curation.delete_action.isEnabled())  # the selection is checked
+    assert not window.curation.reinforce_action.isEnabled()
+    # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
     _select_found(qtbot, window, "feature flags")
     target = window.table_actions.selected_memories()[0]
     qtbot.waitUntil(lambda: (window.view("salience").curve.report or {}).get("id") == target.id)  # the detail is read on a worker
@@ -260,7 +264,9 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     assert reloads == []
     with qtbot.waitSignal(window.view("salience").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
-    assert sum(b["count"] for b in window.view("salience").histogram.bins) == window.store.counts()["statuses"]["active"]
+    salience = window.view("salience")
+    assert (sum(b["count"] for b in salience.histogram.bins) + salience.without_salience
+            == window.store.counts()["statuses"]["active"])
     with qtbot.waitSignal(window.view("timeline").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))

@@ -190,7 +190,9 @@ def test_every_view_is_readable_on_a_dark_palette(qtbot, dark_window: MainWindow
     for color in chart.colors.values():
         _assert_stands_out(pixels, color, background)
 
-    win.table_actions.select_row(0)
+    scored = next(r for r in range(win.model.rowCount())
+                  if (m := win.model.memory_at(r)) is not None and m.salience is not None)
+    win.table_actions.select_row(scored)  # a memory with a salience to draw the curve of
     win.show_view("salience")
     qtbot.waitUntil(lambda: win.view("salience").curve.report is not None, timeout=10_000)
     colors = chart_colors(win.view("salience").palette())

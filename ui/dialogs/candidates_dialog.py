@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemoscope.storage import Memory, MemoryStore
+from mnemoscope.storage import Memory, MemoryStore, shown
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -71,7 +71,7 @@ class CandidatesDialog(QDialog):
         self.candidates = candidates
         self.table.setRowCount(len(candidates))
         for row, m in enumerate(candidates):
-            cells: tuple[Any, ...] = (m.id, m.channel, f"{m.confidence:.2f}", m.access_count, m.conversations,
+            cells: tuple[Any, ...] = (m.id, m.channel, shown(m.confidence, ".2f"), shown(m.access_count), shown(m.conversations),
                                       " ".join(m.content.split()))
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(str(value))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemoscope.storage import Layer, Memory
+from mnemoscope.storage import ABSENT, Layer, Memory
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -37,13 +37,18 @@ class EditDialog(QDialog):
         self.salience.setRange(0.0, 1.0)
         self.salience.setSingleStep(0.05)
         self.salience.setDecimals(2)
-        self.salience.setValue(memory.salience)
+        if memory.salience is None:  # none kept yet: shown absent, and left so unless a value is chosen
+            self.salience.setMinimum(-0.01)
+            self.salience.setSpecialValueText(ABSENT)
+            self.salience.setValue(-0.01)
+        else:
+            self.salience.setValue(memory.salience)
         form = QFormLayout(self)
         form.addRow("Content", self.content)
         form.addRow("Tags", self.tags)
         form.addRow("Layer", self.layer)
         form.addRow("Channel", self.channel)
-        form.addRow("Salience", self.salience)
+        form.addRow("Salience (stored)", self.salience)
         widgets = {"content": self.content, "tags": self.tags, "layer": self.layer, "channel": self.channel, "salience": self.salience}
         for name, widget in widgets.items():
             widget.setEnabled(name in editable)
@@ -71,6 +76,7 @@ class EditDialog(QDialog):
             out["layer"] = self.layer.currentText()
         if self.channel.isEnabled() and self.channel.text().strip() and self.channel.text().strip() != m.channel:
             out["channel"] = self.channel.text().strip()
-        if self.salience.isEnabled() and abs(self.salience.value() - m.salience) > 1e-9:
-            out["salience"] = round(self.salience.value(), 4)
+        salience = self.salience.value()
+        if self.salience.isEnabled() and salience >= 0 and (m.salience is None or abs(salience - m.salience) > 1e-9):
+            out["salience"] = round(salience, 4)
         return out

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreEvent
+from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreEvent, shown
 from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
 from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revisions
 from mnemoscope.storage.query import sort_key
@@ -514,8 +514,11 @@ class MemoryTableModel(QAbstractTableModel):
             return cells.memory
         key = COLUMNS[index.column()][0]
         if key == "salience":
-            return (f"Effective salience now {self.effective_salience(cells.memory):.3f} "
-                    f"(stored {cells.memory.salience:.2f}; {self._decay.formula()})")
+            effective = self.effective_salience(cells.memory)
+            if effective is None:
+                return "This store keeps no salience for its memories."
+            return (f"Effective salience now {effective:.3f} "
+                    f"(stored {shown(cells.memory.salience, '.2f')}; {self._decay.formula()})")
         if key == "score" and self.score_meaning:
             return self.score_meaning
         if key == "findings":
@@ -548,14 +551,14 @@ class MemoryTableModel(QAbstractTableModel):
         found = self.open_findings(memory)
         return f"⚑ {found[0].category}" if found else ""
 
-    def effective_salience(self, memory: Memory) -> float:
+    def effective_salience(self, memory: Memory) -> float | None:
         return self._decay.effective(memory, self._now)
 
     def _text(self, memory: Memory, key: str) -> str:
         if key == "findings":
             return self._flag(memory)
         if key == "salience":
-            return f"{self.effective_salience(memory):.2f}"
+            return shown(self.effective_salience(memory), ".2f")
         if key == "score":
             score = self.scores.get(memory.id)
             return "" if score is None else f"{score:.4f}"
@@ -716,6 +719,6 @@ def _display(memory: Memory, key: str) -> str:
     if key in ("created_at", "last_accessed"):
         return getattr(memory, key).strftime("%Y-%m-%d")
     if key == "salience":
-        return f"{memory.salience:.2f}"
+        return shown(memory.salience, ".2f")
     value = getattr(memory, key)
-    return value.value if hasattr(value, "value") else str(value)
+    return value.value if hasattr(value, "value") else shown(value)

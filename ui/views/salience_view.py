@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from mnemoscope.storage import Memory
+from mnemoscope.storage import Memory, shown
 from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
 from mnemoscope.storage.timeutil import parse_time
 from mnemoscope.storage.views.salience import salience_overview, salience_report
@@ -168,7 +168,10 @@ class SalienceView(View):
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         left = QVBoxLayout()
-        left.addWidget(QLabel("Effective salience of active memories"))
+        self.spread_label = QLabel("Effective salience of active memories")
+        self.spread_label.setObjectName("salience_spread_label")
+        self.without_salience = 0
+        left.addWidget(self.spread_label)
         left.addWidget(self.histogram, 1)
         left.addWidget(self.formulas)
         right = QVBoxLayout()
@@ -199,22 +202,30 @@ class SalienceView(View):
     def show_memory(self, model: SalienceModel, memory: Memory, fact_decay: InferredFactDecay | None = None) -> None:
         report = salience_report(model, memory, fact_decay=fact_decay)
         memory_id = memory.id
+        if report["stored_salience"] is None:
+            self.curve.set_report(None)
+            self.caption.setText(f"{memory_id}: its store keeps no salience, so nothing decays here.")
+            return
         self.curve.set_report(report)
         crossing = (report["crosses_threshold_at"] or "never")[:10]
         text = (
             f"{memory_id}: effective {report['effective']:.3f} now (stored {report['stored_salience']:.2f}, "
-            f"{report['access_count']} accesses); falls below {report['model']['cleanup_threshold']} on {crossing}; "
+            f"{shown(report['access_count'])} accesses); falls below {report['model']['cleanup_threshold']} on {crossing}; "
             f"decay {report['model']['decay_rate']}/day, half-life {report['model']['half_life_days']} days."
         )
         if "confidence" in report:
             c = report["confidence"]
-            text += f" Inferred fact: confidence {c['effective']:.3f} now (stored {c['stored']:.2f}), {c['formula']}."
+            text += (f" Inferred fact: confidence {shown(c['effective'], '.3f')} now (stored {shown(c['stored'], '.2f')}), "
+                     f"{c['formula']}.")
         self.caption.setText(text)
 
     def _on_overview(self, generation: int, data: dict[str, Any]) -> None:
         if generation != self._generation:
             return
         self.histogram.set_bins(data["histogram"])
+        self.without_salience = data["without_salience"]
+        self.spread_label.setText("Effective salience of active memories" + (
+            f" ({self.without_salience} more keep none: their stores do not score them)" if self.without_salience else ""))
         self.formulas.setText("\n".join(f"{name.capitalize()}: {formula}" for name, formula in data["formulas"].items()))
         rows = data["at_risk"]
         self.at_risk.setRowCount(len(rows))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
-from mnemoscope.storage import AuditEntry, Memory, MemoryStore, StoreError
+from mnemoscope.storage import ABSENT, AuditEntry, Memory, MemoryStore, StoreError, shown
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -57,10 +57,10 @@ def render_memory(
         ("Created", memory.created_at.strftime("%Y-%m-%d %H:%M")),
         ("Updated", memory.updated_at.strftime("%Y-%m-%d %H:%M")),
         ("Last access", memory.last_accessed.strftime("%Y-%m-%d %H:%M")),
-        ("Accesses", str(memory.access_count)),
-        ("Salience", f"{memory.salience:.2f}"),
-        ("Confidence", f"{memory.confidence:.2f}"),
-        ("Conversations", str(memory.conversations)),
+        ("Accesses", shown(memory.access_count)),
+        ("Salience (stored)", shown(memory.salience, ".2f")),
+        ("Confidence", shown(memory.confidence, ".2f")),
+        ("Conversations", shown(memory.conversations)),
     ]
     prov = memory.provenance
     if prov.promoted_from:
@@ -75,9 +75,11 @@ def render_memory(
         f"<tr><td style='color:#555;padding-right:12px'>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows
     )
     met = promotion.get("met", {})
-    promo = esc(
-        ", ".join(f"{k} {promotion['values'][k]} {'≥' if ok else '<'} {promotion['thresholds'][k]}" for k, ok in met.items())
-    )
+    promo = esc(", ".join(
+        f"{k} {ABSENT} (not kept)" if promotion["values"][k] is None
+        else f"{k} {promotion['values'][k]} {'≥' if ok else '<'} {promotion['thresholds'][k]}"
+        for k, ok in met.items()
+    ))
     events = "".join(
         f"<li>#{e.seq} {e.at:%Y-%m-%d %H:%M} <b>{esc(e.operation)}</b> ({esc(e.state)}) by {esc(e.actor)}</li>"
         for e in history

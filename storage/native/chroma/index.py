@@ -30,6 +30,7 @@ from .records import MIRROR_KEY, STALE_KEY, number_or, record_id_for
 STATUSES = list(Status)  # a status's code in RecordIndex.status
 LAYERS = list(Layer)  # a layer's code in RecordIndex.layer
 NO_TIME = -(2**63)  # no time recorded: the record reads as made now (as its Memory does)
+NO_SALIENCE = float("-inf")  # no salience kept: below every record that has one (as query.sort_key orders it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TIME_COLUMNS = {"created": "created", "updated": "updated", "accessed": "accessed"}
 # The columns one record fills, in the order RecordIndexBuilder.rows holds them.
@@ -219,9 +220,10 @@ class RecordIndexBuilder:
             status = parse_status(meta.get("status") or "active")
             layer = parse_layer(meta.get("layer") or meta.get("category") or meta.get("memory_type"), Layer.SEMANTIC)
             channel = str(meta.get("channel") or GLOBAL_CHANNEL)
-            salience = number_or(meta.get("salience"), 0.5)
+            salience = number_or(meta.get("salience"), NO_SALIENCE)
         else:
-            status, layer, channel, salience = summary.status, summary.layer, summary.channel, summary.salience
+            status, layer, channel = summary.status, summary.layer, summary.channel
+            salience = NO_SALIENCE if summary.salience is None else summary.salience
         code = self.channels.setdefault(channel, len(self.channels))
         self.rows.append((
             record_id, STATUSES.index(status), LAYERS.index(layer), code, meta.get(MIRROR_KEY) is True,

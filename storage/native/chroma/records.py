@@ -33,7 +33,7 @@ def split_record_id(record_id: str) -> tuple[str, str]:
     return name, key
 
 
-def number_or(value: Any, default: float) -> float:
+def number_or(value: Any, default: Any) -> Any:
     """value as a float, default when it is missing or no number."""
     try:
         return float(value) if value is not None else default
@@ -88,10 +88,11 @@ def record_memory(
         created_at=created,
         updated_at=updated or created,
         last_accessed=parse_time(meta.get("last_accessed"), updated) or created,
-        access_count=int(meta.get("access_count") or 0),
-        salience=number_or(meta.get("salience"), 0.5),
-        confidence=number_or(meta.get("confidence"), 1.0),
-        conversations=int(meta.get("conversations") or 0),
+        # A field the record's metadata does not hold is one its writer does not keep: absent.
+        access_count=int(meta["access_count"] or 0) if "access_count" in meta else None,
+        salience=number_or(meta.get("salience"), None),
+        confidence=number_or(meta.get("confidence"), None),
+        conversations=int(meta["conversations"] or 0) if "conversations" in meta else None,
         tags=tuple(str(t) for t in tags),
         metadata=extra,
         status=parse_status(meta.get("status") or "active"),
@@ -112,7 +113,7 @@ def record_plan(snap: Snapshot, operation: str, memory: Memory, fields: dict[str
         status = Status.DELETED if operation == DELETE else Status.ACTIVE
         return Plan([Change(memory.id, snap, with_metadata(snap, status=status.value, updated_at=context.now))])
     if operation == REINFORCE:
-        new = with_metadata(snap, access_count=memory.access_count + 1, last_accessed=context.now)
+        new = with_metadata(snap, access_count=(memory.access_count or 0) + 1, last_accessed=context.now)
         return Plan([Change(memory.id, snap, new)])
     if operation == REEMBED:
         new = copy.deepcopy(snap)

@@ -19,6 +19,8 @@ from . import schema
 from .changes import NativeChanges
 from .rows import new_id, relation_row, scratch_text
 
+NEW_SALIENCE = 0.5  # a new memory's salience and confidence in memory.db (schema defaults)
+NEW_CONFIDENCE = 1.0
 
 class NativeDb(NativeChanges):
     """The native store's tables on one database (see the module's docstring).
@@ -101,10 +103,10 @@ class NativeDb(NativeChanges):
         memory_id: str | None = None,
         created_at: datetime | None = None,
         last_accessed: datetime | None = None,
-        access_count: int = 0,
-        salience: float = 0.5,
-        confidence: float = 1.0,
-        conversations: int = 0,
+        access_count: int | None = None,
+        salience: float | None = None,
+        confidence: float | None = None,
+        conversations: int | None = None,
         tags: Sequence[str] = (),
         metadata: dict[str, Any] | None = None,
         derived_from: Sequence[str] = (),
@@ -125,10 +127,11 @@ class NativeDb(NativeChanges):
             "created_at": to_iso(created),
             "updated_at": to_iso(updated_at or created),
             "last_accessed": to_iso(last_accessed or created),
-            "access_count": int(access_count),
-            "salience": float(salience),
-            "confidence": float(confidence),
-            "conversations": int(conversations),
+            # memory.db keeps every one of these: a new memory starts as the native system starts one.
+            "access_count": int(access_count or 0),
+            "salience": float(NEW_SALIENCE if salience is None else salience),
+            "confidence": float(NEW_CONFIDENCE if confidence is None else confidence),
+            "conversations": int(conversations or 0),
             "tags": json.dumps(list(tags), ensure_ascii=False),
             "metadata": json.dumps(metadata or {}, ensure_ascii=False, sort_keys=True),
             "status": Status(status).value,

@@ -192,7 +192,8 @@ def test_timeline_graph_scratchpad_salience(capsys, demo_path: Path, tmp_path: P
     one = run_json(capsys, "scratchpad", demo_path, "--session", pad["sessions"][0]["id"])
     assert len(one["sessions"]) == 1
     overview = run_json(capsys, "salience", demo_path, "--at", "2026-11-01")
-    assert sum(b["count"] for b in overview["histogram"]) == run_json(capsys, "info", demo_path)["counts"]["statuses"]["active"]
+    active = run_json(capsys, "info", demo_path)["counts"]["statuses"]["active"]
+    assert sum(b["count"] for b in overview["histogram"]) + overview["without_salience"] == active
     risk = overview["at_risk"][0]
     single = run_json(capsys, "salience", demo_path, risk["id"], "--at", "2026-11-01")
     assert single["effective"] == risk["effective"]

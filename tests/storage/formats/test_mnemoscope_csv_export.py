@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from helpers.cli_runs import run
-from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage import Memory, MemoryQuery, open_store
 from mnemoscope.storage.formats.mnemoscope_export import CSV_HEADER
 from mnemoscope.storage.transfer import CSV_FIELDS, export_memories, iter_memories
 
@@ -19,8 +19,14 @@ KEPT = ("content", "layer", "channel", "tags", "status", "created_at", "updated_
 
 
 def kept(path: Path) -> Counter[str]:
+    """Each memory's kept fields; one its first store did not keep (memory.db names it in
+    fields_not_kept, having started it as a new memory's) as that store held it: null."""
+    def fields(m: Memory) -> list[object]:
+        d = {**m.to_dict(), **dict.fromkeys(m.metadata.get("fields_not_kept", ()))}
+        return [d[f] for f in KEPT]
+
     with open_store(path, read_only=True) as store:
-        return Counter(json.dumps([m.to_dict()[f] for f in KEPT], sort_keys=True, default=str)
+        return Counter(json.dumps(fields(m), sort_keys=True, default=str)
                        for m in iter_memories(store, MemoryQuery(statuses=())))
 
 

@@ -4,13 +4,14 @@ in Python."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.errors import NotFoundError
-from mnemoscope.storage.model import Status
+from mnemoscope.storage.model import Kind, Status
 from mnemoscope.storage.salience import EntityDecay
 from mnemoscope.storage.timeutil import utcnow
 from mnemoscope.storage.views.salience import HISTOGRAM_BINS, salience_of, salience_overview
@@ -54,7 +55,7 @@ def test_salience_of_an_entity_and_of_an_inferred_fact(demo_path: Path) -> None:
 
 def test_a_memorys_salience_report_has_its_curve_crossing_and_formula(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        memory = store.page(MemoryQuery(), 1)[0]
+        memory = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
         report = salience_of(store, memory.id, AT)
         model = store.settings.salience
         assert report["id"] == memory.id and report["at"] == AT.isoformat()
@@ -76,11 +77,13 @@ def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_firs
         overview = salience_overview(store, AT, at_risk=5)
         histogram = overview["histogram"]
         assert len(histogram) == HISTOGRAM_BINS and (histogram[0]["from"], histogram[-1]["to"]) == (0.0, 1.0)
-        assert sum(b["count"] for b in histogram) == store.count(MemoryQuery())
+        scored = [m for m in store.page(MemoryQuery(), 10_000) if m.salience is not None]
+        assert sum(b["count"] for b in histogram) == len(scored) > 0
+        assert overview["without_salience"] == store.count(MemoryQuery()) - len(scored) > 0  # the workspace's files
         at_risk = overview["at_risk"]
         assert len(at_risk) == 5 and [r["effective"] for r in at_risk] == sorted(r["effective"] for r in at_risk)
         assert at_risk[0]["effective"] <= min(
-            store.settings.salience.effective(m, AT) for m in store.page(MemoryQuery(), 300))
+            store.settings.salience.effective(m, AT) for m in scored)
         assert all({"content", "channel", "cleanup_candidate"} <= set(r) for r in at_risk)
         entities = overview["entities_at_risk"]
         assert len(entities) == 5 and entities[0]["kind"] == "entity"
@@ -91,13 +94,26 @@ def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_firs
         assert salience_overview(store)["at"] <= utcnow().isoformat()
 
 
-def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_active_memory(
-    markdown_only: Path,
-) -> None:
+def test_markdown_keeps_no_salience_so_its_memories_are_in_no_bin_and_never_at_risk(markdown_only: Path) -> None:
     with open_store(markdown_only) as store:
         model = store.settings.salience
         active = store.page(MemoryQuery(statuses=(Status.ACTIVE,)), 10_000)
-        assert active
+        assert active and all(m.salience is None and model.effective(m, AT) is None for m in active)
+        assert store.salience_spread(model, AT, HISTOGRAM_BINS, 3) == ([0] * HISTOGRAM_BINS, [])
+        overview = salience_overview(store, AT)
+        assert overview["without_salience"] == len(active) and overview["at_risk"] == []
+        assert not any(model.is_cleanup_candidate(m, AT) for m in active)
+
+
+def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_active_memory(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    chroma = tmp_path / "vectors-only"
+    shutil.copytree(demo_path / "vectors", chroma / "vectors")
+    with open_store(chroma) as store:
+        model = store.settings.salience
+        active = store.page(MemoryQuery(statuses=(Status.ACTIVE,)), 10_000)
+        assert active and all(m.salience is not None for m in active)
         expected = [0] * HISTOGRAM_BINS
         for m in active:
             expected[min(int(model.effective(m, AT) * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)] += 1
@@ -110,6 +126,7 @@ def test_the_spread_of_a_workspace_adds_memory_db_in_sql_to_its_other_parts(demo
     with open_store(demo_path) as store:
         model = store.settings.salience
         histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 4)
-        assert sum(histogram) == store.count(MemoryQuery(statuses=(Status.ACTIVE,)))
+        rows = store.count(MemoryQuery(statuses=(Status.ACTIVE,), kinds=(Kind.SQLITE,)))
+        assert sum(histogram) == rows  # memory.db's rows, counted in SQL; its markdown files keep no salience
         values = [model.effective(m, AT) for m in weakest]
         assert len(weakest) == 4 and values == sorted(values)

@@ -123,11 +123,12 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection)
     qtbot.waitUntil(lambda: window.curation.promote_action.isEnabled())
-    # Two of the six count accesses and miss the store's thresholds: the window names them and asks.
+    # Two of the six miss the store's thresholds (one counts too few accesses, one a vector record
+    # whose writer counts none): the window names them and asks.
     window.curation.promote_action.trigger()
     box = window.findChild(QMessageBox, "confirm_promote_box")
     assert box is not None and "2 of the 6 selected memories" in box.text()
-    assert f"{selection[3]}: access_count" in box.text() and f"{selection[5]}: access_count 0 < 5" in box.text()
+    assert f"{selection[3]}: access_count" in box.text() and f"{selection[5]}: confidence not kept by this store, access_count not kept by this store" in box.text()
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)
     assert window.store._journal.count() == entries and state_of(demo_path) == before  # No writes nothing
     window.curation.promote_action.trigger()
@@ -251,5 +252,5 @@ def test_promoting_before_the_selection_is_checked_reads_it_on_a_worker_first(
     assert window.findChild(QMessageBox, "confirm_promote_box") is None  # nothing was read on this thread
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "confirm_promote_box") is not None, timeout=10_000)
     box = window.findChild(QMessageBox, "confirm_promote_box")
-    assert "1 of the 2 selected memories" in box.text() and f"{below}: access_count 0 < 5" in box.text()
+    assert "1 of the 2 selected memories" in box.text() and f"{below}: confidence not kept by this store, access_count not kept" in box.text()
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)

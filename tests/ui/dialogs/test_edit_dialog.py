@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemoscope.storage import MemoryQuery, open_store
+from mnemoscope.storage import ABSENT, Kind, MemoryQuery, open_store
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 
 
 def test_only_the_changed_editable_fields(qtbot, demo_path: Path) -> None:
     with open_store(demo_path, read_only=True) as store:
-        memory = store.page(MemoryQuery(), 1)[0]
+        memory = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
     dialog = EditDialog(memory, ("content", "tags"))
     qtbot.addWidget(dialog)
     assert dialog.content.isEnabled() and dialog.tags.isEnabled()
@@ -21,3 +21,15 @@ def test_only_the_changed_editable_fields(qtbot, demo_path: Path) -> None:
     dialog.tags.setText("a, b")
     dialog.salience.setValue(0.01 if memory.salience > 0.5 else 0.99)  # disabled: not an edit
     assert dialog.changes() == {"content": "rewritten", "tags": ("a", "b")}
+
+
+def test_a_salience_the_store_does_not_keep_shows_absent_and_is_no_edit_until_chosen(qtbot, demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        memory = store.page(MemoryQuery(kinds=(Kind.MARKDOWN,)), 1)[0]
+    assert memory.salience is None
+    dialog = EditDialog(memory, ("content", "salience"))
+    qtbot.addWidget(dialog)
+    assert dialog.salience.text() == ABSENT
+    assert dialog.changes() == {}  # left absent: nothing to write
+    dialog.salience.setValue(0.4)
+    assert dialog.changes() == {"salience": 0.4}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.sessions import open_session
-from mnemoscope.storage import MemoryQuery
+from mnemoscope.storage import Kind, MemoryQuery
 from mnemoscope.ui.views.salience_view import SalienceView
 
 
@@ -20,11 +20,17 @@ def test_the_overview_the_curve_and_a_reinforce_request(qtbot, demo_path: Path) 
         with qtbot.waitSignal(view.loaded, timeout=10_000) as loaded:
             view.load()
         assert loaded.args == [view.at_risk.rowCount()] and view.at_risk.rowCount() > 0
-        assert sum(b["count"] for b in view.histogram.bins) == store.counts()["statuses"]["active"]
+        scored = sum(b["count"] for b in view.histogram.bins)
+        assert scored + view.without_salience == store.counts()["statuses"]["active"] and view.without_salience > 0
+        assert f"({view.without_salience} more keep none" in view.spread_label.text()
         assert view.formulas.text()
-        memory = store.page(MemoryQuery(), 1)[0]
+        memory = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
         view.show_memory(store.settings.salience, memory, store.settings.fact_decay)
-        assert view.caption.text().startswith(f"{memory.id}: effective")
+        assert view.caption.text().startswith(f"{memory.id}: effective") and view.curve.report is not None
+        bullet = store.page(MemoryQuery(kinds=(Kind.MARKDOWN,)), 1)[0]  # its file keeps no salience: no curve
+        view.show_memory(store.settings.salience, bullet, store.settings.fact_decay)
+        assert view.caption.text() == f"{bullet.id}: its store keeps no salience, so nothing decays here."
+        assert view.curve.report is None
         view.select_at_risk(0)
         at_risk = view.at_risk.item(0, 2)
         assert at_risk is not None

@@ -173,7 +173,8 @@ def test_the_builder_folds_each_records_metadata_into_columns() -> None:
         codes, labels = index.labelled(column)
         assert [labels[int(c)] for c in codes] == want
     assert index.mirror.tolist() == [True, False] and index.stale.tolist() == [False, True]
-    assert index.salience.tolist() == [0.7, 0.5] and index.created[1] == NO_TIME
+    # A record with no salience orders below every scored one, as query.sort_key orders its Memory.
+    assert index.salience.tolist() == [0.7, float("-inf")] and index.created[1] == NO_TIME
     assert from_micros(int(index.created[0])) == datetime(2026, 1, 2, tzinfo=timezone.utc)
     assert index.times("created")[1] >= micros(datetime(2026, 1, 2, tzinfo=timezone.utc))  # read as now
     assert index.order(Order.CREATED).tolist() == [0, 1] and index.order(Order.SALIENCE).tolist() == [1, 0]

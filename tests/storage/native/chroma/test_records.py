@@ -74,7 +74,7 @@ def test_a_record_chromadb_wrote_reads_as_a_memory(tmp_path: Path) -> None:
     b = record_memory("store", "facts", "b", *records["b"], revision="r1")
     assert (a.id, a.source.kind, a.source.path, a.content) == ("vec:facts:a", Kind.CHROMA, "store", "User likes tea")
     assert a.layer is Layer.SOCIAL and a.channel == GLOBAL_CHANNEL and a.status is Status.ACTIVE
-    assert a.tags == ("drinks", "likes") and a.access_count == 3 and a.salience == 0.5 and a.confidence == 1.0
+    assert a.tags == ("drinks", "likes") and a.access_count == 3 and a.salience is None and a.confidence is None  # "high": no score
     assert a.metadata == {"user_id": "u1"} and a.created_at.isoformat().startswith("2026-01-01T10:00")
     assert a.updated_at == a.created_at == a.last_accessed
     assert (b.content, b.channel, b.status, b.tags, b.confidence) == ("Ben writes Go", "work", Status.ARCHIVED,
