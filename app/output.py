@@ -66,7 +66,7 @@ def memory_table(data: dict[str, Any]) -> str:
             m["layer"],
             m["channel"],
             m["source"].get("format") or m["source"]["kind"],
-            f"{m['salience']:.2f}",
+            _number(m["salience"], ".2f"),
             m["updated_at"][:10],
             m["status"] if m["status"] != "active" else "",
             _clip(m["content"], 60),
@@ -92,6 +92,18 @@ def promotion_candidates(data: dict[str, Any]) -> str:
     return f"{head}\n{_table(rows, ['ID', 'CHANNEL', 'CONF', 'ACCESSES', 'CONVS', 'CONTENT'])}\n({len(rows)})"
 
 
+def _number(value: float | None, spec: str) -> str:
+    """A value, or "—" where the store keeps none."""
+    return "—" if value is None else format(value, spec)
+
+
+def _salience(m: dict[str, Any]) -> str:
+    """show's salience: stored and effective now (Mnemoscope's decay), or as its owner keeps it."""
+    if m.get("salience_decay", "mnemoscope") == "mnemoscope":
+        return f"{_number(m['salience'], '.2f')} (effective now {_number(m['salience_now'], '.3f')})"
+    return f"{_number(m['salience'], '.2f')} ({m['salience_formula']})"
+
+
 def memory_detail(m: dict[str, Any]) -> str:
     out = [
         f"{m['id']}  [{m['status']}]",
@@ -99,7 +111,7 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
         f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
-        f"  salience {m['salience']:.2f} (effective now {m['salience_now']:.3f}), "
+        f"  salience {_salience(m)}, "
         f"confidence {m['confidence']:.2f}, accesses {m['access_count']}, conversations {m['conversations']}",
         f"  revision {m['revision']}",
     ]
@@ -242,6 +254,14 @@ def salience_one(r: dict[str, Any]) -> str:
             f"(stored {r['stored_salience']:.2f}, last accessed {(r['last_accessed'] or 'never')[:10]}){flag}",
             f"  {r['formula']}",
         ])
+    if r["effective"] is None:  # its owner keeps no salience
+        return f"{r['id']}: {r['formula']}"
+    if r.get("decay", "mnemoscope") != "mnemoscope":  # the owner's own, decayed by the owner
+        return "\n".join([
+            f"{r['id']}: salience {r['effective']:.3f} at {r['at'][:10]} "
+            f"({r['access_count']} accesses, last {r['last_accessed'][:10]})",
+            f"  {r['formula']}; no crossing date or cleanup call of Mnemoscope's",
+        ])
     lines = [
         f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
         f"{r['access_count']} accesses, last {r['last_accessed'][:10]})",
@@ -263,7 +283,8 @@ def salience_overview(data: dict[str, Any]) -> str:
     out.append("most at risk:")
     for r in data["at_risk"]:
         flag = " cleanup candidate" if r["cleanup_candidate"] else ""
-        out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}")
+        whose = " (the owner's, as it keeps it)" if r.get("decay", "mnemoscope") != "mnemoscope" else ""
+        out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}{whose}")
     if data["entities_at_risk"]:
         out.append("entities most at risk:")
         for r in data["entities_at_risk"]:

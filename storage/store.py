@@ -33,7 +33,7 @@ from .journal.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
 from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery
-from .salience import SalienceModel
+from .salience import SalienceModel, salience_kept
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
     Capabilities,
@@ -333,8 +333,9 @@ class MemoryStore:
         self, model: SalienceModel, at: datetime, bins: int, lowest: int
     ) -> tuple[list[int], list[Memory]]:
         """Active memories' effective salience at ``at``: how many fall in each of ``bins`` equal
-        bins of [0, 1], and the ``lowest`` least salient, weakest first. A part that computes it
-        where its data lives (memory.db, in SQL) does; the others' active memories are read here."""
+        bins of [0, 1], and the ``lowest`` least salient, weakest first (a salience its owner
+        decays itself as it is; none where the owner keeps none). A part that computes it where
+        its data lives (memory.db, in SQL) does; the others' active memories are read here."""
         histogram = [0] * bins
         weakest: list[Memory] = []
         active = MemoryQuery(statuses=(Status.ACTIVE,))
@@ -344,7 +345,8 @@ class MemoryStore:
                 histogram = [a + b for a, b in zip(histogram, counted, strict=True)]
                 weakest += part.lowest_salience(model.decay_rate, model.access_boost, at, lowest)
                 continue
-            memories = part.page(active, limit=part.count(active))
+            # A memory whose owner keeps no salience has none to fall in a bin or put it at risk.
+            memories = [m for m in part.page(active, limit=part.count(active)) if salience_kept(m).kept]
             for memory in memories:
                 histogram[min(max(int(model.effective(memory, at) * bins), 0), bins - 1)] += 1
             weakest += heapq.nsmallest(lowest, memories, key=lambda m: (model.effective(m, at), m.id))

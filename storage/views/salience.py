@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import NotFoundError
 from ..model import Entity, Memory
-from ..salience import EntityDecay, InferredFactDecay, SalienceModel
+from ..salience import EntityDecay, InferredFactDecay, SalienceModel, salience_kept
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
 
@@ -38,11 +38,12 @@ def salience_report(
     start = min(as_utc(memory.last_accessed), at) - timedelta(days=7)
     crossing = model.crossing_date(memory)
     end = max(at, crossing or at) + timedelta(days=14)
+    # No curve where the salience is the owner's (its formula is its own) or there is none.
     report["curve"] = [
         {"at": t.isoformat(), "effective": round(v, 6)} for t, v in model.curve(memory, start, end, 40)
     ]
     report["model"] = model.to_dict()
-    report["formula"] = model.formula()
+    report["formula"] = model.formula_of(memory)
     if fact_decay is not None and fact_decay.applies(memory):
         report["confidence"] = {
             "stored": memory.confidence,
@@ -76,7 +77,8 @@ def _model_dict(model: EntityDecay | InferredFactDecay) -> dict[str, Any]:
 def salience_overview(
     store: MemoryStore, at: datetime | None = None, *, at_risk: int = 20
 ) -> dict[str, Any]:
-    """A histogram of effective salience over active memories and the most at-risk ones."""
+    """A histogram of effective salience over active memories and the most at-risk ones (none
+    whose owner keeps no salience; a salience the owner decays itself as it keeps it)."""
     model = store.settings.salience
     at = as_utc(at) if at else utcnow()
     histogram, candidates = store.salience_spread(model, at, HISTOGRAM_BINS, at_risk)
@@ -89,6 +91,9 @@ def salience_overview(
             "memory salience": model.formula(),
             "entity salience": settings.entity_decay.formula(),
             "inferred-fact confidence": settings.fact_decay.formula(),
+            # a store's own salience, shown as its owner keeps it
+            **{f"{m.source.format or m.source.kind.value} salience": model.formula_of(m)
+               for m in candidates if not salience_kept(m).decayed_here},
         },
         "entities_at_risk": [entity_salience_report(settings.entity_decay, e, at) for e in entities[:at_risk]],
         "histogram": [
@@ -96,7 +101,7 @@ def salience_overview(
             for i, n in enumerate(histogram)
         ],
         "at_risk": [
-            {**model.report(m, at), "content": m.content, "channel": m.channel}
+            {**model.report(m, at), "formula": model.formula_of(m), "content": m.content, "channel": m.channel}
             for m in candidates
         ],
     }

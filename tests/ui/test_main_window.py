@@ -14,6 +14,7 @@ from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
+from mnemoscope.storage.salience import salience_kept
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
@@ -218,24 +219,27 @@ def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: Ma
     assert {todo.child(i, 0).text() for i in range(todo.rowCount())} == {"open", "done"}
 
 
+def _salient(window: MainWindow) -> int:
+    """How many active memories keep a salience (the workspace markdown keeps none)."""
+    assert window.store is not None
+    return sum(1 for m in window.store.page(MemoryQuery(), 10_000) if salience_kept(m).kept)
+
+
 def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: MainWindow) -> None:
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.view("salience")
     qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0)
-    active = window.store.counts()["statuses"]["active"]
-    assert sum(b["count"] for b in window.view("salience").histogram.bins) == active
+    # Every active memory that keeps a salience: memory.db's (the workspace markdown keeps none).
+    assert sum(b["count"] for b in window.view("salience").histogram.bins) == _salient(window)
     effective = [float(window.view("salience").at_risk.item(r, 0).text()) for r in range(window.view("salience").at_risk.rowCount())]
     assert effective == sorted(effective)
     formulas = window.view("salience").formulas.text()  # each decay the seed describes, with its parameters
     assert "Memory salience: min(1, salience x 0.95 ^ days since last access" in formulas
     assert "Entity salience: salience x 0.95 ^ whole days" in formulas
     assert "Inferred-fact confidence: confidence x 0.95 ^ whole weeks" in formulas
-    # A markdown memory keeps no access count: one clear message, nothing changes.
-    window.view("salience").select_at_risk(0)
-    with qtbot.waitSignal(window.error_shown) as shown:
-        qtbot.mouseClick(window.view("salience").reinforce_button, Qt.MouseButton.LeftButton)
-    assert "keeps no access count" in shown.args[0]
-    _dismiss_errors(qtbot, window)
+    # No markdown block is at risk: it keeps no salience (nor an access count to reinforce).
+    at_risk = [window.view("salience").at_risk.item(r, 2).text() for r in range(window.view("salience").at_risk.rowCount())]
+    assert not [memory_id for memory_id in at_risk if memory_id.startswith("md:")]
     # A memory.db memory selected in the table: the curve follows it and reinforce raises it.
     window.show_view("memories")
     _select_found(qtbot, window, "feature flags")
@@ -260,7 +264,7 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     assert reloads == []
     with qtbot.waitSignal(window.view("salience").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
-    assert sum(b["count"] for b in window.view("salience").histogram.bins) == window.store.counts()["statuses"]["active"]
+    assert sum(b["count"] for b in window.view("salience").histogram.bins) == _salient(window)
     with qtbot.waitSignal(window.view("timeline").loaded, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))

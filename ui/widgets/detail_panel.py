@@ -8,6 +8,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from mnemoscope.storage import AuditEntry, Memory, MemoryStore, StoreError
+from mnemoscope.storage.salience import salience_kept
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -58,7 +59,7 @@ def render_memory(
         ("Updated", memory.updated_at.strftime("%Y-%m-%d %H:%M")),
         ("Last access", memory.last_accessed.strftime("%Y-%m-%d %H:%M")),
         ("Accesses", str(memory.access_count)),
-        ("Salience", f"{memory.salience:.2f}"),
+        ("Salience", _salience(memory)),
         ("Confidence", f"{memory.confidence:.2f}"),
         ("Conversations", str(memory.conversations)),
     ]
@@ -96,6 +97,14 @@ def render_memory(
         f"<p><b>History</b></p><ul>{events}</ul>"
         f"{owner_block}"
     )
+
+
+def _salience(memory: Memory) -> str:
+    """The stored salience; as its owner keeps it (and says so), or "—" where the owner keeps none."""
+    kept = salience_kept(memory)
+    if not kept.kept:
+        return f"— ({kept.describe()})"
+    return f"{memory.salience:.2f}" + ("" if kept.decayed_here else f" ({kept.describe()})")
 
 
 def detail_of(store: MemoryStore, memory_id: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ...detect.looks import is_dir, is_file, names
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
 from ...query import MemoryQuery
+from ...salience import NOT_KEPT, declare_salience
 from ...source import (
     DELETE,
     EDIT,
@@ -67,6 +68,9 @@ HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")
 # Files up to this size are compared by content, not only by stat, before a cached parse is reused.
 _REHASH_BELOW = 1 << 20
 _KEEP_SCANNED_BELOW = 64 << 20  # a write re-reads the file: bytes equal to the last read reuse its scan
+# A markdown block keeps no salience (SOUL.md, AGENTS.md, USER.md, MEMORY.md, a daily log...): it
+# shows none and is never at risk nor a cleanup candidate. (Memory.salience keeps its default.)
+declare_salience(Kind.MARKDOWN.value, NOT_KEPT, "workspace markdown")
 
 
 class MarkdownSource:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.errors import NotFoundError
-from mnemoscope.storage.model import Status
-from mnemoscope.storage.salience import EntityDecay
+from mnemoscope.storage.model import Kind, Status
+from mnemoscope.storage.salience import EntityDecay, salience_kept
 from mnemoscope.storage.timeutil import utcnow
 from mnemoscope.storage.views.salience import HISTOGRAM_BINS, salience_of, salience_overview
 
@@ -54,7 +54,7 @@ def test_salience_of_an_entity_and_of_an_inferred_fact(demo_path: Path) -> None:
 
 def test_a_memorys_salience_report_has_its_curve_crossing_and_formula(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        memory = store.page(MemoryQuery(), 1)[0]
+        memory = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
         report = salience_of(store, memory.id, AT)
         model = store.settings.salience
         assert report["id"] == memory.id and report["at"] == AT.isoformat()
@@ -71,16 +71,24 @@ def test_a_memorys_salience_report_has_its_curve_crossing_and_formula(demo_path:
             salience_of(store, "m-no-such-memory", AT)
 
 
+def salient(store) -> list:
+    """The active memories that keep a salience (workspace markdown keeps none)."""
+    return [m for m in store.page(MemoryQuery(), 10_000) if salience_kept(m).kept]
+
+
 def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_first(demo_path: Path) -> None:
     with open_store(demo_path) as store:
         overview = salience_overview(store, AT, at_risk=5)
         histogram = overview["histogram"]
         assert len(histogram) == HISTOGRAM_BINS and (histogram[0]["from"], histogram[-1]["to"]) == (0.0, 1.0)
-        assert sum(b["count"] for b in histogram) == store.count(MemoryQuery())
+        # Every active memory that keeps a salience, once: memory.db's rows; the markdown keeps none.
+        kept = salient(store)
+        assert 0 < len(kept) < store.count(MemoryQuery())
+        assert sum(b["count"] for b in histogram) == len(kept)
         at_risk = overview["at_risk"]
         assert len(at_risk) == 5 and [r["effective"] for r in at_risk] == sorted(r["effective"] for r in at_risk)
-        assert at_risk[0]["effective"] <= min(
-            store.settings.salience.effective(m, AT) for m in store.page(MemoryQuery(), 300))
+        assert at_risk[0]["effective"] <= min(store.settings.salience.effective(m, AT) for m in kept)
+        assert not [r for r in at_risk if r["id"].startswith("md:")]
         assert all({"content", "channel", "cleanup_candidate"} <= set(r) for r in at_risk)
         entities = overview["entities_at_risk"]
         assert len(entities) == 5 and entities[0]["kind"] == "entity"
@@ -92,9 +100,9 @@ def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_firs
 
 
 def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_active_memory(
-    markdown_only: Path,
+    chroma_only: Path,
 ) -> None:
-    with open_store(markdown_only) as store:
+    with open_store(chroma_only) as store:
         model = store.settings.salience
         active = store.page(MemoryQuery(statuses=(Status.ACTIVE,)), 10_000)
         assert active
@@ -106,10 +114,23 @@ def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_act
         assert [m.id for m in weakest] == [m.id for m in sorted(active, key=lambda m: (model.effective(m, AT), m.id))[:3]]
 
 
+def test_markdown_keeps_no_salience_to_spread_or_put_at_risk(markdown_only: Path) -> None:
+    with open_store(markdown_only) as store:
+        model = store.settings.salience
+        assert store.count(MemoryQuery()) > 0
+        histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 3)
+        assert (sum(histogram), weakest) == (0, [])
+        memory = store.page(MemoryQuery(), 1)[0]
+        report = salience_of(store, memory.id, AT)
+        assert (report["effective"], report["stored_salience"], report["curve"]) == (None, None, [])
+        assert report["cleanup_candidate"] is None and report["crosses_threshold_at"] is None
+        assert report["formula"] == "no salience (workspace markdown keeps none)"
+
+
 def test_the_spread_of_a_workspace_adds_memory_db_in_sql_to_its_other_parts(demo_path: Path) -> None:
     with open_store(demo_path) as store:
         model = store.settings.salience
         histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 4)
-        assert sum(histogram) == store.count(MemoryQuery(statuses=(Status.ACTIVE,)))
+        assert sum(histogram) == len(salient(store))
         values = [model.effective(m, AT) for m in weakest]
         assert len(weakest) == 4 and values == sorted(values)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.sessions import open_session
-from mnemoscope.storage import MemoryQuery
+from mnemoscope.storage import Kind, MemoryQuery
+from mnemoscope.storage.salience import salience_kept
 from mnemoscope.ui.views.salience_view import SalienceView
 
 
@@ -20,9 +21,11 @@ def test_the_overview_the_curve_and_a_reinforce_request(qtbot, demo_path: Path) 
         with qtbot.waitSignal(view.loaded, timeout=10_000) as loaded:
             view.load()
         assert loaded.args == [view.at_risk.rowCount()] and view.at_risk.rowCount() > 0
-        assert sum(b["count"] for b in view.histogram.bins) == store.counts()["statuses"]["active"]
+        # every active memory that keeps a salience (memory.db's; the workspace markdown keeps none)
+        salient = [m for m in store.page(MemoryQuery(), 10_000) if salience_kept(m).kept]
+        assert sum(b["count"] for b in view.histogram.bins) == len(salient) > 0
         assert view.formulas.text()
-        memory = store.page(MemoryQuery(), 1)[0]
+        memory = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]
         view.show_memory(store.settings.salience, memory, store.settings.fact_decay)
         assert view.caption.text().startswith(f"{memory.id}: effective")
         view.select_at_risk(0)
