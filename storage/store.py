@@ -609,6 +609,7 @@ class MemoryStore:
         for source in self.foreign:
             if isinstance(source, ConsistencyChecks):
                 report.extend(source.consistency_checks())
+                report.checked.update(getattr(source, "consistency_checked", dict)())  # (what it compared)
         if progress is not None:
             progress(total, total)
         return report
