@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemoscope.storage import Layer, Memory
+from mnemoscope.storage.salience import salience_kept
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -38,6 +39,9 @@ class EditDialog(QDialog):
         self.salience.setSingleStep(0.05)
         self.salience.setDecimals(2)
         self.salience.setValue(memory.salience)
+        if not salience_kept(memory).kept and "salience" not in editable:  # none kept: none shown
+            self.salience.setSpecialValueText("—")
+            self.salience.setValue(self.salience.minimum())
         form = QFormLayout(self)
         form.addRow("Content", self.content)
         form.addRow("Tags", self.tags)

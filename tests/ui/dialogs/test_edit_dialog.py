@@ -21,3 +21,13 @@ def test_only_the_changed_editable_fields(qtbot, demo_path: Path) -> None:
     dialog.tags.setText("a, b")
     dialog.salience.setValue(0.01 if memory.salience > 0.5 else 0.99)  # disabled: not an edit
     assert dialog.changes() == {"content": "rewritten", "tags": ("a", "b")}
+
+
+def test_a_salience_the_store_keeps_none_of_is_shown_as_none(qtbot, markdown_only: Path) -> None:
+    with open_store(markdown_only, read_only=True) as store:
+        memory = store.page(MemoryQuery(), 1)[0]
+    dialog = EditDialog(memory, ("content",))
+    qtbot.addWidget(dialog)
+    assert not dialog.salience.isEnabled() and dialog.salience.text() == "—"  # not an invented 0.50
+    dialog.content.setPlainText("rewritten")
+    assert dialog.changes() == {"content": "rewritten"}
