@@ -95,6 +95,13 @@ def promotion_candidates(data: dict[str, Any]) -> str:
     return f"{head}\n{_table(rows, ['ID', 'CHANNEL', 'CONF', 'ACCESSES', 'CONVS', 'CONTENT'])}\n({len(rows)})"
 
 
+def _salience(m: dict[str, Any]) -> str:
+    """show's salience: stored and effective now (Mnemoscope's decay), or as its owner keeps it."""
+    if m.get("salience_decay", "mnemoscope") == "mnemoscope":
+        return f"{field(m['salience'], '.2f')} (effective now {field(m['salience_now'], '.3f')})"
+    return f"{field(m['salience'], '.2f')} ({m['salience_formula']})"
+
+
 def memory_detail(m: dict[str, Any]) -> str:
     out = [
         f"{m['id']}  [{m['status']}]",
@@ -102,7 +109,7 @@ def memory_detail(m: dict[str, Any]) -> str:
         f"  layer {m['layer']}, channel {m['channel']}, tags {', '.join(m['tags']) or '-'}",
         f"  source: {m['source'].get('format') or m['source']['kind']} {m['source']['location']}",
         f"  created {m['created_at']}, updated {m['updated_at']}, last accessed {m['last_accessed']}",
-        f"  salience {field(m['salience'], '.2f')} (effective now {field(m['salience_now'], '.3f')}), "
+        f"  salience {_salience(m)}, "
         f"confidence {field(m['confidence'], '.2f')}, accesses {field(m['access_count'])}, "
         f"conversations {field(m['conversations'])}",
         f"  revision {m['revision']}",
@@ -246,8 +253,14 @@ def salience_one(r: dict[str, Any]) -> str:
             f"(stored {r['stored_salience']:.2f}, last accessed {(r['last_accessed'] or 'never')[:10]}){flag}",
             f"  {r['formula']}",
         ])
-    if r["stored_salience"] is None:
-        return f"{r['id']}: its store keeps no salience (nothing decays here)."
+    if r["effective"] is None:  # its owner keeps no salience
+        return f"{r['id']}: {r['formula']}"
+    if r.get("decay", "mnemoscope") != "mnemoscope":  # the owner's own, decayed by the owner
+        return "\n".join([
+            f"{r['id']}: salience {r['effective']:.3f} at {r['at'][:10]} "
+            f"({field(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
+            f"  {r['formula']}; no crossing date or cleanup call of Mnemoscope's",
+        ])
     lines = [
         f"{r['id']}: effective {r['effective']:.3f} at {r['at'][:10]} (stored {r['stored_salience']:.2f}, "
         f"{field(r['access_count'])} accesses, last {r['last_accessed'][:10]})",
@@ -272,7 +285,8 @@ def salience_overview(data: dict[str, Any]) -> str:
     out.append("most at risk:")
     for r in data["at_risk"]:
         flag = " cleanup candidate" if r["cleanup_candidate"] else ""
-        out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}")
+        whose = " (the owner's, as it keeps it)" if r.get("decay", "mnemoscope") != "mnemoscope" else ""
+        out.append(f"  {r['effective']:.3f}  {r['id']}  {_clip(r['content'], 50)}{flag}{whose}")
     if data["entities_at_risk"]:
         out.append("entities most at risk:")
         for r in data["entities_at_risk"]:

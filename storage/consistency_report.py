@@ -166,6 +166,7 @@ class Report:
 @runtime_checkable
 class ConsistencyChecks(Protocol):
     """A foreign format that can compare its own indexes and copies (mem0's history.db against
-    its vectors, ...): one Finding per record, of kinds it registers (register_kind)."""
+    its vectors, ...): one Finding per record, of kinds it registers (register_kind). It may
+    also say what it compared (consistency_checked() -> {what: how many}), for the report."""
 
     def consistency_checks(self) -> list[Finding]: ...

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .model import Kind, Layer, Memory, Status
-from .salience import SalienceModel
-from .timeutil import as_utc
+from .salience import SalienceModel, salience_kept
+from .timeutil import as_utc, utcnow
 
 
 class Order(str, enum.Enum):
@@ -49,24 +49,32 @@ def sort_key(order: Order, decay: SalienceModel = SalienceModel()):
     if order is Order.CREATED:
         return lambda m: (m.created_at, m.id)
     if order is Order.SALIENCE:
-        return lambda m: (-math.inf if m.salience is None else m.salience, m.id)
+        return lambda m: (m.salience if m.salience is not None and salience_kept(m).kept else -math.inf, m.id)
     if order is Order.ACCESSED:
         return lambda m: (m.last_accessed, m.id)
     if order is Order.EFFECTIVE_SALIENCE:
-        return lambda m: (effective_salience_key(m, decay), m.id)
+        now = utcnow()
+        return lambda m: (effective_salience_key(m, decay, now), m.id)
     return lambda m: (m.updated_at, m.id)
 
 
 SMALLEST_SALIENCE = 1e-9  # ln(0) has no value: a salience of 0 orders as this
 
 
-def effective_salience_key(memory: Memory, decay: SalienceModel) -> float:
+def effective_salience_key(memory: Memory, decay: SalienceModel, now: datetime | None = None) -> float:
     """ln of the memory's effective salience, but for a term that is the same for every memory
     at any one time: ln(salience) - days from the epoch to the last access x ln(rate) +
     ln(boost). It orders memories as effective salience does now, whenever "now" is (the cap at
-    1 aside, which only makes ties), so that a database can order by it, and sources agree."""
-    if memory.salience is None:  # a store that keeps no salience: below every memory that has one
+    1 aside, which only makes ties), so that a database can order by it, and sources agree.
+    A salience its owner decays itself is its effective value at any time: its key is ln of it
+    less the common term at ``now`` (default: this moment); one its owner keeps none of, the
+    lowest key there is (last, highest first)."""
+    kept = salience_kept(memory)
+    if memory.salience is None or not kept.kept:
         return -math.inf
+    if not kept.decayed_here:
+        now_days = as_utc(now or utcnow()).timestamp() / 86400.0
+        return math.log(max(memory.salience, SMALLEST_SALIENCE)) - now_days * math.log(decay.decay_rate)
     days = as_utc(memory.last_accessed).timestamp() / 86400.0
     return (math.log(max(memory.salience, SMALLEST_SALIENCE)) - days * math.log(decay.decay_rate)
             + math.log(decay.boost(memory.access_count)))

@@ -11,6 +11,14 @@ An inferred fact's confidence, by its weekly job (slower):
     confidence * rate ** whole_weeks_since_access(t), rate 0.95, for facts whose certainty is
     "inferred" or "uncertain" (seed 002's calibration: 0.70 and 0.50; explicit 0.95, implied 0.85).
 Every parameter is a per-store setting.
+
+That model is Mnemoscope's own, for the salience Mnemoscope's store keeps. A store another system
+wrote is shown as that system holds it: a format declares whose salience its memories carry
+(declare_salience), keyed by a memory's SourceRef.format (else its kind). OWNERS_DECAY: the owner's
+score, decayed already by its own formula (the five-layer agent's decay_score), is shown as it is,
+once, never decayed again, with no crossing date or cleanup call of Mnemoscope's; NOT_KEPT: the
+owner keeps none (workspace markdown: SOUL.md, AGENTS.md, MEMORY.md, a daily log...), so its
+memories have no effective salience, are never at risk nor cleanup candidates, and show none.
 """
 
 from __future__ import annotations
@@ -22,6 +30,62 @@ from typing import Any
 
 from .model import Entity, Memory
 from .timeutil import as_utc
+
+# Whose salience a memory carries.
+MNEMOSCOPE_DECAY = "mnemoscope"  # a stored salience SalienceModel decays (Mnemoscope's own store; the default)
+OWNERS_DECAY = "owner"  # the owner's score, decayed by its own formula already: shown as it is, once
+NOT_KEPT = "not kept"  # the owner keeps no salience: absent, never at risk nor a cleanup candidate
+
+
+@dataclass(frozen=True)
+class SalienceKept:
+    """Whose salience the memories of one store format carry, and what the owner calls it."""
+
+    decay: str = MNEMOSCOPE_DECAY
+    what: str = ""
+
+    @property
+    def decayed_here(self) -> bool:
+        """Whether Mnemoscope's SalienceModel decays it (else it is shown as stored, or not at all)."""
+        return self.decay == MNEMOSCOPE_DECAY
+
+    @property
+    def kept(self) -> bool:
+        return self.decay != NOT_KEPT
+
+    def describe(self) -> str:
+        if self.decay == OWNERS_DECAY:
+            return f"{self.what or 'the owner’s score'}: shown as the owner keeps it, not decayed again"
+        if self.decay == NOT_KEPT:
+            return f"no salience ({self.what or 'its owner'} keeps none)"
+        return ""
+
+
+_MNEMOSCOPES = SalienceKept()
+_NONE_KEPT = SalienceKept(NOT_KEPT)
+_DECLARED: dict[str, SalienceKept] = {}
+
+
+def declare_salience(store_format: str, decay: str, what: str = "") -> SalienceKept:
+    """Declare whose salience the memories of store_format (a SourceRef.format, or a kind's value
+    for a source that names no format) carry: MNEMOSCOPE_DECAY, OWNERS_DECAY or NOT_KEPT."""
+    if decay not in (MNEMOSCOPE_DECAY, OWNERS_DECAY, NOT_KEPT):
+        raise ValueError(f"unknown salience decay {decay!r}")
+    kept = _DECLARED[store_format] = SalienceKept(decay, what)
+    return kept
+
+
+def salience_kept(memory: Memory) -> SalienceKept:
+    """Whose salience memory carries (Mnemoscope's, unless its format declared otherwise; none
+    where the memory holds none)."""
+    if memory.salience is None:
+        return _NONE_KEPT
+    return _DECLARED.get(memory.source.format or memory.source.kind.value, _MNEMOSCOPES)
+
+
+def shown_salience(memory: Memory) -> float | None:
+    """The memory's stored salience, None where its owner keeps none."""
+    return memory.salience if salience_kept(memory).kept else None
 
 
 @dataclass(frozen=True)
@@ -46,19 +110,28 @@ class SalienceModel:
         return 1.0 + self.access_boost * math.log1p(max(access_count or 0, 0))
 
     def effective(self, memory: Memory, at: datetime) -> float | None:
-        """The memory's salience decayed to at; None for a memory whose store keeps no salience."""
-        if memory.salience is None:
+        """The memory's salience at ``at``: decayed by this model where it is Mnemoscope's to decay,
+        else as stored (the owner's, decayed already); None where its store keeps no salience."""
+        kept = salience_kept(memory)
+        if memory.salience is None or not kept.kept:
             return None
+        if not kept.decayed_here:
+            return min(1.0, max(0.0, memory.salience))
         days = (as_utc(at) - as_utc(memory.last_accessed)).total_seconds() / 86400.0
         return self.effective_raw(memory.salience, days, memory.access_count)
+
+    def effective_shown(self, memory: Memory, at: datetime) -> float | None:
+        """effective(): None where the memory's owner keeps no salience."""
+        return self.effective(memory, at)
 
     def effective_raw(self, salience: float, days_idle: float, access_count: int | None) -> float:
         decay = self.decay_rate ** max(days_idle, 0.0)
         return min(1.0, max(0.0, salience * decay * self.boost(access_count)))
 
     def crossing_date(self, memory: Memory) -> datetime | None:
-        """When effective salience falls below the cleanup threshold (None: never, or no salience kept)."""
-        if memory.salience is None:
+        """When effective salience falls below the cleanup threshold (None: never, or not this
+        model's to say: a salience the owner decays itself, or none)."""
+        if memory.salience is None or not salience_kept(memory).decayed_here:
             return None
         start = memory.salience * self.boost(memory.access_count)
         last = as_utc(memory.last_accessed)
@@ -84,26 +157,39 @@ class SalienceModel:
     def curve(
         self, memory: Memory, start: datetime, end: datetime, points: int = 60
     ) -> list[tuple[datetime, float]]:
-        """Sampled effective salience between two dates (past, now and projected)."""
+        """Sampled effective salience between two dates (past, now and projected); none where the
+        salience is not this model's to decay (the owner's formula, past and future, is its own)."""
+        if not salience_kept(memory).decayed_here:
+            return []
         start, end = as_utc(start), as_utc(end)
         step = (end - start) / max(points - 1, 1)
         points_at = [start + step * i for i in range(points)]
         return [(t, value) for t in points_at if (value := self.effective(memory, t)) is not None]
 
     def report(self, memory: Memory, at: datetime) -> dict[str, Any]:
+        """One memory's salience now: effective and stored (None where its owner keeps none),
+        whose decay it is, and (Mnemoscope's decay only) its crossing and cleanup dates."""
+        kept = salience_kept(memory)
         crossing = self.crossing_date(memory)
         cleanup = self.cleanup_date(memory)
+        effective = self.effective_shown(memory, at)
         return {
             "id": memory.id,
-            "stored_salience": memory.salience,
+            "stored_salience": shown_salience(memory),
             "access_count": memory.access_count,
             "last_accessed": as_utc(memory.last_accessed).isoformat(),
             "at": as_utc(at).isoformat(),
-            "effective": None if (effective := self.effective(memory, at)) is None else round(effective, 6),
+            "effective": round(effective, 6) if effective is not None else None,
+            "decay": kept.decay,
             "crosses_threshold_at": crossing.isoformat() if crossing else None,
             "cleanup_candidate_from": cleanup.isoformat() if cleanup else None,
-            "cleanup_candidate": self.is_cleanup_candidate(memory, at),
+            "cleanup_candidate": self.is_cleanup_candidate(memory, at) if kept.decayed_here else None,
         }
+
+    def formula_of(self, memory: Memory) -> str:
+        """The formula the memory's salience is shown by (whose decay it is, where not this model's)."""
+        kept = salience_kept(memory)
+        return self.formula() if kept.decayed_here else kept.describe()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

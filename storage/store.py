@@ -333,8 +333,9 @@ class MemoryStore:
         self, model: SalienceModel, at: datetime, bins: int, lowest: int
     ) -> tuple[list[int], list[Memory]]:
         """Active memories' effective salience at ``at``: how many fall in each of ``bins`` equal
-        bins of [0, 1], and the ``lowest`` least salient, weakest first. A part that computes it
-        where its data lives (memory.db, in SQL) does; the others' active memories are read here."""
+        bins of [0, 1], and the ``lowest`` least salient, weakest first (a salience its owner
+        decays itself as it is; none where the owner keeps none). A part that computes it where
+        its data lives (memory.db, in SQL) does; the others' active memories are read here."""
         histogram = [0] * bins
         weakest: list[Memory] = []
         active = MemoryQuery(statuses=(Status.ACTIVE,))
@@ -624,6 +625,7 @@ class MemoryStore:
         for source in self.foreign:
             if isinstance(source, ConsistencyChecks):
                 report.extend(source.consistency_checks())
+                report.checked.update(getattr(source, "consistency_checked", dict)())  # (what it compared)
         if progress is not None:
             progress(total, total)
         return report

@@ -11,6 +11,7 @@ from pathlib import Path
 
 # Light names only (mnemoscope.storage loads each on first use): these import no database library.
 from mnemoscope.storage import Kind, Layer, MemoryQuery, NotFoundError, Order, Status
+from mnemoscope.storage.salience import salience_kept, shown_salience
 from mnemoscope.storage.timeutil import parse_time, utcnow
 
 from .. import output
@@ -142,7 +143,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
             "total": total,
             "offset": args.offset,
             "limit": args.limit,
-            "memories": [m.to_dict() for m in memories],
+            # (a salience the owner keeps none of is None, not Memory's default)
+            "memories": [{**m.to_dict(), "salience": shown_salience(m)} for m in memories],
         }
         return emit(args, data, output.memory_table)
 
@@ -152,8 +154,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         memory = store.get(args.id)
         data = memory.to_dict()
         data["copies"] = store.copies(memory.id)
-        now = store.settings.salience.effective(memory, utcnow())
-        data["salience_now"] = None if now is None else round(now, 6)
+        model = store.settings.salience
+        now = model.effective_shown(memory, utcnow())
+        data["salience"] = shown_salience(memory)  # None where the owner keeps none
+        data["salience_now"] = round(now, 6) if now is not None else None
+        data["salience_decay"] = salience_kept(memory).decay
+        data["salience_formula"] = model.formula_of(memory)
         data["promotion"] = store.settings.promotion.check(memory)
         data["relations"] = [r.to_dict() for r in store.relations(touching=memory.id)]
         data["history"] = [e.to_dict() for e in store.history(target=memory.id)]

@@ -7,8 +7,9 @@ is imported on the first detection, not with this one.
 
 Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
 through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, opened by opening.open_location);
-``base``, ``sql_backed``, ``text_files``, ``match``, ``agentx_curation`` and ``agentx_tables`` are parts
-the formats share; ``synthorg`` is how mem0_qdrant reads what SynthOrg writes.
+``base``, ``sql_backed``, ``text_files``, ``match``, ``vec0`` (sqlite-vec), ``agentx_curation``,
+``agentx_tables`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
+mem0_qdrant reads what SynthOrg writes.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ FORMATS = (
 )
 NOT_DETECTED = ("sqlite_table", "agentx_postgres")
 SHARED_PARTS = (
-    "base", "sql_backed", "text_files", "match", "registry", "agentx_curation", "agentx_tables",
+    "base", "sql_backed", "text_files", "match", "registry", "vec0", "agentx_curation", "agentx_tables",
+    "facts_layout",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
 )
 

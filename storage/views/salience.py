@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import NotFoundError
 from ..model import Entity, Memory, Status
 from ..query import MemoryQuery
-from ..salience import EntityDecay, InferredFactDecay, SalienceModel
+from ..salience import EntityDecay, InferredFactDecay, SalienceModel, salience_kept
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
 
@@ -39,11 +39,12 @@ def salience_report(
     start = min(as_utc(memory.last_accessed), at) - timedelta(days=7)
     crossing = model.crossing_date(memory)
     end = max(at, crossing or at) + timedelta(days=14)
+    # No curve where the salience is the owner's (its formula is its own) or there is none.
     report["curve"] = [
         {"at": t.isoformat(), "effective": round(v, 6)} for t, v in model.curve(memory, start, end, 40)
     ]
     report["model"] = model.to_dict()
-    report["formula"] = model.formula()
+    report["formula"] = model.formula_of(memory)
     if fact_decay is not None and fact_decay.applies(memory):
         report["confidence"] = {
             "stored": memory.confidence,
@@ -79,7 +80,7 @@ def salience_overview(
 ) -> dict[str, Any]:
     """A histogram of effective salience over active memories and the most at-risk ones; the
     active memories whose store keeps no salience (workspace files, most other tools' records) are
-    counted apart, in none of its bins."""
+    counted apart, in none of its bins; a salience the owner decays itself is taken as it keeps it."""
     model = store.settings.salience
     at = as_utc(at) if at else utcnow()
     histogram, candidates = store.salience_spread(model, at, HISTOGRAM_BINS, at_risk)
@@ -92,6 +93,9 @@ def salience_overview(
             "memory salience": model.formula(),
             "entity salience": settings.entity_decay.formula(),
             "inferred-fact confidence": settings.fact_decay.formula(),
+            # a store's own salience, shown as its owner keeps it
+            **{f"{m.source.format or m.source.kind.value} salience": model.formula_of(m)
+               for m in candidates if not salience_kept(m).decayed_here},
         },
         "entities_at_risk": [entity_salience_report(settings.entity_decay, e, at) for e in entities[:at_risk]],
         "histogram": [
@@ -100,7 +104,7 @@ def salience_overview(
         ],
         "without_salience": store.count(MemoryQuery(statuses=(Status.ACTIVE,))) - sum(histogram),
         "at_risk": [
-            {**model.report(m, at), "content": m.content, "channel": m.channel}
+            {**model.report(m, at), "formula": model.formula_of(m), "content": m.content, "channel": m.channel}
             for m in candidates
         ],
     }

@@ -62,3 +62,27 @@ def test_effective_salience_key_orders_as_effective_salience_does_at_any_time() 
     for later in (NOW, NOW + timedelta(days=100)):
         by_value = sorted(memories, key=lambda m: decay.effective(m, later), reverse=True)
         assert [m.id for m in by_key] == [m.id for m in by_value]
+
+
+def test_a_salience_its_owner_decays_orders_as_it_is_and_one_not_kept_orders_last() -> None:
+    from mnemoscope.storage.salience import NOT_KEPT, OWNERS_DECAY, declare_salience
+
+    declare_salience("query-test-owner", OWNERS_DECAY, "its own score")
+    declare_salience("query-test-none", NOT_KEPT, "its files")
+    decay = SalienceModel()
+    at = NOW + timedelta(days=10)
+    native = [_memory("native-high", salience=0.9), _memory("native-low", salience=0.3, idle_days=30)]
+    owners = Memory("owner", SourceRef(Kind.SQLITE, "x", format="query-test-owner"), Layer.SEMANTIC, "_global", "t",
+                    NOW - timedelta(days=400), NOW - timedelta(days=400), NOW - timedelta(days=400), salience=0.5)
+    none = Memory("none", SourceRef(Kind.MARKDOWN, "y", format="query-test-none"), Layer.SEMANTIC, "_global", "t",
+                  NOW, NOW, NOW, salience=0.99)
+    # the owner's 0.5 is its value now, a year idle or not; the one kept by nobody comes last
+    assert decay.effective(owners, at) == 0.5 and decay.effective_shown(none, at) is None
+    by_value = ["native-high", "owner", "native-low"]
+    assert [m.id for m in sorted([*native, owners], key=lambda m: decay.effective(m, at), reverse=True)] == by_value
+    key = sort_key(Order.EFFECTIVE_SALIENCE, decay)
+    with_now = [m.id for m in sorted([*native, owners, none], key=lambda m: (effective_salience_key(m, decay, at), m.id),
+                                     reverse=True)]
+    assert with_now == [*by_value, "none"]
+    assert sorted([*native, owners, none], key=key, reverse=True)[-1].id == "none"
+    assert sorted([owners, none], key=sort_key(Order.SALIENCE), reverse=True)[-1].id == "none"

@@ -3,6 +3,7 @@ decays daily after a day idle, inferred facts' confidence weekly, and the promot
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -159,3 +160,36 @@ def test_inferred_fact_confidence_decays_weekly(confidence: float, certainty: st
     assert decay.effective(fact, T0 + timedelta(days=6)) == pytest.approx(confidence)  # not a whole week yet
     three_weeks = decay.effective(fact, T0 + timedelta(days=21))
     assert three_weeks == pytest.approx(confidence * 0.95**3 if decays else confidence)
+
+
+def test_a_salience_the_owner_decays_is_shown_as_it_is_and_one_not_kept_is_absent() -> None:
+    from mnemoscope.storage.salience import (
+        MNEMOSCOPE_DECAY,
+        NOT_KEPT,
+        OWNERS_DECAY,
+        declare_salience,
+        salience_kept,
+        shown_salience,
+    )
+
+    declare_salience("salience-test-owner", OWNERS_DECAY, "the test agent's score")
+    declare_salience("salience-test-none", NOT_KEPT, "test files")
+    with pytest.raises(ValueError, match="unknown salience decay"):
+        declare_salience("salience-test-bad", "mine")
+    model = SalienceModel()
+    mine = _memory(0.05, idle_days=400)
+    owners = dataclasses.replace(mine, source=SourceRef(Kind.SQLITE, "x", format="salience-test-owner"))
+    none = dataclasses.replace(mine, source=SourceRef(Kind.MARKDOWN, "y", format="salience-test-none"))
+    assert salience_kept(mine).decay == MNEMOSCOPE_DECAY and model.is_cleanup_candidate(mine, NOW)
+    # the owner's score, a year idle: as it is, once; no date or cleanup call of this model's
+    assert model.effective(owners, NOW) == 0.05 and model.curve(owners, NOW, NOW + timedelta(days=9)) == []
+    report = model.report(owners, NOW)
+    assert (report["effective"], report["stored_salience"], report["decay"]) == (0.05, 0.05, OWNERS_DECAY)
+    assert (report["crosses_threshold_at"], report["cleanup_candidate_from"], report["cleanup_candidate"]) == (
+        None, None, None)
+    assert model.formula_of(owners) == "the test agent's score: shown as the owner keeps it, not decayed again"
+    # none kept: no value at all
+    assert (shown_salience(none), model.effective_shown(none, NOW)) == (None, None)
+    report = model.report(none, NOW)
+    assert (report["effective"], report["stored_salience"], report["cleanup_candidate"]) == (None, None, None)
+    assert model.formula_of(none) == "no salience (test files keeps none)"

@@ -14,6 +14,7 @@ from helpers.store_state import state_of
 from helpers.table_rows import read_every_row
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.storage import Kind, MemoryQuery, Status
+from mnemoscope.storage.salience import salience_kept
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
@@ -217,6 +218,12 @@ def test_scratchpad_view_groups_reserved_keys_and_expands_json(qtbot, window: Ma
     user = next(first.child(g, 0) for g in range(first.rowCount()) if first.child(g, 0).text() == "User and agent keys")
     todo = next(user.child(k, 0) for k in range(user.rowCount()) if user.child(k, 0).text() == "todo")
     assert {todo.child(i, 0).text() for i in range(todo.rowCount())} == {"open", "done"}
+
+
+def _salient(window: MainWindow) -> int:
+    """How many active memories keep a salience (the workspace markdown keeps none)."""
+    assert window.store is not None
+    return sum(1 for m in window.store.page(MemoryQuery(), 10_000) if salience_kept(m).kept)
 
 
 def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: MainWindow) -> None:

@@ -34,6 +34,7 @@ from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, 
 from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
 from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revisions
 from mnemoscope.storage.query import sort_key
+from mnemoscope.storage.salience import salience_kept
 from mnemoscope.storage.timeutil import utcnow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -514,11 +515,7 @@ class MemoryTableModel(QAbstractTableModel):
             return cells.memory
         key = COLUMNS[index.column()][0]
         if key == "salience":
-            effective = self.effective_salience(cells.memory)
-            if effective is None:
-                return "This store keeps no salience for its memories."
-            return (f"Effective salience now {effective:.3f} "
-                    f"(stored {shown(cells.memory.salience, '.2f')}; {self._decay.formula()})")
+            return self.salience_tooltip(cells.memory)
         if key == "score" and self.score_meaning:
             return self.score_meaning
         if key == "findings":
@@ -552,7 +549,15 @@ class MemoryTableModel(QAbstractTableModel):
         return f"⚑ {found[0].category}" if found else ""
 
     def effective_salience(self, memory: Memory) -> float | None:
-        return self._decay.effective(memory, self._now)
+        """The memory's salience now: decayed where it is Mnemoscope's to decay, as its owner keeps
+        it where the owner decays it itself, None where the owner keeps none."""
+        return self._decay.effective_shown(memory, self._now)
+
+    def salience_tooltip(self, memory: Memory) -> str:
+        effective = self.effective_salience(memory)
+        if effective is None or not salience_kept(memory).decayed_here:
+            return self._decay.formula_of(memory)
+        return f"Effective salience now {effective:.3f} (stored {shown(memory.salience, '.2f')}; {self._decay.formula()})"
 
     def _text(self, memory: Memory, key: str) -> str:
         if key == "findings":

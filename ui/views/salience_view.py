@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from mnemoscope.storage import Memory, shown
-from mnemoscope.storage.salience import InferredFactDecay, SalienceModel
+from mnemoscope.storage.salience import MNEMOSCOPE_DECAY, InferredFactDecay, SalienceModel
 from mnemoscope.storage.timeutil import parse_time
 from mnemoscope.storage.views.salience import salience_overview, salience_report
 from PySide6.QtCore import QItemSelectionModel, QPointF, QRectF, Qt, Signal
@@ -59,6 +59,9 @@ class CurveWidget(QWidget):
         painter.drawRect(plot)
         if not self.report:
             painter.drawText(plot, Qt.AlignmentFlag.AlignCenter, "Select a memory to see how its salience decays.")
+            return
+        if not self.report["curve"]:  # the owner's own salience (its formula is its own), or none
+            painter.drawText(plot, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.report["formula"])
             return
         points = [(parse_time(p["at"]), p["effective"]) for p in self.report["curve"]]
         start, end = points[0][0], points[-1][0]
@@ -208,6 +211,10 @@ class SalienceView(View):
             return
         self.curve.set_report(report)
         crossing = (report["crosses_threshold_at"] or "never")[:10]
+        if report["decay"] != MNEMOSCOPE_DECAY:  # as its owner keeps it, or none
+            said = "no salience" if report["effective"] is None else f"salience {report['effective']:.3f} now"
+            self.caption.setText(f"{memory_id}: {said}; {report['formula']}.")
+            return
         text = (
             f"{memory_id}: effective {report['effective']:.3f} now (stored {report['stored_salience']:.2f}, "
             f"{shown(report['access_count'])} accesses); falls below {report['model']['cleanup_threshold']} on {crossing}; "
@@ -230,9 +237,10 @@ class SalienceView(View):
         rows = data["at_risk"]
         self.at_risk.setRowCount(len(rows))
         for r, item in enumerate(rows):
+            owners = item.get("decay", MNEMOSCOPE_DECAY) != MNEMOSCOPE_DECAY
             cells = [
-                f"{item['effective']:.3f}",
-                (item["crosses_threshold_at"] or "never")[:10],
+                f"{item['effective']:.3f}" + (" (owner's)" if owners else ""),
+                "—" if owners else (item["crosses_threshold_at"] or "never")[:10],
                 item["id"],
                 " ".join(item["content"].split()),
             ]

@@ -8,6 +8,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from mnemoscope.storage import ABSENT, AuditEntry, Memory, MemoryStore, StoreError, shown
+from mnemoscope.storage.salience import salience_kept
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -58,7 +59,7 @@ def render_memory(
         ("Updated", memory.updated_at.strftime("%Y-%m-%d %H:%M")),
         ("Last access", memory.last_accessed.strftime("%Y-%m-%d %H:%M")),
         ("Accesses", shown(memory.access_count)),
-        ("Salience (stored)", shown(memory.salience, ".2f")),
+        ("Salience (stored)", _salience(memory)),
         ("Confidence", shown(memory.confidence, ".2f")),
         ("Conversations", shown(memory.conversations)),
     ]
@@ -98,6 +99,14 @@ def render_memory(
         f"<p><b>History</b></p><ul>{events}</ul>"
         f"{owner_block}"
     )
+
+
+def _salience(memory: Memory) -> str:
+    """The stored salience; as its owner keeps it (and says so), or "—" where the owner keeps none."""
+    kept = salience_kept(memory)
+    if not kept.kept:
+        return f"— ({kept.describe()})"
+    return shown(memory.salience, ".2f") + ("" if kept.decayed_here else f" ({kept.describe()})")
 
 
 def detail_of(store: MemoryStore, memory_id: str) -> dict[str, Any]:

@@ -121,7 +121,7 @@ def _bullet_changes(workspace: NativeWorkspace, row: Snapshot) -> list[Change]:
         return []
     line = markdown.append_bullet_position(rel)
     return [Change(block_id_for(rel, row["content"]), None,
-                   {"path": rel, "line": line, "text": bullet_text(row["content"])}, markdown)]
+                   {"path": rel, "line": line, "text": markdown.bullet_for(rel, row["content"])}, markdown)]
 
 
 def _bullet_text_changes(markdown: MarkdownSource | None, record: str, row: Snapshot | None) -> list[Change]:

@@ -21,6 +21,7 @@ from ...detect.looks import is_dir, is_file, names
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
 from ...query import MemoryQuery
+from ...salience import NOT_KEPT, declare_salience
 from ...source import (
     DELETE,
     EDIT,
@@ -41,7 +42,6 @@ from ...source import (
 )
 from .blocks import (
     Block,
-    bullet_text,
     content_key,
     normalized,
     parse_record_id,
@@ -67,6 +67,9 @@ HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")
 # Files up to this size are compared by content, not only by stat, before a cached parse is reused.
 _REHASH_BELOW = 1 << 20
 _KEEP_SCANNED_BELOW = 64 << 20  # a write re-reads the file: bytes equal to the last read reuse its scan
+# A markdown block keeps no salience (SOUL.md, AGENTS.md, USER.md, MEMORY.md, a daily log...): it
+# shows none and is never at risk nor a cleanup candidate. (Memory.salience keeps its default.)
+declare_salience(Kind.MARKDOWN.value, NOT_KEPT, "workspace markdown")
 
 
 class MarkdownSource:
@@ -454,7 +457,7 @@ class MarkdownSource:
         if already is not None:
             return Plan([], new_id=already.record_id)
         line = self.append_bullet_position(MEMORY_FILE)
-        inserted = {"path": MEMORY_FILE, "line": line, "text": bullet_text(content)}
+        inserted = {"path": MEMORY_FILE, "line": line, "text": self.bullet_for(MEMORY_FILE, content)}
         new_id = record_id_for(MEMORY_FILE, content)
         return Plan([Change(new_id, None, inserted)], new_id=new_id)
 
@@ -472,6 +475,23 @@ class MarkdownSource:
         if path is None:
             raise UnsupportedError(f"{rel!r} is not a file inside {self.root}; nothing was written.")
         return path
+
+    def bullet_for(self, rel: str, content: str) -> str:
+        """A bullet of content as rel would hold it: ending its lines as rel's lines end (CRLF in a
+        file written on Windows), LF in a new or one-line file."""
+        return render_block("- x" + self.line_ending(rel), content)
+
+    def line_ending(self, rel: str) -> str:
+        """How rel's lines end: its first line ending ("\n" where it has none, or no file)."""
+        path = inside(self.root, rel)
+        if path is None or not path.is_file():
+            return "\n"
+        for line in self._parsed(rel).lines:
+            if line.endswith(b"\r\n"):
+                return "\r\n"
+            if line.endswith((b"\n", b"\r")):
+                return line[-1:].decode("ascii")
+        return "\n"
 
     def append_bullet_position(self, rel: str) -> int:
         """The 1-based line where a bullet appended to rel would start."""

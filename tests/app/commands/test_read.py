@@ -194,6 +194,10 @@ def test_timeline_graph_scratchpad_salience(capsys, demo_path: Path, tmp_path: P
     overview = run_json(capsys, "salience", demo_path, "--at", "2026-11-01")
     active = run_json(capsys, "info", demo_path)["counts"]["statuses"]["active"]
     assert sum(b["count"] for b in overview["histogram"]) + overview["without_salience"] == active
+    # every active memory that keeps a salience: memory.db's rows (the workspace markdown keeps none)
+    listed = run_json(capsys, "ls", demo_path, "--limit", "10000")["memories"]
+    assert sum(b["count"] for b in overview["histogram"]) == len([m for m in listed if m["salience"] is not None])
+    assert {m["salience"] for m in listed if m["source"]["kind"] == "markdown"} == {None}
     risk = overview["at_risk"][0]
     single = run_json(capsys, "salience", demo_path, risk["id"], "--at", "2026-11-01")
     assert single["effective"] == risk["effective"]

@@ -120,8 +120,27 @@ def build_facts_workspace(root: Path) -> Path:
     return root
 
 
+# The workspace files the seed loads into the system prompt and the learnings it injects: the
+# agent's identity and bootstrap, no facts (its Layer 3 and Layer 4).
+IDENTITY_FILES = {
+    "SOUL.md": "# Soul\n\n- Be kind, brief and precise\n",
+    "AGENTS.md": "# Agents\n\n- scout: finds sources and summarises them\n",
+    "USER.md": "# User\n\n- Prefers answers in Portuguese\n",
+    "HEARTBEAT.md": "# Heartbeat\n\n- Check the deploy queue every hour\n",
+    "learnings/errors.md": "# Errors\n\n- web_fetch timed out on example.org; retry with a longer timeout\n",
+    "learnings/corrections.md": "# Corrections\n\n- The user's cat is a girl\n",
+}
+
+
+def add_identity_files(root: Path) -> Path:
+    (root / "learnings").mkdir(exist_ok=True)
+    for rel, text in IDENTITY_FILES.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
 def facts_of(store) -> dict[str, object]:
-    return {m.metadata["fact_id"]: m for m in store.page(MemoryQuery(), limit=100) if m.source.format == "facts-db"}
+    return {m.metadata["id"]: m for m in store.page(MemoryQuery(), limit=100) if m.source.format == "facts-db"}
 
 
 def fts_ids(db: Path, words: str) -> list[str]:
@@ -161,7 +180,7 @@ def test_the_workspace_and_its_facts_db_open_as_one_store(workspace: Path) -> No
         # The markdown of the workspace is there too: 2 + 2 + 1 bullets, plus the 4 facts.
         assert store.count(MemoryQuery()) == 9
         # The most salient fact first, the least last.
-        by_salience = [m.metadata["fact_id"] for m in store.page(MemoryQuery(order=Order.SALIENCE, kinds=()), 100)
+        by_salience = [m.metadata["id"] for m in store.page(MemoryQuery(order=Order.SALIENCE, kinds=()), 100)
                        if m.source.format == "facts-db"]
         assert by_salience[-1] == "fact_deploy"
 
@@ -185,12 +204,12 @@ def test_keyword_search_runs_on_the_agents_fts5_index(workspace: Path) -> None:
     con.close()
     with open_store(workspace) as store:
         hits = search(store, "kibble", mode="keyword").hits
-        assert [h.memory.metadata.get("fact_id") for h in hits] == ["fact_pet"]
+        assert [h.memory.metadata.get("id") for h in hits] == ["fact_pet"]
         # Both say Whiskerino once (a plain count ties them, and the lower id, fact_cat, would
         # come first); bm25 ranks the shorter indexed text higher.
         facts_db = next(s for s in store._sources if s.format == "facts-db")
         ranked = facts_db.keyword_search("whiskerino", MemoryQuery(), 10)
-        assert [m.metadata["fact_id"] for m in ranked] == ["fact_pet", "fact_cat"]
+        assert [m.metadata["id"] for m in ranked] == ["fact_pet", "fact_cat"]
         assert any("indexed in facts_fts with other text than their value: fact_pet" in p for p in store.problems())
 
 
@@ -200,7 +219,7 @@ def test_similar_facts_are_found_by_knn_through_sqlite_vec(workspace: Path) -> N
         assert store.capabilities(cat.id).vector_search
         assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
         result = similar(store, cat.id, k=3)
-        assert [h.memory.metadata["fact_id"] for h in result.hits] == ["fact_pet", "fact_tz", "fact_deploy"]
+        assert [h.memory.metadata["id"] for h in result.hits] == ["fact_pet", "fact_tz", "fact_deploy"]
         # A text cannot be embedded here (the agent's embedder is remote): keyword results, and why.
         found = search(store, "Whiskerino", mode="vector")
         assert found.mode == "keyword" and found.notices
@@ -217,7 +236,7 @@ def test_without_sqlite_vec_the_vectors_are_reported_and_the_rest_works(
         assert any("facts_vec is a sqlite-vec (vec0) table; its 4 vector(s) were not read" in p for p in notes)
         with pytest.raises(UnsupportedError):
             similar(store, cat.id)
-        assert [h.memory.metadata.get("fact_id") for h in search(store, "Lisbon", mode="keyword").hits
+        assert [h.memory.metadata.get("id") for h in search(store, "Lisbon", mode="keyword").hits
                 if h.memory.source.format == "facts-db"] == ["fact_tz"]
         # A delete works without the extension; the vector stays, and the step says so.
         outcome = Curator(store).delete(cat.id)
@@ -326,7 +345,7 @@ def test_a_facts_db_in_a_folder_whose_name_holds_a_uri_character(tmp_path: Path,
             assert cat.content == "My cat's name is Whiskerino"
             assert store.capabilities(cat.id).vector_search
             assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
-            assert [h.memory.metadata["fact_id"] for h in similar(store, cat.id, k=1).hits] == ["fact_pet"]
+            assert [h.memory.metadata["id"] for h in similar(store, cat.id, k=1).hits] == ["fact_pet"]
     assert (sorted(os.listdir(tmp_path)), sorted(os.listdir(root.parent)), files_of(root)) == before
 
 
@@ -501,3 +520,219 @@ def test_reading_vectors_through_a_symlink_leaves_a_crashed_agents_wal_as_it_is(
         facts_db.close()
         assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
     assert (files_of(data), files_of(root)) == before
+
+
+# -- the same system laid out another way: memories, an external-content index, vec0 with columns ---
+
+
+MEMORIES_SCHEMA = """
+CREATE TABLE memories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    content TEXT NOT NULL,
+    category TEXT NOT NULL DEFAULT 'general',
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    created_at TEXT NOT NULL DEFAULT (datetime('now')),
+    decay_score REAL NOT NULL DEFAULT 1.0
+);
+CREATE VIRTUAL TABLE memories_fts USING fts5(content, category, content='memories', content_rowid='id');
+CREATE VIRTUAL TABLE memories_vec USING vec0(
+    memory_id INTEGER PRIMARY KEY, embedding float[4], category TEXT, +content TEXT
+);
+"""
+MEMORIES_TRIGGERS = """
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, content, category) VALUES (new.id, new.content, new.category);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, content, category) VALUES ('delete', old.id, old.content, old.category);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, content, category) VALUES ('delete', old.id, old.content, old.category);
+  INSERT INTO memories_fts(rowid, content, category) VALUES (new.id, new.content, new.category);
+END;
+"""
+# (content, category, access_count, last_accessed_at, created_at, decay_score, embedding)
+MEMORIES = [
+    ("My cat's name is Whiskerino", "preference", 7, "2026-03-04 10:00:00", "2026-03-01 09:00:00", 0.9,
+     [1.0, 0.0, 0.0, 0.0]),
+    ("Whiskerino eats salmon on Fridays", "preference", 2, "2026-03-02 08:00:00", "2026-03-01 09:05:00", 0.4,
+     [0.9, 0.1, 0.0, 0.0]),
+    ("Deploys go out on Tuesdays", "project", 0, None, "2026-03-02 14:00:00", 0.05, [0.0, 0.0, 1.0, 0.0]),
+]
+
+
+def save_memory(con, content, category, count, accessed, created, decay, embedding, *, triggers: bool = True) -> int:
+    """What this agent's memory_save writes: the row (its triggers index it; without them it
+    indexes the row itself), then the vector with the category and text kept beside it."""
+    cursor = con.execute(
+        "INSERT INTO memories (content, category, access_count, last_accessed_at, created_at, decay_score) "
+        "VALUES (?, ?, ?, ?, ?, ?)", (content, category, count, accessed, created, decay))
+    rowid = cursor.lastrowid
+    if not triggers:
+        con.execute("INSERT INTO memories_fts (rowid, content, category) VALUES (?, ?, ?)", (rowid, content, category))
+    con.execute("INSERT INTO memories_vec (memory_id, embedding, category, content) VALUES (?, ?, ?, ?)",
+                (rowid, sqlite_vec.serialize_float32(embedding), category, content))
+    return rowid
+
+
+def build_memories_workspace(root: Path, *, triggers: bool = True) -> Path:
+    """A five-layer agent laid out otherwise: memory.sqlite (memories, memories_fts over them,
+    memories_vec with a metadata and an auxiliary column) beside MEMORY.md and a daily log."""
+    (root / "memory").mkdir(parents=True)
+    con = agent_connection(root / "memory.sqlite")
+    con.executescript(MEMORIES_SCHEMA + (MEMORIES_TRIGGERS if triggers else ""))
+    for memory in MEMORIES:
+        save_memory(con, *memory, triggers=triggers)
+    con.close()
+    (root / "MEMORY.md").write_text("# Long-term facts\n\n- My cat's name is Whiskerino\n", encoding="utf-8")
+    (root / "memory" / "2026-03-01.md").write_text(
+        "# 2026-03-01\n\n- Whiskerino eats salmon on Fridays\n- Deploys go out on Tuesdays\n", encoding="utf-8")
+    return root
+
+
+def memories_of(store) -> dict[str, object]:
+    return {m.content: m for m in store.page(MemoryQuery(), limit=100) if m.source.format == "facts-db"}
+
+
+def vec_rows(db: Path) -> list[tuple]:
+    con = agent_connection(db)
+    try:
+        return con.execute("SELECT memory_id, vec_to_json(embedding), category, content FROM memories_vec "
+                           "ORDER BY memory_id").fetchall()
+    finally:
+        con.close()
+
+
+def matched(db: Path, words: str) -> list[int]:
+    """The ids the agent's own keyword search finds (memories_fts MATCH)."""
+    con = sqlite3.connect(db)
+    try:
+        return sorted(r[0] for r in con.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (words,)))
+    finally:
+        con.close()
+
+
+def test_a_facts_db_in_another_layout_opens_with_no_manual_map(tmp_path: Path) -> None:
+    root = build_memories_workspace(tmp_path / "agent")
+    with open_store(root) as store:
+        assert sorted(getattr(s, "format", "") for s in store._sources) == ["facts-db", "mnemoscope"]
+        facts = memories_of(store)
+        assert set(facts) == {m[0] for m in MEMORIES}
+        cat = facts["My cat's name is Whiskerino"]
+        assert cat.id == "fact:memory.sqlite:1"
+        assert (cat.tags, cat.access_count, cat.salience) == (("preference",), 7, 0.9)
+        assert cat.last_accessed.isoformat().startswith("2026-03-04T10:00:00")
+        assert cat.created_at.isoformat().startswith("2026-03-01T09:00:00")
+        # every column the agent keeps, by its own name; nothing it does not keep
+        assert cat.metadata == {"id": 1, "category": "preference", "access_count": 7,
+                                "last_accessed_at": "2026-03-04 10:00:00", "created_at": "2026-03-01 09:00:00",
+                                "decay_score": 0.9}
+        # its keyword search is the agent's external-content FTS5 index; its KNN the vec0 table
+        assert [m.content for m in store.keyword_lists("salmon", MemoryQuery(), 5)["structured memory DB"]] == [
+            "Whiskerino eats salmon on Fridays"]
+        assert store.embedding_of(cat.id) == [1.0, 0.0, 0.0, 0.0]
+        assert [h.memory.content for h in similar(store, cat.id, k=2).hits] == [
+            "Whiskerino eats salmon on Fridays", "Deploys go out on Tuesdays"]
+        assert not store.problems()
+    # The file alone, too.
+    with open_store(root / "memory.sqlite", read_only=True) as store:
+        assert store.count(MemoryQuery()) == 3
+
+
+@pytest.mark.parametrize("triggers", [True, False], ids=["indexed-by-triggers", "indexed-by-the-agent"])
+def test_edit_delete_and_undo_in_the_other_layout_keep_its_index_and_vector_columns(
+    tmp_path: Path, triggers: bool
+) -> None:
+    root = build_memories_workspace(tmp_path / "agent", triggers=triggers)
+    db = root / "memory.sqlite"
+    vectors = vec_rows(db)
+    with open_store(root) as store:
+        pet = memories_of(store)["Whiskerino eats salmon on Fridays"]
+        outcome = Curator(store).edit(pet.id, content="Whiskerino eats tuna on Fridays", expected_revision=pet.revision)
+        assert any("as is the text kept beside it" in n for n in outcome.notes)
+        assert (matched(db, "tuna"), matched(db, "salmon")) == ([2], [])
+        # the index follows the row (the daily log still says salmon: that, and only that, disagrees)
+        assert [f.kind for f in store.consistency_checks()] == ["fact-not-in-markdown", "markdown-not-in-facts"]
+        Curator(store).undo()
+        assert (matched(db, "tuna"), matched(db, "salmon")) == ([], [2])
+
+        Curator(store).delete(pet.id)
+        assert (matched(db, "salmon"), [r[0] for r in vec_rows(db)]) == ([], [1, 3])
+        assert store.find(pet.id) is None
+        Curator(store).undo()
+        assert store.get(pet.id).content == "Whiskerino eats salmon on Fridays"
+        assert matched(db, "salmon") == [2]
+        assert vec_rows(db) == vectors  # the vector, its category and the text kept beside it
+        assert not store.problems()
+
+
+def test_a_file_with_two_tables_of_facts_is_not_taken_for_one(tmp_path: Path) -> None:
+    root = build_memories_workspace(tmp_path / "agent")
+    con = agent_connection(root / "memory.sqlite")
+    con.executescript(SCHEMA)  # the other layout's tables too: which is the agent's is not clear
+    con.close()
+    with open_store(root) as store:
+        assert [getattr(s, "format", "") for s in store._sources] == ["mnemoscope"]
+    with pytest.raises(StoreError, match="mnemoscope map"):
+        open_store(root / "memory.sqlite")
+
+
+def plant_every_disagreement(workspace: Path) -> None:
+    """Each way the five-layer workspace can disagree with itself, once."""
+    con = agent_connection(workspace / "facts.db")
+    store_fact(con, "fact_db_only", "wifi", "The office wifi password rotates monthly", "work", 0, None,
+               "2026-03-05 09:00:00", 1.0, [0.0, 0.0, 0.0, 1.0])  # in no markdown file
+    con.execute("UPDATE facts_fts SET value = 'Whiskerino eats kibble' WHERE fact_id = 'fact_pet'")  # stale
+    con.execute("DELETE FROM facts_fts WHERE fact_id = 'fact_tz'")  # unindexed
+    con.execute("INSERT INTO facts_fts (fact_id, key, value, category) VALUES ('fact_gone', 'x', 'gone', 'y')")
+    con.execute("DELETE FROM facts_vec WHERE id = 'fact_deploy'")  # no vector
+    con.execute("INSERT INTO facts_vec (id, embedding) VALUES ('fact_ghost', ?)", (sqlite_vec.serialize_float32([0.0] * 4),))
+    con.close()
+    with (workspace / "memory" / "2026-03-02.md").open("a", encoding="utf-8") as f:
+        f.write("- 16:00 The standup moved to 10:30\n")  # holds no fact
+
+
+EVERY_DISAGREEMENT = {
+    "fact-unindexed": ["fact:facts.db:fact_tz"],
+    "index-fts-dangling": ["fts:facts_fts:fact_gone"],
+    "fact-index-stale": ["fact:facts.db:fact_pet"],
+    "fact-no-vector": ["fact:facts.db:fact_deploy"],
+    "fact-orphan-vector": ["vec:facts_vec:fact_ghost"],
+    "fact-not-in-markdown": ["fact:facts.db:fact_db_only"],
+    "markdown-not-in-facts": ["md:memory/2026-03-02.md:54c44165d1a0"],
+}
+
+
+@pytest.mark.parametrize("vec", ["on", "off"])
+def test_every_disagreement_info_lists_is_a_finding_of_the_check(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, vec: str
+) -> None:
+    plant_every_disagreement(workspace)
+    if vec == "off":  # the vectors' keys are read from vec0's plain rowids table: no extension needed
+        monkeypatch.setenv(VEC_SWITCH, "off")
+    with open_store(workspace, read_only=True) as store:
+        report = store.consistency_checks()
+        found = {kind: [f.record for f in report.items(kind)] for kind in report.counts()}
+        assert found == EVERY_DISAGREEMENT
+        problems = [p for p in store.problems() if "were not read" not in p]  # (vectors not read: no disagreement)
+        assert len(problems) == len(EVERY_DISAGREEMENT)
+        for kind, records in EVERY_DISAGREEMENT.items():
+            name = records[0].rsplit(":", 1)[-1] if kind != "markdown-not-in-facts" else "memory/2026-03-02.md:4"
+            assert any(name in p for p in problems), (kind, problems)
+
+
+def test_the_other_layouts_index_and_vectors_are_checked_from_their_plain_tables(tmp_path: Path) -> None:
+    root = build_memories_workspace(tmp_path / "agent")
+    con = agent_connection(root / "memory.sqlite")
+    # The index loses a memory (FTS5's delete command, as a broken trigger would), and a vector is left of one gone.
+    con.execute("INSERT INTO memories_fts (memories_fts, rowid, content, category) "
+                "VALUES ('delete', 3, 'Deploys go out on Tuesdays', 'project')")
+    con.execute("INSERT INTO memories_vec (memory_id, embedding, category, content) VALUES (9, ?, 'x', 'gone')",
+                (sqlite_vec.serialize_float32([0.0, 1.0, 0.0, 0.0]),))
+    con.close()
+    with open_store(root, read_only=True) as store:
+        report = store.consistency_checks()
+        assert {kind: [f.record for f in report.items(kind)] for kind in report.counts()} == {
+            "fact-unindexed": ["fact:memory.sqlite:3"], "fact-orphan-vector": ["vec:memories_vec:9"]}
+        assert len(store.problems()) == 2

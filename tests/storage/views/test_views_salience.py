@@ -12,7 +12,7 @@ import pytest
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.errors import NotFoundError
 from mnemoscope.storage.model import Kind, Status
-from mnemoscope.storage.salience import EntityDecay
+from mnemoscope.storage.salience import EntityDecay, salience_kept
 from mnemoscope.storage.timeutil import utcnow
 from mnemoscope.storage.views.salience import HISTOGRAM_BINS, salience_of, salience_overview
 
@@ -72,6 +72,11 @@ def test_a_memorys_salience_report_has_its_curve_crossing_and_formula(demo_path:
             salience_of(store, "m-no-such-memory", AT)
 
 
+def salient(store) -> list:
+    """The active memories that keep a salience (workspace markdown keeps none)."""
+    return [m for m in store.page(MemoryQuery(), 10_000) if salience_kept(m).kept]
+
+
 def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_first(demo_path: Path) -> None:
     with open_store(demo_path) as store:
         overview = salience_overview(store, AT, at_risk=5)
@@ -84,6 +89,7 @@ def test_the_overview_counts_every_active_memory_once_and_lists_the_weakest_firs
         assert len(at_risk) == 5 and [r["effective"] for r in at_risk] == sorted(r["effective"] for r in at_risk)
         assert at_risk[0]["effective"] <= min(
             store.settings.salience.effective(m, AT) for m in scored)
+        assert not [r for r in at_risk if r["id"].startswith("md:")]
         assert all({"content", "channel", "cleanup_candidate"} <= set(r) for r in at_risk)
         entities = overview["entities_at_risk"]
         assert len(entities) == 5 and entities[0]["kind"] == "entity"
@@ -120,6 +126,19 @@ def test_a_store_without_memory_db_spreads_its_salience_in_python_over_every_act
         histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 3)
         assert histogram == expected
         assert [m.id for m in weakest] == [m.id for m in sorted(active, key=lambda m: (model.effective(m, AT), m.id))[:3]]
+
+
+def test_markdown_keeps_no_salience_to_spread_or_put_at_risk(markdown_only: Path) -> None:
+    with open_store(markdown_only) as store:
+        model = store.settings.salience
+        assert store.count(MemoryQuery()) > 0
+        histogram, weakest = store.salience_spread(model, AT, HISTOGRAM_BINS, 3)
+        assert (sum(histogram), weakest) == (0, [])
+        memory = store.page(MemoryQuery(), 1)[0]
+        report = salience_of(store, memory.id, AT)
+        assert (report["effective"], report["stored_salience"], report["curve"]) == (None, None, [])
+        assert report["cleanup_candidate"] is None and report["crosses_threshold_at"] is None
+        assert report["formula"] == "no salience (workspace markdown keeps none)"
 
 
 def test_the_spread_of_a_workspace_adds_memory_db_in_sql_to_its_other_parts(demo_path: Path) -> None:

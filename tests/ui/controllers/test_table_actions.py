@@ -188,26 +188,25 @@ def test_salience_sorts_and_shows_effective_salience_as_the_salience_view(qtbot,
     with qtbot.waitSignal(window.model.total_changed):
         window.table.horizontalHeader().setSortIndicator(SALIENCE, Qt.SortOrder.AscendingOrder)
     assert window.model.query.order is Order.EFFECTIVE_SALIENCE and not window.model.query.descending
-    every_row = read_every_row(qtbot, window.model)
-    # Memories whose store keeps no salience (the workspace's markdown) sort below every score, as
-    # SQLite sorts NULL, and show it absent; the scored ones follow, the salience view's at-risk first.
-    absent = [m for m in every_row if m.salience is None]
-    assert absent and every_row[: len(absent)] == absent
-    assert all(window.model.index(r, SALIENCE).data() == "—" for r in range(len(absent)))
-    rows = every_row[len(absent):]
-    assert [m.id for m in rows[: len(at_risk)]] == at_risk
+    rows = read_every_row(qtbot, window.model)
+    # The workspace markdown keeps no salience: shown "—", before the rest ascending (as SQL's NULLs).
+    unkept = [r for r, m in enumerate(rows) if window.model.effective_salience(m) is None]
+    assert unkept == list(range(len(unkept))) and 0 < len(unkept) < len(rows)
+    assert {window.model.index(r, SALIENCE).data() for r in unkept} == {"—"}
+    kept = rows[len(unkept):]
+    assert [m.id for m in kept[: len(at_risk)]] == at_risk
     decay = window.store.settings.salience
-    values = [window.model.effective_salience(m) for m in rows]
+    values = [window.model.effective_salience(m) for m in kept]
     assert values == sorted(values)
-    assert all(window.model.index(len(absent) + r, SALIENCE).data() == f"{v:.2f}" for r, v in enumerate(values))
+    assert all(window.model.index(len(unkept) + r, SALIENCE).data() == f"{v:.2f}" for r, v in enumerate(values))
     # Not the stored salience: at least one row shows a decayed value.
-    assert any(f"{m.salience:.2f}" != f"{v:.2f}" for m, v in zip(rows, values, strict=True))
+    assert any(f"{m.salience:.2f}" != f"{v:.2f}" for m, v in zip(kept, values, strict=True))
     with qtbot.waitSignal(window.model.total_changed):
         window.table.horizontalHeader().setSortIndicator(SALIENCE, Qt.SortOrder.DescendingOrder)
     descending = read_every_row(qtbot, window.model)
-    top = [decay.effective(m, window.model._now) for m in descending[: len(rows)]]
-    assert top == sorted(top, reverse=True) and len(descending) == len(every_row)
-    assert all(m.salience is None for m in descending[len(rows):])
+    top = [decay.effective(m, window.model._now) for m in descending[: len(kept)]]
+    assert top == sorted(top, reverse=True) and len(descending) == len(rows)
+    assert [window.model.effective_salience(m) for m in descending[len(kept):]] == [None] * len(unkept)
     assert all(m.status is Status.ACTIVE for m in descending)
 
 

@@ -33,3 +33,11 @@ def test_a_salience_the_store_does_not_keep_shows_absent_and_is_no_edit_until_ch
     assert dialog.changes() == {}  # left absent: nothing to write
     dialog.salience.setValue(0.4)
     assert dialog.changes() == {"salience": 0.4}
+def test_a_salience_the_store_keeps_none_of_is_shown_as_none(qtbot, markdown_only: Path) -> None:
+    with open_store(markdown_only, read_only=True) as store:
+        memory = store.page(MemoryQuery(), 1)[0]
+    dialog = EditDialog(memory, ("content",))
+    qtbot.addWidget(dialog)
+    assert not dialog.salience.isEnabled() and dialog.salience.text() == "—"  # not an invented 0.50
+    dialog.content.setPlainText("rewritten")
+    assert dialog.changes() == {"content": "rewritten"}

@@ -200,6 +200,35 @@ def test_promote_plans_a_move_from_the_daily_log_into_memory_md(tmp_path: Path) 
         source.plan_promote(kept, source.read_record(kept.id))
 
 
+@pytest.mark.parametrize("ending", [b"\r\n", b"\n"], ids=["crlf", "lf"])
+def test_promote_writes_memory_md_with_its_own_line_endings_and_undo_puts_its_bytes_back(
+    tmp_path: Path, ending: bytes
+) -> None:
+    memory_md = tmp_path / "MEMORY.md"
+    before = ending.join([b"# Memory", b"", b"- kept", b""])
+    memory_md.write_bytes(before)
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-03-14.md").write_bytes(b"- worth keeping\n- and this\n")  # the log's own: LF
+    with open_store(tmp_path) as store:
+        daily = [m for m in store.page(MemoryQuery(), 10) if m.source.path == "memory/2026-03-14.md"]
+        Curator(store).promote(daily[0].id)
+        assert memory_md.read_bytes() == before + b"- worth keeping" + ending
+        Curator(store).promote(daily[1].id)
+        assert memory_md.read_bytes() == before + b"- worth keeping" + ending + b"- and this" + ending
+        Curator(store).undo()
+        Curator(store).undo()
+    assert memory_md.read_bytes() == before
+    assert (tmp_path / "memory" / "2026-03-14.md").read_bytes() == b"- worth keeping\n- and this\n"
+
+
+def test_a_bullet_takes_the_line_ending_of_the_file_it_goes_into(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_bytes(b"# Memory\r\n\r\n- kept")  # CRLF, no last line ending
+    (tmp_path / "USER.md").write_bytes(b"- one line, no ending")
+    source = MarkdownSource(tmp_path)
+    assert source.bullet_for("MEMORY.md", "two\nlines") == "- two\r\n  lines\r\n"
+    assert source.bullet_for("USER.md", "x") == source.bullet_for("SOUL.md", "x") == "- x\n"  # none to follow, no file
+
+
 def test_a_write_changes_the_token_and_a_stale_one_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     path.write_text("- one\n- two\n")
