@@ -32,6 +32,7 @@ from .errors import (
     UnsupportedError,
 )
 from .journal.log import DONE, FAILED, LOG, UNDONE
+from .journal.redaction import PURGED, Purge, purge_step
 from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, ScratchEntry, Status
 from .source import (
     DELETE,
@@ -45,6 +46,7 @@ from .source import (
     Change,
     Plan,
     PlanContext,
+    PurgeResidue,
     Snapshot,
     in_apply_order,
     prepare_writes,
@@ -208,13 +210,22 @@ class Curator:
         return self._run(PROMOTE, planned, channel=to)
 
     def delete(self, memory_ids: Ids, *, purge: bool = False, expected_revision: Revisions = None) -> Outcome:
+        """Soft delete (restorable), or with purge remove the memories for good: every copy, and
+        their text wherever the store or the journal kept it (the owner's log, index residue, the
+        journal's snapshots of every earlier step, redacted to a marker). A purge cannot be undone."""
+        texts: list[str] = []
+
         def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
             if not purge and memory.status is Status.DELETED:
                 raise NothingToDoError(f"{memory.id} is already deleted (use --purge to remove it for good).")
+            if purge:
+                texts.append(memory.content)
+                return {"content": PURGED}
             return {"content": memory.content}
 
         operation = PURGE if purge else DELETE
-        return self._run(operation, self._plan_each(operation, memory_ids, {}, expected_revision, check))
+        planned = self._plan_each(operation, memory_ids, {}, expected_revision, check)
+        return self._run(operation, planned, purged=texts if purge else None)
 
     def redact(
         self, memory_id: str, start: int, end: int, *, expected_revision: str | None = None, finding: str = ""
@@ -286,6 +297,10 @@ class Curator:
             removed = self._removed_by_delete(memory_id)
             plan.changes += removed
             if not plan.changes:
+                purged = self.store._journal.last_with((PURGE,), memory_id)
+                if purged is not None:
+                    raise NotFoundError(f"{memory_id} was purged for good in step {purged.seq}; a purge cannot be "
+                                        "undone, so there is nothing to restore.")
                 entry = self.store._journal.last_with(("delete", "restore"), memory_id)
                 if entry is not None and entry.operation == "restore":
                     raise NothingToDoError(f"{memory_id} was already restored (journal entry {entry.seq}).")
@@ -442,6 +457,7 @@ class Curator:
 
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
         """Undo or redo a step: its own intent first, like any step, then the changes."""
+        _refuse_purged(verb, entry, changes)
         details = {"step": entry.seq, "operation": entry.operation}
         self._prepare(changes)
         journal = self.store._journal
@@ -529,8 +545,15 @@ class Curator:
         return [  # backwards, as undo would: lines go back above the ones removed after them
             Change(c.record, None, c.before)
             for c in reversed(self.store._journal.changes(entry.seq))
-            if c.after is None and c.before is not None and not self._exists(c.record)
+            if c.after is None and c.before is not None and purge_step(c.before) is None and not self._exists(c.record)
         ]
+
+    def _gone(self, record_id: str) -> bool:
+        """Whether a record no longer exists (one that cannot be read counts as existing)."""
+        try:
+            return not self._exists(record_id)
+        except StoreError:
+            return False
 
     def _exists(self, record_id: str) -> bool:
         try:
@@ -578,8 +601,11 @@ class Curator:
                 stuck.append(change.record)
         return stuck
 
-    def _run(self, operation: str, planned: list[_Planned], channel: str | None = "") -> Outcome:
-        """Apply every plan as one step and journal it as one entry."""
+    def _run(
+        self, operation: str, planned: list[_Planned], channel: str | None = "", purged: list[str] | None = None
+    ) -> Outcome:
+        """Apply every plan as one step and journal it as one entry. purged: the texts of the
+        memories a purge removes (the journal is redacted of them, and so are the sources' files)."""
         changes = in_apply_order(_merged([c for p in planned for c in p.plan.changes]))
         if not changes:
             raise NothingToDoError("Nothing to change.")
@@ -593,10 +619,38 @@ class Curator:
         journal = self.store._journal
         seq = journal.begin(operation, targets, changes, channel=channel, details=details, actor=self.actor)
         applied = self._apply_or_fail(seq, changes)
-        journal.finish(seq, applied)
+        purge = None
+        if purged is not None:
+            records = {*targets, *(c.record for c in applied)}
+            purge = Purge(seq, records, {t for t in purged if t}, self._gone)
+        journal.finish(seq, applied, purge=purge)
         self._changed(targets, applied)
         notes = list(dict.fromkeys(n for p in planned for n in p.plan.notes))
+        if purge is not None:
+            notes += self._forget_purged(applied)
         return Outcome(operation, seq, ids, notes=notes, details=details)
+
+    def _forget_purged(self, applied: list[Change]) -> list[str]:
+        """What the purged records' text left in the sources' files beyond the records (the owner's
+        log, index residue, freed pages, a -wal) and in the journal's file, removed; what could not
+        be, as notes (the purge itself is done either way)."""
+        by_writer: dict[int, tuple[Any, list[Change]]] = {}
+        for change in applied:
+            by_writer.setdefault(id(change.writer), (change.writer, []))[1].append(change)
+        notes = []
+        for writer, own in by_writer.values():
+            if isinstance(writer, PurgeResidue):
+                try:
+                    notes += writer.forget_purged(own)
+                except StoreError as exc:
+                    label = getattr(writer, "label", "the store")
+                    notes.append(f"The purge is done, but what {label} keeps beside the records could not all be "
+                                 f"cleared: {exc}")
+        try:
+            notes += self.store._journal.settle()
+        except StoreError as exc:
+            notes.append(f"The purge is done, but the journal's file could not be compacted: {exc}")
+        return notes
 
     def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()
@@ -621,6 +675,21 @@ def _no_constant(name: str) -> Any:
 
 def _scratch_value(source: ScratchWriter, snapshot: Snapshot | None) -> str | None:
     return source.scratch_entry(snapshot).value if snapshot is not None else None
+
+
+def _refuse_purged(verb: str, entry: AuditEntry, changes: list[Change]) -> None:
+    """Undo and redo never write back what a purge redacted: the step refuses, nothing written."""
+    steps = sorted({s for c in changes for s in (purge_step(c.before), purge_step(c.after)) if s is not None})
+    if not steps:
+        return
+    names = ", ".join(entry.targets)
+    if entry.operation == PURGE:
+        raise UnsupportedError(f"Step {entry.seq} was a purge of {names}: a purge removes memories for good and "
+                               "cannot be undone (their text is gone). Nothing was changed.")
+    raise UnsupportedError(
+        f"Step {entry.seq} ({entry.operation} of {names}) cannot be {verb}ne: it changed memories purged for good "
+        f"in step {steps[0]}, whose text is gone. Nothing was changed."
+    )
 
 
 def _failed_write(record: str, exc: Exception) -> StoreError:

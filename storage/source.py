@@ -226,6 +226,16 @@ def prepare_writes(changes: Iterable[Change]) -> None:
             source.prepare_write(own)
 
 
+@runtime_checkable
+class PurgeResidue(Protocol):
+    """A source whose files can keep a purged record's text beyond the record itself: the owner's
+    own log of it, a full-text index's segments, a queue of the writes it took, the pages SQLite
+    freed, a -wal. Once a purge has removed records, the Curator hands each such source the changes
+    it wrote; it removes what remains of their text and returns what it could not (notes)."""
+
+    def forget_purged(self, removed: Sequence[Change]) -> list[str]: ...
+
+
 class HistorySource(Protocol):
     """The owning tool's own log of each memory (Capabilities.history)."""
 

@@ -294,6 +294,7 @@ def writing(
         if prepare is not None:
             prepare(con)
         con.row_factory = dbapi.Row
+        con.execute("PRAGMA secure_delete = ON")  # removed values are zeroed in the file (see _set_up)
         con.execute("BEGIN IMMEDIATE")
         yield con
         con.execute("COMMIT")
@@ -391,6 +392,10 @@ def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> No
     dbapi_conn.isolation_level = None
     if not read_only:
         dbapi_conn.execute("PRAGMA foreign_keys = ON")
+        # What a write removes (an edited text, a deleted row, an index segment merged away) is
+        # zeroed in the file, not left in its free space: a purge means gone (SQLite builds
+        # differ in the default).
+        dbapi_conn.execute("PRAGMA secure_delete = ON")
         if wal:
             dbapi_conn.execute("PRAGMA journal_mode = WAL")
             dbapi_conn.execute("PRAGMA synchronous = NORMAL")
@@ -449,6 +454,28 @@ def sqlite_engine(
 
 
 IMMEDIATE = "mnemoscope_immediate"
+
+
+def empty_wal(engine: Engine, path: Path) -> list[str]:
+    """Fold path's -wal into the file and empty it (a checkpoint that truncates it), so that no page
+    a write replaced (a purged row's, an index segment's) stays in it; a database not in WAL mode
+    has none. What could not be done, as notes (another program reading the file holds the
+    -wal's frames until it is done: the next checkpoint empties it)."""
+    raw = engine.raw_connection()
+    try:
+        with friendly_errors(path):
+            dbapi = raw.driver_connection
+            assert dbapi is not None
+            (mode,) = dbapi.execute("PRAGMA journal_mode").fetchone()
+            if str(mode).lower() != "wal":
+                return []
+            busy, _frames, _copied = dbapi.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        raw.close()
+    if busy:
+        return [f"{Path(path).name}-wal could not be emptied now: another program is reading {Path(path).name}. "
+                "It is emptied at the next checkpoint (when the last program using the file closes it)."]
+    return []
 
 
 @contextlib.contextmanager

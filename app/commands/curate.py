@@ -73,11 +73,14 @@ def register(commands: CommandParsers) -> None:
                    help="list the project facts that meet the thresholds instead (nothing is written)")
 
     p = commands.add("rm", "delete memories (soft, restorable; several ids or a filter: one undoable step); --purge "
-                     "removes them for good", cmd_rm)
+                     "removes them for good (cannot be undone)", cmd_rm)
     p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id", nargs="*")
     selection_arguments(p)
-    p.add_argument("--purge", action="store_true")
+    p.add_argument("--purge", action="store_true",
+                   help="remove for good: every copy, and the text wherever the store or the journal kept it (the "
+                        "owner's log, index leftovers, earlier steps' snapshots); the journal keeps only that the "
+                        "purge happened. Cannot be undone or restored")
 
     p = commands.add("reinforce", "count one more access now (pin memories against decay)", cmd_reinforce)
     p.add_argument("path", type=store_argument, help=STORE_HELP)

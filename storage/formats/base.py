@@ -56,6 +56,13 @@ from ..sqlite_files import (
 from ..timeutil import parse_time, utcnow
 
 
+def removal_note(operation: str, label: str, what: str) -> str:
+    """What a person should know of a delete or a purge in a store that keeps no deleted state."""
+    if operation == PURGE:
+        return f"{label} has no soft delete: the {what} was removed for good (a purge cannot be undone)."
+    return f"{label} has no soft delete: the {what} was removed; undo or restore brings it back."
+
+
 @dataclass
 class Contents:
     """Everything a format holds, in canonical records."""
@@ -241,10 +248,7 @@ class FormatSource:
             new = self.edit_snapshot(snap, fields, context.now)
             return Plan([] if new == snap else [Change(memory.id, snap, new)])
         if operation in (DELETE, PURGE):
-            return Plan(
-                [Change(memory.id, snap, None)],
-                notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
-            )
+            return Plan([Change(memory.id, snap, None)], notes=[removal_note(operation, self.label, "record")])
         raise UnsupportedError(f"{memory.id}: {self.label} cannot {operation} a memory.")
 
     def edit_snapshot(self, snap: Snapshot, requested: dict[str, Any], now: str) -> Snapshot:

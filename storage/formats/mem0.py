@@ -33,6 +33,7 @@ from typing import Any
 from ..consistency_report import WARNING, Finding, FindingKind, register_kind
 from ..detect.looks import is_dir, is_file, names, subfolders
 from ..errors import StoreError
+from ..journal.redaction import PURGED
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
 from ..native.chroma.files import CHROMA_FILE
 from ..native.chroma.local import ChromaSource, RecordReading
@@ -42,7 +43,7 @@ from ..query import MemoryQuery
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
-from .base import reading, sqlite_tables, writing
+from .base import reading, removal_note, sqlite_tables, writing
 from .match import FormatMatch
 
 HISTORY_FILE = "history.db"
@@ -251,6 +252,23 @@ class Mem0History:
                 counts[label] = counts.get(label, 0) + 1
         return counts
 
+    def forget(self, keys: Sequence[str]) -> list[str]:
+        """After a purge: the text of every history row of these memories replaced by PURGED. The
+        rows stay (that the memory was added, updated and deleted, and when: the purge's own DELETE
+        row among them); the values they held are zeroed in the file (secure_delete)."""
+        if self.path is None or not keys:
+            return []
+        try:
+            with writing(self.path) as con:
+                con.executemany(
+                    "UPDATE history SET old_memory = CASE WHEN old_memory IS NULL THEN NULL ELSE ? END, "
+                    "new_memory = CASE WHEN new_memory IS NULL THEN NULL ELSE ? END WHERE memory_id = ?",
+                    [(PURGED, PURGED, key) for key in keys],
+                )
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.path, exc) from None
+        return []
+
     def log(self, key: str, expected: Snapshot | None, new: Snapshot | None) -> None:
         """The history row mem0 appends for a write (ADD, UPDATE or DELETE); none when the text
         stays (a re-embedding). Raises StoreError."""
@@ -423,9 +441,14 @@ class Mem0Source(Mem0Conversations):
         if operation in (DELETE, PURGE):
             return Plan(
                 [Change(memory.id, self.read_record(memory.id), None)],
-                notes=[f"{self.label} has no soft delete: the record was removed; undo or restore brings it back."],
+                notes=[removal_note(operation, self.label, "record")],
             )
         return self.vectors.plan(operation, memory, fields, context)
+
+    def forget_purged(self, removed: Sequence[Change]) -> list[str]:
+        """After a purge: history.db's rows of the memories keep no text, and neither does Chroma."""
+        keys = [split_record_id(c.record)[1] for c in removed if c.after is None]
+        return self.log.forget(keys) + self.vectors.forget_purged(removed)
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
         self.vectors.prepare_write(changes)

@@ -42,10 +42,10 @@ from ..model import Kind, Memory, parse_layer
 from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
-from ..sqlite_files import files_token, is_sqlite_file, read_only_rows
+from ..sqlite_files import BUSY_TIMEOUT, files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import utcnow
 from . import synthorg
-from .base import Contents, FormatSource, make_memory, reading, writing
+from .base import Contents, FormatSource, make_memory, reading, removal_note, writing
 from .match import FormatMatch
 from .mem0 import (
     HISTORY_FILE,
@@ -614,7 +614,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         if snap is None:
             raise NotFoundError(f"No memory {memory.id} in {self.label} at {self.root}.")
         if operation in (DELETE, PURGE):
-            notes = [f"{self.label} has no soft delete: the point was removed; undo or restore brings it back."]
+            notes = [removal_note(operation, self.label, "point")]
             if memory.channel == synthorg.SHARED_CHANNEL and self.label == SYNTHORG_LABEL:
                 notes.append(f"{memory.id} was shared knowledge published by {memory.metadata.get('publisher')}: "
                              "removing it is SynthOrg's retraction (its retract() lets only that publisher do it).")
@@ -659,6 +659,22 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             self._write_point(record_id, actual, expected)  # put the point back: both or neither
             raise
         return actual
+
+    def forget_purged(self, removed: Sequence[Change]) -> list[str]:
+        """After a purge: history.db's rows of the points keep no text, and each collection's
+        storage.sqlite is rebuilt (VACUUM) so that no older version of a point (qdrant_client
+        replaces a point's row on every update) stays in its free space."""
+        gone = [c.record for c in removed if c.after is None]
+        notes = self.log.forget([str(_record_key(record)) for record in gone])
+        for name in sorted({split_record_id(record)[0] for record in gone}):
+            storage = self.storage_of(name)
+            with qdrant_lock(self.root), contextlib.closing(sqlite3.connect(storage, timeout=BUSY_TIMEOUT)) as con:
+                try:
+                    con.execute("VACUUM")
+                except sqlite3.Error as exc:
+                    raise sqlite_error(storage, exc) from None
+        self.invalidate()
+        return notes
 
     def _write_point(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         if self.read_only_reason:

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from ..model import AuditEntry
 from ..source import Change
 from ..timeutil import parse_time, to_iso, utcnow
+from .redaction import Purge, purged_snapshot
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
 SIDECAR_DIR = ".mnemoscope"
 SIDECAR_DB = "journal.db"
@@ -192,9 +193,17 @@ class Journal:
         return self.record(operation, targets, changes, channel=channel, details=details, actor=actor, state=PENDING).seq
 
     def finish(
-        self, seq: int, applied: list[Change], *, state: str = DONE, replayed: tuple[int, str, list[Change]] | None = None
+        self,
+        seq: int,
+        applied: list[Change],
+        *,
+        state: str = DONE,
+        replayed: tuple[int, str, list[Change]] | None = None,
+        purge: Purge | None = None,
     ) -> None:
-        """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed."""
+        """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed.
+        A purge's entry keeps a marker where the records' snapshots were, and every earlier entry
+        is redacted of the purged memories in the same transaction (see redaction.py)."""
         engine = self._get_engine(True)
         assert engine is not None
         from sqlalchemy import update
@@ -202,6 +211,11 @@ class Journal:
         from . import tables
 
         a = tables.audit.c
+        if purge is not None:
+            applied = [
+                Change(c.record, *(None if s is None else purged_snapshot(seq) for s in (c.before, c.after)))
+                for c in applied
+            ]
         with self._errors(), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
                 conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
@@ -217,6 +231,18 @@ class Journal:
                     .where(a.seq == target)
                     .values(state=target_state, changes=_changes_json(changes))
                 )
+            if purge is not None:
+                _redact(conn, purge)
+
+    def settle(self) -> list[str]:
+        """After a purge: the journal's -wal (SQLite) emptied into its file, so that no page the
+        redaction replaced stays there; what could not be done, as notes."""
+        engine = self._get_engine(False)
+        if engine is None or engine.dialect.name != "sqlite":
+            return []
+        from ..sqlite_files import empty_wal
+
+        return empty_wal(engine, self.label)
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
@@ -329,6 +355,36 @@ class Journal:
         with self._errors(), engine.connect() as conn:
             rows = conn.execute(statement(sqlalchemy, tables)).all()
         return [_entry(r._mapping) for r in rows]
+
+
+def _redact(conn: Connection, purge: Purge) -> None:
+    """Redact every entry that changed a purged memory's records (purge.redact), until no older
+    version of them is left to find; the entries of other memories are left as they are."""
+    from sqlalchemy import or_, select, update
+
+    from . import tables
+
+    a, t = tables.audit.c, tables.audit_targets.c
+    while True:
+        ids, texts = set(purge.ids), set(purge.texts)
+        named = select(t.seq).where(t.target.in_(sorted(ids)))
+        # a step that changed one of the records without naming it (a repair of a copy)
+        changing = [a.changes.contains(json.dumps({"record": record})[1:-1], autoescape=True) for record in sorted(ids)]
+        rows = conn.execute(
+            select(a.seq, a.targets, a.details, a.changes)
+            .where(a.state != PENDING, or_(a.seq.in_(named), *changing))
+            .order_by(a.seq.desc())
+        ).all()
+        for row in rows:
+            changes, details = _loads_changes(row.changes), json.loads(row.details or "{}")
+            if purge.redact(json.loads(row.targets), changes, details):
+                conn.execute(
+                    update(tables.audit)
+                    .where(a.seq == row.seq)
+                    .values(changes=json.dumps(changes, default=_encode), details=json.dumps(details, default=str))
+                )
+        if purge.ids == ids and purge.texts == texts:
+            return
 
 
 def _entry(row: Any) -> AuditEntry:

@@ -41,7 +41,6 @@ OPERATIONS = {
     "edit fields": lambda c, ids: c.edit(ids["promotable"], tags=["a", "b"], layer="procedural", channel="webshop", salience=0.2),
     "promote": lambda c, ids: c.promote(ids["mirrored"], reason="test", force=True),
     "delete": lambda c, ids: c.delete(ids["mirrored"]),
-    "purge": lambda c, ids: c.delete(ids["mirrored"], purge=True),
     "edit markdown": lambda c, ids: c.edit(ids["daily"], content="rewritten daily entry"),
     "promote markdown": lambda c, ids: c.promote(ids["daily"]),
     "delete markdown": lambda c, ids: c.delete(ids["daily"]),

@@ -14,6 +14,7 @@ from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.errors import LockedError, StoreFileError, UnreadableStoreError
 from mnemoscope.storage.sqlite_files import (
+    empty_wal,
     file_state,
     files_token,
     friendly_errors,
@@ -170,6 +171,42 @@ def test_an_engine_commits_a_write_transaction_and_rolls_back_a_rehearsal(tmp_pa
     finally:
         engine.dispose()
     assert read_only_rows(db, "SELECT v FROM t ORDER BY v") == [(1,), (3,)]
+
+
+def test_writes_zero_what_they_remove_and_empty_wal_leaves_no_frame_behind(tmp_path: Path) -> None:
+    """A purge relies on both: a removed value is zeroed in the file (secure_delete, whatever the
+    SQLite build's default), and the -wal, emptied, keeps no older page."""
+    from sqlalchemy import text
+
+    db = _database(tmp_path / "x.db")
+    secret = "a text to forget " * 40
+    engine = sqlite_engine(db)
+    try:
+        with write_transaction(engine) as conn:
+            assert conn.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
+            conn.execute(text("CREATE TABLE s (v TEXT)"))
+            conn.execute(text("INSERT INTO s VALUES (:v)"), {"v": secret})
+        reader = sqlite3.connect(db)  # another program holds the file open: the -wal stays
+        try:
+            reader.execute("SELECT count(*) FROM s").fetchall()
+            with write_transaction(engine) as conn:
+                conn.execute(text("DELETE FROM s"))
+            assert secret.encode() in Path(f"{db}-wal").read_bytes()
+            assert empty_wal(engine, db) == []
+            assert Path(f"{db}-wal").stat().st_size == 0
+            assert secret.encode() not in db.read_bytes()
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM s").fetchall()  # a read that holds its snapshot
+            with write_transaction(engine) as conn:
+                conn.execute(text("INSERT INTO s VALUES ('x')"))
+            [note] = empty_wal(engine, db)
+            assert "x.db-wal could not be emptied now" in note
+        finally:
+            reader.close()
+    finally:
+        engine.dispose()
+    with writing(db) as con:
+        assert con.execute("PRAGMA secure_delete").fetchone()[0] == 1
 
 
 def test_sqlite_errors_become_one_sentence_naming_the_file(tmp_path: Path) -> None:

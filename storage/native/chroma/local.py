@@ -559,6 +559,28 @@ class ChromaSource(LocalVectorSearch):
         self._forget(name)
         return self.read_record(record_id)
 
+    def forget_purged(self, removed: Sequence[Change]) -> list[str]:
+        """After a purge removed records: what chroma.sqlite3 still keeps of their text cleared
+        (scrub.py), with chromadb's client closed meanwhile (it starts again at the next write)."""
+        from .scrub import scrub
+
+        keys: dict[str, list[str]] = {}
+        for change in removed:
+            if change.after is None and change.before is not None:
+                name, key = split_record_id(change.record)
+                keys.setdefault(name, []).append(key)
+        if not keys:
+            return []
+        if self._client is not None:
+            with self.files.lock:
+                close_client(self._client)
+            self._client = None
+            self._writers.clear()
+        notes = scrub(self.files, [(self.collection_info(name), found) for name, found in keys.items()])
+        for name in keys:
+            self._forget(name)
+        return notes
+
     def _forget(self, name: str) -> None:
         """Drop what was read of a collection this source just wrote."""
         self._index.pop(name, None)

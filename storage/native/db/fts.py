@@ -90,6 +90,13 @@ def write_entry(conn: Any, rowid: int, current: dict[str, Any] | None, new: dict
     return read_entry(conn, rowid)
 
 
+def optimize(conn: Any) -> None:
+    """Merge the index into one segment. An entry taken out of an FTS5 index stays in its older
+    segments, and its 'delete' entry holds the same tokens, until a merge: after a purge, no
+    segment may keep the removed text's tokens (the pages freed are zeroed: secure_delete)."""
+    conn.exec_driver_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+
+
 def differing_entries(conn: Any) -> Iterator[tuple[int, str | None, str]]:
     """(rowid, memory id or None when the row is gone, kind) of every entry that differs from
     what the rows say now: "missing-fts" (the row has text and no entry) or "stale-fts"."""

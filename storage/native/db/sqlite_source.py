@@ -27,6 +27,7 @@ from ...sqlite_files import (
     Schema,
     SqliteConnector,
     checkpoint_held_off,
+    empty_wal,
     file_state,
     files_token,
     friendly_errors,
@@ -193,6 +194,15 @@ class SqliteSource(NativeDb):
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
         super().prepare_write([c for c in changes if not c.record.startswith(FTS_PREFIX)])
+
+    def forget_purged(self, removed: Sequence[Change]) -> list[str]:
+        """After a purge removed rows: the full-text index merged into one segment, so that none
+        keeps their tokens, and the -wal emptied into memory.db, so that no page written before
+        stays there (the rows' pages were zeroed as they were freed: secure_delete)."""
+        with self.errors(), self.write_transaction() as conn:
+            if fts.has_fts(conn):
+                fts.optimize(conn)
+        return empty_wal(self.engine, self.db_path)
 
     def _not_found(self) -> str:
         return str(self.db_path)

@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.app.cli import main
-from mnemoscope.storage import Curator, Kind, MemoryQuery, NotFoundError, StoreError, create_workspace, open_store
+from mnemoscope.storage import (
+    Curator,
+    Kind,
+    MemoryQuery,
+    NotFoundError,
+    StoreError,
+    UnsupportedError,
+    create_workspace,
+    open_store,
+)
 from mnemoscope.storage.native.markdown.blocks import content_key, record_id_for
 
 SECRET = "secret fact"
@@ -91,7 +100,8 @@ def test_a_hostile_md_file_is_never_read_or_written(world: tuple[Path, Path], md
         assert promoted
         curator.undo()
         curator.delete(memory_id, purge=True)
-        curator.undo()
+        with pytest.raises(UnsupportedError, match="cannot be undone"):
+            curator.undo()
     assert _outside_state(outside) == before
 
 
@@ -107,7 +117,7 @@ def test_the_cli_leaves_the_outside_alone(world: tuple[Path, Path], md_file: str
     assert main(["undo", str(ws)]) == 0
     assert main(["rm", str(ws), memory_id]) == 0
     assert main(["rm", str(ws), memory_id, "--purge"]) == 0
-    assert main(["undo", str(ws)]) == 0
+    assert main(["undo", str(ws)]) != 0  # a purge cannot be undone
     assert _outside_state(outside) == before
 
 

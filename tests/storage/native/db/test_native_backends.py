@@ -126,7 +126,6 @@ OPERATIONS = {
     "edit": lambda c, i: c.edit(i, content="keep the public API frozen until 2.0", tags=["a"], salience=0.2),
     "promote": lambda c, i: c.promote(i, reason="test", force=True),
     "delete": lambda c, i: c.delete(i),
-    "purge": lambda c, i: c.delete(i, purge=True),
     "reinforce": lambda c, i: c.reinforce(i),
 }
 
@@ -145,6 +144,25 @@ def test_every_operation_is_undone_exactly_and_redone(native_demo: Any, name: st
         curator.redo()
         assert _rows(native_demo) == after
         assert [e.operation for e in store._journal.history(limit=2)] == ["redo", "undo"]
+
+
+def test_a_purge_is_done_and_refuses_undo(native_demo: Any) -> None:
+    """A purge removes the memory for good: undo refuses in one message and writes nothing, and
+    the journal keeps the step with its snapshots redacted."""
+    from mnemoscope.storage.errors import UnsupportedError
+
+    with native_demo.open() as store:
+        memory_id = _promotable(store)
+        content = store.get(memory_id).content
+        curator = Curator(store)
+        curator.delete(memory_id, purge=True)
+        after = _rows(native_demo)
+        assert memory_id not in json.dumps(after["memories"], default=str)
+        with pytest.raises(UnsupportedError, match="cannot be undone"):
+            curator.undo()
+        assert _rows(native_demo) == after
+        [entry] = store.history(limit=1)
+        assert entry.operation == "purge" and content not in json.dumps([entry.before, entry.details])
 
 
 def test_promotion_links_the_copy_and_candidates_meet_every_threshold(native_demo: Any) -> None:
