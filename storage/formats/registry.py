@@ -8,7 +8,8 @@ is imported on the first detection, not with this one.
 Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
 through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, opened by opening.open_location);
 ``base``, ``sql_backed``, ``text_files``, ``match``, ``agentx_curation`` and ``agentx_tables`` are parts
-the formats share; ``synthorg`` is how mem0_qdrant reads what SynthOrg writes.
+the formats share; ``synthorg`` is how mem0_qdrant reads what SynthOrg writes; ``openclaw_workspace``
+and ``openclaw_templates`` are how openclaw reads an OpenClaw workspace.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ NOT_DETECTED = ("sqlite_table", "agentx_postgres")
 SHARED_PARTS = (
     "base", "sql_backed", "text_files", "match", "registry", "agentx_curation", "agentx_tables",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
+    "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
 )
 
 
