@@ -121,6 +121,26 @@ def _openclaw(home: Path, *args: str) -> str:
     return done.stdout
 
 
+def write_fresh_openclaw_home(home: Path) -> Path:
+    """A home folder where OpenClaw was only set up (``openclaw setup --baseline``: config,
+    workspace templates, state database; no agent database yet); returns the state dir."""
+    home.mkdir(parents=True, exist_ok=True)
+    _openclaw(home, "setup", "--baseline")
+    return home / ".openclaw"
+
+
+def template_text(name: str) -> str:
+    """A workspace template as OpenClaw writes it: the package's docs/reference/templates file
+    without its front matter (loadTemplate's stripFrontMatter)."""
+    require_openclaw()
+    text = (package_dir() / "docs" / "reference" / "templates" / name).read_text(encoding="utf-8")
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end >= 0:
+            return text[end + 4 :].lstrip()
+    return text
+
+
 def write_openclaw_home(home: Path) -> Path:
     """A home folder whose ~/.openclaw OpenClaw wrote (see the module's docstring); returns the state dir."""
     require_openclaw()
@@ -143,13 +163,23 @@ def write_openclaw_home(home: Path) -> Path:
                         "contextWindow": 120000, "maxTokens": 4096}],
         }
         config["agents"]["defaults"]["model"] = {"primary": "local/stand-in"}
+        # No dreaming sweep: a one-shot `agent --local` can exit holding dreaming's workspace lock,
+        # which `memory index` then waits for (10 s) until it goes stale (60 s).
+        plugins = config.setdefault("plugins", {}).setdefault("entries", {})
+        plugins.setdefault("memory-core", {}).setdefault("config", {})["dreaming"] = {"enabled": False}
         config_file.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         workspace = state / "workspace"
         (workspace / "MEMORY.md").write_text(MEMORY_MD, encoding="utf-8")
         (workspace / DAILY[0]).parent.mkdir(exist_ok=True)
         (workspace / DAILY[0]).write_text(DAILY[1], encoding="utf-8")
         _openclaw(home, "agent", "--local", "--agent", "main", "-m", ASKED, "--json")
-        _openclaw(home, "memory", "index", "--force")
+        try:
+            _openclaw(home, "memory", "index", "--force")
+        except AssertionError as exc:  # a lock left by a process that exited: stealable once stale
+            if "memory workspace lock" not in str(exc):
+                raise
+            time.sleep(61)
+            _openclaw(home, "memory", "index", "--force")
     finally:
         server.shutdown()
         server.server_close()
