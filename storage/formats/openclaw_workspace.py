@@ -12,12 +12,14 @@ it is left out of pages, counts and searches, and ``info`` says how much of each
 Annotations. Writers (dreaming, the agent) put recall metadata on an entry as trailing comments:
 ``<!-- importance: N -->`` (an integer 1 to 10, set once at write time; ``memory_search``
 multiplies relevance by it), ``<!-- trigger: phrase, phrase -->`` and ``<!-- project: key -->``
-(packages/memory-host-sdk/src/host/curated-annotations.ts). OpenClaw strips them from the text it
-indexes and keeps importance and triggers (read in MEMORY.md and USER.md only, on a line that
-ends with the comment) and project keys (any memory file but USER.md) in index columns. Here the
-same: the memory's content is its text without them, and its metadata holds what OpenClaw reads
-(an annotation it strips but does not read is kept there as ``unread annotations``). An edit of
-the content keeps the annotations on the entry.
+(packages/memory-host-sdk/src/host/curated-annotations.ts). OpenClaw's index keeps importance and
+triggers (read in MEMORY.md and USER.md only, on a line that ends with the comment) and project
+keys (any memory file but USER.md) in columns; here they are the memory's metadata, read by the
+same rules. An importance annotation (its value a number) is that number and nothing else: it is
+taken out of the memory's text (so no finding reports it as hidden text) and an edit of the text
+keeps it on the entry; one OpenClaw does not read (a daily note's, out of 1-10) is kept in sight as
+``unread annotations``. Trigger and project comments hold free text that OpenClaw injects raw with
+MEMORY.md at session start: they stay in the text, where a person (and ``scan``) sees them.
 """
 
 from __future__ import annotations
@@ -77,10 +79,13 @@ def carriers(text: str, line_scoped: bool = True) -> Iterator[Annotation]:
         at = closing + 3
 
 
-def strip_annotations(text: str) -> str:
-    """OpenClaw's stripMemoryAnnotationCarriers: the text without its annotation comments (and
-    the spaces they leave at the end of a line)."""
-    found = list(carriers(text))
+def importance_annotations(text: str) -> list[Annotation]:
+    """The ``<!-- importance: N -->`` comments of text whose value is a number (closed on their line)."""
+    return [a for a in carriers(text) if a.kind == "importance" and re.fullmatch(r"\d+", a.value)]
+
+
+def without(text: str, found: list[Annotation]) -> str:
+    """text without those comments (and the spaces they leave at the end of a line)."""
     if not found:
         return text
     parts, cursor = [], 0
@@ -249,22 +254,20 @@ class OpenClawWorkspace(MarkdownSource):
         memory = memory.with_changes(source=replace(memory.source, format="openclaw"))
         if not is_memory_file(block.path) or not _MARKER.search(block.text):
             return memory
-        found = list(carriers(block.content))
-        if not found:
-            return memory
         read = recall_metadata(block.path, block.text.splitlines())
         metadata = {**memory.metadata, **read}
-        unread = [a.text(block.content) for a in found if not _is_read(a, read)]
+        importance = importance_annotations(block.content)
+        unread = [a.text(block.content) for a in importance if not ("importance" in read and 1 <= int(a.value) <= 10)]
         if unread:
             metadata["unread annotations"] = " ".join(unread)
-        return memory.with_changes(content=strip_annotations(block.content), metadata=metadata)
+        return memory.with_changes(content=without(block.content, importance), metadata=metadata)
 
     def plan_edit(self, record_id: str, snap: Snapshot, content: str) -> Plan:
-        """The new text, with the entry's annotation comments kept on it (unless the new text
-        carries its own)."""
+        """The new text, with the entry's importance annotations kept on it (unless the new text
+        has its own)."""
         block = self.block_for(record_id)
-        if block is not None and is_memory_file(block.path) and not list(carriers(content)):
-            kept = [a.text(block.content) for a in carriers(block.content)]
+        if block is not None and is_memory_file(block.path) and not importance_annotations(content):
+            kept = [a.text(block.content) for a in importance_annotations(block.content)]
             if kept:
                 content = content.rstrip() + " " + " ".join(kept)
         return super().plan_edit(record_id, snap, content)
@@ -274,9 +277,3 @@ class OpenClawWorkspace(MarkdownSource):
         if operation == PROMOTE and block is not None:  # the entry moves with its annotations
             memory = memory.with_changes(content=block.content)
         return super().plan(operation, memory, fields, context)
-
-
-def _is_read(annotation: Annotation, read: dict[str, Any]) -> bool:
-    if annotation.kind == "importance":
-        return "importance" in read and re.fullmatch(r"\d+", annotation.value) is not None and 1 <= int(annotation.value) <= 10
-    return {"trigger": "triggers", "project": "project"}[annotation.kind] in read

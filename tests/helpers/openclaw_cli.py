@@ -11,7 +11,7 @@ the memory search set to FTS only (``memory.search.provider: "none"``, no embedd
 memory files and session transcripts, the agent's default model pointed at a stand-in
 OpenAI-compatible server on 127.0.0.1 (this module's, in the test process: no network, no key),
 the person's MEMORY.md and a daily note written as OpenClaw's docs show (entries with
-``<!-- importance: N -->`` and ``<!-- trigger: ... -->``), one real agent turn
+``<!-- importance: N -->``), one real agent turn
 (``openclaw agent --local``: session, transcript events) and ``openclaw memory index --force``
 (the agent database's memory index, transcript chunks included). Reads use it in place; a test
 that writes takes ``moved_copy()``, a copy whose config names the copy's own workspace.
@@ -41,7 +41,7 @@ ASKED = "Book me a train to Lisbon"
 MEMORY_MD = (
     "# MEMORY.md\n"
     "\n"
-    "- Keep the gateway on loopback. <!-- trigger: gateway setup, network safety --> <!-- importance: 9 -->\n"
+    "- Keep the gateway on loopback. <!-- importance: 9 -->\n"
     "- Ana prefers trains to planes. <!-- importance: 4 -->\n"
     "- The build server is ci-02.\n"
 )
