@@ -113,7 +113,9 @@ class OpenClawAgentSource(FormatSource):
             files = con.execute(f'SELECT path, source, hash FROM "{files_table}"').fetchall()
             chunks = con.execute(f'SELECT * FROM "{chunks_table}" ORDER BY path, start_line').fetchall()
             vectors = vec0_tables(con)
-            kept = _chunk_metadata(con, sqlite_tables(self.index))
+            tables = sqlite_tables(self.index)
+            kept = _chunk_metadata(con, tables)
+            said = _event_times(con, tables)
         memory_files = {row["path"]: row["hash"] for row in files if row["source"] == "memory"}
         memory_chunks = [c for c in chunks if c["source"] == "memory"]
         contents.drift, problems, orphans = index_drift(memory_files, memory_chunks, self._resolve, self.index.name)
@@ -135,20 +137,25 @@ class OpenClawAgentSource(FormatSource):
                 )
             )
         for chunk in (c for c in chunks if c["source"] == "sessions"):
-            contents.memories.append(self._transcript_chunk(chunk, kept.get(chunk["id"], {})))
+            contents.memories.append(self._transcript_chunk(chunk, kept.get(chunk["id"], {}), said))
         for table, count in vectors.items():
             contents.problems.append(vec0_note(self.index, table, count))
 
-    def _transcript_chunk(self, chunk: Any, kept: dict[str, Any]) -> Any:
-        """A chunk of a session transcript in the index: the lines are the transcript's events."""
+    def _transcript_chunk(self, chunk: Any, kept: dict[str, Any], said: dict[tuple[str, int], int]) -> Any:
+        """A chunk of a session transcript in the index: its lines are the transcript's events
+        (line n is event seq n-1), its times theirs where the same database holds them."""
         session = Path(chunk["path"]).stem
         lines = f"{chunk['start_line']}-{chunk['end_line']}"
+        indexed = parse_time(chunk["updated_at"])
+        times = [said[(session, seq)] for seq in range(chunk["start_line"] - 1, chunk["end_line"]) if (session, seq) in said]
         assert self.index is not None
         return make_memory(
             self, chunk["id"], chunk["text"],
             location=f"session {session}, transcript lines {lines} (memory index of {self.index.name})",
-            path=self.index.name, created=chunk["updated_at"], layer=Layer.EPISODIC, channel=self.agent,
+            path=self.index.name, created=min(times, default=chunk["updated_at"]),
+            updated=max(times, default=chunk["updated_at"]), layer=Layer.EPISODIC, channel=self.agent,
             metadata={"index_source": "sessions", "session": session, "indexed_path": chunk["path"],
+                      "indexed_at": indexed.isoformat() if indexed else None,
                       "agent": self.agent, **kept},
             snapshot={k: chunk[k] for k in ("id", "path", "hash", "text")},
         )
@@ -265,6 +272,13 @@ def _unzstd(row: Any) -> str | None:
         return bytes(data).decode("utf-8")
     except (zstandard.ZstdError, UnicodeDecodeError, TypeError, ValueError):
         return None
+
+
+def _event_times(con: Any, tables: dict[str, set[str]]) -> dict[tuple[str, int], int]:
+    """(session id, seq) -> when the event was written, for the transcripts kept in the same database."""
+    if not {"session_id", "seq", "created_at"} <= tables.get("transcript_events", set()):
+        return {}
+    return {(r[0], r[1]): r[2] for r in con.execute("SELECT session_id, seq, created_at FROM transcript_events")}
 
 
 def _chunk_metadata(con: Any, tables: dict[str, set[str]]) -> dict[str, dict[str, Any]]:

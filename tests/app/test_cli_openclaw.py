@@ -61,6 +61,7 @@ def test_ls_and_show_give_the_memories_with_their_importance_and_the_transcript_
     chunk = next(m for m in listed if m["content"].startswith("User:"))
     assert (chunk["layer"], chunk["channel"], chunk["metadata"]["index_source"]) == ("episodic", "main", "sessions")
     assert chunk["metadata"]["origin"] in ("owner", "agent") and "importance" not in chunk["metadata"]
+    assert chunk["created_at"] < chunk["metadata"]["indexed_at"]  # when it was said, not when indexed
     code, out, _ = run(capsys, "show", home / ".openclaw", chunk["id"])
     assert f"session {chunk['metadata']['session']}, transcript lines" in out
 
