@@ -182,6 +182,7 @@ class OpenClawWorkspace(MarkdownSource):
 
     format = "openclaw-workspace"
     label = "OpenClaw workspace markdown"
+    keeps: frozenset[str] = frozenset()  # OpenClaw keeps no salience, confidence or counts of an entry
 
     def __init__(self, root: Path, state: Path | None = None) -> None:
         self._generated = generated_hashes(state, Path(root))
@@ -235,16 +236,17 @@ class OpenClawWorkspace(MarkdownSource):
         return out
 
     def describe(self) -> dict[str, Any]:
-        notes = []
-        for rel, (n, total) in self.template_counts().items():
-            whole = "all" if n == total else f"{n} of {total}"
-            notes.append(f"{rel}: {whole} blocks are OpenClaw's bootstrap template text (not listed as memories)")
+        templates = self.template_counts()
+        view = [  # as OpenClaw sees its workspace: which files are still (partly) its templates
+            f"{rel}: {'all' if n == total else f'{n} of {total}'} blocks are OpenClaw's bootstrap template text "
+            "(not listed as memories)"
+            for rel, (n, total) in templates.items()
+        ]
         return {
             **super().describe(), "files": [str(self.root)], "read_only": False, "read_only_reason": "",
             "editable_fields": list(self.capabilities().editable_fields), "deletable": True,
-            "problems": self.problems(), "notes": notes,
-            "templates": {rel: n for rel, (n, _total) in self.template_counts().items()},
-            "template_version": OPENCLAW_VERSION,
+            "problems": self.problems(), "owner_view": view,
+            "templates": {rel: n for rel, (n, _total) in templates.items()}, "template_version": OPENCLAW_VERSION,
         }
 
     # -- annotations ---------------------------------------------------------------------

@@ -36,7 +36,7 @@ def test_info_names_openclaw_its_parts_and_its_templates(capsys, home: Path) -> 
     assert code == 0
     assert f"OpenClaw agent main: {home / '.openclaw' / AGENT_DB}" in out
     assert f"OpenClaw workspace markdown: {home / '.openclaw' / 'workspace'}" in out
-    assert "note: AGENTS.md: all blocks are OpenClaw's bootstrap template text (not listed as memories)" in out
+    assert "    AGENTS.md: all blocks are OpenClaw's bootstrap template text (not listed as memories)" in out
     assert "memories: 5 " in out and "sessions: 1" in out
     info = run_json(capsys, "info", home / ".openclaw")
     assert {f["label"] for f in info["formats"]} == {"OpenClaw agent main", "OpenClaw workspace markdown"}
@@ -56,8 +56,10 @@ def test_ls_and_show_give_the_memories_with_their_importance_and_the_transcript_
     ])
     gateway = next(m for m in listed if m["content"] == "Keep the gateway on loopback.")
     assert gateway["metadata"]["importance"] == 9
+    assert all(m[field] is None for m in listed for field in ("salience", "confidence", "access_count"))  # not kept
     code, out, _ = run(capsys, "show", home / ".openclaw", gateway["id"])
     assert code == 0 and "importance: 9" in out and "<!--" not in out
+    assert "salience — (effective now —), confidence —, accesses —" in out
     chunk = next(m for m in listed if m["content"].startswith("User:"))
     assert (chunk["layer"], chunk["channel"], chunk["metadata"]["index_source"]) == ("episodic", "main", "sessions")
     assert chunk["metadata"]["origin"] in ("owner", "agent") and "importance" not in chunk["metadata"]

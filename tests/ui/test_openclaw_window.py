@@ -8,6 +8,8 @@ from pathlib import Path
 from helpers.openclaw_cli import ASKED, openclaw_home
 from helpers.store_state import state_of
 from helpers.windows import open_window
+from mnemoscope.storage import ABSENT
+from mnemoscope.ui.models.memory_table_model import COLUMNS
 
 
 def test_the_window_shows_openclaw_memories_with_their_importance(qtbot, tmp_path: Path) -> None:
@@ -26,6 +28,18 @@ def test_the_window_shows_openclaw_memories_with_their_importance(qtbot, tmp_pat
     lines = win.detail.toPlainText().splitlines()  # the panel's table: a row's label, then its value
     assert lines[lines.index("importance") + 1] == "9"
     assert "<!--" not in "\n".join(lines)
+    # What OpenClaw does not keep of an entry is shown absent, never as a value.
+    for field in ("Salience (stored)", "Confidence", "Accesses"):
+        assert lines[lines.index(field) + 1] == ABSENT, field
+    for column in ("salience", "access_count"):  # the table's columns too
+        at = [key for key, _title in COLUMNS].index(column)
+        assert {win.model.index(r, at).data() for r in range(5)} == {ABSENT}, column
+
+    qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0)
+    groups = {win.sidebar.topLevelItem(i).text(0): win.sidebar.topLevelItem(i) for i in range(win.sidebar.topLevelItemCount())}
+    view = groups["OpenClaw workspace markdown"]
+    assert "AGENTS.md: all blocks are OpenClaw's bootstrap template text (not listed as memories)" in [
+        view.child(j).text(0) for j in range(view.childCount())]
 
     win.table.selectRow(shown["The build server is ci-02."])
     qtbot.waitUntil(lambda: "The build server is ci-02." in win.detail.toPlainText(), timeout=10_000)

@@ -84,7 +84,7 @@ def test_templates_are_no_memories_and_importance_is_read(home: Path) -> None:
     assert "importance" not in memories["The build server is ci-02."].metadata
     assert {m.source.format for m in memories.values()} == {"openclaw"}
     assert described["templates"] == {"AGENTS.md": 53, "SOUL.md": 17, "IDENTITY.md": 14, "USER.md": 10}
-    assert "USER.md: all blocks are OpenClaw's bootstrap template text (not listed as memories)" in described["notes"]
+    assert "USER.md: all blocks are OpenClaw's bootstrap template text (not listed as memories)" in described["owner_view"]
 
 
 def test_what_mnemoscope_reads_is_what_openclaws_own_index_keeps(home: Path) -> None:
