@@ -1,12 +1,12 @@
-"""OpenClaw state directories (~/.openclaw) in both layouts it has shipped.
+"""OpenClaw state directories (~/.openclaw) in both layouts it has shipped, built by hand.
 
-OpenClaw is a Node gateway that needs an embedding provider to index anything,
-so it cannot run here. The stores are built from its published schema: the
-older per-agent index from src/memory/memory-schema.ts (``files``, ``chunks``,
-``chunks_fts``, a sqlite-vec ``chunks_vec``) with JSONL transcripts in the
-pi session format, and the newer ``agents/<id>/agent/openclaw-agent.sqlite``
-(``memory_index_sources``, ``memory_index_chunks``, ``session_windows``,
-``transcript_events`` as OpenClaw 2026.9's readers query them).
+These stores are built from OpenClaw's published schema: the older per-agent index from
+src/memory/memory-schema.ts (``files``, ``chunks``, ``chunks_fts``, a sqlite-vec ``chunks_vec``)
+with JSONL transcripts in the pi session format (the layout before 2026.9.2), and the
+newer ``agents/<id>/agent/openclaw-agent.sqlite`` (``memory_index_sources``, ``memory_index_chunks``,
+``session_windows``, ``transcript_events`` as OpenClaw 2026.9's readers query them), with drift,
+broken lines and a deleted file planted. Stores OpenClaw 2026.9 writes itself (helpers/openclaw_cli.py)
+are tested in test_openclaw_workspace.py, test_cli_openclaw.py and test_openclaw_window.py.
 """
 
 from __future__ import annotations
@@ -257,3 +257,26 @@ def test_restoring_a_deleted_file_clears_its_drift(state: Path):
         (state / "workspace" / "memory" / "2026-11-18.md").write_text("Looked at flights to Madrid.\n", encoding="utf-8")
         assert not any("2026-11-18.md" in p for p in store.problems())
         assert not [m for m in store.page(GONE, limit=100) if is_index(m)]
+
+
+def test_a_transcript_event_stored_compressed_is_read(tmp_path: Path):
+    """OpenClaw 2026.9 may keep an event as one zstd frame (event_zstd, event_utf8_bytes) with a
+    NULL event_json (transcript-payload.ts); the turn is read all the same."""
+    zstandard = pytest.importorskip("zstandard")
+    db = tmp_path / "agents" / "ops" / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.executescript(AGENT_DDL.replace(
+        "event_json TEXT NOT NULL,\n    created_at INTEGER NOT NULL,",
+        "event_json TEXT,\n    created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER,"))
+    con.execute("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) "
+                "VALUES ('w-9', 'agent:ops:main', 1763625600000, 1763625660000)")
+    event = json.dumps({"type": "message", "id": "u1", "timestamp": "2026-11-20T08:00:01Z",
+                        "message": {"role": "user", "content": "Is the server up?"}}).encode()
+    con.execute("INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes) "
+                "VALUES ('w-9', 0, NULL, 1763625601000, ?, ?)", (zstandard.ZstdCompressor().compress(event), len(event)))
+    con.commit()
+    con.close()
+    with open_store(db) as store:
+        assert [(t.role, t.content) for t in store.turns("w-9")] == [("user", "Is the server up?")]
+        assert not any("compressed" in p for p in store.problems())
