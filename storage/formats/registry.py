@@ -9,7 +9,8 @@ Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapp
 through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, opened by opening.open_location);
 ``base``, ``sql_backed``, ``text_files``, ``match``, ``vec0`` (sqlite-vec), ``agentx_curation``,
 ``agentx_tables`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
-mem0_qdrant reads what SynthOrg writes.
+mem0_qdrant reads what SynthOrg writes; ``openclaw_workspace`` and ``openclaw_templates`` are how
+openclaw reads an OpenClaw workspace.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ SHARED_PARTS = (
     "base", "sql_backed", "text_files", "match", "registry", "vec0", "agentx_curation", "agentx_tables",
     "facts_layout",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
+    "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
 )
 
 

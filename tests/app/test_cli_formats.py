@@ -82,7 +82,7 @@ def _tool_stores():
     # builder, memories, a keyword and the memory it finds, a session with scratchpad keys
     return {
         "agenticx": (build_agenticx_home, 7, "tax", "Reviewed the tax forms", "s1"),
-        "openclaw": (build_openclaw_state, 7, "Porto-Lisbon", "Booked the Porto-Lisbon train.", None),
+        "openclaw": (build_openclaw_state, 9, "Porto-Lisbon", "Booked the Porto-Lisbon train.", None),  # + 2 transcript chunks
         "crewai": (build_crewai_storage, 4, "fastest", "The 9:00 train is fastest", None),
         "letta": (build_letta_home, 3, "careful", "I am a careful travel agent.", None),
     }

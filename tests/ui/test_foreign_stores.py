@@ -108,8 +108,9 @@ def _builders():
     return {
         "agenticx": (build_agenticx_home, 6, {"markdown", "agenticx", "agenticx-index"}, "user: what hotel?",
                      "contentless", "session s1"),
-        # (its index's chunks of a deleted file are listed as deleted, out of the default view)
-        "openclaw": (build_openclaw_state, 6, {"markdown"}, None, None, "Trains"),
+        # (its index's chunks of a deleted file are listed as deleted, out of the default view; its
+        # chunks of transcripts are shown, read-only, beside the workspace's 6)
+        "openclaw": (build_openclaw_state, 8, {"openclaw"}, "Book me a train", "rebuilds its memory index", "Trains"),
         "crewai": (build_crewai_storage, 4, {"crewai", "chroma"}, None, None, None),
         "letta": (build_letta_home, 3, {"letta"}, "Name: Ana.", "through Letta", "travel-agent conversation"),
         "mem0": (_owner_built("mem0", root="", mem0_dir=".mem0"), 3, {"mem0"}, None, None, None),

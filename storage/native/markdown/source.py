@@ -255,7 +255,7 @@ class MarkdownSource:
             if named is not None and rel not in named:
                 continue
             parsed = self._parsed(rel)
-            hidden = parsed.hidden(frozenset(c for f, c in self._mirrors if f == rel))
+            hidden = self._left_out(parsed)
             texts = list(parsed.contents()) if needle is not None else []
             only = named[rel] if named is not None else None
             for _heading, lo, hi in parsed.groups():
@@ -270,6 +270,11 @@ class MarkdownSource:
                     ]
                 if picked:
                     yield parsed, sample, picked
+
+    def _left_out(self, parsed: FileBlocks) -> frozenset[int]:
+        """The blocks of a file that are no memories of this source: copies of memory.db memories
+        (a format's workspace adds its owner's template text)."""
+        return parsed.hidden(frozenset(c for f, c in self._mirrors if f == parsed.rel))
 
     def _blocks_named(self, ids: Sequence[str]) -> dict[str, set[int]]:
         """Per file, the blocks those of ids that are markdown blocks name."""

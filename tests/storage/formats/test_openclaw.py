@@ -1,12 +1,12 @@
-"""OpenClaw state directories (~/.openclaw) in both layouts it has shipped.
+"""OpenClaw state directories (~/.openclaw) in both layouts it has shipped, built by hand.
 
-OpenClaw is a Node gateway that needs an embedding provider to index anything,
-so it cannot run here. The stores are built from its published schema: the
-older per-agent index from src/memory/memory-schema.ts (``files``, ``chunks``,
-``chunks_fts``, a sqlite-vec ``chunks_vec``) with JSONL transcripts in the
-pi session format, and the newer ``agents/<id>/agent/openclaw-agent.sqlite``
-(``memory_index_sources``, ``memory_index_chunks``, ``session_windows``,
-``transcript_events`` as OpenClaw 2026.9's readers query them).
+These stores are built from OpenClaw's published schema: the older per-agent index from
+src/memory/memory-schema.ts (``files``, ``chunks``, ``chunks_fts``, a sqlite-vec ``chunks_vec``)
+with JSONL transcripts in the pi session format (the layout before 2026.9.2), and the
+newer ``agents/<id>/agent/openclaw-agent.sqlite`` (``memory_index_sources``, ``memory_index_chunks``,
+``session_windows``, ``transcript_events`` as OpenClaw 2026.9's readers query them), with drift,
+broken lines and a deleted file planted. Stores OpenClaw 2026.9 writes itself (helpers/openclaw_cli.py)
+are tested in test_openclaw_workspace.py, test_cli_openclaw.py and test_openclaw_window.py.
 """
 
 from __future__ import annotations
@@ -144,6 +144,11 @@ def build_openclaw_state(tmp_path: Path) -> Path:
 GONE = MemoryQuery(statuses=(Status.DELETED,))
 
 
+def is_index(memory) -> bool:
+    """A memory read from an agent's index (not from the workspace markdown)."""
+    return memory.id.startswith("openclaw:")
+
+
 @pytest.fixture
 def state(tmp_path: Path) -> Path:
     return build_openclaw_state(tmp_path)
@@ -151,13 +156,15 @@ def state(tmp_path: Path) -> Path:
 
 def test_opens_workspace_both_index_layouts_and_both_transcript_layouts(state: Path):
     with open_store(state) as store:
-        described = {f["agent"]: f for f in store.info()["formats"]}
+        described = {f["agent"]: f for f in store.info()["formats"] if "agent" in f}
         assert described["main"]["layout"] == "legacy" and described["ops"]["layout"] == "agent-db"
         markdown = [m for m in store.page(limit=100) if m.source.kind is Kind.MARKDOWN]
         assert {m.source.path for m in markdown} == set(WORKSPACE) - {"memory/2026-11-18.md"}
-        # Chunks of a file the agent deleted are still in its index: listed as deleted, not active.
-        assert not [m for m in store.page(limit=100) if m.source.format == "openclaw"]
-        orphan = [m for m in store.page(GONE, limit=100) if m.source.format == "openclaw"]
+        # Chunks of a file the agent deleted are still in its index: listed as deleted, not active;
+        # the active ones of the index are its chunks of session transcripts.
+        assert sorted((m.content, m.channel, m.metadata["session"]) for m in store.page(limit=100) if is_index(m)) == [
+            ("Book me a train", "main", "sess-1"), ("Book me a train", "ops", "sess-1")]
+        orphan = [m for m in store.page(GONE, limit=100) if is_index(m)]
         assert [(m.content, m.channel, m.status) for m in orphan] == [("Looked at flights to Madrid.", "main", Status.DELETED)]
         sessions = {s.id: s for s in store.sessions()}
         assert sessions["sess-1"].title == "Trains" and sessions["sess-1"].channel == "main"
@@ -210,7 +217,7 @@ def test_workspace_markdown_is_editable_and_the_index_is_read_only(state: Path):
     index = state / "memory" / "main.sqlite"
     before = index.read_bytes()
     with open_store(state) as store:
-        orphan = next(m for m in store.page(GONE, limit=100) if m.source.format == "openclaw")
+        orphan = next(m for m in store.page(GONE, limit=100) if is_index(m))
         with pytest.raises(ReadOnlyError, match="rebuilds its memory index"):
             Curator(store).delete(orphan.id)
         user = next(m for m in store.page(limit=100) if m.source.path == "USER.md")
@@ -224,7 +231,7 @@ def test_workspace_markdown_is_editable_and_the_index_is_read_only(state: Path):
 
 def test_the_agent_database_alone_opens_with_its_chunks_shown(state: Path):
     with open_store(state / "agents" / "ops" / "agent" / "openclaw-agent.sqlite") as store:
-        assert [m.content for m in store.page(limit=10)] == ["Name: Ana. Lives in Porto."]
+        assert [m.content for m in store.page(limit=10)] == ["Book me a train", "Name: Ana. Lives in Porto."]
         assert [t.content for t in store.turns("w-1")][-1] == "It is up."
         assert any("workspace not found" in p for p in store.problems())
 
@@ -236,7 +243,7 @@ def test_keyword_search_and_import(state: Path, tmp_path: Path):
         assert found == {"Looked at flights to Madrid."}
     dest = tmp_path / "ws"
     summary = import_store(state, dest)
-    assert summary.imported == 7 and summary.sessions == 2
+    assert summary.imported == 9 and summary.sessions == 2  # 5 workspace blocks, 2 chunks of a gone file, 2 of transcripts
     assert import_store(state, dest).imported == 0
     with open_store(dest) as store:
         madrid = next(m for m in store.page(GONE, limit=50) if m.content == "Looked at flights to Madrid.")
@@ -249,4 +256,27 @@ def test_restoring_a_deleted_file_clears_its_drift(state: Path):
         assert any("2026-11-18.md no longer exists" in p for p in store.problems())
         (state / "workspace" / "memory" / "2026-11-18.md").write_text("Looked at flights to Madrid.\n", encoding="utf-8")
         assert not any("2026-11-18.md" in p for p in store.problems())
-        assert not [m for m in store.page(GONE, limit=100) if m.source.format == "openclaw"]
+        assert not [m for m in store.page(GONE, limit=100) if is_index(m)]
+
+
+def test_a_transcript_event_stored_compressed_is_read(tmp_path: Path):
+    """OpenClaw 2026.9 may keep an event as one zstd frame (event_zstd, event_utf8_bytes) with a
+    NULL event_json (transcript-payload.ts); the turn is read all the same."""
+    zstandard = pytest.importorskip("zstandard")
+    db = tmp_path / "agents" / "ops" / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.executescript(AGENT_DDL.replace(
+        "event_json TEXT NOT NULL,\n    created_at INTEGER NOT NULL,",
+        "event_json TEXT,\n    created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER,"))
+    con.execute("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) "
+                "VALUES ('w-9', 'agent:ops:main', 1763625600000, 1763625660000)")
+    event = json.dumps({"type": "message", "id": "u1", "timestamp": "2026-11-20T08:00:01Z",
+                        "message": {"role": "user", "content": "Is the server up?"}}).encode()
+    con.execute("INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes) "
+                "VALUES ('w-9', 0, NULL, 1763625601000, ?, ?)", (zstandard.ZstdCompressor().compress(event), len(event)))
+    con.commit()
+    con.close()
+    with open_store(db) as store:
+        assert [(t.role, t.content) for t in store.turns("w-9")] == [("user", "Is the server up?")]
+        assert not any("compressed" in p for p in store.problems())

@@ -24,8 +24,8 @@ EXPECTED = {
     "OpenAI Agents SDK": {("openai-agents", "conversations.db")},  # two table pairs in one file
     "AgenticX": {("agenticx-index", "memory/main.sqlite"), ("agenticx", "memory/sessions.sqlite"),
                  ("markdown", "workspace")},
-    "OpenClaw": {("openclaw", "memory/main.sqlite"), ("openclaw", "agents/ops/agent/openclaw-agent.sqlite"),
-                 ("markdown", "workspace")},
+    # The state dir is the store: each agent's database and the workspace are found there, under one name.
+    "OpenClaw": {("openclaw", "."), ("markdown", ".")},
     "Letta": {("letta", "sqlite.db")},
     "CrewAI": {("crewai", "long_term_memory_storage.db"), ("chroma", "short_term/Researcher_Writer"),
                ("chroma", "entities/Researcher_Writer")},
