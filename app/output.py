@@ -125,7 +125,9 @@ def memory_detail(m: dict[str, Any]) -> str:
     promo = m["promotion"]
     out.append(
         "  promotion thresholds: "
-        + ", ".join(f"{k} {promo['values'][k]} {'>=' if ok else '<'} {promo['thresholds'][k]}" for k, ok in promo["met"].items())
+        + ", ".join(f"{k} {field(None)} (not kept)" if promo["values"][k] is None
+                    else f"{k} {promo['values'][k]} {'>=' if ok else '<'} {promo['thresholds'][k]}"
+                    for k, ok in promo["met"].items())
     )
     for r in m.get("relations", []):
         out.append(f"  relation: {r['source']} -{r['type']}-> {r['target']}")

@@ -78,9 +78,8 @@ def declare_salience(store_format: str, decay: str, what: str = "") -> SalienceK
 def salience_kept(memory: Memory) -> SalienceKept:
     """Whose salience memory carries (Mnemoscope's, unless its format declared otherwise; none
     where the memory holds none)."""
-    if memory.salience is None:
-        return _NONE_KEPT
-    return _DECLARED.get(memory.source.format or memory.source.kind.value, _MNEMOSCOPES)
+    declared = _DECLARED.get(memory.source.format or memory.source.kind.value, _MNEMOSCOPES)
+    return _NONE_KEPT if memory.salience is None and declared.kept else declared
 
 
 def shown_salience(memory: Memory) -> float | None:

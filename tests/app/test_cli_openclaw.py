@@ -59,7 +59,7 @@ def test_ls_and_show_give_the_memories_with_their_importance_and_the_transcript_
     assert all(m[field] is None for m in listed for field in ("salience", "confidence", "access_count"))  # not kept
     code, out, _ = run(capsys, "show", home / ".openclaw", gateway["id"])
     assert code == 0 and "importance: 9" in out and "<!--" not in out
-    assert "salience — (effective now —), confidence —, accesses —" in out
+    assert "salience — (no salience" in out and "confidence —, accesses —" in out
     chunk = next(m for m in listed if m["content"].startswith("User:"))
     assert (chunk["layer"], chunk["channel"], chunk["metadata"]["index_source"]) == ("episodic", "main", "sessions")
     assert chunk["metadata"]["origin"] in ("owner", "agent") and "importance" not in chunk["metadata"]

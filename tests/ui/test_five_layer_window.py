@@ -56,12 +56,12 @@ def test_the_agents_decay_score_is_shown_as_it_keeps_it_and_its_identity_files_s
     assert set(markdown.values()) == {("—", NONE_KEPT)}  # no invented 0.50
 
     _select(qtbot, win, "fact:facts.db:fact_tz")
-    assert f"Salience0.95 ({OWNERS})" in win.detail.toPlainText().replace("\t", "").replace("\n", "")
+    assert f"Salience (stored)0.95 ({OWNERS})" in win.detail.toPlainText().replace("\t", "").replace("\n", "")
     qtbot.waitUntil(lambda: (win.view("salience").curve.report or {}).get("id") == "fact:facts.db:fact_tz")
     assert win.view("salience").caption.text() == f"fact:facts.db:fact_tz: salience 0.950 now; {OWNERS}."
     soul = next(memory_id for memory_id in markdown if memory_id.startswith("md:SOUL.md:"))
     _select(qtbot, win, soul)
-    assert f"Salience— ({NONE_KEPT})" in win.detail.toPlainText().replace("\t", "").replace("\n", "")
+    assert f"Salience (stored)— ({NONE_KEPT})" in win.detail.toPlainText().replace("\t", "").replace("\n", "")
     qtbot.waitUntil(lambda: (win.view("salience").curve.report or {}).get("id") == soul)
     assert win.view("salience").caption.text() == f"{soul}: no salience; {NONE_KEPT}."
 
