@@ -205,10 +205,6 @@ class SalienceView(View):
     def show_memory(self, model: SalienceModel, memory: Memory, fact_decay: InferredFactDecay | None = None) -> None:
         report = salience_report(model, memory, fact_decay=fact_decay)
         memory_id = memory.id
-        if report["stored_salience"] is None:
-            self.curve.set_report(None)
-            self.caption.setText(f"{memory_id}: its store keeps no salience, so nothing decays here.")
-            return
         self.curve.set_report(report)
         crossing = (report["crosses_threshold_at"] or "never")[:10]
         if report["decay"] != MNEMOSCOPE_DECAY:  # as its owner keeps it, or none
