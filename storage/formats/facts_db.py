@@ -54,7 +54,7 @@ from ..salience import OWNERS_DECAY, declare_salience
 from ..source import EDIT, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, sqlite_error, writing
 from .base import plain_row, row_values, sqlite_files, sqlite_tables, vec0_note, vec0_tables
-from .facts_layout import ROLES, ROWID, FactsLayout, FtsIndex, facts_layout
+from .facts_layout import ROLES, ROWID, FactsLayout, FtsIndex, facts_layout, is_mnemoscopes_schema
 from .match import FormatMatch
 from .sql_backed import SqlFormatSource, TableSpec, row_revision
 from .vec0 import VEC_SWITCH, dbapi_errors, load_vec, vec_dbapi, vec_reader
@@ -720,7 +720,11 @@ def _listed(items: Iterator[str] | Sequence[str]) -> str:
 
 
 def _may_hold_facts(tables: dict[str, set[str]]) -> bool:
-    """A first look, at column names only: a table with Layer 1's access count and decay score."""
+    """A first look, at column names only: a table with Layer 1's access count and decay score,
+    in a file that is not Mnemoscope's own memory.db (which is then never opened here: a
+    connection to a WAL database makes its -wal and -shm, and the folder's listing moves)."""
+    if is_mnemoscopes_schema(tables):
+        return False
     lowered = [{c.lower() for c in columns} for columns in tables.values()]
     return any(any(n in cols for n in ROLES["access_count"]) and any(n in cols for n in ROLES["decay"])
                for cols in lowered)

@@ -154,6 +154,11 @@ def _found(con: sqlite3.Connection) -> Found:
     return Found()
 
 
+def is_mnemoscopes_schema(tables: dict[str, set[str]]) -> bool:
+    """Mnemoscope's own memory.db, told from its schema (table name -> column names)."""
+    return "meta" in tables and {"vector_state", "md_file", "layer", "channel"} <= tables.get("memories", set())
+
+
 def _is_mnemoscopes(con: sqlite3.Connection, tables: list[str]) -> bool:
     """Mnemoscope's own memory.db (a memories table with its copies' columns, and meta)."""
     if "meta" not in tables or "memories" not in tables:
