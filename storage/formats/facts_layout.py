@@ -164,7 +164,7 @@ def _is_mnemoscopes(con: sqlite3.Connection, tables: list[str]) -> bool:
     if "meta" not in tables or "memories" not in tables:
         return False
     columns = {r[1] for r in con.execute('PRAGMA table_info("memories")')}
-    return {"vector_state", "md_file", "layer", "channel"} <= columns
+    return is_mnemoscopes_schema({"meta": set(), "memories": columns})
 
 
 def _layout_of(
