@@ -77,7 +77,7 @@ def memory_table(data: dict[str, Any]) -> str:
         for m in data["memories"]
     ]
     shown = f"{data['offset'] + 1}-{data['offset'] + len(rows)}" if rows else "none"
-    table = _table(rows, ["ID", "LAYER", "CHANNEL", "KIND", "SAL", "UPDATED", "STATUS", "CONTENT"])
+    table = _table(rows, ["ID", "LAYER", "CHANNEL", "KIND", "SAL(STORED)", "UPDATED", "STATUS", "CONTENT"])
     return f"{table}\n({shown} of {data['total']})"
 
 

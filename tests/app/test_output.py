@@ -25,7 +25,7 @@ def test_the_memory_table_pages_and_clips_by_terminal_columns(demo_path: Path) -
         total = store.count(MemoryQuery())
     text = output.memory_table({"total": total, "offset": 2, "limit": 3, "memories": memories})
     header, rule, *rows, footer = text.splitlines()
-    assert header.split() == ["ID", "LAYER", "CHANNEL", "KIND", "SAL", "UPDATED", "STATUS", "CONTENT"]
+    assert header.split() == ["ID", "LAYER", "CHANNEL", "KIND", "SAL(STORED)", "UPDATED", "STATUS", "CONTENT"]
     assert set(rule.replace(" ", "")) == {"-"} and len(rows) == 3
     assert footer == f"(3-5 of {total})"
     assert output.memory_table({"total": 0, "offset": 0, "limit": 3, "memories": []}).endswith("(none of 0)")

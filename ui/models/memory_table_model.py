@@ -52,7 +52,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("created_at", "Created"),
     ("last_accessed", "Last access"),
     ("access_count", "Accesses"),
-    ("salience", "Salience"),
+    ("salience", "Salience now"),  # effective; the detail panel shows the stored value beside it
     ("status", "Status"),
     ("score", "Score"),  # a search hit's score (shown while search results are)
     ("findings", "Findings"),  # the worst open finding of the memory (storage.findings), e.g. "⚑ secret"
@@ -60,6 +60,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 # Salience shows and sorts by effective (decayed) salience, as the salience view does.
 SORTABLE = {"created_at": Order.CREATED, "last_accessed": Order.ACCESSED, "salience": Order.EFFECTIVE_SALIENCE}
 COLUMN_KEYS = tuple(key for key, _title in COLUMNS)
+HEADER_TIPS = {
+    "salience": "Effective salience now: the stored value decayed by its owner's formula (the stored value is in "
+                "the detail panel); as the owner keeps it where the owner decays it itself; — where it keeps none",
+}
 MemoryRole = Qt.ItemDataRole.UserRole + 1
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
@@ -487,6 +491,8 @@ class MemoryTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS.get(COLUMN_KEYS[section])
         return None
 
     def data(self, index: Index, role: int = _DISPLAY) -> Any:

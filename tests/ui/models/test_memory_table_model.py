@@ -97,7 +97,10 @@ def test_header_sort_is_done_by_the_store(qtbot, session, store) -> None:
     model = MemoryTableModel(session, chunk=50)
     model.set_query(MemoryQuery(kinds=(Kind.SQLITE,)))
     _loaded(qtbot, model)
-    model.sort(7, Qt.SortOrder.AscendingOrder)  # Salience: effective (decayed), as the salience view
+    # Salience: effective (decayed), as the salience view; its header says so (the detail shows the stored one).
+    assert model.headerData(7, Qt.Orientation.Horizontal) == "Salience now"
+    assert "stored value" in model.headerData(7, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    model.sort(7, Qt.SortOrder.AscendingOrder)
     assert model.query.order is Order.EFFECTIVE_SALIENCE and not model.query.descending
     values = [model.effective_salience(m) for m in read_every_row(qtbot, model)]
     assert values == sorted(values)
