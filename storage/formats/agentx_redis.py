@@ -25,22 +25,46 @@ folder for the server.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from ..credentials import Secret, scrubbed
-from ..errors import ConflictError, NotFoundError, ReadOnlyError, SecretRefusedError, UnreadableStoreError
-from ..errors import StoreError, UnsupportedError
+from ..errors import (
+    ConflictError,
+    NotFoundError,
+    ReadOnlyError,
+    SecretRefusedError,
+    StoreError,
+    UnreadableStoreError,
+    UnsupportedError,
+)
 from ..journal.log import Journal
 from ..model import Kind, ScratchEntry, Session, Turn
 from ..query import MemoryQuery
 from ..retention import EXPIRE, Upcoming
 from ..source import Capabilities, Plan, PlanContext, Snapshot, StoreParts
 from ..timeutil import parse_time
+from .agentx_redis_values import (
+    decoded,
+    encoded,
+    expires_ms_of,
+    expiry_of,
+    queue_read,
+    queue_write,
+    same_key,
+    server_now_ms,
+    shown_value,
+    snapshot_of,
+    text_of,
+    unwritable_reason,
+    watched_snapshot,
+    writable,
+)
 
 FORMAT = "agentx-redis"
 LABEL = "AgentX working memory (Redis)"
@@ -49,7 +73,6 @@ WORKING, CONSOLIDATION, SESSION = "working", "consolidation", "session"
 PATTERNS = (f"{WORKING}:*", f"{CONSOLIDATION}:*", f"{SESSION}:*")
 # WorkingMemory.set's default TTL, and the EXPIRE add_turn and push_thought give their lists.
 WORKING_TTL_SECONDS = 3600
-WRITABLE_TYPES = ("string", "list", "hash", "set", "zset")
 RULES = {
     WORKING: "Redis TTL (set by AgentX: working memory, an hour after its last write by default)",
     CONSOLIDATION: "Redis TTL (set by AgentX: consolidation job tracking and locks)",
@@ -158,8 +181,8 @@ class AgentxRedisSource:
         reason = self._read_only_reason()
         if not reason and record_id is not None and self.owns(record_id):
             snapshot = self.read_record(record_id)
-            if snapshot is not None and not _writable(snapshot):
-                reason = _unwritable_reason(snapshot)
+            if snapshot is not None and not writable(snapshot):
+                reason = unwritable_reason(snapshot)
         return Capabilities(read_only=bool(reason), read_only_reason=reason, sessions=True, scratchpad=True)
 
     def problems(self) -> list[str]:
@@ -167,7 +190,7 @@ class AgentxRedisSource:
         with self._errors():
             total = int(self._client.dbsize())
         others = total - len(keys)
-        return [f"{others} keys outside AgentX's patterns ({', '.join(PATTERNS)}) are not shown"] if others > 0 else []
+        return [f"{others} key{'s' if others != 1 else ''} outside AgentX's patterns ({', '.join(PATTERNS)}) are not shown"] if others > 0 else []
 
     def change_token(self) -> str:
         """The server's count of writes since its last save (expiries count too), with that save's time."""
@@ -210,7 +233,7 @@ class AgentxRedisSource:
         with self._errors():
             for pattern in PATTERNS:
                 for raw in self._client.scan_iter(match=pattern, count=1000):
-                    key = _text(raw)
+                    key = text_of(raw)
                     name = decode_key(key) if key is not None else None
                     if name is not None:
                         found[key] = name  # type: ignore[index]
@@ -226,15 +249,15 @@ class AgentxRedisSource:
                 pipe.type(key)
                 pipe.pexpiretime(key)
             heads = pipe.execute()
-            types = [_text(t) or "none" for t in heads[0::2]]
+            types = [text_of(t) or "none" for t in heads[0::2]]
             pipe = self._client.pipeline(transaction=False)
             for key, kind in zip(keys, types, strict=True):
-                _queue_value(pipe, key, kind)
+                queue_read(pipe, key, kind)
             values = pipe.execute()
         out = {}
         for key, kind, expiry, value in zip(keys, types, heads[1::2], values, strict=True):
             if kind != "none" and expiry != -2:
-                out[key] = _snapshot(key, kind, value, expiry)
+                out[key] = snapshot_of(key, kind, value, expiry)
         return out
 
     # -- sessions and scratchpad -------------------------------------------------------------------
@@ -273,14 +296,14 @@ class AgentxRedisSource:
             return []
         turns = []
         for position, raw in enumerate(reversed(snapshot["value"])):
-            item = _decoded(raw)
+            item = decoded(raw)
             if not isinstance(item, dict):
                 continue
             when = parse_time(item.get("timestamp"))
             index = item.get("index")
             turns.append(Turn(snapshot["key"].rpartition(":")[0], index if isinstance(index, int) else position,
                               str(item.get("role") or "?"), str(item.get("content") or ""),
-                              when.astimezone(UTC) if when else datetime.fromtimestamp(0, UTC)))
+                              when.astimezone(timezone.utc) if when else datetime.fromtimestamp(0, timezone.utc)))
         return turns
 
     def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
@@ -292,7 +315,7 @@ class AgentxRedisSource:
         return [self._entry(name, snapshots[name.key]) for name in names if name.key in snapshots]
 
     def _entry(self, name: KeyName, snapshot: Snapshot) -> ScratchEntry:
-        return ScratchEntry(name.session_id, name.entry, shown_value(snapshot), None, _expiry(snapshot))
+        return ScratchEntry(name.session_id, name.entry, shown_value(snapshot), None, expiry_of(snapshot))
 
     # ScratchWriter: the Curator's set_scratch / delete_scratch write keys through write_record.
     def scratch_record(self, session_id: str, key: str) -> str:
@@ -312,13 +335,13 @@ class AgentxRedisSource:
         if current is None:
             expires = None
             if redis_key.startswith(f"{WORKING}:"):
-                expires = (parse_time(now) or datetime.now(UTC)) + timedelta(seconds=WORKING_TTL_SECONDS)
+                expires = (parse_time(now) or datetime.now(timezone.utc)) + timedelta(seconds=WORKING_TTL_SECONDS)
             raw = json.dumps(value) if redis_key.startswith(f"{WORKING}:") or not isinstance(value, str) else value
             return {"key": redis_key, "type": "string", "value": raw,
-                    "expires_at": expires.astimezone(UTC).isoformat(timespec="milliseconds") if expires else None}
-        if not _writable(current):
-            raise ReadOnlyError(f"{redis_key} cannot be changed here: {_unwritable_reason(current)}.")
-        new = {**current, "value": _encoded(current, value)}
+                    "expires_at": expires.astimezone(timezone.utc).isoformat(timespec="milliseconds") if expires else None}
+        if not writable(current):
+            raise ReadOnlyError(f"{redis_key} cannot be changed here: {unwritable_reason(current)}.")
+        new = {**current, "value": encoded(current, value)}
         return current if new["value"] == current["value"] else new
 
     def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry:
@@ -350,18 +373,18 @@ class AgentxRedisSource:
         if self._read_only:
             raise ReadOnlyError(f"{self.location} was opened read-only.")
         key = self._redis_key(record_id)
-        if new is not None and not _writable(new):
-            raise ReadOnlyError(f"{key} cannot be written here: {_unwritable_reason(new)}.")
+        if new is not None and not writable(new):
+            raise ReadOnlyError(f"{key} cannot be written here: {unwritable_reason(new)}.")
         try:
             with self._errors(), self._client.pipeline(transaction=True) as pipe:
                 pipe.watch(key)
-                current = _watched_snapshot(pipe, key)
+                current = watched_snapshot(pipe, key)
                 if not same_key(current, expected):
                     state = "was removed" if current is None else "was created" if expected is None else "changed"
                     raise ConflictError(f"{key} {state} since it was read (AgentX may be writing); nothing was written. "
                                         "Reload and try again.")
-                at = current["expires_ms"] if current is not None else _expires_ms(new) if new else None
-                if current is None and at is not None and at <= _now_ms(pipe):
+                at = current["expires_ms"] if current is not None else expires_ms_of(new) if new else None
+                if current is None and at is not None and at <= server_now_ms(pipe):
                     return None  # its TTL has run out: Redis would drop it at once
                 pipe.multi()
                 if new is None:
@@ -370,7 +393,7 @@ class AgentxRedisSource:
                     pipe.set(key, new["value"], keepttl=True)
                 else:
                     pipe.delete(key)
-                    _queue_write(pipe, key, new)
+                    queue_write(pipe, key, new)
                     if at is not None:
                         pipe.pexpireat(key, at)
                 pipe.execute()
@@ -388,7 +411,7 @@ class AgentxRedisSource:
         out = []
         for name in names:
             snapshot = snapshots.get(name.key)
-            when = _expiry(snapshot) if snapshot else None
+            when = expiry_of(snapshot) if snapshot else None
             if when is None or when >= until:
                 continue
             preview = " ".join(shown_value(snapshot).split())[:80] if snapshot else ""
@@ -396,237 +419,26 @@ class AgentxRedisSource:
         return sorted(out, key=lambda u: (u.when, u.record_id))
 
 
-# -- snapshots: one key as a record ----------------------------------------------------------------
-
-
-def _text(raw: Any) -> str | None:
-    """Bytes Redis holds as text; None for bytes that are no UTF-8."""
-    if isinstance(raw, str):
-        return raw
-    try:
-        return bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _queue_value(pipe: Any, key: str, kind: str) -> None:
-    if kind == "string":
-        pipe.get(key)
-    elif kind == "list":
-        pipe.lrange(key, 0, -1)
-    elif kind == "hash":
-        pipe.hgetall(key)
-    elif kind == "set":
-        pipe.smembers(key)
-    elif kind == "zset":
-        pipe.zrange(key, 0, -1, withscores=True)
-    elif kind == "stream":
-        pipe.xrange(key, count=1000)
-    else:
-        pipe.echo(b"")  # keeps the replies in step with the keys
-
-
-def _snapshot(key: str, kind: str, value: Any, expiry_ms: int) -> Snapshot:
-    """One key as a record: its type, its value as text (lists and hashes of text), its expiry."""
-    binary = False
-
-    def text(raw: Any) -> str:
-        nonlocal binary
-        decoded = _text(raw)
-        if decoded is None:
-            binary = True
-            return bytes(raw).decode("utf-8", errors="replace")
-        return decoded
-
-    held: Any
-    if kind == "string":
-        held = text(value)
-    elif kind == "list":
-        held = [text(v) for v in value]
-    elif kind == "hash":
-        held = {text(k): text(v) for k, v in sorted(value.items())}
-    elif kind == "set":
-        held = sorted(text(v) for v in value)
-    elif kind == "zset":
-        held = [[text(member), score] for member, score in value]
-    elif kind == "stream":
-        held = [[text(entry_id), {text(k): text(v) for k, v in fields.items()}] for entry_id, fields in value]
-    else:
-        held = None
-    expires_ms = int(expiry_ms) if expiry_ms is not None and int(expiry_ms) >= 0 else None
-    snapshot: Snapshot = {"key": key, "type": kind, "value": held, "expires_at": None, "expires_ms": expires_ms}
-    if expires_ms is not None:
-        snapshot["expires_at"] = datetime.fromtimestamp(expires_ms / 1000, UTC).isoformat(timespec="milliseconds")
-    if binary:
-        snapshot["binary"] = True
-    return snapshot
-
-
-def _watched_snapshot(pipe: Any, key: str) -> Snapshot | None:
-    """The key as it is now, read on a pipeline that WATCHes it (commands run at once)."""
-    kind = _text(pipe.type(key)) or "none"
-    if kind == "none":
-        return None
-    expiry = pipe.pexpiretime(key)
-    reader = {"string": lambda: pipe.get(key), "list": lambda: pipe.lrange(key, 0, -1),
-              "hash": lambda: pipe.hgetall(key), "set": lambda: pipe.smembers(key),
-              "zset": lambda: pipe.zrange(key, 0, -1, withscores=True), "stream": lambda: pipe.xrange(key, count=1000)}
-    value = reader[kind]() if kind in reader else None
-    return _snapshot(key, kind, value, expiry)
-
-
-def _queue_write(pipe: Any, key: str, snapshot: Snapshot) -> None:
-    kind, value = snapshot["type"], snapshot["value"]
-    if kind == "string":
-        pipe.set(key, value)
-    elif kind == "list" and value:
-        pipe.rpush(key, *value)
-    elif kind == "hash" and value:
-        pipe.hset(key, mapping=value)
-    elif kind == "set" and value:
-        pipe.sadd(key, *value)
-    elif kind == "zset" and value:
-        pipe.zadd(key, {member: float(score) for member, score in value})
-
-
-def same_key(current: Snapshot | None, expected: Snapshot | None) -> bool:
-    """Whether a key is still what was read: its type and value (its TTL may have moved)."""
-    if current is None or expected is None:
-        return current is None and expected is None
-    return (current["type"], current["value"]) == (expected["type"], expected["value"])
-
-
-def _writable(snapshot: Snapshot) -> bool:
-    return snapshot["type"] in WRITABLE_TYPES and not snapshot.get("binary")
-
-
-def _unwritable_reason(snapshot: Snapshot) -> str:
-    if snapshot.get("binary"):
-        return "it holds bytes that are no text, which an edit as text would change"
-    return f"a Redis {snapshot['type']} is shown, not written, by Mnemoscope"
-
-
-def _expiry(snapshot: Snapshot) -> datetime | None:
-    return datetime.fromtimestamp(snapshot["expires_ms"] / 1000, UTC) if snapshot.get("expires_ms") is not None \
-        else (parse_time(snapshot.get("expires_at")) if snapshot.get("expires_at") else None)
-
-
-def _expires_ms(snapshot: Snapshot) -> int | None:
-    if snapshot.get("expires_ms") is not None:
-        return int(snapshot["expires_ms"])
-    when = _expiry(snapshot)
-    return int(when.timestamp() * 1000) if when is not None else None
-
-
-def _now_ms(pipe: Any) -> int:
-    seconds, micros = pipe.time()
-    return int(seconds) * 1000 + int(micros) // 1000
-
-
-# -- values: what a person reads and types ---------------------------------------------------------
-
-
-def _decoded(raw: str) -> Any:
-    """An element as a person reads it: a JSON object or array decoded, anything else as it is."""
-    text = raw.strip()
-    if text[:1] in ("{", "["):
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    return raw
-
-
-def shown_value(snapshot: Snapshot) -> str:
-    """A key's value as text: a string as stored, any other type as JSON of its decoded elements."""
-    kind, value = snapshot["type"], snapshot["value"]
-    if kind == "string":
-        return str(value)
-    if kind in ("list", "set"):
-        readable: Any = [_decoded(v) for v in value]
-    elif kind == "hash":
-        readable = {k: _decoded(v) for k, v in value.items()}
-    elif kind == "zset":
-        readable = {member: score for member, score in value}
-    else:
-        readable = value
-    return json.dumps(readable, ensure_ascii=False)
-
-
-def _encoded(current: Snapshot, value: Any) -> Any:
-    """value, as a person gave it, in the form current's type stores (ValueError-free: a value of
-    the wrong shape is refused with UnsupportedError)."""
-    kind, held = current["type"], current["value"]
-    key = current["key"]
-    if kind == "string":
-        json_text = key.startswith(f"{WORKING}:") or _is_json(held)
-        if json_text and _is_json(held) and json.loads(held) == value:
-            return held
-        return json.dumps(value) if json_text or not isinstance(value, str) else value
-    if kind in ("list", "set"):
-        if not isinstance(value, list):
-            raise UnsupportedError(f"{key} is a Redis {kind}: give its elements as a JSON array.")
-        old = list(held)
-        items = [_element(v, old[i] if kind == "list" and i < len(old) else None, old) for i, v in enumerate(value)]
-        return sorted(set(items)) if kind == "set" else items
-    if kind == "hash":
-        if not isinstance(value, dict):
-            raise UnsupportedError(f"{key} is a Redis hash: give its fields as a JSON object.")
-        return {str(f): _element(v, held.get(str(f)), []) for f, v in sorted(value.items())}
-    if kind == "zset":
-        if not isinstance(value, dict) or not all(isinstance(s, (int, float)) for s in value.values()):
-            raise UnsupportedError(f"{key} is a Redis sorted set: give it as a JSON object of member -> score.")
-        return sorted(([str(m), float(s)] for m, s in value.items()), key=lambda pair: (pair[1], pair[0]))
-    raise UnsupportedError(f"{key} is a Redis {kind}, which Mnemoscope shows but does not write.")
-
-
-def _element(value: Any, old: str | None, others: list[str]) -> str:
-    """One element as stored: the old bytes where they decode to value, text as it is, else JSON."""
-    for raw in ([old] if old is not None else []) + others:
-        if _decoded(raw) == value and (isinstance(value, str) == (_decoded(raw) is raw)):
-            return raw
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _is_json(text: Any) -> bool:
-    if not isinstance(text, str):
-        return False
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 # -- errors and opening ------------------------------------------------------------------------------
 
 
-class _RedisErrors:
-    """Redis's errors as Mnemoscope's: a refused password asks again, an unreachable server is unreadable."""
+@contextlib.contextmanager
+def _redis_errors(location: str, secret: Secret | None) -> Iterator[None]:
+    """Redis's errors as Mnemoscope's: a refused password asks again (SecretRefusedError), an
+    unreachable server is unreadable; a WATCHed key's change is left to the writer."""
+    import redis
 
-    def __init__(self, location: str, secret: Secret | None) -> None:
-        self.location, self.secret = location, secret
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        import redis
-
-        if exc is None or isinstance(exc, StoreError) or not isinstance(exc, redis.RedisError):
-            return False
-        message = scrubbed(str(exc), self.secret)
+    try:
+        yield
+    except (redis.WatchError, StoreError):
+        raise
+    except redis.RedisError as exc:
+        message = scrubbed(str(exc), secret)
         if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            raise SecretRefusedError(f"{self.location} refused the password: {message}") from None
-        if isinstance(exc, redis.WatchError):
-            return False
+            raise SecretRefusedError(f"{location} refused the password: {message}") from None
         if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-            raise UnreadableStoreError(f"Cannot reach Redis at {self.location}: {message}") from None
-        raise StoreError(f"Redis at {self.location} answered with an error: {message}") from None
-
-
-def _redis_errors(location: str, secret: Secret | None) -> _RedisErrors:
-    return _RedisErrors(location, secret)
+            raise UnreadableStoreError(f"Cannot reach Redis at {location}: {message}") from None
+        raise StoreError(f"Redis at {location} answered with an error: {message}") from None
 
 
 def open_agentx_redis(url: str, secret: Secret | None, *, root: Path, location: str,

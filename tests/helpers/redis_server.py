@@ -171,7 +171,7 @@ def write_working_memory(r: Any) -> datetime:
         r.expire(turns_key, HOUR)
 
     def set_value(session_key: str, key: str, value: Any, ttl: int = HOUR) -> None:  # WorkingMemory.set
-        r.setex(f"{session_key}:context:{key}", ttl, json.dumps(value))
+        r.set(f"{session_key}:context:{key}", json.dumps(value), ex=ttl)  # SETEX's SET EX (setex is deprecated)
 
     def push_thought(session_key: str, thought: str) -> None:  # WorkingMemory.push_thought
         thoughts_key = f"{session_key}:thoughts"
@@ -188,7 +188,7 @@ def write_working_memory(r: Any) -> datetime:
     add_turn(GLOBAL_SESSION, 0, "user", "Remember that I prefer dark mode")
     add_turn(TRAVEL_SESSION, 0, "user", "Plan three days in Lisbon in May")
     set_value(TRAVEL_SESSION, "budget", {"currency": "EUR", "max": 900}, ttl=2 * 24 * HOUR)
-    r.hset(f"consolidation:job:job-42", mapping={"status": "running", "conversation_id": RUST_CHAT,
+    r.hset("consolidation:job:job-42", mapping={"status": "running", "conversation_id": RUST_CHAT,
                                                  "started_at": now.isoformat()})
     r.expire("consolidation:job:job-42", 24 * HOUR)
     r.set(f"consolidation:lock:{RUST_CHAT}", "worker-3", nx=True, ex=300)
