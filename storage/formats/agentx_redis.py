@@ -190,7 +190,7 @@ class AgentxRedisSource:
         with self._errors():
             total = int(self._client.dbsize())
         others = total - len(keys)
-        return [f"{others} key{'s' if others != 1 else ''} outside AgentX's patterns ({', '.join(PATTERNS)}) are not shown"] if others > 0 else []
+        return [f"{others} key{'s' if others != 1 else ''} outside AgentX's patterns ({', '.join(PATTERNS)}) {'are' if others != 1 else 'is'} not shown"] if others > 0 else []
 
     def change_token(self) -> str:
         """The server's count of writes since its last save (expiries count too), with that save's time."""
@@ -273,7 +273,7 @@ class AgentxRedisSource:
             if name.pattern == WORKING:
                 own = turns.get(key_of(name.session_id, "turns"), [])
                 started = min((t.timestamp for t in own), default=None)
-                title = f"conversation {name.conversation_id} of {name.user_id}"
+                title = f"{name.user_id}: conversation {name.conversation_id}"
                 sessions[name.session_id] = Session(name.session_id, name.channel, title, started, len(own), name.user_id)
             elif name.pattern == CONSOLIDATION:
                 sessions[name.session_id] = Session(name.session_id, "", "AgentX consolidation jobs and locks", None)
@@ -307,7 +307,15 @@ class AgentxRedisSource:
         return turns
 
     def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
-        return {}
+        lists = [k.key for k in self._keys() if k.pattern == WORKING and k.entry == "turns"]
+        counts: dict[str, int] = {}
+        for snapshot in self._snapshots(lists).values():
+            for turn in self._turns_of(snapshot):
+                if (since and turn.timestamp < since) or (until and turn.timestamp >= until):
+                    continue
+                label = turn.timestamp.strftime(bin_format)
+                counts[label] = counts.get(label, 0) + 1
+        return counts
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
         names = [k for k in self._keys() if session_id is None or k.session_id == session_id]

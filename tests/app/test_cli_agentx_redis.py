@@ -32,7 +32,7 @@ def test_info_and_scratchpad_show_agentx_s_keys_with_their_ttl(cli: Cli, agentx_
     info = cli("info", url).stdout
     assert "AgentX working memory (Redis)" in info and "1 key outside AgentX's patterns" in info
     shown = cli("scratchpad", url).stdout
-    assert f"{RUST_SESSION}  conversation {RUST_CHAT} of alice  [{RUST}]" in shown
+    assert f"{RUST_SESSION}  alice: conversation {RUST_CHAT}  [{RUST}]" in shown
     assert re.search(r"context:current_file  \[TTL (59\d|600)s, expires ", shown)  # 600 s, a few gone by
     assert "turns  [TTL 3" in shown and "scratch\n" in shown  # session:sess-9:scratch has no TTL
     sessions = cli.json("scratchpad", url, "--session", RUST_SESSION)["sessions"]

@@ -66,6 +66,7 @@ class RedisServer:
         self.host = "127.0.0.1"
         self.port = 0
         self.folder = Path(tempfile.mkdtemp(prefix="mnemo-redis-"))
+        self.socket = self.folder / "redis.sock"
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -75,6 +76,7 @@ class RedisServer:
             config = self.folder / "redis.conf"
             config.write_text(
                 f"port {self.port}\nbind 127.0.0.1\ndir {self.folder}\nsave \"\"\nappendonly no\n"
+                f"unixsocket {self.socket}\nunixsocketperm 700\n"
                 f"requirepass \"{self.password}\"\nlogfile {self.folder / 'redis.log'}\n"
             )
             self._process = subprocess.Popen([self.binary, str(config)], stdout=subprocess.DEVNULL,

@@ -59,7 +59,7 @@ def test_the_url_opens_without_its_password_in_what_is_shown(store: Any, agentx_
     [source] = info["formats"]
     assert source["format"] == "agentx-redis" and source["server"].startswith("Redis 7")
     assert "working:* (7 keys)" in source["files"] and "consolidation:* (2 keys)" in source["files"]
-    assert source["problems"] == ["1 key outside AgentX's patterns (working:*, consolidation:*, session:*) are not shown"]
+    assert source["problems"] == ["1 key outside AgentX's patterns (working:*, consolidation:*, session:*) is not shown"]
     assert store.count() == 0  # working memory holds scratchpad keys, no memories
 
 
@@ -73,6 +73,8 @@ def test_sessions_are_conversations_with_their_channel_user_and_turns(store: Any
     turns = store.turns(RUST_SESSION)
     assert [(t.index, t.role) for t in turns] == [(0, "user"), (1, "assistant")]  # oldest first, as said
     assert turns[0].content == "Why does the parser fail the borrow checker?"
+    day = turns[0].timestamp.strftime("%Y-%m-%d")
+    assert store._sources[0].turn_bin_counts("%Y-%m-%d", None, None) == {day: 4}  # every conversation's turns
 
 
 def test_every_type_agentx_writes_is_shown_readably_with_its_ttl(store: Any, agentx_redis: Any) -> None:  # noqa: F811
@@ -179,6 +181,15 @@ def test_opened_read_only_nothing_is_written(agentx_redis: Any) -> None:  # noqa
         with pytest.raises(ReadOnlyError):
             Curator(store).delete_scratch(RUST_SESSION, "context:current_file")
     assert agentx_redis.client.exists(CURRENT_FILE)
+
+
+def test_a_unix_socket_url_opens_the_same_keys(agentx_redis: Any) -> None:  # noqa: F811
+    from urllib.parse import quote
+
+    password = quote(agentx_redis.server.password, safe="")
+    with open_store(f"unix://{agentx_redis.server.socket}?db=0&password={password}") as store:
+        assert store.location == f"unix://{agentx_redis.server.socket}?db=0"
+        assert (RUST_SESSION, "context:current_file") in entries_of(store)
 
 
 def test_a_wrong_password_is_refused_and_an_unreachable_server_is_unreadable(agentx_redis: Any) -> None:  # noqa: F811
