@@ -231,7 +231,8 @@ def scratchpad(data: dict[str, Any]) -> str:
         out.append(f"{s['id']}  {s.get('title') or ''}  [{s.get('channel') or '-'}]")
         for e in s["entries"]:
             label = f"  ({e['label']})" if e["pattern"] else ""
-            out.append(f"  {e['key']}{label}")
+            expiry = f"  [TTL {e['ttl_seconds']}s, expires {e['expires_at'][:19]}]" if e.get("expires_at") else ""
+            out.append(f"  {e['key']}{label}{expiry}")
             out.append(f"    {_clip(e['value'], 100)}")
     return "\n".join(out) if out else "no scratchpad entries"
 

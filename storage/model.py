@@ -52,6 +52,7 @@ class Kind(str, enum.Enum):
     CHROMA = "chroma"
     MARKDOWN = "markdown"
     QDRANT = "qdrant"  # a Qdrant collection (local mode: points in collection/<name>/storage.sqlite)
+    REDIS = "redis"  # keys of a Redis database (AgentX's working memory: scratchpad entries, no memories)
 
 
 class RelationType(str, enum.Enum):
@@ -257,7 +258,7 @@ class Session:
     id: str
     channel: str
     title: str
-    started_at: datetime
+    started_at: datetime | None  # None where the owner keeps no start (a Redis key group)
     turn_count: int = 0
     user_id: str = ""
 
@@ -328,7 +329,9 @@ class ScratchEntry:
     session_id: str
     key: str
     value: str
-    updated_at: datetime
+    updated_at: datetime | None  # None where the owner keeps no write time (Redis)
+    # When the owner drops the key by itself (a Redis TTL); None: it keeps it until removed.
+    expires_at: datetime | None = None
 
     @property
     def pattern(self) -> str | None:
@@ -348,6 +351,7 @@ class ScratchEntry:
             "key": self.key,
             "value": self.value,
             "updated_at": _iso(self.updated_at),
+            "expires_at": _iso(self.expires_at),
             "pattern": self.pattern,
             "pattern_id": self.pattern_id,
             "label": self.label,

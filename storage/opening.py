@@ -8,8 +8,8 @@ format that answers for a path, remembered while the files looked at stay as the
 (detect/looks.py); and the stores a folder holds a few levels down (``stores_in``, which
 detect/discover.py and the "no store here, but these inside" answer of ``open_store`` walk).
 
-Servers: the native store on PostgreSQL, its vectors on a Chroma server, or both as one workspace
-(``open_location``; every URL goes there). A password or token comes from the URL itself, else the
+Servers: the native store on PostgreSQL, its vectors on a Chroma server, or both as one workspace;
+AgentX's working memory in Redis (``open_location``; every URL goes there). A password or token comes from the URL itself, else the
 keyring, else (only once the server asks for one) the person, through the Credentials the caller
 passes; a refused one is asked for again, up to three times. What the person asked to remember is
 stored in the keyring once the server took it. No secret is kept anywhere else: the store's
@@ -34,7 +34,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .credentials import Credentials, Secret, credential_name, scrubbed
 from .detect.looks import RememberedLooks, is_file, names, one_look
-from .detect.store_urls import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
+from .detect.store_urls import (
+    CHROMA_SERVER,
+    PATH,
+    POSTGRESQL,
+    REDIS,
+    Location,
+    LocationError,
+    parse_location,
+    server_folder,
+)
 from .embedders.base import Embedder, HashingEmbedder
 from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
 from .formats.registry import FormatMatch, detect_formats
@@ -457,6 +466,15 @@ def open_location(
             f"{location.text} is a path: a Chroma server's vectors go with a PostgreSQL store "
             "(postgresql+psycopg://USER@HOST/DATABASE), or open the server alone by its URL."
         )
+    if location.kind == REDIS:
+        if vector_location is not None:
+            raise UnreadableStoreError(f"{location.text} is AgentX's working memory in Redis, which holds no vectors: "
+                                       "open it without --vectors.")
+        if create_with is not None:
+            raise UnreadableStoreError(f"{location.text} is a Redis server: Mnemoscope creates no store there.")
+        parts = _with_secret(location, credentials, lambda password: _open_redis(location, password, read_only))
+        parts.opened_as = (location.text, None)
+        return parts
     if location.kind == CHROMA_SERVER:
         if vector_location is not None:
             raise UnreadableStoreError(f"{location.text} is a Chroma server already: give --vectors with a PostgreSQL store.")
@@ -548,6 +566,13 @@ def _open_postgresql(
         if agentx is None:
             raise
         return agentx
+
+
+def _open_redis(location: Location, password: Secret | None, read_only: bool) -> StoreParts:
+    from .formats.agentx_redis import open_agentx_redis
+
+    return open_agentx_redis(location.text, password, root=server_folder(location), location=location.text,
+                             read_only=read_only)
 
 
 def _open_chroma_server(location: Location, token: Secret | None, read_only: bool, create_with: Embedder | None) -> Any:

@@ -4,6 +4,7 @@
     parse_location("sqlite:////srv/agents/memory.db")                 # SQLAlchemy's spelling of a path
     parse_location("postgresql+psycopg://bob@db.example/agents")      # the native store on PostgreSQL
     parse_location("http://127.0.0.1:8000/?collection=memories")      # a Chroma server
+    parse_location("redis://:secret@cache.example:6379/0")            # AgentX's working memory in Redis
 
 A location's ``text`` never holds a secret: it is what a person is shown, what the recent list
 keeps and what a credential is named from. A password written into the URL is split off into
@@ -24,9 +25,17 @@ from pathlib import Path
 from ..credentials import Secret, split_secret
 from ..data_folder import data_folder
 
-POSTGRESQL, CHROMA_SERVER, PATH = "postgresql", "chroma-server", "path"
+POSTGRESQL, CHROMA_SERVER, REDIS, PATH = "postgresql", "chroma-server", "redis", "path"
 POSTGRESQL_SCHEMES = {"postgresql", "postgres", "postgresql+psycopg"}
 CHROMA_SCHEMES = {"http", "https"}
+REDIS_SCHEMES = {"redis", "rediss", "unix"}  # unix:///path/to/redis.sock
+NEO4J_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+NEO4J_REFUSAL = (
+    "Neo4j cannot be read here: {url} names a Neo4j server (AgentX keeps its graph there: entities, facts, "
+    "turns, goals, strategies), and Mnemoscope has no Neo4j reader. Open AgentX's PostgreSQL database "
+    "(postgresql+psycopg://USER@HOST/DATABASE) for its memories and audit log, and its Redis "
+    "(redis://HOST:6379/0) for its working memory."
+)
 
 
 class LocationError(ValueError):
@@ -35,7 +44,7 @@ class LocationError(ValueError):
 
 @dataclass(frozen=True)
 class Location:
-    kind: str  # PATH, POSTGRESQL or CHROMA_SERVER
+    kind: str  # PATH, POSTGRESQL, CHROMA_SERVER or REDIS
     text: str  # shown, saved and named by: a path, or a URL without its secret
     path: Path | None = None
     secret: Secret | None = None
@@ -72,15 +81,24 @@ def parse_location(text: str | os.PathLike[str]) -> Location:
         path = Path(rest[1:].partition("?")[0]).expanduser()
         return Location(PATH, str(path), path)
     clean, secret = split_secret(text)
+    if scheme in NEO4J_SCHEMES:
+        raise LocationError(NEO4J_REFUSAL.format(url=clean))
     if scheme in POSTGRESQL_SCHEMES:
         kind = POSTGRESQL
     elif scheme in CHROMA_SCHEMES:
         kind = CHROMA_SERVER
+    elif scheme in REDIS_SCHEMES:
+        kind = REDIS
     else:
         raise LocationError(
             f"Mnemoscope does not open {scheme}:// stores: give a path, sqlite:///PATH, "
-            "postgresql+psycopg://USER@HOST/DATABASE or http(s)://HOST:PORT (a Chroma server)."
+            "postgresql+psycopg://USER@HOST/DATABASE, http(s)://HOST:PORT (a Chroma server) or "
+            "redis://HOST:PORT/DB (AgentX's working memory)."
         )
+    if scheme == "unix":
+        if not clean.partition("://")[2].partition("?")[0].startswith("/"):
+            raise LocationError(f"{clean} names no socket: write unix:///path/to/redis.sock.")
+        return Location(kind, clean, None, secret)
     host = clean.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
     if not host:
         raise LocationError(f"{clean} names no server: write its host, as in {scheme}://HOST/...")

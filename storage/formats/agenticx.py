@@ -231,7 +231,7 @@ class AgenticxSessionSource(FormatSource):
         starts: dict[str, datetime] = {}
         for session_id, at in (
             [(m.channel, m.created_at) for m in contents.memories]
-            + [(e.session_id, e.updated_at) for e in contents.scratch]
+            + [(e.session_id, e.updated_at) for e in contents.scratch if e.updated_at is not None]
             + [(sid, t.timestamp) for sid, ts in contents.turns.items() for t in ts]
         ):
             starts[session_id] = min(starts.get(session_id, at), at)

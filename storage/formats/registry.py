@@ -6,9 +6,10 @@ replaces (a mem0 Chroma directory is read as mem0, not as a bare Chroma director
 is imported on the first detection, not with this one.
 
 Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapped by hand, opened
-through its remembered mapping) and ``agentx_postgres`` (a PostgreSQL server, opened by opening.open_location);
+through its remembered mapping), ``agentx_postgres`` (a PostgreSQL server) and ``agentx_redis`` (a Redis
+server), each opened by opening.open_location;
 ``base``, ``sql_backed``, ``text_files``, ``match``, ``vec0`` (sqlite-vec), ``agentx_curation``,
-``agentx_tables`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
+``agentx_tables``, ``agentx_redis_values`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
 mem0_qdrant reads what SynthOrg writes; ``openclaw_workspace`` and ``openclaw_templates`` are how
 openclaw reads an OpenClaw workspace.
 """
@@ -35,10 +36,10 @@ FORMATS = (
     "claude_memory",
     "mnemoscope_export",
 )
-NOT_DETECTED = ("sqlite_table", "agentx_postgres")
+NOT_DETECTED = ("sqlite_table", "agentx_postgres", "agentx_redis")
 SHARED_PARTS = (
     "base", "sql_backed", "text_files", "match", "registry", "vec0", "agentx_curation", "agentx_tables",
-    "facts_layout",
+    "facts_layout", "agentx_redis_values",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
     "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
 )

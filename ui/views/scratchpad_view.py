@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemoscope.storage import Curator, MemoryStore
+from mnemoscope.storage.model import ABSENT
 from mnemoscope.storage.views.scratchpad import scratchpad
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QStandardItem, QStandardItemModel
@@ -58,8 +59,8 @@ class ScratchpadView(View):
 
     def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
-        self.model = QStandardItemModel(0, 3, self)
-        self.model.setHorizontalHeaderLabels(["Session / key", "Value", "Updated"])
+        self.model = QStandardItemModel(0, 4, self)
+        self.model.setHorizontalHeaderLabels(["Session / key", "Value", "Updated", "Expires (TTL)"])
         self.tree = QTreeView()
         self.tree.setObjectName("scratchpad_tree")
         self.tree.setAccessibleName("Scratchpad keys")
@@ -140,7 +141,8 @@ class ScratchpadView(View):
                     head[0].appendRow(groups[label])
                 value = entry["json"] if entry["json"] is not None else entry["value"]
                 shown = json.dumps(value, ensure_ascii=False) if entry["json"] is not None else _one_line(entry["value"])
-                key_row = _row(entry["key"], shown, (entry["updated_at"] or "")[:16].replace("T", " "))
+                updated = (entry["updated_at"] or ABSENT)[:16].replace("T", " ")
+                key_row = _row(entry["key"], shown, updated, expiry_text(entry.get("expires_at"), entry.get("ttl_seconds")))
                 key_row[0].setData(ScratchKey(session["id"], entry["key"], entry["value"], entry["label"]), KEY_ROLE)
                 key_row[1].setToolTip(entry["value"])
                 if entry["json"] is not None:
@@ -262,6 +264,16 @@ def _row(*texts: str) -> list[QStandardItem]:
     for item in items:
         item.setEditable(False)
     return items
+
+
+def expiry_text(expires_at: str | None, ttl_seconds: int | None) -> str:
+    """When the owner drops a key by itself, as "9 min left (2026-11-27 19:12 UTC)"; "" for never."""
+    if not expires_at:
+        return ""
+    seconds = ttl_seconds or 0
+    left = (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
+            else f"{seconds // 3600} h" if seconds < 172800 else f"{seconds // 86400} days")
+    return f"{left} left ({expires_at[:16].replace('T', ' ')} UTC)"
 
 
 def _one_line(value: str) -> str:

@@ -109,7 +109,7 @@ class TranscriptView(View):
         self.session_box.blockSignals(True)
         self.session_box.clear()
         for session in sessions:
-            when = f"{session.started_at:%Y-%m-%d %H:%M}"
+            when = f"{session.started_at:%Y-%m-%d %H:%M}" if session.started_at else "—"
             self.session_box.addItem(f"{session.title or session.id} · {when} · {session.turn_count} turns", session.id)
             self.session_box.setItemData(self.session_box.count() - 1, f"{session.id} ({session.channel})",
                                          Qt.ItemDataRole.ToolTipRole)

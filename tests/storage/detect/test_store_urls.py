@@ -11,6 +11,7 @@ from mnemoscope.storage.detect.store_urls import (
     CHROMA_SERVER,
     PATH,
     POSTGRESQL,
+    REDIS,
     LocationError,
     parse_location,
     server_folder,
@@ -41,6 +42,9 @@ def test_a_home_folder_path_is_expanded(monkeypatch: pytest.MonkeyPatch, tmp_pat
     ("http://127.0.0.1:8000", CHROMA_SERVER, "http://127.0.0.1:8000"),
     ("https://chroma.example/?tenant=t1&database=d1&collection=facts&token=hunter2", CHROMA_SERVER,
      "https://chroma.example/?tenant=t1&database=d1&collection=facts"),
+    ("redis://:hunter2@cache.example:6379/0", REDIS, "redis://cache.example:6379/0"),
+    ("rediss://agentx:hunter2@cache.example/2", REDIS, "rediss://agentx@cache.example/2"),
+    ("unix:///run/redis/redis.sock?db=1&password=hunter2", REDIS, "unix:///run/redis/redis.sock?db=1"),
 ])
 def test_a_server_url_is_shown_without_its_secret(text: str, kind: str, shown: str) -> None:
     location = parse_location(text)
@@ -61,6 +65,9 @@ def test_the_driver_url_carries_the_password_and_the_psycopg_driver() -> None:
     ("postgresql+psycopg://bob@db.example", "names no database"),
     ("http:///collection", "names no server"),
     ("sqlite://", "names no file"),
+    ("unix://redis.sock", "names no socket"),
+    ("bolt://neo4j:hunter2@graph.example:7687", "Neo4j cannot be read here: bolt://neo4j@graph.example:7687"),
+    ("neo4j+s://graph.example", "Neo4j cannot be read here"),
 ])
 def test_a_url_naming_nothing_openable_is_refused_with_what_to_write(text: str, says: str) -> None:
     with pytest.raises(LocationError, match=says):
