@@ -41,6 +41,7 @@ SHARED_PARTS = (
     "facts_layout",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
     "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
+    "agenticx_budget",  # AgenticX's compaction and MemoryHook caps (agenticx)
 )
 
 
