@@ -32,6 +32,7 @@ FORMATS = (
     "openclaw",
     "crewai",
     "letta",
+    "letta_code",
     "claude_memory",
     "mnemoscope_export",
 )
