@@ -214,6 +214,8 @@ def graph(data: dict[str, Any]) -> str:
 def sessions(data: dict[str, Any]) -> str:
     if "turns" in data:
         out = [f"{data['session']['id']}  {data['session']['title']}  ({data['session']['turn_count']} turns)"]
+        if data["session"].get("compaction"):
+            out.append(f"  compaction: {data['session']['compaction']['text']}")
         for t in data["turns"]:
             kind = f" [{t['kind']}]" if t.get("kind", "message") != "message" else ""
             out.append(f"  #{t['index']} {t['timestamp'][:19]} {t['role']}{kind}: {_clip(t['content'], 100)}")
@@ -222,7 +224,12 @@ def sessions(data: dict[str, Any]) -> str:
         [s["id"], s["channel"] or "-", str(s["turn_count"]), (s["started_at"] or "")[:19], _clip(s["title"] or "", 50)]
         for s in data["sessions"]
     ]
-    return _table(rows, ["SESSION", "CHANNEL", "TURNS", "STARTED", "TITLE"]) if rows else "no sessions"
+    headers = ["SESSION", "CHANNEL", "TURNS", "STARTED", "TITLE"]
+    if any(s.get("compaction") for s in data["sessions"]):  # the owner compacts sessions (AgenticX)
+        headers.append("UNTIL COMPACTION")
+        for row, s in zip(rows, data["sessions"], strict=True):
+            row.append(s["compaction"]["brief"] if s.get("compaction") else "—")
+    return _table(rows, headers) if rows else "no sessions"
 
 
 def scratchpad(data: dict[str, Any]) -> str:

@@ -254,6 +254,69 @@ class Relation:
 
 
 @dataclass(frozen=True)
+class CompactionDistance:
+    """How far a session's context is from its owner's compaction, by the owner's rule: the
+    messages and characters it holds against the thresholds past which it compacts, and what a
+    compaction now would keep verbatim and summarise."""
+
+    rule: str  # the owner's rule, in words
+    measured_on: str  # what was counted (the file or table holding the model's context)
+    messages: int
+    message_threshold: int  # compacts when messages exceed it
+    characters: int
+    character_threshold: int  # ...or when characters exceed it
+    retained: int  # messages a compaction now would keep verbatim
+    summarised: int  # older messages it would replace with a summary
+    compacted_before: bool = False  # the context already opens with an earlier compaction's summary
+
+    @property
+    def messages_left(self) -> int:
+        return max(0, self.message_threshold - self.messages)
+
+    @property
+    def characters_left(self) -> int:
+        return max(0, self.character_threshold - self.characters)
+
+    @property
+    def due(self) -> bool:
+        return self.summarised > 0 and (
+            self.messages > self.message_threshold or self.characters > self.character_threshold
+        )
+
+    def describe(self) -> str:
+        if self.due:
+            head = (f"compaction due: {self.messages} messages / {self.characters:,} characters, past "
+                    f"{self.message_threshold} / {self.character_threshold:,}")
+        else:
+            head = (f"{self.messages_left} message(s) and {self.characters_left:,} characters left before "
+                    f"compaction ({self.messages} of {self.message_threshold}, {self.characters:,} of "
+                    f"{self.character_threshold:,})")
+        if self.summarised:
+            then = (f"a compaction would summarise the oldest {self.summarised} and keep the last "
+                    f"{self.retained} verbatim")
+        else:
+            then = f"a compaction would find nothing to summarise ({self.retained} message(s), all kept verbatim)"
+        after = ", counted after the earlier compaction's summary" if self.compacted_before else ""
+        return f"{head}; {then} (measured on {self.measured_on}{after})"
+
+    def brief(self) -> str:
+        """A table cell: what is left, or that compaction is due."""
+        if self.due:
+            return "due"
+        return f"{self.messages_left} msgs / {self.characters_left:,} chars left"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "measured_on": self.measured_on,
+            "messages": self.messages, "message_threshold": self.message_threshold, "messages_left": self.messages_left,
+            "characters": self.characters, "character_threshold": self.character_threshold,
+            "characters_left": self.characters_left, "retained": self.retained, "summarised": self.summarised,
+            "compacted_before": self.compacted_before, "due": self.due,
+            "text": self.describe(), "brief": self.brief(),
+        }
+
+
+@dataclass(frozen=True)
 class Session:
     id: str
     channel: str
@@ -261,9 +324,11 @@ class Session:
     started_at: datetime | None  # None where the owner keeps no start (a Redis key group)
     turn_count: int = 0
     user_id: str = ""
+    # Where the owner compacts a session's context (AgenticX's ContextCompactor); None elsewhere.
+    compaction: CompactionDistance | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "channel": self.channel,
             "title": self.title,
@@ -271,6 +336,9 @@ class Session:
             "turn_count": self.turn_count,
             "user_id": self.user_id,
         }
+        if self.compaction is not None:
+            out["compaction"] = self.compaction.to_dict()
+        return out
 
 
 @dataclass(frozen=True)

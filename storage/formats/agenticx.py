@@ -30,7 +30,9 @@ read from it, and session_messages only stands in for a session whose file is go
 (runtime/hooks/memory_hook.py) appends ``## Session Facts (<date>)`` blocks of at
 most eight facts to ``memory/<date>.md`` and ``## Auto-extracted (<date>)`` sections of
 at most four to MEMORY.md; those bullets carry ``origin: auto-extracted`` and the tag
-``auto-extracted``, every other one ``origin: manual``. The workspace is the one the
+``auto-extracted``, every other one ``origin: manual``. How far each session is from
+compaction and each file from MemoryHook's cap is agenticx_budget.py's; shown by ``info``,
+``sessions`` and the window's transcript. The workspace is the one the
 home's config.yaml names (``memory.path``, seed 000; ``workspace_dir``, agenticx
 0.6.5), else ``AGX_WORKSPACE_ROOT``, else ``<home>/workspace``.
 """
@@ -54,6 +56,16 @@ from ..native.markdown.files import daily_date, inside
 from ..native.markdown.source import MarkdownSource
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
+from .agenticx_budget import (
+    COMPACTED_MARKER,
+    COMPACTION_RULE,
+    DAILY_COMPACT_ABOVE,
+    DAILY_LOG_CAP,
+    MEMORY_MD_CAP,
+    FileCap,
+    compaction_distance,
+    file_cap,
+)
 from .base import (
     INDEX_FTS_DANGLING,
     Contents,
@@ -74,16 +86,12 @@ SCRATCHPAD_JSON_PREFIX = "\x1eagx-json-v1:"
 SESSIONS_DIR = "sessions"
 MESSAGES_FILE = "messages.json"
 AGENT_MESSAGES_FILE = "agent_messages.json"
-COMPACTED_MARKER = "[compacted]"
 COMPACTION = "compaction"
 WORKSPACE_ENV = "AGX_WORKSPACE_ROOT"
 CONFIG_FILE = "config.yaml"
 # MemoryHook's limits (seed 000; agenticx/runtime/hooks/memory_hook.py).
 MAX_FACTS_PER_SESSION = 8
 MAX_AUTO_EXTRACTED_FACTS = 4
-DAILY_LOG_CAP = 8000  # characters: no block is appended that would take a daily log past it
-MEMORY_MD_CAP = 4000  # characters: Auto-extracted sections are appended only below it
-DAILY_COMPACT_ABOVE = 2000  # characters: past it the day's log is deduplicated
 DEDUP_KEY_CHARS = 80
 AUTO_HEADING = re.compile(r"^(Auto-extracted|Session Facts)\b\s*(?:\((\d{4}-\d{2}-\d{2})\))?")
 AUTO_EXTRACTED = "auto-extracted"
@@ -175,6 +183,8 @@ class AgenticxSessionSource(FormatSource):
         self.home = home
         self.sessions_dir = home / SESSIONS_DIR
         self._todo_sessions: set[str] = set()
+        # Per session: the model's context as ContextCompactor counts it, and where it was read.
+        self._contexts: dict[str, tuple[list[dict[str, Any]], str]] = {}
 
     def watched(self) -> list[Path]:
         # A session folder added or removed changes the folder; a history rewritten, its files.
@@ -226,6 +236,10 @@ class AgenticxSessionSource(FormatSource):
             kind = COMPACTION if is_compaction(row["role"], row["content"]) else "message"
             turns.append(Turn(row["session_id"], len(turns), row["role"], row["content"], at, kind))
         contents.turns = copies
+        self._contexts = {
+            sid: ([{"role": t.role, "content": t.content} for t in turns], f"{self.path.name} session_messages (search copy)")
+            for sid, turns in copies.items()
+        }
         for folder in self._session_dirs():
             self._read_history(folder, copies.get(folder.name, []), contents)
         starts: dict[str, datetime] = {}
@@ -237,8 +251,22 @@ class AgenticxSessionSource(FormatSource):
             starts[session_id] = min(starts.get(session_id, at), at)
         for session_id in sorted(starts):
             turns = contents.turns.get(session_id, [])
-            contents.sessions.append(Session(session_id, session_id, f"session {session_id}", starts[session_id], len(turns)))
+            context = self._contexts.get(session_id)
+            distance = compaction_distance(context[0], context[1], message_text) if context is not None else None
+            contents.sessions.append(
+                Session(session_id, session_id, f"session {session_id}", starts[session_id], len(turns), compaction=distance)
+            )
         return contents
+
+    def describe(self) -> dict[str, Any]:
+        measured = [s for s in self.contents().sessions if s.compaction is not None]
+        return {
+            **super().describe(),
+            "compaction": {s.id: s.compaction.to_dict() for s in measured if s.compaction is not None},
+            "owner_view": [f"{COMPACTION_RULE}:"] + [
+                f"  session {s.id}: {s.compaction.describe()}" for s in measured if s.compaction is not None
+            ],
+        }
 
     def _read_history(self, folder: Path, copy: list[Turn], contents: Contents) -> None:
         """A session's turns from its messages.json, with the compaction summary of its
@@ -254,6 +282,12 @@ class AgenticxSessionSource(FormatSource):
                 + (f"its search copy in {self.path.name} is shown instead" if copy else "no turns are shown")
             )
             return
+        context = inside(self.home, f"{SESSIONS_DIR}/{session_id}/{AGENT_MESSAGES_FILE}")
+        context_rows = _message_rows(context) if context is not None and context.is_file() else None
+        self._contexts[session_id] = (
+            (context_rows, f"{SESSIONS_DIR}/{session_id}/{AGENT_MESSAGES_FILE}") if context_rows is not None
+            else (rows, f"{SESSIONS_DIR}/{session_id}/{MESSAGES_FILE} (no readable {AGENT_MESSAGES_FILE})")
+        )
         fallback = parse_time(_mtime(file)) or utcnow()
         turns: list[Turn] = []
         for message in rows:
@@ -478,6 +512,7 @@ class _LogNotes:
     parsed: FileBlocks | None = None
     duplicates: dict[int, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    cap: FileCap | None = None
 
 
 class AgenticxWorkspace(MarkdownSource):
@@ -494,10 +529,17 @@ class AgenticxWorkspace(MarkdownSource):
         super().__init__(root)
 
     def describe(self) -> dict[str, Any]:
+        caps = self.caps()
         return {
             **super().describe(), "files": [str(self.root)], "read_only": False, "read_only_reason": "",
             "editable_fields": list(self.capabilities().editable_fields), "deletable": True, "problems": self.problems(),
+            "caps": [cap.to_dict() for cap in caps],
+            "owner_view": ["MemoryHook's caps:"] + [f"  {cap.describe()}" for cap in caps],
         }
+
+    def caps(self) -> list[FileCap]:
+        """MEMORY.md and each daily log against the MemoryHook cap that governs it."""
+        return [cap for rel in self.files() if (cap := self._log_notes(rel).cap) is not None]
 
     def problems(self) -> list[str]:
         return self._config_notes + super().problems() + [p for rel in self.files() for p in self._log_notes(rel).problems]
@@ -526,7 +568,7 @@ class AgenticxWorkspace(MarkdownSource):
             text = path.read_bytes().decode("utf-8").removeprefix("\ufeff") if path is not None else ""
         except (OSError, UnicodeDecodeError):
             text = ""
-        notes = _LogNotes(parsed)
+        notes = _LogNotes(parsed, cap=file_cap(rel, text))
         if rel == "MEMORY.md":
             _memory_md_caps(text, notes)
         else:

@@ -19,6 +19,17 @@ does not run here, so an edit removes the item's vectors (LangGraph search then
 ranks it without a vector until the graph puts it again) and undo brings them
 back; a delete removes the vectors with the item. Checkpoints are read-only: they
 are the history a thread resumes and replays from.
+
+A folder holding several SqliteStore files (a graph's store and a copy of it, two
+graphs side by side) lists each file's items under its own ids (``lg:<file>:``),
+each item naming its file (``metadata["store_file"]``). What a user expects of a copy
+is to see its items once: an item that a file before it holds with the same namespace,
+key, value and update time is not listed again (files in order of name length, then name:
+a copy's name usually adds to the original's, as in store.backup.db or "store (1).db"); the first file's item says
+which files hold it too (``also_in``), and the copy says how many of its items were
+folded into the first's (edits go to the file listed, not to the copy). An item the
+copies no longer agree on is listed under each file. Two names for one file (a link)
+are read once.
 """
 
 from __future__ import annotations
@@ -60,9 +71,14 @@ class LangGraphSource(FormatSource):
     label = "LangGraph"
     read_only_reason = "LangGraph checkpoints are the history a thread resumes from; they are shown, not edited"
 
-    def __init__(self, path: Path, tables: dict[str, set[str]]) -> None:
+    def __init__(
+        self, path: Path, tables: dict[str, set[str]], siblings: tuple[Path, ...] = (), links: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(path.parent, [path])
         self.path = path
+        # The folder's other SqliteStore files, in name order; and other names of this very file.
+        self.siblings = siblings
+        self.links = links
         self.has_store = STORE_COLUMNS <= tables.get("store", set())
         self.has_vectors = "store_vectors" in tables
         self.has_checkpoints = CHECKPOINT_COLUMNS <= tables.get("checkpoints", set())
@@ -71,8 +87,14 @@ class LangGraphSource(FormatSource):
         self.editable_fields = ("content",) if self.has_store else ()
         self._keys: dict[str, tuple[str, str]] = {}
 
+    def watched(self) -> list[Path]:
+        return self.files + list(self.siblings)  # an item folded into a sibling's shows when they part
+
     def load(self) -> Contents:
         contents = Contents()
+        contents.problems += [
+            f"{link} is another name of {self.path.name} (the same file): its items are listed once" for link in self.links
+        ]
         with reading(self.path) as con:
             if self.has_store:
                 self._load_items(con, contents)
@@ -86,7 +108,14 @@ class LangGraphSource(FormatSource):
             for row in con.execute("SELECT * FROM store_vectors ORDER BY prefix, key, field_name"):
                 vectors.setdefault((row["prefix"], row["key"]), []).append(row)
         self._keys = {}
+        earlier, later = self._sibling_items()
+        folded: dict[str, int] = {}
         for row in con.execute("SELECT * FROM store"):
+            identity = _identity(row)
+            first = next((name for name, items in earlier if items.get(identity[0]) == identity[1]), None)
+            if first is not None:
+                folded[first] = folded.get(first, 0) + 1
+                continue
             item_id = f"{row['prefix']}/{row['key']}"
             self._keys[self.id_prefix + item_id] = (row["prefix"], row["key"])
             value = _json(row["value"])
@@ -99,6 +128,11 @@ class LangGraphSource(FormatSource):
             item_vectors = vectors.get((row["prefix"], row["key"]), [])
             if item_vectors:
                 metadata["indexed_fields"] = [v["field_name"] for v in item_vectors]
+            if self.siblings:
+                metadata["store_file"] = self.path.name
+                also = [name for name, items in later if items.get(identity[0]) == identity[1]]
+                if also:
+                    metadata["also_in"] = also
             contents.memories.append(
                 make_memory(
                     self, item_id, item_text(value),
@@ -108,6 +142,26 @@ class LangGraphSource(FormatSource):
                     metadata=metadata, snapshot=item_snapshot(row, item_vectors),
                 )
             )
+
+        for first, count in folded.items():
+            contents.problems.append(
+                f"{count} item{'s' if count != 1 else ''} of {self.path.name} {'are' if count != 1 else 'is'} the same "
+                f"(namespace, key, value, update time) as in {first}, a copy: listed once, under {first} "
+                f"(an edit there changes {first} only)"
+            )
+
+    def _sibling_items(self) -> tuple[list[tuple[str, dict[Any, Any]]], list[tuple[str, dict[Any, Any]]]]:
+        """The items of the SqliteStore files named before this one and after it, by identity."""
+        earlier: list[tuple[str, dict[Any, Any]]] = []
+        later: list[tuple[str, dict[Any, Any]]] = []
+        for sibling in self.siblings:
+            try:
+                with reading(sibling) as con:
+                    items = dict(map(_identity, con.execute("SELECT prefix, key, value, updated_at FROM store")))
+            except Exception:  # a sibling that cannot be read folds nothing; its own source says why
+                continue
+            (earlier if _file_order(sibling) < _file_order(self.path) else later).append((sibling.name, items))
+        return earlier, later
 
     def _load_threads(self, con, contents: Contents) -> None:
         rows = con.execute(
@@ -248,6 +302,15 @@ class LangGraphSource(FormatSource):
         return actual
 
 
+def _file_order(path: Path) -> tuple[int, str]:
+    return len(path.name), path.name
+
+
+def _identity(row: Any) -> tuple[tuple[str, str], tuple[Any, Any]]:
+    """(namespace, key) -> (value, update time): what makes two files' items the same item."""
+    return (row["prefix"], row["key"]), (blob_text(row["value"]), row["updated_at"])
+
+
 def item_snapshot(row: Any, vectors: list[Any]) -> Snapshot:
     """An item and its vector rows: what an edit or delete changes together."""
     return {**plain_row(row), "vectors": [plain_row(v) for v in vectors]}
@@ -324,11 +387,27 @@ def unpack(kind: str | None, blob: Any) -> Any:
 
 
 def detect(path: Path) -> list[FormatMatch]:
-    matches = []
+    found: list[tuple[Path, dict[str, set[str]]]] = []
+    links: dict[Path, list[str]] = {}
+    seen: dict[tuple[int, int], Path] = {}
     for candidate in sqlite_files(path):
         tables = sqlite_tables(candidate)
         if STORE_COLUMNS <= tables.get("store", set()) or CHECKPOINT_COLUMNS <= tables.get("checkpoints", set()):
-            matches.append(
-                FormatMatch("langgraph", "LangGraph", candidate, open=partial(LangGraphSource, candidate, tables))
-            )
-    return matches
+            try:
+                stat = candidate.stat()
+            except OSError:
+                continue
+            first = seen.setdefault((stat.st_dev, stat.st_ino), candidate)
+            if first != candidate:  # a hard or symbolic link to a file already found
+                links.setdefault(first, []).append(candidate.name)
+                continue
+            found.append((candidate, tables))
+    stores = sorted((c for c, tables in found if STORE_COLUMNS <= tables.get("store", set())), key=_file_order)
+    return [
+        FormatMatch(
+            "langgraph", "LangGraph", candidate,
+            open=partial(LangGraphSource, candidate, tables, tuple(s for s in stores if s != candidate and candidate in stores),
+                         tuple(links.get(candidate, ()))),
+        )
+        for candidate, tables in found
+    ]

@@ -11,6 +11,11 @@ SDK stores it (the item's JSON, same id, so the order holds); a delete removes
 the item as ``pop_item`` does, and undo puts it back under its old id. Tool calls,
 tool outputs and reasoning items are shown but not edited: their JSON is the
 model's own record of what happened.
+
+A tool's call and its output (``function_call`` / ``function_call_output`` as the Runner
+stores a function tool's run, and the hosted and custom tools' ``*_call`` items) are turns
+of kind "tool": the call as ``name(arguments)``, the output as ``name → output``, the name
+found through the ``call_id`` they share.
 """
 
 from __future__ import annotations
@@ -139,12 +144,33 @@ class AgentsSessionSource(SqlFormatSource):
             "ORDER BY id LIMIT ? OFFSET ?",
             (session_id, limit, offset),
         )
+        items = [_item(row["message_data"]) for row in rows]
+        names = self._tool_names(session_id, items)
         turns = []
-        for index, row in enumerate(rows, start=offset):
-            item = _item(row["message_data"])
+        for index, (row, item) in enumerate(zip(rows, items, strict=True), start=offset):
             created = parse_time(row["created_at"]) or utcnow()
-            turns.append(Turn(session_id, index, item_role(item), item_text(item), created))
+            if is_tool_item(item):
+                turns.append(Turn(session_id, index, item_role(item), tool_text(item, names), created, TOOL_KIND))
+            else:
+                turns.append(Turn(session_id, index, item_role(item), item_text(item), created))
         return turns
+
+    def _tool_names(self, session_id: str, items: list[dict[str, Any]]) -> dict[str, str]:
+        """call_id -> the tool's name, for the outputs among items (their calls looked up in the
+        session when they are not among items: on an earlier page)."""
+        names = {str(i["call_id"]): tool_name(i) for i in items if is_tool_call(i) and "call_id" in i}
+        missing = sorted({str(i["call_id"]) for i in items if is_tool_output(i) and "call_id" in i} - set(names))
+        if missing:
+            rows = self.rows(
+                f'SELECT message_data FROM "{self.messages_table}" WHERE session_id = ? AND json_valid(message_data) '
+                f"AND json_extract(message_data, '$.call_id') IN ({', '.join('?' * len(missing))})",
+                (session_id, *missing),
+            )
+            for row in rows:
+                item = _item(row["message_data"])
+                if is_tool_call(item):
+                    names[str(item["call_id"])] = tool_name(item)
+        return names
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
         return []
@@ -229,6 +255,63 @@ def item_text(item: dict[str, Any]) -> str:
         summary = item.get("summary") or []
         return "\n".join(str(s.get("text", "")) for s in summary if isinstance(s, dict)) or "(reasoning)"
     return json.dumps(item, ensure_ascii=False, sort_keys=True)
+
+
+TOOL_KIND = "tool"
+
+
+def is_tool_call(item: dict[str, Any]) -> bool:
+    return str(item.get("type", "")).endswith("_call")
+
+
+def is_tool_output(item: dict[str, Any]) -> bool:
+    return str(item.get("type", "")).endswith("_call_output")
+
+
+def is_tool_item(item: dict[str, Any]) -> bool:
+    return "role" not in item and (is_tool_call(item) or is_tool_output(item))
+
+
+def tool_name(item: dict[str, Any]) -> str:
+    """A call's tool: its name (function, custom and MCP tools), else the hosted tool its type
+    names (``web_search_call`` -> web_search)."""
+    name = item.get("name")
+    if isinstance(name, str) and name:
+        return name
+    return str(item.get("type", "tool")).removesuffix("_output").removesuffix("_call") or "tool"
+
+
+def tool_text(item: dict[str, Any], names: dict[str, str]) -> str:
+    """A tool item as a person reads it: a call as name(arguments), an output as name → output."""
+    if is_tool_output(item):
+        name = names.get(str(item.get("call_id")), tool_name(item))
+        return f"{name} → {_output_text(item.get('output'))}"
+    arguments = next(
+        (item[k] for k in ("arguments", "input", "action", "queries", "code", "operation") if item.get(k) is not None), ""
+    )
+    shown = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    text = f"{tool_name(item)}({shown})"
+    if item.get("output") is not None:  # an MCP or hosted call carries its own result
+        text += f" → {_output_text(item['output'])}"
+    return text
+
+
+def _output_text(output: Any) -> str:
+    """A tool output: a string as is; the SDK's structured outputs (input_text, input_image,
+    input_file parts) by their text, or what each part is."""
+    if isinstance(output, str):
+        return output
+    parts = output if isinstance(output, list) else [output]
+    shown = []
+    for part in parts:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            shown.append(part["text"])
+        elif isinstance(part, dict) and part.get("type") in ("input_image", "input_file"):
+            shown.append(f"[{str(part['type']).removeprefix('input_')}: "
+                         f"{part.get('filename') or part.get('file_id') or str(part.get('image_url') or '')[:60]}]")
+        else:
+            shown.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+    return "\n".join(shown)
 
 
 def detect(path: Path) -> list[FormatMatch]:

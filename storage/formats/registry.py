@@ -33,6 +33,7 @@ FORMATS = (
     "openclaw",
     "crewai",
     "letta",
+    "letta_code",
     "claude_memory",
     "mnemoscope_export",
 )
@@ -42,6 +43,7 @@ SHARED_PARTS = (
     "facts_layout", "agentx_redis_values",
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
     "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
+    "agenticx_budget",  # AgenticX's compaction and MemoryHook caps (agenticx)
 )
 
 

@@ -39,3 +39,23 @@ def test_ls_and_show_tell_auto_extracted_bullets_from_hand_written_ones(capsys, 
     workspace = next(f for f in info["formats"] if f["format"] == "agenticx-workspace")
     assert sum(f"memory/{DAY}.md: lines" in p for p in workspace["problems"]) == 2
     assert f"memory/{DAY}.md: lines 2, 6 repeat one fact" in run(capsys, "info", home)
+
+
+def test_sessions_and_info_say_how_far_each_session_and_file_is_from_agenticx_limits(capsys, tmp_path: Path) -> None:
+    from formats.test_agenticx_budget import build_budget_home
+
+    home = build_budget_home(tmp_path / "budget")
+    table = run(capsys, "sessions", home)
+    rows = {line.split()[0]: line for line in table.splitlines()[2:]}
+    assert "UNTIL COMPACTION" in table.splitlines()[0]
+    assert rows["near"].endswith("8 msgs / 1,000 chars left") and rows["over"].endswith("due")
+    assert rows["s2"].endswith("—")
+    detail = run(capsys, "sessions", home, "--session", "over")
+    assert "  compaction: compaction due: 21 messages" in detail and "summarise the oldest 12 and keep the last 9" in detail
+    data = json.loads(run(capsys, "sessions", home, "--json"))
+    near = next(s for s in data["sessions"] if s["id"] == "near")
+    assert (near["compaction"]["messages_left"], near["compaction"]["characters_left"]) == (8, 1_000)
+    assert "compaction" not in next(s for s in data["sessions"] if s["id"] == "s2")  # nothing measured: omitted
+    info = run(capsys, "info", home)
+    assert "ContextCompactor: compacts past 20 messages or 48,000 characters, keeps the last 8 verbatim" in info
+    assert "MEMORY.md: 3,990 of 4,000 characters; 10 left" in info

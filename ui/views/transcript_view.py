@@ -45,6 +45,12 @@ class TranscriptView(View):
         self.session_box.currentIndexChanged.connect(self._on_session_box_changed)
         self.status = QLabel("")
         self.status.setObjectName("transcript_status")
+        # Where the owner compacts a session's context: how far this one is from it.
+        self.compaction = QLabel("")
+        self.compaction.setObjectName("transcript_compaction")
+        self.compaction.setAccessibleName("Distance to compaction")
+        self.compaction.setWordWrap(True)
+        self.compaction.setVisible(False)
         self.browser = SafeTextBrowser()
         self.browser.setObjectName("transcript_browser")
         self.browser.setAccessibleName("Conversation")
@@ -56,6 +62,7 @@ class TranscriptView(View):
         bar.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addWidget(self.compaction)
         layout.addWidget(self.browser, 1)
         self.turns: list[Turn] = []
         self._sessions: list[Session] = []
@@ -99,6 +106,8 @@ class TranscriptView(View):
         self.turns = []
         self.browser.clear()
         self.status.setText("")
+        self.compaction.setText("")
+        self.compaction.setVisible(False)
 
     def _on_sessions(self, generation: int, sessions: list[Session]) -> None:
         if generation != self._generation:
@@ -110,9 +119,13 @@ class TranscriptView(View):
         self.session_box.clear()
         for session in sessions:
             when = f"{session.started_at:%Y-%m-%d %H:%M}" if session.started_at else "—"
-            self.session_box.addItem(f"{session.title or session.id} · {when} · {session.turn_count} turns", session.id)
-            self.session_box.setItemData(self.session_box.count() - 1, f"{session.id} ({session.channel})",
-                                         Qt.ItemDataRole.ToolTipRole)
+            until = f" · compaction: {session.compaction.brief()}" if session.compaction is not None else ""
+            self.session_box.addItem(f"{session.title or session.id} · {when} · {session.turn_count} turns{until}",
+                                     session.id)
+            tip = f"{session.id} ({session.channel})"
+            if session.compaction is not None:
+                tip += f"\n{session.compaction.rule}\n{session.compaction.describe()}"
+            self.session_box.setItemData(self.session_box.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.session_box.setCurrentIndex(max(self.session_box.findData(keep), 0) if sessions else -1)
         self.session_box.blockSignals(False)
         if not sessions:
@@ -129,6 +142,11 @@ class TranscriptView(View):
     # -- turns, a page at a time ----------------------------------------------------------------------
 
     def _read_from_start(self) -> None:
+        session = next((s for s in self._sessions if s.id == self.session_id()), None)
+        distance = session.compaction if session is not None else None
+        self.compaction.setText(f"Compaction — {distance.describe()}" if distance is not None else "")
+        self.compaction.setToolTip(distance.rule if distance is not None else "")
+        self.compaction.setVisible(distance is not None)
         self.turns = []
         self.browser.clear()
         self._exhausted = False

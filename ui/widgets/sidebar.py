@@ -102,7 +102,11 @@ class Sidebar(QTreeWidget):
             self.addTopLevelItem(group)
             for session in data["sessions"]:
                 item = QTreeWidgetItem([session.title or session.id, str(session.turn_count)])
-                item.setToolTip(0, f"{session.id} ({session.channel}) — double-click to read the conversation")
+                tip = f"{session.id} ({session.channel}) — double-click to read the conversation"
+                if session.compaction is not None:  # the owner compacts its context (AgenticX)
+                    tip += f"\nCompaction: {session.compaction.describe()}"
+                    item.setToolTip(1, session.compaction.brief())
+                item.setToolTip(0, tip)
                 item.setData(0, FilterRole, ("session", session.id))
                 group.addChild(item)
             group.setExpanded(was.get("Sessions", False))

@@ -190,3 +190,50 @@ def test_tool_calls_and_the_writes_no_checkpoint_holds_yet_are_turns(lg_root):
         ]
         assert {s.id: s.turn_count for s in store.sessions()}["thread-tools"] == 4
         assert [t.kind for t in store.turns("thread-1")] == ["message", "message"]  # no writes pending there
+
+
+TWO_STORES = """
+import sqlite3
+from langgraph.store.sqlite import SqliteStore
+def put(name, items):
+    store = SqliteStore(sqlite3.connect(root + "/" + name, check_same_thread=False, isolation_level=None))
+    store.setup()
+    for ns, key, value in items:
+        store.put(tuple(ns), key, value)
+put("home.db", [(["memories", "dana"], "tea", {"text": "Dana likes tea"}),
+                (["memories", "dana"], "city", {"text": "Dana lives in Lisbon"})])
+put("work.db", [(["memories", "dana"], "tea", {"text": "Dana drinks green tea at work"})])
+print(json.dumps("ok"))
+"""
+
+
+def test_two_store_files_in_one_folder_name_their_file_and_a_copy_is_listed_once(tmp_path: Path):
+    root = tmp_path / "graphs"
+    root.mkdir()
+    run_owner(TWO_STORES, root=str(root))
+    shutil.copy2(root / "home.db", root / "home.backup.db")  # a copy: the same items
+    (root / "latest.db").symlink_to("home.db")  # another name of the same file
+    with open_store(root) as store:
+        memories = {m.id: m for m in store.page(limit=20)}
+        problems = {f["files"][0].rsplit("/", 1)[-1]: f["problems"] for f in store.info()["formats"]}
+    assert sorted(memories) == [
+        "lg:home.db:memories.dana/city", "lg:home.db:memories.dana/tea", "lg:work.db:memories.dana/tea"]
+    home_tea, work_tea = memories["lg:home.db:memories.dana/tea"], memories["lg:work.db:memories.dana/tea"]
+    assert (home_tea.content, work_tea.content) == ("Dana likes tea", "Dana drinks green tea at work")
+    assert home_tea.metadata["store_file"] == "home.db" and work_tea.metadata["store_file"] == "work.db"
+    assert home_tea.source.path == "home.db" and work_tea.source.location.startswith("work.db:")
+    assert home_tea.metadata["also_in"] == ["home.backup.db"] and "also_in" not in work_tea.metadata
+    assert sorted(problems) == ["home.backup.db", "home.db", "work.db"]  # the link is not a store of its own
+    assert problems["home.backup.db"] == [
+        "2 items of home.backup.db are the same (namespace, key, value, update time) as in home.db, a copy: "
+        "listed once, under home.db (an edit there changes home.db only)"]
+    assert problems["home.db"] == ["latest.db is another name of home.db (the same file): its items are listed once"]
+    # Once the two files no longer agree on an item, each file's version is listed.
+    with open_store(root) as store:
+        Curator(store).edit("lg:home.db:memories.dana/tea", content="Dana gave up tea")
+        contents = sorted((m.id, m.content) for m in store.page(limit=20) if m.metadata["key"] == "tea")
+    assert contents == [
+        ("lg:home.backup.db:memories.dana/tea", "Dana likes tea"),
+        ("lg:home.db:memories.dana/tea", "Dana gave up tea"),
+        ("lg:work.db:memories.dana/tea", "Dana drinks green tea at work"),
+    ]

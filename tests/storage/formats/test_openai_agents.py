@@ -71,11 +71,11 @@ def test_detects_both_table_pairs_and_shows_items_as_turns(db):
         assert store.count() == 5
         assert store.counts()["channels"] == {"trip-1": 4, "support-7": 1}
         turns = store.turns("trip-1")
-        assert [(t.role, t.content) for t in turns] == [
-            ("user", "Book a table for two in Lisbon"),
-            ("tool", 'find_restaurant({"city": "Lisbon"})'),
-            ("tool", "Taberna da Rua"),
-            ("assistant", "Booked Taberna da Rua at 8pm."),
+        assert [(t.role, t.kind, t.content) for t in turns] == [
+            ("user", "message", "Book a table for two in Lisbon"),
+            ("tool", "tool", 'find_restaurant({"city": "Lisbon"})'),
+            ("tool", "tool", "find_restaurant → Taberna da Rua"),
+            ("assistant", "message", "Booked Taberna da Rua at 8pm."),
         ]
         hits = search(store, "invoice", mode="keyword").hits
         assert [h.memory.channel for h in hits] == ["support-7"]
@@ -123,3 +123,65 @@ def test_import_round_trip(db, tmp_path: Path):
         assert store.turns("trip-1") == []
         memory = next(m for m in store.page(limit=10) if m.content == "My invoice is wrong")
         assert memory.metadata["import"]["format"] == "openai-agents" and memory.channel == "support-7"
+
+
+# A real Runner run: a scripted model (no network) asks for the tool, the SDK runs it and stores
+# the call, its output and the reply in the session exactly as it does with a real model.
+RUN = """
+import asyncio
+from agents import Agent, Runner, SQLiteSession, ToolOutputText, function_tool
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+class Scripted(Model):
+    def __init__(self, outputs):
+        self.outputs = list(outputs)
+    async def get_response(self, *args, **kwargs):
+        return ModelResponse(output=[self.outputs.pop(0)], usage=Usage(), response_id=None)
+    def stream_response(self, *args, **kwargs):
+        raise NotImplementedError
+
+@function_tool
+def weather(city: str) -> str:
+    \"\"\"The weather in a city.\"\"\"
+    return f"Sunny in {city}, 24C"
+
+@function_tool
+def opening_hours(place: str) -> ToolOutputText:
+    \"\"\"A place's opening hours (a structured output: input_text parts).\"\"\"
+    return ToolOutputText(text=f"{place}: 10:00-18:00")
+
+def call(n, name, args):
+    return ResponseFunctionToolCall(type="function_call", call_id=f"call_{n}", name=name, arguments=args,
+                                    id=f"fc_{n}", status="completed")
+
+reply = ResponseOutputMessage(type="message", id="msg_1", role="assistant", status="completed",
+    content=[ResponseOutputText(type="output_text", text="Sunny, and the museum opens at 10.", annotations=[])])
+model = Scripted([call(1, "weather", '{"city": "Porto"}'), call(2, "opening_hours", '{"place": "Serralves"}'), reply])
+agent = Agent(name="guide", model=model, tools=[weather, opening_hours])
+asyncio.run(Runner.run(agent, "Weather in Porto, and when does Serralves open?", session=SQLiteSession("day-1", db)))
+print(json.dumps(asyncio.run(SQLiteSession("day-1", db).get_items())))
+"""
+
+
+def test_a_runner_run_shows_each_tool_call_and_output_as_a_tool_turn(tmp_path: Path):
+    db = tmp_path / "agent_memory.db"
+    items = run_owner(RUN, db=str(db))
+    assert [i.get("type", "message") for i in items] == [
+        "message", "function_call", "function_call_output", "function_call", "function_call_output", "message"]
+    assert items[4]["output"] == [{"type": "input_text", "text": "Serralves: 10:00-18:00"}]
+    with open_store(db) as store:
+        turns = store.turns("day-1")
+        second_page = store.turns("day-1", limit=2, offset=4)
+    assert [(t.kind, t.content) for t in turns] == [
+        ("message", "Weather in Porto, and when does Serralves open?"),
+        ("tool", 'weather({"city": "Porto"})'),
+        ("tool", "weather → Sunny in Porto, 24C"),
+        ("tool", 'opening_hours({"place": "Serralves"})'),
+        ("tool", "opening_hours → Serralves: 10:00-18:00"),
+        ("message", "Sunny, and the museum opens at 10."),
+    ]
+    # An output whose call is on an earlier page still names its tool.
+    assert second_page[0].content == "opening_hours → Serralves: 10:00-18:00" and second_page[0].index == 4

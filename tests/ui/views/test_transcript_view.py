@@ -115,3 +115,29 @@ def test_the_view_alone_reads_sessions_and_pages_through_the_session(qtbot, demo
         assert view.session_id() == last.id
         view.clear()
         assert view.session_box.count() == 0 and view.turns == [] and not view.is_open
+
+
+def test_an_agenticx_session_shows_how_far_it_is_from_compaction(qtbot, tmp_path: Path) -> None:
+    from formats.test_agenticx_budget import build_budget_home
+
+    win = open_window(qtbot, build_budget_home(tmp_path / "agx"), tmp_path)
+    view = win.view("transcript")
+    try:
+        view.load()
+        qtbot.waitUntil(lambda: view.session_box.count() > 0, timeout=10_000)
+        labels = {view.session_box.itemData(i): view.session_box.itemText(i) for i in range(view.session_box.count())}
+        assert labels["near"].endswith("compaction: 8 msgs / 1,000 chars left") and labels["over"].endswith("compaction: due")
+        assert "compaction" not in labels["s2"]
+        view.show_session("near")
+        qtbot.waitUntil(lambda: view.session_id() == "near" and len(view.turns) == 12, timeout=10_000)
+        assert not view.compaction.isHidden()
+        assert view.compaction.text().startswith("Compaction — 8 message(s) and 1,000 characters left before compaction")
+        view.show_session("s2")
+        qtbot.waitUntil(lambda: view.session_id() == "s2", timeout=10_000)
+        assert view.compaction.isHidden()  # nothing measured for a session with no messages
+        sessions = next(win.sidebar.topLevelItem(i) for i in range(win.sidebar.topLevelItemCount())
+                        if win.sidebar.topLevelItem(i).text(0) == "Sessions")
+        tips = [sessions.child(j).toolTip(0) for j in range(sessions.childCount())]
+        assert any(tip.startswith("over ") and "Compaction: compaction due: 21 messages" in tip for tip in tips)
+    finally:
+        win.close_store()
