@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each 
     )
     from .opening import create_workspace, detect, open_store
     from .query import MemoryQuery, Order
+    from .retention import Upcoming
     from .settings import StoreSettings
     from .store import MemoryStore, StoreEvent
 
@@ -87,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("MemoryQuery", "Order"), "query"),
     **dict.fromkeys(("MemoryStore", "StoreEvent"), "store"),
     "StoreSettings": "settings",
+    "Upcoming": "retention",
     **dict.fromkeys(("create_workspace", "detect", "open_store"), "opening"),
 }
 
@@ -119,6 +121,7 @@ __all__ = [
     "Turn",
     "UnreadableStoreError",
     "UnsupportedError",
+    "Upcoming",
     "create_workspace",
     "detect",
     "open_store",

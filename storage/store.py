@@ -13,7 +13,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -33,6 +33,7 @@ from .journal.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
 from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery
+from .retention import RetentionSource, Upcoming, gathered
 from .salience import SalienceModel
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
@@ -46,6 +47,7 @@ from .source import (
     same_content,
     summed,
 )
+from .timeutil import utcnow
 
 if TYPE_CHECKING:
     from .native.chroma.vector_collection import VectorCollection
@@ -582,6 +584,20 @@ class MemoryStore:
         were not promoted yet, the most confident first: the memory.db rows of a workspace."""
         return [m for s in self._sources if hasattr(s, "promotion_candidates")
                 for m in s.promotion_candidates(self.settings.promotion, limit)][:limit]
+
+    def retention(self, within: timedelta, now: datetime | None = None) -> list[Upcoming]:
+        """What each owner will expire, archive or clean up from now to within ahead (and what it
+        is overdue on), by its own rule, the most overdue first. Nothing changes."""
+        start = now or utcnow()
+        return gathered(self._parts(), start, start + within)
+
+    def retention_kept(self) -> dict[str, bool]:
+        """Each store's label, and whether its owner expires, archives or cleans up by a rule."""
+        kept: dict[str, bool] = {}
+        for s in self._sources:
+            parts = self._workspace.parts if s is self._workspace and self._workspace is not None else [s]
+            kept[s.label] = kept.get(s.label, False) or any(isinstance(p, RetentionSource) for p in parts)
+        return kept
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
         return [m for s in self._with("graph") for m in s.memories_about(entity_id, limit)][:limit]

@@ -35,12 +35,14 @@ are read once.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
 from ..model import Layer, ScratchEntry, Session, Turn
+from ..retention import CLEAN_UP, Upcoming, preview_of
 from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from .base import (
@@ -86,6 +88,7 @@ class LangGraphSource(FormatSource):
         self.id_prefix = f"lg:{path.name}:"
         self.editable_fields = ("content",) if self.has_store else ()
         self._keys: dict[str, tuple[str, str]] = {}
+        self.has_ttl = {"expires_at", "ttl_minutes"} <= tables.get("store", set())
 
     def watched(self) -> list[Path]:
         return self.files + list(self.siblings)  # an item folded into a sibling's shows when they part
@@ -228,6 +231,28 @@ class LangGraphSource(FormatSource):
                 turns.append(Turn(session_id, first + len(turns), role, text, at, kind="pending"))
         return turns
 
+    # -- TTLs ---------------------------------------------------------------------------------
+
+    def upcoming(self, now: datetime, until: datetime) -> list[Upcoming]:
+        """Items whose TTL runs out before until: SqliteStore.sweep_ttl deletes every item whose
+        expires_at has passed (expired items are still returned until then)."""
+        if not self.has_ttl:
+            return []
+        with reading(self.path) as con:
+            rows = con.execute(
+                "SELECT prefix, key, value, expires_at, ttl_minutes FROM store WHERE expires_at IS NOT NULL"
+            ).fetchall()
+        found = []
+        for row in rows:
+            when = parse_time(row["expires_at"])
+            if when is None or when > until:
+                continue
+            found.append(Upcoming(
+                self.id_prefix + f"{row['prefix']}/{row['key']}", CLEAN_UP, when, ttl_rule(row["ttl_minutes"]),
+                self.label, preview_of(item_text(_json(row["value"]))),
+            ))
+        return found
+
     # -- the write primitive (store items only) ---------------------------------------------
 
     def _snapshot(self, con, prefix: str, key: str) -> Snapshot | None:
@@ -309,6 +334,13 @@ def _file_order(path: Path) -> tuple[int, str]:
 def _identity(row: Any) -> tuple[tuple[str, str], tuple[Any, Any]]:
     """(namespace, key) -> (value, update time): what makes two files' items the same item."""
     return (row["prefix"], row["key"]), (blob_text(row["value"]), row["updated_at"])
+
+
+def ttl_rule(minutes: Any) -> str:
+    """SqliteStore's TTL in words: what sets expires_at, what moves it, and what deletes the item."""
+    ttl = f"{minutes:g} minutes" if isinstance(minutes, (int, float)) else "a TTL"
+    return (f"LangGraph TTL: {ttl} after its last write; a get or search refreshes it when the store's ttl "
+            "config has refresh_on_read (LangGraph's default); deleted by the TTL sweeper (sweep_ttl) once past")
 
 
 def item_snapshot(row: Any, vectors: list[Any]) -> Snapshot:

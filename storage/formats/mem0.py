@@ -27,6 +27,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from ..native.chroma.local import ChromaSource, RecordReading
 from ..native.chroma.records import STALE_KEY, split_record_id
 from ..native.chroma.vector_collection import VectorCollection
 from ..query import MemoryQuery
+from ..retention import EXPIRE, Upcoming, preview_of
 from ..source import DELETE, PURGE, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import parse_time, to_iso, utcnow
@@ -435,6 +437,14 @@ class Mem0Source(Mem0Conversations):
     def scratch_entries(self, session_id: str | None = None) -> list[Any]:
         return []
 
+    def upcoming(self, now: datetime, until: datetime) -> list[Upcoming]:
+        """The memories whose expiration_date runs out before until."""
+        found = (
+            expiration(f"vec:{name}:{key}", meta, self.label, preview_of(str(meta.get("data", ""))))
+            for name in self.collections() for key, meta in self.vectors.metadata_index(name)
+        )
+        return [u for u in found if u is not None and u.when <= until]
+
     # -- the write primitive, as mem0 itself writes ----------------------------------------
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
@@ -464,6 +474,22 @@ class Mem0Source(Mem0Conversations):
             raise
         self._drift = None
         return actual
+
+
+def expiration(record_id: str, meta: dict[str, Any], owner: str, preview: str) -> Upcoming | None:
+    """mem0's expiration_date (YYYY-MM-DD): from the day after it (UTC), search and get_all leave the
+    memory out unless asked with show_expired (_payload_is_expired); get still returns it."""
+    raw = meta.get("expiration_date")
+    try:
+        day = date.fromisoformat(str(raw)) if raw else None
+    except ValueError:
+        return None
+    if day is None:
+        return None
+    when = datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + timedelta(days=1)
+    rule = (f"mem0 expiration_date {day.isoformat()}: left out of search and get_all from the next day (UTC) "
+            "unless show_expired; kept on disk")
+    return Upcoming(record_id, EXPIRE, when, rule, owner, preview)
 
 
 def mem0_capabilities(read_only_reason: str, history: Path | None) -> Capabilities:

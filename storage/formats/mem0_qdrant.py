@@ -33,6 +33,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, Stor
 from ..model import Kind, Memory, parse_layer
 from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
 from ..query import MemoryQuery
+from ..retention import Upcoming, preview_of
 from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
 from ..sqlite_files import BUSY_TIMEOUT, files_token, is_sqlite_file, read_only_rows, sqlite_error
 from ..timeutil import utcnow
@@ -52,6 +54,7 @@ from .mem0 import (
     Mem0Conversations,
     Mem0History,
     as_mem0_writes_it,
+    expiration,
     is_history_db,
     mem0_capabilities,
     mem0_description,
@@ -533,6 +536,19 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             view = synthorg.describe(self._points().memories, self.root.parent, utcnow())
             described.update(synthorg=view, owner_view=synthorg.owner_view(view))
         return described
+
+    def upcoming(self, now: datetime, until: datetime) -> list[Upcoming]:
+        """mem0's expiration dates; on SynthOrg's points, its expires_at and its retention rules."""
+        config = synthorg.find_config(self.root.parent)[0] if self.label == SYNTHORG_LABEL else None
+        found: list[Upcoming] = []
+        for record_id, snap in self._points().snapshots.items():
+            meta = snap["metadata"]
+            preview = preview_of(str(meta.get("data", "")))
+            expired = expiration(record_id, meta, self.label, preview)
+            found += [expired] if expired is not None else []
+            if synthorg.is_synthorg_payload(meta):
+                found += synthorg.upcoming(record_id, meta, config, self.label, preview)
+        return [u for u in found if u.when <= until]
 
     # -- history.db ---------------------------------------------------------------------
 

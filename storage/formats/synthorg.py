@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Layer, Memory, Status
+from ..retention import CLEAN_UP, EXPIRE, Upcoming
 from ..timeutil import parse_time, to_iso
 
 PREFIX = "_synthorg_"
@@ -278,6 +279,49 @@ def resolve_retention(config: Config, agent: dict[str, Any] | None) -> dict[str,
         else:
             resolved[category] = (None, RESOLUTION_ORDER[-1])
     return resolved
+
+
+# -- what SynthOrg will expire or delete ----------------------------------------------------------
+
+EXPIRY_RULE = ("SynthOrg expires_at: no longer returned (apply_post_filters); it stays on disk, where its "
+               "retention cleanup, which only sees what is returned, never deletes it")
+
+
+def _rule_source(rule: str, agent: str) -> str:
+    """Where in synthorg.yaml a resolved retention comes from."""
+    return {
+        RESOLUTION_ORDER[0]: f"agents[{agent}].memory.retention_overrides",
+        RESOLUTION_ORDER[1]: "memory.consolidation.retention.rules",
+        RESOLUTION_ORDER[2]: f"agents[{agent}].memory.retention_days",
+        RESOLUTION_ORDER[3]: "memory.consolidation.retention.default_retention_days",
+    }.get(rule, "")
+
+
+def upcoming(record_id: str, meta: dict[str, Any], config: Config | None, owner: str, preview: str) -> list[Upcoming]:
+    """What SynthOrg will do to one point: hide it at its expires_at, and delete an agent's entry
+    once it is older than its category's retention (RetentionEnforcer.cleanup_expired: created_at
+    before now - days, among the entries retrieve still returns, so not one already expired)."""
+    found = []
+    expires_at = parse_time(meta.get(EXPIRES_AT)) if meta.get(EXPIRES_AT) else None
+    if expires_at is not None:
+        found.append(Upcoming(record_id, EXPIRE, expires_at, EXPIRY_RULE, owner, preview))
+    agent = str(meta.get("user_id") or "")
+    created = parse_time(meta.get("created_at"))
+    if config is None or not agent or agent == SHARED_NAMESPACE or created is None:
+        return found  # the shared knowledge base is no agent's: retention cleanup runs per agent
+    category = str(meta.get(CATEGORY)) if meta.get(CATEGORY) in CATEGORIES else "working"
+    days, rule = resolve_retention(config, config.agents.get(agent))[category]
+    if days is None:
+        return found
+    when = created + timedelta(days=days)
+    if expires_at is not None and expires_at <= when:
+        return found
+    found.append(Upcoming(
+        record_id, CLEAN_UP, when,
+        f"SynthOrg retention: {category} {_days_text(days)} ({rule}: {_rule_source(rule, agent)}); deleted by the "
+        "next retention cleanup", owner, preview,
+    ))
+    return found
 
 
 # -- what `info` shows -------------------------------------------------------------------------
