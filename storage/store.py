@@ -13,7 +13,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,7 +47,6 @@ from .source import (
     same_content,
     summed,
 )
-from .timeutil import utcnow
 
 if TYPE_CHECKING:
     from .native.chroma.vector_collection import VectorCollection
@@ -588,7 +587,7 @@ class MemoryStore:
     def retention(self, within: timedelta, now: datetime | None = None) -> list[Upcoming]:
         """What each owner will expire, archive or clean up from now to within ahead (and what it
         is overdue on), by its own rule, the most overdue first. Nothing changes."""
-        start = now or utcnow()
+        start = now or datetime.now(timezone.utc)  # to the microsecond: owners' times have them
         return gathered(self._parts(), start, start + within)
 
     def retention_kept(self) -> dict[str, bool]:

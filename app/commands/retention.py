@@ -5,7 +5,7 @@ not a byte of the store changes."""
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from mnemoscope.storage.retention import due_text, duration_text, parse_duration
@@ -36,7 +36,7 @@ def register(commands: CommandParsers) -> None:
 
 
 def cmd_retention(args: argparse.Namespace) -> int:
-    now = utcnow()
+    now = datetime.now(timezone.utc)
     with open_store_of(args) as store:
         upcoming = store.retention(args.within, now)
         kept = store.retention_kept()

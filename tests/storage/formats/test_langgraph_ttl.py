@@ -5,7 +5,7 @@ deletes, and a read that refreshes the TTL moves the preview."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from helpers.cli_runs import run, run_json
 from helpers.owners import require, run_owner
 from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.retention import CLEAN_UP
-from mnemoscope.storage.timeutil import parse_time, utcnow
+from mnemoscope.storage.timeutil import parse_time
 
 require("langgraph.store.sqlite")
 
@@ -73,7 +73,7 @@ def test_items_with_a_ttl_are_listed_by_their_expires_at_overdue_first(lg_store:
                                                        "memories.dana/trip")
         assert store.retention_kept() == {"LangGraph": True}
     draft, call, trip = upcoming
-    now = utcnow()
+    now = datetime.now(timezone.utc)
     assert draft.when < now < call.when < now + timedelta(minutes=61) < trip.when < now + timedelta(days=10, minutes=1)
     assert {u.action for u in upcoming} == {CLEAN_UP} and {u.owner for u in upcoming} == {"LangGraph"}
     assert call.preview == "Dana is on a call until noon"
