@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mnemoscope.storage.credentials import Credentials
 
 # The window's views, by the names --view takes (kept here so parsing needs no Qt).
-VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph", "transcript", "map", "findings")
+VIEWS = ("memories", "timeline", "scratchpad", "salience", "graph", "transcript", "map", "findings", "retention")
 THEMES = ("system", "light", "dark")
 
 # The system libraries Qt's X11 platform plugin needs and the PySide6 wheel does not carry (from

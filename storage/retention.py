@@ -98,3 +98,17 @@ def due_text(when: datetime, now: datetime) -> str:
             words = f"{count} {name}" + ("s" if count != 1 else "")
             return f"in {words}" if delta > timedelta(0) else f"overdue by {words}"
     return "due now" if delta >= timedelta(0) else "overdue by under a minute"
+
+
+def summary_lines(now: datetime, upcoming: list[Upcoming], kept: dict[str, bool], within: timedelta) -> list[str]:
+    """What a preview found, in words: how many and how many overdue; each store whose owner
+    expires nothing; "nothing expires" when the owners that do have nothing due."""
+    lines = []
+    if upcoming:
+        overdue = sum(u.when <= now for u in upcoming)
+        lines.append(f"{len(upcoming)} within {duration_text(within)}"
+                     + (f", {overdue} overdue (their owner acts when it next runs)" if overdue else ""))
+    lines += [f"{label} keeps no expiry or retention rule" for label, keeps in kept.items() if not keeps]
+    if not upcoming and any(kept.values()):
+        lines.append(f"nothing expires within {duration_text(within)}")
+    return lines

@@ -8,7 +8,7 @@ import argparse
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from mnemoscope.storage.retention import due_text, duration_text, parse_duration
+from mnemoscope.storage.retention import due_text, duration_text, parse_duration, summary_lines
 from mnemoscope.storage.timeutil import parse_time, utcnow
 
 from .. import output
@@ -47,6 +47,7 @@ def cmd_retention(args: argparse.Namespace) -> int:
         "until": (now + args.within).isoformat(),
         "upcoming": [u.to_dict() for u in upcoming],
         "owners": [{"format": label, "keeps_rule": keeps} for label, keeps in kept.items()],
+        "summary": summary_lines(now, upcoming, kept, args.within),
     }
     return emit(args, data, human)
 
@@ -61,13 +62,8 @@ def human(data: dict[str, Any]) -> str:
             for u in data["upcoming"]
         ]
         lines += [output._table(rows, ["WHEN (UTC)", "ACTION", "ID", "RULE", "PREVIEW"]), ""]
-        lines.append(f"{len(rows)} within {data['within']} (overdue ones included: their owner acts when it next runs)")
-        notes = dict.fromkeys(f"{u['owner']}: {rest}" for u in data["upcoming"]
-                              for rest in [u["rule"].partition("; ")[2]] if rest)
-        lines += [f"  {note}" for note in notes]
-    for owner in data["owners"]:
-        if not owner["keeps_rule"]:
-            lines.append(f"{owner['format']} keeps no expiry or retention rule")
-    if not data["upcoming"] and any(o["keeps_rule"] for o in data["owners"]):
-        lines.append(f"nothing expires within {data['within']}")
-    return "\n".join(lines)
+    lines += data["summary"]
+    # Each rule's text past its first clause is the same for many rows: said once, under the table.
+    notes = dict.fromkeys(f"  {u['owner']}: {rest}" for u in data["upcoming"]
+                          for rest in [u["rule"].partition("; ")[2]] if rest)
+    return "\n".join(lines + list(notes))
