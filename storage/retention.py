@@ -51,6 +51,13 @@ class RetentionSource(Protocol):
         ...
 
 
+def keeps_rule(source: object) -> bool:
+    """Whether a source's owner expires, archives or cleans up by a rule: a RetentionSource does,
+    unless it says its store has no such rule (``keeps_retention_rule`` False: a LangGraph file of
+    checkpoints only)."""
+    return isinstance(source, RetentionSource) and bool(getattr(source, "keeps_retention_rule", True))
+
+
 PREVIEW_WORDS = 12
 
 

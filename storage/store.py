@@ -33,7 +33,7 @@ from .journal.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
 from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery
-from .retention import RetentionSource, Upcoming, gathered
+from .retention import Upcoming, gathered, keeps_rule
 from .salience import SalienceModel
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
@@ -595,7 +595,7 @@ class MemoryStore:
         kept: dict[str, bool] = {}
         for s in self._sources:
             parts = self._workspace.parts if s is self._workspace and self._workspace is not None else [s]
-            kept[s.label] = kept.get(s.label, False) or any(isinstance(p, RetentionSource) for p in parts)
+            kept[s.label] = kept.get(s.label, False) or any(keeps_rule(p) for p in parts)
         return kept
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:

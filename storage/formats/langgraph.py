@@ -89,6 +89,7 @@ class LangGraphSource(FormatSource):
         self.editable_fields = ("content",) if self.has_store else ()
         self._keys: dict[str, tuple[str, str]] = {}
         self.has_ttl = {"expires_at", "ttl_minutes"} <= tables.get("store", set())
+        self.keeps_retention_rule = self.has_ttl  # SqliteSaver's checkpoints have no TTL
 
     def watched(self) -> list[Path]:
         return self.files + list(self.siblings)  # an item folded into a sibling's shows when they part

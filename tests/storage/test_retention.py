@@ -22,6 +22,7 @@ from mnemoscope.storage.retention import (
     due_text,
     duration_text,
     gathered,
+    keeps_rule,
     parse_duration,
     preview_of,
 )
@@ -49,6 +50,10 @@ class KeepsEverything:
 def test_a_source_with_upcoming_is_a_retention_source_and_one_without_is_not() -> None:
     assert isinstance(ArchivesAfter90Days({}), RetentionSource)
     assert not isinstance(KeepsEverything(), RetentionSource)
+    assert keeps_rule(ArchivesAfter90Days({})) and not keeps_rule(KeepsEverything())
+    ruleless = ArchivesAfter90Days({})
+    ruleless.keeps_retention_rule = False  # a store of its kind that has no rule (checkpoints only)
+    assert isinstance(ruleless, RetentionSource) and not keeps_rule(ruleless)
 
 
 def test_gathered_sorts_every_sources_records_by_when_and_drops_what_is_past_until() -> None:

@@ -110,3 +110,26 @@ def test_the_cli_lists_them_and_says_what_has_no_ttl(lg_store: Path, capsys: pyt
     assert "clean up" in out and "Dana is on a call until noon" in out and "Dana is travelling" not in out
     assert "(overdue by" in out and re.search(r"\(in 5\d minutes\)", out)
     assert "LangGraph: a get or search refreshes it when the store's ttl config has refresh_on_read" in out
+
+
+CHECKPOINTS_ONLY = """
+import sqlite3
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import empty_checkpoint
+saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+cp = empty_checkpoint()
+cp["channel_values"] = {"todo": "book flights"}
+cp["channel_versions"] = {"todo": 1}
+saver.put({"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}, cp, {"source": "loop", "step": 0}, {"todo": 1})
+print(json.dumps("ok"))
+"""
+
+
+def test_a_file_of_checkpoints_only_keeps_no_ttl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "threads"
+    root.mkdir()
+    run_owner(CHECKPOINTS_ONLY, path=str(root / "checkpoints.sqlite"))
+    with open_store(root) as store:
+        assert store.retention(timedelta(days=3650)) == [] and store.retention_kept() == {"LangGraph": False}
+    code, out, _ = run(capsys, "retention", root)
+    assert (code, out.strip()) == (0, "LangGraph keeps no expiry or retention rule")
