@@ -243,11 +243,12 @@ class LangGraphSource(FormatSource):
             rows = con.execute(
                 "SELECT prefix, key, value, expires_at, ttl_minutes FROM store WHERE expires_at IS NOT NULL"
             ).fetchall()
+        self.contents()
         found = []
         for row in rows:
             when = parse_time(row["expires_at"])
-            if when is None or when > until:
-                continue
+            if when is None or when > until or self.id_prefix + f"{row['prefix']}/{row['key']}" not in self._keys:
+                continue  # (an item of a copy folded into an earlier file's is listed there, as in the table)
             found.append(Upcoming(
                 self.id_prefix + f"{row['prefix']}/{row['key']}", CLEAN_UP, when, ttl_rule(row["ttl_minutes"]),
                 self.label, preview_of(item_text(_json(row["value"]))),

@@ -9,6 +9,7 @@ import pytest
 
 from helpers.cli_runs import run, run_json
 from helpers.owners import require, run_owner
+from helpers.redis_server import RUST_CHAT, RUST_SESSION, agentx_redis, redis_server  # noqa: F401 (fixtures)
 
 NO_TTL = """
 import sqlite3
@@ -48,3 +49,11 @@ def test_a_window_that_is_not_a_duration_is_a_usage_error(demo_path: Path, capsy
         run(capsys, "retention", demo_path, "--within", "soon")
     assert exited.value.code == 2
     assert "not a duration: 'soon'" in capsys.readouterr().err
+
+
+def test_agentx_redis_ttls_are_picked_up_with_no_change_here(agentx_redis, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    listed = run_json(capsys, "retention", agentx_redis.url, "--within", "15m")
+    assert [u["id"] for u in listed["upcoming"]] == [f"consolidation:lock:{RUST_CHAT}", f"{RUST_SESSION}:context:current_file"]
+    assert listed["owners"] == [{"format": "AgentX working memory (Redis)", "keeps_rule": True}]
+    code, out, _ = run(capsys, "retention", agentx_redis.url, "--within", "15m")
+    assert code == 0 and "Redis TTL (set by AgentX: consolidation job tracking and locks)" in out
