@@ -136,8 +136,9 @@ def memory_detail(m: dict[str, Any]) -> str:
     if m.get("owner_history"):
         out.append(f"  {m['source'].get('format')} history:")
         for e in m["owner_history"]:
-            change = f"{e.get('old_memory') or ''!r} -> {e.get('new_memory') or ''!r}"
-            out.append(f"    {e.get('updated_at') or e.get('created_at')} {e.get('event')} {_clip(change, 90)}")
+            change = (f" {_clip(repr(e.get('old_memory') or '') + ' -> ' + repr(e.get('new_memory') or ''), 90)}"
+                      if e.get("old_memory") or e.get("new_memory") else "")
+            out.append(f"    {e.get('updated_at') or e.get('created_at')} {e.get('event')}{change}")
     if m["history"]:
         out.append("  history:")
         for e in m["history"]:

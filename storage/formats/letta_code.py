@@ -181,7 +181,11 @@ class LettaCodeMemorySource(FormatSource):
         """The block's commits, newest first: Letta Code's own change log of it."""
         self.contents()
         rel = self._rel(memory_id)
-        return [{**c, "at": c["at"].isoformat() if c["at"] else None} for c in self._history.get(rel, [])]
+        return [
+            {**c, "at": at, "created_at": at, "event": c["reason"]}  # the keys every owner's history shares
+            for c in self._history.get(rel, [])
+            for at in [c["at"].isoformat() if c["at"] else None]
+        ]
 
     # -- the write primitive: a file written and committed, as the memory tool does ---------------
 

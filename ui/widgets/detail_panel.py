@@ -87,7 +87,9 @@ def render_memory(
     ) or "<li style='color:gray'>no curation steps yet</li>"
     owner = "".join(
         f"<li>{esc(str(e.get('updated_at') or e.get('created_at') or ''))[:19]} <b>{esc(str(e.get('event')))}</b> "
-        f"{esc(str(e.get('old_memory') or ''))} → {esc(str(e.get('new_memory') or ''))}</li>"
+        + (f"{esc(str(e.get('old_memory') or ''))} → {esc(str(e.get('new_memory') or ''))}"
+           if e.get("old_memory") or e.get("new_memory") else "")
+        + f"{' by ' + esc(str(e['author'])) if e.get('author') else ''}</li>"
         for e in owner_history
     )
     owner_block = f"<p><b>{esc(src.format)} history</b></p><ul>{owner}</ul>" if owner else ""
