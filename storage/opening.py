@@ -37,6 +37,7 @@ from .detect.looks import RememberedLooks, is_file, names, one_look
 from .detect.store_urls import CHROMA_SERVER, PATH, POSTGRESQL, Location, LocationError, parse_location, server_folder
 from .embedders.base import Embedder, HashingEmbedder
 from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
+from .extras import MissingExtraError
 from .formats.registry import FormatMatch, detect_formats
 from .journal.log import Journal
 from .model import Kind
@@ -74,8 +75,12 @@ _NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN
 
 
 def built(parts: StoreParts) -> MemoryStore:
-    """The one MemoryStore over what an opener found."""
+    """The one MemoryStore over what an opener found; MissingExtraError when nothing of it can be
+    read without a package the install lacks (an empty store is then never shown)."""
     try:
+        unread = [getattr(s, "unread_part", lambda: None)() for s in parts.sources]
+        if parts.sources and all(unread):
+            raise MissingExtraError([part for part in unread if part is not None])
         store = MemoryStore(parts.root, parts.sources, parts.journal, read_only=parts.read_only, location=parts.location)
     except BaseException:
         parts.close()
