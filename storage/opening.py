@@ -534,7 +534,8 @@ def _open_postgresql(
         from .native.db.postgres_source import open_postgres_store
     except ImportError as exc:
         raise UnreadableStoreError(
-            f"Opening {location.text} needs the PostgreSQL driver: pip install 'mnemoscope[postgres]' ({exc})."
+            f"Opening {location.text} needs the PostgreSQL driver, which mnemoscope's install brings and this "
+            f"one lacks: pip install 'psycopg[binary]' ({exc})."
         ) from None
     try:
         return open_postgres_store(
