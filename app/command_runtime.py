@@ -42,6 +42,9 @@ def open_store_of(args: argparse.Namespace, *, read_only: bool = False, writing:
     )
     mode = "read-only" if store.read_only else "for writing"
     log(f"opened {store.location} ({', '.join(kind.value for kind in store.kinds)}) {mode}")
+    if getattr(args, "command", None) != "info":  # info lists them under its count
+        for part in store.unread():
+            note(args, part.line)
     return store
 
 

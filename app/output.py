@@ -30,6 +30,7 @@ def _table(rows: list[list[str]], headers: list[str]) -> str:
 def info(data: dict[str, Any]) -> str:
     counts = data["counts"]
     out = [f"{data['path']}", f"  kinds: {', '.join(data['kinds'])}", f"  memories: {data['total']} ({data.get('counted', 'every status')})"]
+    out += [f"  {part['line']}" for part in data.get("unread", [])]  # not in the count above: not read at all
     for title, key in (("per kind", "kinds"), ("per channel", "channels"), ("per layer", "layers"), ("per status", "statuses")):
         parts = ", ".join(f"{k} {v}" for k, v in sorted(counts[key].items()))
         out.append(f"  {title}: {parts}")
@@ -324,13 +325,13 @@ def history(data: dict[str, Any]) -> str:
 
 
 def discovered(data: dict[str, Any]) -> str:
-    from mnemoscope.storage.detect.discover import human_size
+    from mnemoscope.storage.detect.discover import human_size, memories_shown
 
     rows = [
         [
             f["tool"],
             f["path"],
-            str(f["memories"]) if f["memories"] is not None else "?",
+            memories_shown(f["memories"], f.get("unread", [])),
             human_size(f["size"]),
             (f["last_write"] or "")[:16].replace("T", " "),
         ]
@@ -339,8 +340,10 @@ def discovered(data: dict[str, Any]) -> str:
     if not rows:
         return "no memory stores found"
     problems = [f"  {f['path']}: {f['problem']}" for f in data["stores"] if f["problem"]]
+    unread = [f"  {f['path']}: {line}" for f in data["stores"] for line in f.get("unread", [])]
     table = _table(rows, ["TOOL", "PATH", "MEMORIES", "SIZE", "LAST WRITE"])
-    return "\n".join([table, f"({len(rows)} stores)", *(["could not be counted:", *problems] if problems else [])])
+    return "\n".join([table, f"({len(rows)} stores)", *(["could not be counted:", *problems] if problems else []),
+                      *(["not read here:", *unread] if unread else [])])
 
 
 def exported(data: dict[str, Any]) -> str:

@@ -46,6 +46,7 @@ from .detect.store_urls import (
 )
 from .embedders.base import Embedder, HashingEmbedder
 from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
+from .extras import MissingExtraError
 from .formats.registry import FormatMatch, detect_formats
 from .journal.log import Journal
 from .model import Kind
@@ -83,8 +84,12 @@ _NATIVE_LABELS = {Kind.SQLITE: "memory.db", Kind.CHROMA: "Chroma", Kind.MARKDOWN
 
 
 def built(parts: StoreParts) -> MemoryStore:
-    """The one MemoryStore over what an opener found."""
+    """The one MemoryStore over what an opener found; MissingExtraError when nothing of it can be
+    read without a package the install lacks (an empty store is then never shown)."""
     try:
+        unread = [getattr(s, "unread_part", lambda: None)() for s in parts.sources]
+        if parts.sources and all(unread):
+            raise MissingExtraError([part for part in unread if part is not None])
         store = MemoryStore(parts.root, parts.sources, parts.journal, read_only=parts.read_only, location=parts.location)
     except BaseException:
         parts.close()
@@ -547,7 +552,8 @@ def _open_postgresql(
         from .native.db.postgres_source import open_postgres_store
     except ImportError as exc:
         raise UnreadableStoreError(
-            f"Opening {location.text} needs the PostgreSQL driver: pip install 'mnemoscope[postgres]' ({exc})."
+            f"Opening {location.text} needs the PostgreSQL driver, which mnemoscope's install brings and this "
+            f"one lacks: pip install 'psycopg[binary]' ({exc})."
         ) from None
     try:
         return open_postgres_store(

@@ -28,6 +28,7 @@ from .errors import (
     StoreError,
     UnsupportedError,
 )
+from .extras import UnreadPart
 from .journal.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .journal.baseline import BaselineRecords
 from .journal.log import INTERRUPTED, Journal
@@ -301,6 +302,10 @@ class MemoryStore:
         """Sources in formats other tools own (mem0, LangGraph, ...)."""
         return [s for s in self._sources if getattr(s, "format", "") not in NATIVE_FORMATS]
 
+    def unread(self) -> list[UnreadPart]:
+        """The parts of the store not read because a package (an extra) is not installed."""
+        return [part for s in self._sources if (part := _unread_part(s)) is not None]
+
     def _with(self, capability: str) -> list[Any]:
         return [s for s in self._sources if getattr(s.capabilities(), capability)]
 
@@ -555,6 +560,7 @@ class MemoryStore:
         if self._workspace is not None:
             out.update(self._workspace.describe())
         out["problems"] = self.recovered + (self._workspace.problems() if self._workspace is not None else [])
+        out["unread"] = [part.to_dict() for part in self.unread()]
         if self.foreign:
             out["formats"] = [s.describe() for s in self.foreign]
             out["sessions"] = len(self.sessions())
@@ -767,3 +773,8 @@ def _workspace_of(sources: list[Source]) -> NativeWorkspace | None:
             if isinstance(source, NativeWorkspace):
                 return source
     return None
+
+
+def _unread_part(source: Any) -> UnreadPart | None:
+    unread_part = getattr(source, "unread_part", None)
+    return unread_part() if unread_part is not None else None

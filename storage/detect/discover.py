@@ -40,8 +40,14 @@ class FoundStore:
     path: Path  # what to open
     size: int  # bytes in its files
     last_write: datetime | None
-    memories: int | None  # None when it could not be counted (problem says why)
+    memories: int | None  # None when it could not be counted (problem says why) or nothing was read (unread)
     problem: str = ""
+    # Parts not read for want of a package (extras.UnreadPart.line): "unread: install mnemoscope[X] (...)".
+    unread: tuple[str, ...] = ()
+
+    @property
+    def memories_shown(self) -> str:
+        return memories_shown(self.memories, self.unread)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,7 +57,18 @@ class FoundStore:
             "last_write": self.last_write.isoformat() if self.last_write else None,
             "memories": self.memories,
             "problem": self.problem,
+            "unread": list(self.unread),
         }
+
+
+def memories_shown(memories: int | None, unread: Iterable[str] = ()) -> str:
+    """A store's MEMORIES cell: the count, "?" (not counted), or what would read the rest
+    ("unread: install mnemoscope[crewai]", "12 + unread: install mnemoscope[crewai]"): never a 0
+    for memories that were not read."""
+    said = ", ".join(dict.fromkeys(line.split(" (", 1)[0] for line in unread))
+    if memories is None:
+        return said or "?"
+    return f"{memories} + {said}" if said else str(memories)
 
 
 def human_size(n: float) -> str:
@@ -90,17 +107,22 @@ def discover(
 
 def _described(path: Path, tool: str) -> FoundStore:
     from ..errors import UnmappedTableError
+    from ..extras import MissingExtraError
 
     size, last = _footprint(path)
+    unread: tuple[str, ...] = ()
     try:
         with open_store(path, read_only=True) as store:
             memories: int | None = store.count(ALL_STATUSES)
+            unread = tuple(part.line for part in store.unread())
         problem = ""
     except UnmappedTableError:  # listed for its memory-like table: each row of it is one memory
         memories, problem = _proposed_table_rows(path), ""
+    except MissingExtraError as exc:  # nothing read: no count, what would read it instead
+        memories, problem, unread = None, "", tuple(part.line for part in exc.unread)
     except StoreError as exc:
         memories, problem = None, str(exc)
-    return FoundStore(tool, path, size, last, memories, problem)
+    return FoundStore(tool, path, size, last, memories, problem, unread)
 
 
 def _proposed_table_rows(path: Path) -> int | None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..detect.looks import is_file, looked, names
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
+from ..extras import UnreadPart, installed
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
 from ..query import MemoryQuery
 from ..source import (
@@ -110,6 +111,8 @@ class FormatSource:
     counts_tags: bool = True
     # Which of model.OPTIONAL_FIELDS the owning system keeps; the others are None in its memories.
     keeps: frozenset[str] = frozenset()
+    # (import name, mnemoscope extra) of the package without which nothing of it is read (extras.py).
+    needs_package: tuple[str, str] | None = None
 
     def __init__(self, root: Path, files: Sequence[Path]) -> None:
         self.root = Path(root)
@@ -151,6 +154,13 @@ class FormatSource:
             sessions=True,
             scratchpad=True,
         )
+
+    def unread_part(self) -> UnreadPart | None:
+        """This part, named as unread, when the package it is read through is not installed."""
+        if self.needs_package is None or installed(self.needs_package[0]):
+            return None
+        where = self.files[0] if self.files else self.root
+        return UnreadPart(self.label, str(where), *self.needs_package)
 
     def describe(self) -> dict[str, Any]:
         """What `info` shows of this format beyond the counts."""

@@ -12,7 +12,7 @@ created_at, last_accessed, source, private, vector).
 Long-term rows can be deleted (CrewAI looks them up by exact task description,
 so editing one would orphan it). The Chroma directories open as any Chroma
 directory does. LanceDB needs the optional ``lancedb`` package (the ``crewai``
-extra); without it the table is named as unread, never guessed at. LanceDB
+extra); without it the table is said unread (storage/extras.py), never counted as empty. LanceDB
 memories are read-only: an edit would need the crew's embedder for a new vector.
 """
 
@@ -86,6 +86,7 @@ class CrewLanceSource(FormatSource):
     format = "crewai-lancedb"
     label = "CrewAI unified memory (LanceDB)"
     read_only_reason = "an edit needs the crew's embedder for a new vector; Mnemoscope reads LanceDB only"
+    needs_package = ("lancedb", "crewai")
 
     def __init__(self, folder: Path) -> None:
         table_dir = folder / f"{LANCE_TABLE}.lance"
@@ -99,14 +100,10 @@ class CrewLanceSource(FormatSource):
 
     def load(self) -> Contents:
         contents = Contents()
-        try:
-            import lancedb
-        except ImportError:
-            contents.problems.append(
-                f"{self.folder / (LANCE_TABLE + '.lance')} is a LanceDB table and the lancedb package is not installed; "
-                "its memories were not read. Install it with: pip install 'mnemoscope[crewai]'"
-            )
+        if self.unread_part() is not None:
             return contents
+        import lancedb
+
         try:
             table = lancedb.connect(str(self.folder)).open_table(LANCE_TABLE)
             columns = [f.name for f in table.schema if f.name != "vector"]

@@ -99,12 +99,12 @@ class DiscoverDialog(QDialog):
         self.found = found
         self.table.setRowCount(len(found))
         for row, store in enumerate(found):
-            cells = (store.tool, str(store.path), "?" if store.memories is None else str(store.memories),
+            cells = (store.tool, str(store.path), store.memories_shown,
                      human_size(store.size), store.last_write.strftime("%Y-%m-%d %H:%M") if store.last_write else "")
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if store.problem:
-                    item.setToolTip(store.problem)
+                if store.problem or store.unread:
+                    item.setToolTip("\n".join([store.problem, *store.unread]).strip())
                 if column == 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)

@@ -30,7 +30,9 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
         for s in store.foreign
         if s.capabilities().read_only
     ]
-    return {"counts": counts, "sessions": sessions, "notes": notes + store.problems(), "owner_views": owner_views}
+    unread = [part.line for part in store.unread()]  # first: the status bar shows the first note
+    return {"counts": counts, "sessions": sessions, "notes": unread + notes + store.problems(),
+            "owner_views": owner_views, "unread": unread}
 
 
 class Sidebar(QTreeWidget):
@@ -61,6 +63,15 @@ class Sidebar(QTreeWidget):
         everything.setToolTip(0, "Active memories; copies of one memory counted once")
         everything.setData(0, FilterRole, ("all", None))
         self.addTopLevelItem(everything)
+        if data.get("unread"):  # parts a missing package left unread: not in any count below
+            group = QTreeWidgetItem(["Not read here", ""])
+            group.setToolTip(0, "Parts of the store this install cannot read; not counted")
+            self.addTopLevelItem(group)
+            for line in data["unread"]:
+                item = QTreeWidgetItem([line.split(" (", 1)[0], ""])
+                item.setToolTip(0, line)
+                group.addChild(item)
+            group.setExpanded(True)
         for title, key, kind in GROUPS:
             group = QTreeWidgetItem([title, ""])
             group.setToolTip(0, "Every status" if key == "statuses" else "Active memories, as the table shows them")

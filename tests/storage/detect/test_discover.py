@@ -153,3 +153,14 @@ def test_opening_a_folder_that_only_holds_stores_names_them(capsys, home: dict[s
     err = capsys.readouterr().err
     assert err.startswith(f"mnemoscope: {projects} is no memory store itself but holds 4: ")
     assert str(home["LangGraph"]) in err and "discover" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_store_part_left_unread_is_shown_where_its_count_would_be() -> None:
+    from mnemoscope.storage.detect.discover import FoundStore, memories_shown
+
+    line = "unread: install mnemoscope[crewai] (CrewAI unified memory (LanceDB) at /p needs the lancedb package: ...)"
+    assert memories_shown(None, [line]) == "unread: install mnemoscope[crewai]"  # nothing read: no 0
+    assert memories_shown(4, [line, line]) == "4 + unread: install mnemoscope[crewai]"
+    assert memories_shown(0) == "0" and memories_shown(None) == "?"
+    found = FoundStore("CrewAI", Path("/p"), 1, None, None, unread=(line,))
+    assert found.memories_shown == "unread: install mnemoscope[crewai]" and found.to_dict()["unread"] == [line]

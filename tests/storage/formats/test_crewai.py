@@ -23,6 +23,7 @@ from chromadb.config import Settings
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.embedders.base import HashingEmbedder
 from mnemoscope.storage.errors import ReadOnlyError, UnsupportedError
+from mnemoscope.storage.extras import MissingExtraError
 from mnemoscope.storage.views.search import search
 from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.transfer import import_store
@@ -137,6 +138,22 @@ def _lance(folder: Path) -> None:
     db.create_table("memories", rows)
 
 
+def write_lance(folder: Path) -> None:
+    """CrewAI's table in folder (made), written by the real lancedb even while a test blocks its
+    import (sys.modules["lancedb"] = None: as if the crewai extra were not installed)."""
+    import sys
+
+    folder.mkdir(parents=True)
+    blocked = "lancedb" in sys.modules and sys.modules["lancedb"] is None
+    if blocked:
+        del sys.modules["lancedb"]
+    try:
+        _lance(folder)
+    finally:
+        if blocked:
+            sys.modules["lancedb"] = None  # type: ignore[assignment]
+
+
 def test_lancedb_memories_are_read_and_read_only(tmp_path: Path):
     root = tmp_path / "crew1x"
     (root / "memory").mkdir(parents=True)
@@ -158,12 +175,30 @@ def test_lancedb_memories_are_read_and_read_only(tmp_path: Path):
     assert import_store(root, dest).imported == 0
 
 
-def test_without_lancedb_the_table_is_named_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_without_lancedb_a_lance_only_store_is_unread_not_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = tmp_path / "crew1x"
     (root / "memory").mkdir(parents=True)
     _lance(root / "memory")
     monkeypatch.setitem(__import__("sys").modules, "lancedb", None)  # as if the package were not installed
+    with pytest.raises(MissingExtraError) as refused:
+        open_store(root)
+    assert refused.value.exit_code == 2
+    assert str(refused.value).startswith("unread: install mnemoscope[crewai] (CrewAI unified memory (LanceDB) at ")
+    assert [(u.package, u.extra) for u in refused.value.unread] == [("lancedb", "crewai")]
+
+
+def test_without_lancedb_the_table_is_said_unread_beside_what_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = build_crewai_storage(tmp_path)
+    (root / "memory").mkdir()
+    _lance(root / "memory")
+    monkeypatch.setitem(__import__("sys").modules, "lancedb", None)
     with open_store(root) as store:
-        assert store.count() == 0
-        [problem] = store.problems()
-    assert "lancedb package is not installed" in problem and "mnemoscope[crewai]" in problem
+        assert store.count() == 4  # the long-term rows and the Chroma records; LanceDB's two are not counted
+        [unread] = store.unread()
+        assert unread.line.startswith("unread: install mnemoscope[crewai] (CrewAI unified memory (LanceDB) at ")
+        assert unread.path == str(root / "memory" / "memories.lance")
+        assert store.info()["unread"] == [unread.to_dict()]
+        assert not any("lancedb" in problem for problem in store.problems())  # said once, as unread
+    monkeypatch.delitem(__import__("sys").modules, "lancedb")
+    with open_store(root) as store:
+        assert store.count() == 6 and store.unread() == [] and store.info()["unread"] == []
