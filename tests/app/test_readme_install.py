@@ -256,6 +256,13 @@ def _letta(tmp: Path, _servers: Callable[[], Any]) -> Built:
                  ("I am a careful travel agent.", "Ana took the 9:00 train to Lisbon in May"))
 
 
+@row("Letta Code")
+def _letta_code(tmp: Path, _servers: Callable[[], Any]) -> Built:
+    from formats.test_letta_code import PERSONA, PROJECT, build_letta_code_home
+
+    return Built(str(build_letta_code_home(_mkdir(tmp / "letta-code"))), (PERSONA, PROJECT))
+
+
 @row("Agentix")
 def _agentix(tmp: Path, _servers: Callable[[], Any]) -> Built:
     from formats.test_agentix import build_agentix
@@ -326,7 +333,7 @@ def _agentx_redis(tmp: Path, servers: Callable[[], Any]) -> Built:
 
     def scratchpad_listed(cli: ReadmeCli) -> None:
         shown = cli("scratchpad", server.url()).stdout
-        assert "Why does the parser fail the borrow checker?" in shown and "src/parser.rs" in shown, shown
+        assert "Plan three days in Lisbon in May" in shown and "src/parser.rs" in shown, shown
         assert "TTL" in shown, shown
 
     return Built(server.url(), (), check=scratchpad_listed, memories=False)
