@@ -250,7 +250,8 @@ def history_entry(row: dict[str, Any]) -> dict[str, Any]:
 def _described(row: dict[str, Any], metadata: dict[str, Any]) -> str:
     parts = [f"[{row.get('partition')}]"]
     if row.get("promoted_from_channel"):
-        parts.append(f"promoted from {row['promoted_from_channel']} to {row.get('source_channel')} (confidence "
+        to = ", ".join(row.get("target_channels") or []) or row.get("source_channel")
+        parts.append(f"promoted from {row['promoted_from_channel']} to {to} (confidence "
                      f"{row.get('promotion_confidence')}, {row.get('promotion_access_count')} accesses, "
                      f"{row.get('promotion_conversation_count')} conversations)")
     elif row.get("source_channel"):

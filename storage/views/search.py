@@ -272,7 +272,16 @@ def search(
     query: MemoryQuery = MemoryQuery(),
 ) -> SearchResult:
     """The one search of the window and the CLI: the same text, mode, k and query give the same
-    hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means)."""
+    hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means).
+    Filtered by channel on a store whose agent also retrieves other channels, a notice says so."""
+    result = _ranked(store, text, mode, k, query)
+    note = store.retrieval_note(query.channels)
+    if note:
+        result.notices.append(note)
+    return result
+
+
+def _ranked(store: MemoryStore, text: str, mode: str, k: int, query: MemoryQuery) -> SearchResult:
     if mode not in MODES:
         raise UnsupportedError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     query = replace(query, contains=None)
@@ -304,4 +313,5 @@ def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQue
     ranked, notices, _label, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
     ranked = [(m, d) for m, d in ranked if m.id != memory_id][:k]
     hits = vector_hits(store, ranked, embedding)
+    notices += [note] if (note := store.retrieval_note(query.channels)) else []
     return SearchResult("similar", "vector", hits, notices, f"the stored vector of {memory_id} (no embedder)")
