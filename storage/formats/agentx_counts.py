@@ -73,7 +73,7 @@ def conversation_counts(source: AgentxSource, rows: Sequence[dict[str, Any]]) ->
             if name:
                 keys.append(key)
                 names.append(str(name))
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        meta: dict[str, Any] = row["metadata"] if isinstance(row.get("metadata"), dict) else {}
         if meta.get("conversation_id"):
             own.append((key, str(meta["conversation_id"])))
     found = source.rows(

@@ -80,7 +80,7 @@ def lifecycle_metadata(rows: Sequence[dict[str, Any]], tools: dict[str, dict[str
     out: dict[int, dict[str, Any]] = {}
     for row in rows:
         kind = kind_of(row.get("memory_type"))
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        meta: dict[str, Any] = row["metadata"] if isinstance(row.get("metadata"), dict) else {}
         if kind == "goal":
             out[int(row["id"])] = {f"goal.{k}": meta.get(k) for k in GOAL_KEYS}
         elif kind == "strategy":

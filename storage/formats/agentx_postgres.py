@@ -21,6 +21,13 @@ They map onto the canonical model so:
   sequential scan: the seed's ivfflat index would answer approximately); a query vector of
   another dimension than the column's finds nothing and is reported.
 
+By AgentX's own rules, in modules of their own: the conversations each memory was seen in and the
+promotion candidates (agentx_counts), promotion to ``_global`` (agentx_promotion), goals'
+lifecycle and strategies' success rates and tool stats (agentx_goals), the 90-day archive and the
+entity cleanup ahead (agentx_retention); the audit log store-wide is ``owner_audit``. Its
+retrieval always merges the active channel with ``_global`` (``retrieval_channels``), which a
+search filtered by channel notes.
+
 Curation (agentx_curation) writes memory_timeline only; everything else is read-only. The
 change token is cheap rather than exact: the newest ids and the server's row counters.
 """

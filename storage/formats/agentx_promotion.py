@@ -83,8 +83,9 @@ def plan_promote(source: AgentxSource, memory: Memory, snap: Snapshot, fields: d
 def is_promoted_copy(snap: Snapshot | None) -> bool:
     """Whether a row is a copy Mnemoscope's promotion inserted (the only rows it inserts or removes)."""
     meta = (snap or {}).get("metadata")
-    promotion = meta.get("promotion") if isinstance(meta, dict) else None
-    return (isinstance(promotion, dict) and promotion.get("actor") == ACTOR and bool(meta.get("promoted_from"))
+    if not isinstance(meta, dict) or not isinstance(meta.get("promotion"), dict):
+        return False
+    return (meta["promotion"].get("actor") == ACTOR and bool(meta.get("promoted_from"))
             and (snap or {}).get("channel") == GLOBAL_CHANNEL)
 
 

@@ -4,6 +4,7 @@ holding the seed's schema and rows."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ def test_each_memory_counts_the_distinct_conversations_its_audit_rows_were_writt
     assert store.get("agentx:2").conversations == 2
     # by the timeline id too, and the conversation the row itself names
     agentx.sql("UPDATE memory_timeline SET metadata = metadata || %s::jsonb WHERE id = 4",
-               ('{"conversation_id": "%s"}' % agentx_db.TRAVEL_CHAT,))
+               (json.dumps({"conversation_id": agentx_db.TRAVEL_CHAT}),))
     agentx.sql("UPDATE memory_audit_log SET conversation_id = %s WHERE metadata->'affected_ids' = '[4]'",
                (agentx_db.RUST_CHAT,))
     assert store.get("agentx:4").conversations == 2

@@ -13,7 +13,6 @@ from mnemoscope.storage import open_store
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import BelowThresholdError, ConflictError, NothingToDoError, ReadOnlyError
 from mnemoscope.storage.formats import agentx_curation as curation
-from mnemoscope.storage.source import Change
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ RetentionSource protocol), on a real PostgreSQL holding the seed's schema and ro
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -43,7 +44,7 @@ def test_conversations_are_archived_90_days_after_they_started(source: Any) -> N
 
 def test_an_episodic_row_naming_its_conversation_goes_at_that_conversations_date(source: Any, agentx: Any) -> None:
     agentx.sql("UPDATE memory_timeline SET metadata = metadata || %s::jsonb WHERE id = 3",
-               ('{"conversation_id": "%s"}' % agentx_db.PREFERENCES_CHAT,))
+               (json.dumps({"conversation_id": agentx_db.PREFERENCES_CHAT}),))
     [turn] = [u for u in source.upcoming(NOW, NOW + timedelta(days=30)) if u.record_id == "agentx:3"]
     assert turn.when == datetime(2025, 6, 18, 9, 0, tzinfo=timezone.utc) and "event_time" not in turn.rule
     agentx.sql("UPDATE memory_timeline SET archived = true WHERE id = 3")  # archived already: nothing to come
