@@ -28,6 +28,7 @@ original in ``metadata.promoted_from``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,12 +44,19 @@ LISTS = ("affected_ids", "record_ids", "result_ids", "promoted_ids")
 SINGLES = ("memory_id", "fact_id")
 SEMANTIC_TYPES = tuple(t for t, layer in LAYER_OF_TYPE.items() if layer is Layer.SEMANTIC)
 
+# The audit rows naming any of the wanted names (a cheap test on each row first: a string id is
+# an element of a list, a timeline id a number in one, or one of the single keys), then every
+# name each of them names, to match exactly.
 _AUDIT_NAMES = (
     "SELECT a.conversation_id::text AS conversation, n.name FROM {audit} a CROSS JOIN LATERAL ("
     "SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.metadata->k) = 'array' THEN a.metadata->k "
-    "ELSE '[]'::jsonb END) AS name FROM unnest(%s::text[]) AS k "
-    "UNION ALL SELECT a.metadata->>k FROM unnest(%s::text[]) AS k) AS n "
-    "WHERE a.conversation_id IS NOT NULL AND n.name IS NOT NULL"
+    "ELSE '[]'::jsonb END) AS name FROM unnest(%(lists)s::text[]) AS k "
+    "UNION ALL SELECT a.metadata->>k FROM unnest(%(singles)s::text[]) AS k) AS n "
+    "WHERE a.conversation_id IS NOT NULL AND n.name IS NOT NULL AND ({named})"
+)
+_NAMED = " OR ".join(
+    [f"a.metadata->'{k}' ?| %(names)s::text[] OR a.metadata->'{k}' @> ANY(%(numbers)s::jsonb[])" for k in LISTS]
+    + [f"a.metadata->>'{k}' = ANY(%(names)s::text[])" for k in SINGLES]
 )
 
 
@@ -77,10 +85,11 @@ def conversation_counts(source: AgentxSource, rows: Sequence[dict[str, Any]]) ->
         if meta.get("conversation_id"):
             own.append((key, str(meta["conversation_id"])))
     found = source.rows(
-        "WITH wanted(key, name) AS (SELECT * FROM unnest(%s::bigint[], %s::text[])), "
-        f"named AS ({_AUDIT_NAMES.format(audit=AUDIT)}) "
+        "WITH wanted(key, name) AS (SELECT * FROM unnest(%(keys)s::bigint[], %(names)s::text[])), "
+        f"named AS ({_AUDIT_NAMES.format(audit=AUDIT, named=_NAMED)}) "
         "SELECT w.key, named.conversation FROM wanted w JOIN named ON named.name = w.name",
-        [keys, names, list(LISTS), list(SINGLES)],
+        {"keys": keys, "names": names, "lists": list(LISTS), "singles": list(SINGLES),
+         "numbers": [json.dumps([int(row["id"])]) for row in rows]},
     )
     seen: dict[int, set[str]] = {int(row["id"]): set() for row in rows}
     for row in found:

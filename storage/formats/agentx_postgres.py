@@ -38,7 +38,7 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,9 +177,9 @@ class AgentxSource:
             finally:
                 pooled.close()  # back to the pool (a reading transaction rolled back there)
 
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
         with self.reading() as cursor:
-            cursor.execute(sql, tuple(params))
+            cursor.execute(sql, params if isinstance(params, Mapping) else tuple(params))
             return list(cursor.fetchall())
 
     def has(self, table: str, columns: Iterable[str] = ()) -> bool:
