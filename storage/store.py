@@ -438,18 +438,6 @@ class MemoryStore:
         return [{"owner": s.label, **entry} for s in self._sources if hasattr(s, "owner_audit")
                 for entry in s.owner_audit(limit)][:limit]
 
-    def retrieval_note(self, channels: Sequence[str]) -> str:
-        """What a search filtered to channels leaves out that the owning agent would also be given
-        (AgentX's retrieval always merges the active channel with _global); "" when nothing."""
-        notes = []
-        for source in self._sources:
-            merged = [c for c in getattr(source, "retrieval_channels", ()) if c not in channels]
-            if channels and merged:
-                notes.append(f"{source.label}'s retrieval always merges the active channel with {', '.join(merged)}: "
-                             f"the agent would also be given {', '.join(merged)} (this search stays filtered to "
-                             f"{', '.join(channels)}).")
-        return " ".join(dict.fromkeys(notes))
-
     def problems(self) -> list[str]:
         """What a user should know: interrupted steps undone on open; files left out (links
         outside the store); in foreign stores drift, dangling rows, unread tables."""

@@ -20,7 +20,7 @@ from mnemoscope.storage.errors import (
     UnsupportedError,
 )
 from mnemoscope.storage.model import Kind, Layer, Status
-from mnemoscope.storage.views.search import search, similar
+from mnemoscope.storage.views.search import retrieval_note, search, similar
 
 ALL = MemoryQuery(statuses=())
 
@@ -146,6 +146,6 @@ def test_the_audit_log_store_wide_is_the_owners_newest_first_and_a_channel_filte
     assert audit[1]["config_snapshot"]["promotion"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
     assert audit[1]["partition"] == "memory_audit_log_2025_04" and audit[-1]["partition"] == "memory_audit_log_2025_03"
     assert len(store.owner_audit(limit=2)) == 2
-    assert "would also be given _global" in store.retrieval_note((agentx_db.RUST,))
-    assert store.retrieval_note(()) == "" and store.retrieval_note((agentx_db.RUST, "_global")) == ""
+    assert "would also be given _global" in retrieval_note(store, (agentx_db.RUST,))
+    assert retrieval_note(store, ()) == "" and retrieval_note(store, (agentx_db.RUST, "_global")) == ""
     assert store.kinds == [Kind.POSTGRESQL] and store.get("agentx:1").source.kind is Kind.POSTGRESQL
