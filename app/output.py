@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mnemoscope.storage import shown as field
@@ -321,7 +322,23 @@ def history(data: dict[str, Any]) -> str:
         [str(e["seq"]), e["at"][:19], e["operation"], e["state"], e["actor"], ", ".join(e["targets"])]
         for e in data["entries"]
     ]
-    return _table(rows, ["#", "AT", "OPERATION", "STATE", "ACTOR", "TARGETS"]) if rows else "no curation steps yet"
+    out = _table(rows, ["#", "AT", "OPERATION", "STATE", "ACTOR", "TARGETS"]) if rows else "no curation steps yet"
+    return out + owner_audit(data.get("owner_audit") or [])
+
+
+def owner_audit(entries: list[dict[str, Any]]) -> str:
+    """The owner's own audit trail, apart from Mnemoscope's journal: each row as the owner wrote it,
+    with the configuration it snapshotted."""
+    if not entries:
+        return ""
+    out = [f"\n\n{entries[0].get('owner') or 'The owner'}'s own audit log (newest first):"]
+    for e in entries:
+        channels = ", ".join(e.get("target_channels") or [])
+        out.append(f"  {str(e.get('created_at') or '')[:19]}  {e.get('event') or ''} {e.get('memory_type') or ''}"
+                   f"{f' [{channels}]' if channels else ''}  {_clip(e.get('new_memory') or '', 120)}")
+        if e.get("config_snapshot"):
+            out.append(f"      config snapshot: {json.dumps(e['config_snapshot'], sort_keys=True)}")
+    return "\n".join(out)
 
 
 def discovered(data: dict[str, Any]) -> str:

@@ -53,6 +53,7 @@ class Kind(str, enum.Enum):
     MARKDOWN = "markdown"
     QDRANT = "qdrant"  # a Qdrant collection (local mode: points in collection/<name>/storage.sqlite)
     REDIS = "redis"  # keys of a Redis database (AgentX's working memory: scratchpad entries, no memories)
+    POSTGRESQL = "postgresql"  # a row of a PostgreSQL server's tables
 
 
 class RelationType(str, enum.Enum):

@@ -431,6 +431,13 @@ class MemoryStore:
         source = self.source_for(memory_id)
         return list(cast(HistorySource, source).history(memory_id)) if source.capabilities().history else []
 
+    def owner_audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The store-wide audit trail its owner keeps itself (AgentX's memory_audit_log), newest
+        first, each entry naming its owner ("owner"): the owner's record, apart from Mnemoscope's
+        own journal (history)."""
+        return [{"owner": s.label, **entry} for s in self._sources if hasattr(s, "owner_audit")
+                for entry in s.owner_audit(limit)][:limit]
+
     def problems(self) -> list[str]:
         """What a user should know: interrupted steps undone on open; files left out (links
         outside the store); in foreign stores drift, dangling rows, unread tables."""

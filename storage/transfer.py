@@ -235,7 +235,7 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
         metadata.pop("exported_source", None)
     else:
         imported_from = f"{_format_of(memory)}:{origin}#{memory.id}"
-        was_row = memory.source.kind.value == "sqlite" and not memory.source.format
+        was_row = memory.source.kind.value in ("sqlite", "postgresql") and not memory.source.format
         metadata["import"] = {
             "format": _format_of(memory),
             "path": origin,

@@ -276,4 +276,5 @@ def cmd_salience(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     with open_store_of(args) as store:
         entries = store.history(limit=args.limit, target=args.id)
-        return emit(args, {"entries": [e.to_dict() for e in entries]}, output.history)
+        owners = store.owner_history(args.id)[-args.limit:][::-1] if args.id else store.owner_audit(args.limit)
+        return emit(args, {"entries": [e.to_dict() for e in entries], "owner_audit": owners}, output.history)

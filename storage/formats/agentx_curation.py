@@ -9,6 +9,8 @@
   old conversations"; the row, its Neo4j node and its audit rows stay); restore unarchives it.
   There is no purge: a removed row would leave its Neo4j node and audit rows naming nothing.
 - Reinforce counts one more access, as AgentX's retrieval does.
+- Promote copies a project fact into ``_global`` as AgentX's promotion job does, with its
+  'promote' audit row and the thresholds in force (agentx_promotion).
 - Conversation logs, tool invocations, user profiles and the audit log are read-only
   (agentx_postgres.READ_ONLY_PARTS says why).
 
@@ -32,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConflictError, NotFoundError, NothingToDoError, ReadOnlyError, StoreError, UnsupportedError
 from ..model import Memory
-from ..source import DELETE, EDIT, PURGE, REINFORCE, RESTORE, Change, Plan, PlanContext, Snapshot, same_record
-from .agentx_tables import AUDIT, TIMELINE, layer_of
+from ..source import DELETE, EDIT, PROMOTE, PURGE, REINFORCE, RESTORE, Change, Plan, PlanContext, Snapshot, same_record
+from . import agentx_promotion as promotion
+from .agentx_tables import AUDIT, TIMELINE, insert_audit_row, layer_of
 
 if TYPE_CHECKING:
     from .agentx_postgres import AgentxSource
@@ -73,8 +76,9 @@ def plan(source: AgentxSource, operation: str, memory: Memory, fields: dict[str,
             f"{memory.id} cannot be purged: AgentX archives memories and never removes a {TIMELINE} row (its Neo4j "
             "node and its audit rows would name nothing). Archive it instead: mnemoscope rm without --purge."
         )
-    raise UnsupportedError(f"{memory.id}: Mnemoscope cannot {operation} an AgentX memory "
-                           "(AgentX promotes facts in its Neo4j graph, which Mnemoscope does not reach).")
+    if operation == PROMOTE:
+        return promotion.plan_promote(source, memory, snap, fields, context)
+    raise UnsupportedError(f"{memory.id}: Mnemoscope cannot {operation} an AgentX memory.")
 
 
 def _edit(record_id: str, snap: Snapshot, fields: dict[str, Any]) -> Plan:
@@ -100,7 +104,10 @@ def prepare_write(source: AgentxSource, changes: Sequence[Change]) -> None:
     """Refuse a step before anything (its journal entry included) is written: no audit partition
     for now, or a change Mnemoscope does not make to AgentX's rows."""
     for change in changes:
-        _changed_columns(change.record, change.before, change.after)
+        if change.before is None or change.after is None:
+            promotion.check_insert_or_remove(change.record, change.before, change.after)
+        else:
+            _changed_columns(change.record, change.before, change.after)
     missing = audit_partition_missing(source)
     if missing:
         raise StoreError(f"{missing}; nothing was written.")
@@ -117,9 +124,21 @@ def _changed_columns(record_id: str, expected: Snapshot | None, new: Snapshot | 
     return changed
 
 
-def write_record(source: AgentxSource, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot:
+def write_record(source: AgentxSource, record_id: str, expected: Snapshot | None,
+                 new: Snapshot | None) -> Snapshot | None:
     """The write primitive: in one transaction, the locked row as expected, then new's columns and
-    one audit row. Returns the row as it now is."""
+    one audit row. Returns the row as it now is. A promoted copy is inserted, and removed on undo
+    (agentx_promotion)."""
+    if expected is None or new is None:
+        promotion.check_insert_or_remove(record_id, expected, new)
+        with source.writing() as cursor:
+            if expected is None:
+                assert new is not None
+                promotion.insert_copy(source, cursor, record_id, new)
+                cursor.execute(f"SELECT to_jsonb(m) AS snap FROM {TIMELINE} m WHERE id = %s", [source.row_id(record_id)])
+                return dict(cursor.fetchone()["snap"])
+            promotion.remove_copy(source, cursor, record_id, expected)
+            return None
     changed = _changed_columns(record_id, expected, new)
     assert expected is not None and new is not None
     key = source.row_id(record_id)
@@ -161,16 +180,7 @@ def _append_audit_row(source: AgentxSource, cursor: Any, key: int, before: Snaps
         "success": True,
         "metadata": json.dumps(metadata),
     }
-    present = source.tables[AUDIT]
-    columns = [c for c in values if c in present]
-    marks = ", ".join("%s::jsonb" if c == "metadata" else "%s" for c in columns)
-    try:
-        cursor.execute(f"INSERT INTO {AUDIT} ({', '.join(columns)}) VALUES ({marks})", [values[c] for c in columns])
-    except Exception as exc:
-        if getattr(exc, "sqlstate", "") == "23514":  # no partition for this row's timestamp
-            raise StoreError(f"{AUDIT} has no partition for now (AgentX's manage_audit_partitions job creates "
-                             f"them); nothing was written.") from None
-        raise
+    insert_audit_row(source.tables, cursor, values)
 
 
 def _action(before: Snapshot, after: Snapshot) -> str:
@@ -240,7 +250,8 @@ def history_entry(row: dict[str, Any]) -> dict[str, Any]:
 def _described(row: dict[str, Any], metadata: dict[str, Any]) -> str:
     parts = [f"[{row.get('partition')}]"]
     if row.get("promoted_from_channel"):
-        parts.append(f"promoted from {row['promoted_from_channel']} to {row.get('source_channel')} (confidence "
+        to = ", ".join(row.get("target_channels") or []) or row.get("source_channel")
+        parts.append(f"promoted from {row['promoted_from_channel']} to {to} (confidence "
                      f"{row.get('promotion_confidence')}, {row.get('promotion_access_count')} accesses, "
                      f"{row.get('promotion_conversation_count')} conversations)")
     elif row.get("source_channel"):

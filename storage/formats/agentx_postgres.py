@@ -21,6 +21,13 @@ They map onto the canonical model so:
   sequential scan: the seed's ivfflat index would answer approximately); a query vector of
   another dimension than the column's finds nothing and is reported.
 
+By AgentX's own rules, in modules of their own: the conversations each memory was seen in and the
+promotion candidates (agentx_counts), promotion to ``_global`` (agentx_promotion), goals'
+lifecycle and strategies' success rates and tool stats (agentx_goals), the 90-day archive and the
+entity cleanup ahead (agentx_retention); the audit log store-wide is ``owner_audit``. Its
+retrieval always merges the active channel with ``_global`` (``retrieval_channels``), which a
+search filtered by channel notes.
+
 Curation (agentx_curation) writes memory_timeline only; everything else is read-only. The
 change token is cheap rather than exact: the newest ids and the server's row counters.
 """
@@ -31,7 +38,7 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,12 +46,16 @@ from typing import TYPE_CHECKING, Any
 from ..credentials import Secret
 from ..errors import NotFoundError, UnreadableStoreError
 from ..journal.log import Journal
-from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
+from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, ScratchEntry, Session, SourceRef, Status, Turn
 from ..native.db.postgres_source import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order
+from ..retention import Upcoming
 from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, StoreParts
 from ..timeutil import as_utc, utcnow
+from . import agentx_counts as counts
 from . import agentx_curation as curation
+from . import agentx_goals as goals
+from . import agentx_retention as retention
 from .agentx_tables import (
     AUDIT,
     LAYER_OF_TYPE,
@@ -66,6 +77,8 @@ from .agentx_tables import (
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from ..salience import PromotionThresholds
+
 FORMAT = "agentx"
 READ_ONLY_PARTS = {
     LOGS: "AgentX's record of what was said (its Neo4j Turn nodes mirror it); a changed log would no longer be "
@@ -82,13 +95,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class AgentxSource:
     """AgentX's tables in one PostgreSQL database, read with SQL where they live."""
 
-    kind = Kind.SQLITE  # the model's kind of a memory kept as a SQL row, on any database
+    kind = Kind.POSTGRESQL
     format = FORMAT
     label = "AgentX PostgreSQL"
     id_prefix = "agentx:"
     editable_fields = ("content", "salience", "channel")
     keeps = frozenset({"access_count", "salience", "confidence"})  # importance_score is its salience
     seeks = False
+    # AgentX's retrieval always queries the active channel and _global, merged (seed 002).
+    retrieval_channels = (GLOBAL_CHANNEL,)
 
     def __init__(self, engine: Engine, *, root: Path, location: str, secret: Secret | None, read_only: bool,
                  tables: Tables, schema_version: int | None) -> None:
@@ -162,9 +177,9 @@ class AgentxSource:
             finally:
                 pooled.close()  # back to the pool (a reading transaction rolled back there)
 
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
         with self.reading() as cursor:
-            cursor.execute(sql, tuple(params))
+            cursor.execute(sql, params if isinstance(params, Mapping) else tuple(params))
             return list(cursor.fetchall())
 
     def has(self, table: str, columns: Iterable[str] = ()) -> bool:
@@ -189,6 +204,7 @@ class AgentxSource:
             "vector_search": "pgvector cosine distance (<=>), exact" if self.vector_column() else
             f"not available: {self._no_vectors_reason()}",
             "problems": self.problems(),
+            "owner_view": goals.overview(self),
         }
 
     def _writable_reason(self) -> str:
@@ -208,6 +224,7 @@ class AgentxSource:
             read_only=bool(reason),
             read_only_reason=reason,
             editable_fields=() if reason else self.editable_fields,
+            can_promote=not reason,
             can_soft_delete=not reason,
             can_reinforce=not reason,
             keyword_search=True,
@@ -271,7 +288,21 @@ class AgentxSource:
             f"{extra} FROM {TIMELINE} m"
         )
 
-    def memory_of(self, row: dict[str, Any]) -> Memory:
+    def select_sql(self) -> str:
+        return self._select()
+
+    def memories_of(self, rows: Sequence[dict[str, Any]]) -> list[Memory]:
+        """The memories of rows read with select_sql: with the conversations each was seen in
+        (agentx_counts) and, for goals and strategies, their lifecycle (agentx_goals); one query
+        for each of those per page."""
+        seen = counts.conversation_counts(self, rows)
+        lifecycle = goals.lifecycle_metadata(rows, goals.tool_stats(self, names) if (names := goals.needed_tools(rows))
+                                             else {})
+        return [self.memory_of(row, None if seen is None else seen.get(int(row["id"]), 0),
+                               lifecycle.get(int(row["id"]))) for row in rows]
+
+    def memory_of(self, row: dict[str, Any], conversations: int | None = None,
+                  lifecycle: dict[str, Any] | None = None) -> Memory:
         created = as_utc(row["event_time"])
         accessed = as_utc(row["last_accessed"]) if row["last_accessed"] is not None else created
         importance = row["importance_score"]
@@ -282,7 +313,9 @@ class AgentxSource:
             "embedding": "stored" if row["embedded"] else "none",
         }
         metadata.update({f"metadata.{k}": v for k, v in meta.items()})
+        metadata.update(lifecycle or {})
         confidence = meta.get("confidence")
+        promoted_from = meta.get("promoted_from")
         return Memory.built(
             id=f"{self.id_prefix}{row['id']}",
             source=SourceRef.built(kind=self.kind, location=f"{TIMELINE}/{row['id']}", path=self.location,
@@ -298,6 +331,8 @@ class AgentxSource:
             confidence=_unit(confidence) if isinstance(confidence, (int, float)) else None,
             metadata=metadata,
             status=Status.ARCHIVED if row["archived"] else Status.ACTIVE,
+            provenance=Provenance(promoted_from=promoted_from if isinstance(promoted_from, str) else None),
+            conversations=conversations,
             revision=row["revision"],
         )
 
@@ -370,7 +405,7 @@ class AgentxSource:
         clause, params = where
         rows = self.rows(f"{self._select()}{self._where_sql(clause)} ORDER BY {self._order(query)} LIMIT %s OFFSET %s",
                          [*params, limit, offset])
-        return [self.memory_of(row) for row in rows]
+        return self.memories_of(rows)
 
     def get(self, memory_id: str) -> Memory | None:
         if not self.owns(memory_id):
@@ -380,7 +415,7 @@ class AgentxSource:
         except NotFoundError:
             return None
         rows = self.rows(f"{self._select()} WHERE m.id = %s", [key])
-        return self.memory_of(rows[0]) if rows else None
+        return self.memories_of(rows)[0] if rows else None
 
     def counts_by_columns(self, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
         """Counts per channel, layer, status and kind, from one grouped query."""
@@ -451,7 +486,7 @@ class AgentxSource:
             "m.id LIMIT %s",
             [text_query, prefixes, *params, k],
         )
-        return [self.memory_of(row) for row in rows]
+        return self.memories_of(rows)
 
     # -- vectors: pgvector ---------------------------------------------------------------------
 
@@ -513,7 +548,7 @@ class AgentxSource:
                 [literal, *params, k],
             )
             rows = cursor.fetchall()
-        return [(self.memory_of(row), float(row["distance"])) for row in rows]
+        return list(zip(self.memories_of(rows), (float(row["distance"]) for row in rows), strict=True))
 
     # -- sessions: conversation_logs and tool_invocations ---------------------------------------
 
@@ -628,6 +663,22 @@ class AgentxSource:
             [contained, names, names],
         )
         return [curation.history_entry(row) for row in found]
+
+    def owner_audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        """AgentX's store-wide audit trail (memory_audit_log, every partition), newest first."""
+        if not self.has(AUDIT, ("timestamp",)):
+            return []
+        rows = self.rows(f"SELECT a.*, a.tableoid::regclass::text AS partition FROM {AUDIT} a "
+                         "ORDER BY a.timestamp DESC, a.id DESC LIMIT %s", [max(0, limit)])
+        return [curation.history_entry(row) for row in rows]
+
+    # -- promotion and retention, by AgentX's rules ------------------------------------------------
+
+    def promotion_candidates(self, thresholds: PromotionThresholds, limit: int) -> list[Memory]:
+        return counts.promotion_candidates(self, thresholds, limit)
+
+    def upcoming(self, now: datetime, until: datetime) -> list[Upcoming]:
+        return retention.upcoming(self, now, until)
 
     # -- curation: agentx_curation --------------------------------------------------------------
 

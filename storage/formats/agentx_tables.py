@@ -57,3 +57,20 @@ def is_agentx(tables: Tables) -> bool:
 
 def layer_of(memory_type: Any) -> Layer:
     return LAYER_OF_TYPE.get(str(memory_type or "").strip().lower(), Layer.SEMANTIC)
+
+
+def insert_audit_row(tables: Tables, cursor: Any, values: dict[str, Any]) -> None:
+    """Append one memory_audit_log row (the columns of values this database has), as AgentX's
+    MemoryAuditLogger does; refused when no partition holds now."""
+    from ..errors import StoreError
+
+    present = tables[AUDIT]
+    columns = [c for c in values if c in present]
+    marks = ", ".join("%s::jsonb" if c in ("metadata", "config_snapshot") else "%s" for c in columns)
+    try:
+        cursor.execute(f"INSERT INTO {AUDIT} ({', '.join(columns)}) VALUES ({marks})", [values[c] for c in columns])
+    except Exception as exc:
+        if getattr(exc, "sqlstate", "") == "23514":  # no partition for this row's timestamp
+            raise StoreError(f"{AUDIT} has no partition for now (AgentX's manage_audit_partitions job creates "
+                             f"them); nothing was written.") from None
+        raise

@@ -141,7 +141,7 @@ def _memory(record: dict[str, Any], file_name: str, line: int) -> Memory:
 def was_memory_db_row(memory: Memory) -> bool:
     """Whether an exported memory was a row of memory.db (its id then names it there too)."""
     source = memory.metadata.get("exported_source") or {}
-    return source.get("kind") == Kind.SQLITE.value and not source.get("format")
+    return source.get("kind") in (Kind.SQLITE.value, Kind.POSTGRESQL.value) and not source.get("format")
 
 
 def _first_record(path: Path) -> dict[str, Any] | None:

@@ -9,7 +9,8 @@ Not listed, as they are not detected in a folder: ``sqlite_table`` (a table mapp
 through its remembered mapping), ``agentx_postgres`` (a PostgreSQL server) and ``agentx_redis`` (a Redis
 server), each opened by opening.open_location;
 ``base``, ``sql_backed``, ``text_files``, ``match``, ``vec0`` (sqlite-vec), ``agentx_curation``,
-``agentx_tables``, ``agentx_redis_values`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
+``agentx_tables``, ``agentx_redis_values``, ``agentx_counts``, ``agentx_promotion``, ``agentx_goals``,
+``agentx_retention`` and ``facts_layout`` are parts the formats share or split off; ``synthorg`` is how
 mem0_qdrant reads what SynthOrg writes; ``openclaw_workspace`` and ``openclaw_templates`` are how
 openclaw reads an OpenClaw workspace.
 """
@@ -41,6 +42,7 @@ NOT_DETECTED = ("sqlite_table", "agentx_postgres", "agentx_redis")
 SHARED_PARTS = (
     "base", "sql_backed", "text_files", "match", "registry", "vec0", "agentx_curation", "agentx_tables",
     "facts_layout", "agentx_redis_values",
+    "agentx_counts", "agentx_promotion", "agentx_goals", "agentx_retention",  # AgentX's rules (agentx_postgres)
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
     "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
     "agenticx_budget",  # AgenticX's compaction and MemoryHook caps (agenticx)

@@ -272,7 +272,29 @@ def search(
     query: MemoryQuery = MemoryQuery(),
 ) -> SearchResult:
     """The one search of the window and the CLI: the same text, mode, k and query give the same
-    hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means)."""
+    hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means).
+    Filtered by channel on a store whose agent also retrieves other channels, a notice says so."""
+    result = _ranked(store, text, mode, k, query)
+    note = retrieval_note(store, query.channels)
+    if note:
+        result.notices.append(note)
+    return result
+
+
+def retrieval_note(store: MemoryStore, channels: Sequence[str]) -> str:
+    """What a search filtered to channels leaves out that the owning agent would also be given
+    (AgentX's retrieval always merges the active channel with _global); "" when nothing."""
+    notes = []
+    for source in store.foreign:
+        merged = [c for c in getattr(source, "retrieval_channels", ()) if c not in channels]
+        if channels and merged:
+            notes.append(f"{source.label}'s retrieval always merges the active channel with {', '.join(merged)}: "
+                         f"the agent would also be given {', '.join(merged)} (this search stays filtered to "
+                         f"{', '.join(channels)}).")
+    return " ".join(dict.fromkeys(notes))
+
+
+def _ranked(store: MemoryStore, text: str, mode: str, k: int, query: MemoryQuery) -> SearchResult:
     if mode not in MODES:
         raise UnsupportedError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     query = replace(query, contains=None)
@@ -304,4 +326,5 @@ def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQue
     ranked, notices, _label, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
     ranked = [(m, d) for m, d in ranked if m.id != memory_id][:k]
     hits = vector_hits(store, ranked, embedding)
+    notices += [note] if (note := retrieval_note(store, query.channels)) else []
     return SearchResult("similar", "vector", hits, notices, f"the stored vector of {memory_id} (no embedder)")

@@ -99,3 +99,44 @@ def test_no_password_in_anything_printed_or_written(cli: Cli, agentx: Any, tmp_p
     written = [p for p in (tmp_path / "home").rglob("*") if p.is_file()]
     assert written  # the journal of the undo above
     assert not any(form.encode() in p.read_bytes() for form in forms for p in written)
+
+
+def test_promote_lists_the_candidates_by_agentx_counts_and_promotes_with_its_audit_row(cli: Cli, agentx: Any) -> None:
+    url = agentx.url
+    assert "(none)" in cli("promote", url, "--candidates").stdout
+    agentx_db.recall_in_new_conversation(agentx, "fact-102", retrievals=2)
+    listed = cli("promote", url, "--candidates").stdout
+    assert "confidence >= 0.85, access_count >= 5, conversations >= 2" in listed
+    assert "agentx:2" in listed and "cargo nextest" in listed and "agentx:1" not in listed
+    [candidate] = cli.json("promote", url, "--candidates")["candidates"]
+    assert (candidate["confidence"], candidate["access_count"], candidate["conversations"]) == (0.95, 5, 2)
+    promoted = cli.json("promote", url, "agentx:2")
+    [copy] = promoted["ids"]
+    shown = cli.json("show", url, copy)
+    assert shown["channel"] == "_global" and shown["provenance"]["promoted_from"] == "agentx:2"
+    history = cli("history", url).stdout
+    assert "promote" in history.split("own audit log")[0]  # Mnemoscope's journal
+    owners = history.split("AgentX PostgreSQL's own audit log (newest first):")[1]
+    first, snapshot = owners.strip().splitlines()[:2]  # the newest row
+    assert "promote semantic [_global]" in first and "promoted from my-rust-project to _global" in first
+    assert snapshot.strip().startswith("config snapshot:")
+    assert '"promotion": {"access_count": 5, "confidence": 0.85, "conversations": 2}' in snapshot
+    audit = cli.json("history", url)["owner_audit"]
+    assert audit[0]["operation"] == "promote" and audit[0]["promotion_conversation_count"] == 2
+    assert audit[0]["owner"] == "AgentX PostgreSQL" and len(audit) == 6 + 2 + 1  # the seed's, two retrievals, this
+    cli("undo", url)
+    assert cli.json("history", url)["owner_audit"][0]["operation"] == "delete"
+    assert [c["id"] for c in cli.json("promote", url, "--candidates")["candidates"]] == ["agentx:2"]
+
+
+def test_info_names_its_kind_and_a_channel_search_says_global_would_be_merged(cli: Cli, agentx: Any) -> None:
+    url = agentx.url
+    info = cli("info", url).stdout
+    assert "kinds: postgresql" in info and "sqlite" not in info
+    assert "goals: 1 (1 active)" in info and "success rate 75%" in info
+    searched = cli("search", url, "borrow checker", "--mode", "keyword", "--channel", agentx_db.RUST)
+    assert "the agent would also be given _global" in searched.stderr
+    assert all(h["channel"] == agentx_db.RUST for h in cli.json("search", url, "dark mode", "--mode", "keyword",
+                                                                "--channel", agentx_db.RUST)["hits"])
+    unfiltered = cli("search", url, "borrow checker", "--mode", "keyword")
+    assert "_global" not in unfiltered.stderr

@@ -50,6 +50,19 @@ MEMORIES = (
     (6, "fact", "fact-099", "2025-03-01T12:00:00+00", "User prefers light mode (superseded)", 0.2, 0, "_global", True),
     (7, "goal", "goal-501", "2025-04-06T16:00:00+00", "Book flights to Lisbon before April 30", 0.8, 5, TRAVEL, False),
 )
+# Goal and Strategy node properties (seed 002) as AgentX carries them into memory_timeline.metadata.
+NODE_PROPERTIES = {
+    "goal": {"status": "active", "priority": 2, "deadline": "2025-04-30T00:00:00+00:00"},
+    "strategy": {"success_count": 3, "failure_count": 1, "context_pattern": "borrow checker errors",
+                 "tool_sequence": ["cargo_check", "cargo_test"], "last_used": "2025-03-12T08:30:00+00:00"},
+}
+# The conversation each audit row (by its timestamp) was written in, as log_write/log_read record it.
+AUDITED_IN = {
+    "2025-03-10T10:05:01+00": RUST_CHAT,
+    "2025-03-20T09:00:06+00": PREFERENCES_CHAT,
+    "2025-04-05T14:01:00+00": TRAVEL_CHAT,
+}
+RUST_FOLLOWUP_CHAT = "44444444-4444-4444-8444-444444444444"
 
 
 @dataclass
@@ -157,11 +170,12 @@ def _insert(connection: Any) -> None:
             (chat, index, at, tool, json.dumps(given), json.dumps(output) if output is not None else None, success,
              latency, error, channel))
     for row_id, kind, node, at, summary, importance, accesses, channel, archived in MEMORIES:
+        meta = {"confidence": 0.95 if kind == "fact" else 0.85, "source_turn_id": node, **NODE_PROPERTIES.get(kind, {})}
         run("INSERT INTO memory_timeline (id, memory_type, neo4j_node_id, event_time, summary, embedding, "
             "importance_score, access_count, last_accessed, channel, archived, metadata) "
             "VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s::timestamptz + interval '2 days', %s, %s, %s)",
             (row_id, kind, node, at, summary, embedding(summary), importance, accesses, at, channel, archived,
-             json.dumps({"confidence": 0.95 if kind == "fact" else 0.85, "source_turn_id": node})))
+             json.dumps(meta)))
     run("SELECT setval('memory_timeline_id_seq', 7)")
     run("INSERT INTO user_profiles (user_id, created_at, updated_at, preferences, expertise_areas, "
         "communication_style, metadata) VALUES "
@@ -187,9 +201,29 @@ def _insert(connection: Any) -> None:
          {"affected_ids": ["entity-401"]}),
     ]
     for at, operation, kind, channel, targets, query, promoted_from, confidence, accesses, conversations, meta in audit:
-        run("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id, source_channel, target_channels, "
-            "query_text, result_count, latency_ms, promoted_from_channel, promotion_confidence, "
+        run("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id, conversation_id, source_channel, "
+            "target_channels, query_text, result_count, latency_ms, promoted_from_channel, promotion_confidence, "
             "promotion_access_count, promotion_conversation_count, config_snapshot, metadata) "
-            "VALUES (%s, %s, %s, 'alice', %s, %s, %s, 1, 12, %s, %s, %s, %s, %s, %s)",
-            (at, operation, kind, channel, targets, query, promoted_from, confidence, accesses, conversations,
-             thresholds, json.dumps(meta)))
+            "VALUES (%s, %s, %s, 'alice', %s, %s, %s, %s, 1, 12, %s, %s, %s, %s, %s, %s)",
+            (at, operation, kind, AUDITED_IN.get(at), channel, targets, query, promoted_from, confidence, accesses,
+             conversations, thresholds, json.dumps(meta)))
+
+
+def recall_in_new_conversation(db: AgentxDatabase, node: str = "fact-102", retrievals: int = 2) -> None:
+    """What AgentX leaves after a second rust conversation in which it retrieved a memory
+    retrievals times: the conversation's turns in conversation_logs, one 'retrieve' audit row per
+    retrieval naming it (metadata.result_ids) in that conversation, and its access_count raised and
+    last_accessed set per retrieval ("access_count increments on each retrieval")."""
+    at = "2025-04-03T09:00:00+00"
+    turns = (("user", "How do we run the rust tests on CI again?"), ("assistant", "With cargo nextest, as the CI config says."))
+    for index, (role, content) in enumerate(turns):
+        db.sql("INSERT INTO conversation_logs (conversation_id, turn_index, timestamp, role, content, channel, metadata) "
+               "VALUES (%s, %s, %s::timestamptz + make_interval(mins => %s), %s, %s, %s, %s)",
+               (RUST_FOLLOWUP_CHAT, index, at, index, role, content, RUST, json.dumps({"user_id": "alice"})))
+    for _ in range(retrievals):
+        db.sql("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id, conversation_id, source_channel, "
+               "target_channels, query_text, result_count, metadata) VALUES (%s::timestamptz + interval '30 second', "
+               "'retrieve', 'semantic', 'alice', %s, %s, %s, 'rust tests on CI', 1, %s)",
+               (at, RUST_FOLLOWUP_CHAT, RUST, [RUST, "_global"], json.dumps({"result_ids": [node]})))
+        db.sql("UPDATE memory_timeline SET access_count = access_count + 1, "
+               "last_accessed = %s::timestamptz + interval '30 second' WHERE neo4j_node_id = %s", (at, node))

@@ -60,14 +60,14 @@ def test_a_workspace_on_servers_reopens_as_one_from_its_url(database: str, chrom
     chroma_server.reset()
     try:
         with create_workspace(database, HashingEmbedder(), vectors=chroma_server.url) as store:
-            assert store.kinds == [Kind.SQLITE, Kind.CHROMA]
+            assert store.kinds == [Kind.POSTGRESQL, Kind.CHROMA]
             assert store.settings.vectors_url == chroma_server.url
             memory_id = store.add_memory("Dana prefers tea", channel="_global")
             location = store.location
         password = urlsplit(database).password
         assert password and password not in location  # a store's location is its URL without the secret
         with open_store(database) as store:  # the store names its Chroma server: both open
-            assert store.kinds == [Kind.SQLITE, Kind.CHROMA]
+            assert store.kinds == [Kind.POSTGRESQL, Kind.CHROMA]
             assert store.opened_as[1] == chroma_server.url
             assert store.get(memory_id).content == "Dana prefers tea"
             assert store.embedding_of(memory_id) is not None

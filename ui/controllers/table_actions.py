@@ -162,7 +162,7 @@ class TableActions(QObject):
         """The file a memory is a part of (a markdown bullet's file, another tool's file), if it
         is one that exists; None for a database row or a vector."""
         store = self.session.store
-        if store is None or not memory.source.path or memory.source.kind in (Kind.SQLITE, Kind.CHROMA):
+        if store is None or not memory.source.path or memory.source.kind in (Kind.SQLITE, Kind.POSTGRESQL, Kind.CHROMA):
             return None
         path = Path(memory.source.path)
         if not path.is_absolute():

@@ -36,7 +36,7 @@ from ...errors import (
     UnsupportedError,
 )
 from ...journal.log import Journal
-from ...model import Memory
+from ...model import Kind, Memory
 from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import StoreParts
 from ...timeutil import to_iso, utcnow
@@ -54,6 +54,7 @@ class PostgresSource(NativeDb):
     """The native tables in one PostgreSQL database (the schema search_path names first)."""
 
     label = "Mnemoscope on PostgreSQL"
+    kind = Kind.POSTGRESQL
     _mark = "%s"
     _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"

@@ -43,7 +43,7 @@ class NativeReads:
     the scratchpad, the graph and salience; and what a database supplies (connections, errors,
     change token, keyword search, time bins, effective salience in its own SQL)."""
 
-    kind = Kind.SQLITE  # the kind of a memory kept as a row of the native tables, on any database
+    kind = Kind.SQLITE  # a row of the native tables in SQLite (PostgresSource: Kind.POSTGRESQL)
     format = "mnemoscope"
     label = "Mnemoscope memory.db"
     seeks = True
@@ -280,7 +280,7 @@ class NativeReads:
 
     def _memory(self, row: Any, now: datetime | None = None) -> Memory:
         """A memory from a memories row (see rows.memory_from_row)."""
-        return memory_from_row(row, self._where, now)
+        return memory_from_row(row, self._where, now, self.kind)
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
         if not query.wants_kind(self.kind):

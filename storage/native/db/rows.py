@@ -103,7 +103,7 @@ def json_dict(value: Any) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def memory_from_row(row: Any, where: str, now: datetime | None = None) -> Memory:
+def memory_from_row(row: Any, where: str, now: datetime | None = None, kind: Kind = Kind.SQLITE) -> Memory:
     """A memory from a memories row (a mapping of its columns) that where holds (the path its
     SourceRef names). Pages build a hundred of these per screen: the common case (values as
     Mnemoscope writes them) takes fast paths."""
@@ -123,7 +123,7 @@ def memory_from_row(row: Any, where: str, now: datetime | None = None) -> Memory
     derived_from, promoted_from, imported_from = row["derived_from"], row["promoted_from"], row["imported_from"]
     return Memory.built(
         id=row["id"],
-        source=SourceRef.built(kind=Kind.SQLITE, location=f"{where}:memories/{row['id']}", path=where),
+        source=SourceRef.built(kind=kind, location=f"{where}:memories/{row['id']}", path=where),
         layer=_LAYERS.get(row["layer"]) or parse_layer(row["layer"]),
         channel=row["channel"],
         content=row["content"],

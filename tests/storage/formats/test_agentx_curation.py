@@ -91,12 +91,12 @@ def test_delete_archives_restore_unarchives_and_reinforce_counts_an_access(store
     assert reinforce.changes[0].after["last_accessed"] == NOW
 
 
-def test_purge_promote_and_a_missing_row_are_refused(store: Any, source: Any, agentx: Any) -> None:
+def test_purge_promotion_elsewhere_than_global_and_a_missing_row_are_refused(store: Any, source: Any, agentx: Any) -> None:
     memory = store.get("agentx:3")
     with pytest.raises(UnsupportedError, match="never removes a memory_timeline row"):
         curation.plan(source, PURGE, memory, {}, CONTEXT)
-    with pytest.raises(UnsupportedError, match="Neo4j graph"):
-        curation.plan(source, PROMOTE, memory, {}, CONTEXT)
+    with pytest.raises(UnsupportedError, match="to _global only"):
+        curation.plan(source, PROMOTE, memory, {"to": "elsewhere"}, CONTEXT)
     agentx.sql("DELETE FROM memory_timeline WHERE id = 3")
     with pytest.raises(NotFoundError, match="No memory agentx:3"):
         curation.plan(source, EDIT, memory, {"salience": 0.1}, CONTEXT)

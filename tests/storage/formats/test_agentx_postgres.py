@@ -19,8 +19,8 @@ from mnemoscope.storage.errors import (
     UnreadableStoreError,
     UnsupportedError,
 )
-from mnemoscope.storage.model import Layer, Status
-from mnemoscope.storage.views.search import search, similar
+from mnemoscope.storage.model import Kind, Layer, Status
+from mnemoscope.storage.views.search import retrieval_note, search, similar
 
 ALL = MemoryQuery(statuses=())
 
@@ -137,3 +137,15 @@ def test_a_database_with_other_tables_is_still_refused(postgres_server: Any, tmp
             open_store(url)
     finally:
         postgres_server.drop_database(name)
+
+
+def test_the_audit_log_store_wide_is_the_owners_newest_first_and_a_channel_filter_notes_global(store: Any) -> None:
+    audit = store.owner_audit(limit=10)
+    assert [e["operation"] for e in audit] == ["store", "promote", "retrieve", "store", "store", "store"]
+    assert {e["owner"] for e in audit} == {"AgentX PostgreSQL"}
+    assert audit[1]["config_snapshot"]["promotion"] == {"confidence": 0.85, "access_count": 5, "conversations": 2}
+    assert audit[1]["partition"] == "memory_audit_log_2025_04" and audit[-1]["partition"] == "memory_audit_log_2025_03"
+    assert len(store.owner_audit(limit=2)) == 2
+    assert "would also be given _global" in retrieval_note(store, (agentx_db.RUST,))
+    assert retrieval_note(store, ()) == "" and retrieval_note(store, (agentx_db.RUST, "_global")) == ""
+    assert store.kinds == [Kind.POSTGRESQL] and store.get("agentx:1").source.kind is Kind.POSTGRESQL
