@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from ..credentials import Secret
 from ..errors import NotFoundError, UnreadableStoreError
 from ..journal.log import Journal
+from ..salience import OWNERS_DECAY, declare_salience
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, ScratchEntry, Session, SourceRef, Status, Turn
 from ..native.db.postgres_source import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order
@@ -80,6 +81,9 @@ if TYPE_CHECKING:
     from ..salience import PromotionThresholds
 
 FORMAT = "agentx"
+# memory_timeline.importance_score is set when AgentX writes the row and never decayed by it (its decay
+# job fades Neo4j entities' salience and inferred facts' confidence): shown as stored, not decayed here.
+declare_salience(FORMAT, OWNERS_DECAY, "AgentX's importance score")
 READ_ONLY_PARTS = {
     LOGS: "AgentX's record of what was said (its Neo4j Turn nodes mirror it); a changed log would no longer be "
           "what happened",

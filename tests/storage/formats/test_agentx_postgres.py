@@ -48,6 +48,13 @@ def test_opens_as_agentx_with_memories_in_their_layers_channels_and_statuses(sto
     assert (dark.content, dark.channel, dark.layer, dark.salience, dark.access_count) == (
         "User prefers dark mode in every editor", "_global", Layer.SEMANTIC, 0.9, 7)
     assert dark.metadata["neo4j_node_id"] == "fact-101" and dark.confidence == 0.95
+    # AgentX never decays a timeline row's importance_score: shown as stored a year on, not decayed again
+    from datetime import timedelta
+
+    from mnemoscope.storage.salience import SalienceModel, salience_kept
+
+    assert not salience_kept(dark).decayed_here and "importance" in SalienceModel().formula_of(dark)
+    assert SalienceModel().effective_shown(dark, dark.last_accessed + timedelta(days=365)) == 0.9
     assert store.get("agentx:6").status is Status.ARCHIVED
     assert [m.id for m in store.page(MemoryQuery(channels=(agentx_db.RUST,)), 10)] == ["agentx:4", "agentx:2", "agentx:3"]
     assert [m.id for m in store.page(MemoryQuery(statuses=(Status.ARCHIVED,)), 10)] == ["agentx:6"]
