@@ -46,11 +46,11 @@ from typing import TYPE_CHECKING, Any
 from ..credentials import Secret
 from ..errors import NotFoundError, UnreadableStoreError
 from ..journal.log import Journal
-from ..salience import OWNERS_DECAY, declare_salience
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, ScratchEntry, Session, SourceRef, Status, Turn
 from ..native.db.postgres_source import postgres_engine, postgres_errors
 from ..query import MemoryQuery, Order
 from ..retention import Upcoming
+from ..salience import OWNERS_DECAY, declare_salience
 from ..source import Capabilities, Change, Plan, PlanContext, Snapshot, StoreParts
 from ..timeutil import as_utc, utcnow
 from . import agentx_counts as counts
