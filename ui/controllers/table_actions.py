@@ -71,7 +71,7 @@ class TableActions(QObject):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for column, width in enumerate(COLUMN_WIDTHS[1:], start=1):
-            header.resizeSection(column, width)
+            header.resizeSection(column, max(width, header.sectionSizeHint(column)))  # its title in full
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self._restore_hidden_columns()
         model.set_wrap(self.wrap_action.isChecked())

@@ -41,7 +41,11 @@ class TranscriptView(View):
         self.session_box.setAccessibleName("Session")
         self.session_box.setAccessibleDescription("The session whose conversation is shown")
         self.session_box.setMinimumWidth(280)
-        self.session_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # A long entry (a title with its distance to compaction) must not widen the window and squeeze
+        # the sidebar: the box keeps its width and its list opens as wide as the entries need.
+        self.session_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.session_box.setMinimumContentsLength(40)
+        self.session_box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
         self.session_box.currentIndexChanged.connect(self._on_session_box_changed)
         self.status = QLabel("")
         self.status.setObjectName("transcript_status")

@@ -6,7 +6,7 @@ from typing import Any
 
 from mnemoscope.storage import MemoryQuery, MemoryStore
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 FilterRole = Qt.ItemDataRole.UserRole + 2
 GROUPS = (("Kinds", "kinds", "kind"), ("Channels", "channels", "channel"),
@@ -47,6 +47,12 @@ class Sidebar(QTreeWidget):
         super().__init__(parent)
         self.setObjectName("sidebar")
         self.setHeaderLabels(["Store", "Count"])
+        # The counts always in view, the names given the rest: a long line (a channel, an owner's
+        # note) is elided, its whole text in its tooltip.
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.setAccessibleName("Store contents")
         self.itemClicked.connect(self._on_item_clicked)
         self.itemDoubleClicked.connect(self._on_item_double_clicked)
@@ -121,7 +127,6 @@ class Sidebar(QTreeWidget):
                 item.setData(0, FilterRole, ("session", session.id))
                 group.addChild(item)
             group.setExpanded(was.get("Sessions", False))
-        self.resizeColumnToContents(0)
 
     def _on_item_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         spec = item.data(0, FilterRole)
