@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from .dialogs.preferences_dialog import apply_saved_theme
 from .main_window import MEMORIES, MainWindow
 from .theme import apply_theme
-from .workers import running_workers
+from .workers import finish_all, running_workers
 
 IDLE_WAIT_S = 10.0  # the longest a screenshot waits for the window to settle
 
@@ -59,6 +59,7 @@ def run_app(
     # files are closed, no thread left running.
     window.close_store()
     window.session.wait_done()
+    finish_all()
     return code
 
 

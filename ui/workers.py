@@ -61,18 +61,28 @@ class Worker(QRunnable):
 
     def run(self) -> None:
         signals = self.signals
-        signals.started.emit()
         try:
-            result = self._func(*self._args, **self._kwargs)
-            if inspect.isgenerator(result):
-                result = self._drain(result)
-            if not self._cancelled:
-                signals.returned.emit(result)
-        except Exception as exc:  # delivered to the UI thread as a value
-            exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
-            signals.errored.emit(exc)
-        finally:
-            signals.finished.emit()
+            signals.started.emit()
+            try:
+                result = self._func(*self._args, **self._kwargs)
+                if inspect.isgenerator(result):
+                    result = self._drain(result)
+                if not self._cancelled:
+                    signals.returned.emit(result)
+            except RuntimeError as exc:
+                if _deleted(exc):
+                    raise
+                exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
+                signals.errored.emit(exc)
+            except Exception as exc:  # delivered to the UI thread as a value
+                exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
+                signals.errored.emit(exc)
+            finally:
+                signals.finished.emit()
+        except RuntimeError as exc:
+            if not _deleted(exc):
+                raise
+            # The application is being torn down and took the signals with it: nobody is left to tell.
 
     def _drain(self, generator: Any) -> Any:
         while True:
@@ -84,6 +94,18 @@ class Worker(QRunnable):
             except StopIteration as stop:
                 return stop.value
             self.signals.yielded.emit(value)
+
+
+def _deleted(exc: RuntimeError) -> bool:
+    return "has been deleted" in str(exc) or "already deleted" in str(exc)
+
+
+def finish_all(msecs: int = 10_000) -> bool:
+    """At exit: cancel every worker still running and wait for the pool's threads (a thread left
+    running into the interpreter's shutdown crashes it). False if msecs passed first."""
+    for worker in list(_running):
+        worker.cancel()
+    return QThreadPool.globalInstance().waitForDone(msecs)
 
 
 def start_worker(

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from mnemoscope.storage.errors import LockedError
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.workers import AGGREGATE, ASKED, AT_ONCE, Worker, running_workers, start_worker
+from mnemoscope.ui.workers import AGGREGATE, ASKED, AT_ONCE, Worker, finish_all, running_workers, start_worker
 from PySide6.QtCore import QThread, QThreadPool
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -161,6 +161,21 @@ def test_what_a_person_asked_for_starts_before_counts_and_aggregates(qtbot, one_
     hold.set()
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=WAIT_S * 1000)
     assert started == ["asked", "at once", "aggregate"]
+
+
+def test_at_exit_every_running_worker_is_cancelled_and_its_thread_waited_for(qtbot) -> None:
+    ticks: list[int] = []
+
+    def endless() -> Iterator[int]:  # a long read: stops only when cancelled, at a yield
+        while True:
+            ticks.append(1)
+            threading.Event().wait(0.01)
+            yield len(ticks)
+
+    worker = start_worker(endless)
+    qtbot.waitUntil(lambda: len(ticks) > 2)
+    assert finish_all(5_000)  # the pool's threads are done: none runs into the interpreter's shutdown
+    assert worker.cancelled and QThreadPool.globalInstance().activeThreadCount() == 0
 
 
 def test_callbacks_get_the_result_the_error_and_the_progress(qtbot) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from mnemoscope.storage.detect.table_mapping import (
     FIELD_LABELS,
     FIELDS,
@@ -139,7 +140,7 @@ class TableMappingDialog(QDialog):
                      on_error=lambda exc: self._failed(generation, exc))
 
     def _arrived(self, generation: int, then: Callable[[Any], None], result: Any) -> None:
-        if generation != self._generation:
+        if generation != self._generation or not shiboken6.isValid(self.preview_table):  # closed meanwhile
             return
         then(result)
         self.updated.emit()

@@ -56,6 +56,7 @@ import mnemoscope.app, mnemoscope.storage, mnemoscope.ui
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.workers import finish_all
 
 app = QApplication([])
 window = MainWindow(QSettings(sys.argv[3], QSettings.Format.IniFormat))
@@ -82,6 +83,8 @@ QTimer.singleShot(60_000, lambda: done(error="timed out"))
 window.show()
 window.open_path(sys.argv[2])
 app.exec()
+window.session.wait_done()  # as ui/app.py ends: no store half closed, no worker left running
+finish_all()
 '''
 
 
