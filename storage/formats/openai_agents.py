@@ -250,7 +250,7 @@ def item_text(item: dict[str, Any]) -> str:
     if kind == "function_call":
         return f"{item.get('name', '?')}({item.get('arguments', '')})"
     if kind == "function_call_output":
-        return str(item.get("output", ""))
+        return _output_text(item.get("output", ""))
     if kind == "reasoning":
         summary = item.get("summary") or []
         return "\n".join(str(s.get("text", "")) for s in summary if isinstance(s, dict)) or "(reasoning)"

@@ -254,9 +254,13 @@ def test_sessions_turns_and_problems_in_sql(db: Path) -> None:
         assert sessions["s3"].started_at == min(m.created_at for m in memories if m.channel == "s3")
         turns = store.turns("s1", limit=4, offset=2)
         in_s1 = [m for m in memories if m.channel == "s1"]
+        # a tool's output is the output as a memory, and "tool → output" as a turn of the conversation
         assert [(t.index, t.content, t.timestamp) for t in turns] == [
-            (i + 2, m.content, m.created_at) for i, m in enumerate(in_s1[2:6])
+            (i + 2, m.content if m.metadata["item_type"] != "function_call_output" else f"function → {m.content}",
+             m.created_at)
+            for i, m in enumerate(in_s1[2:6])
         ]
+        assert any(m.content == "Straße lisbon table" for m in in_s1)  # a structured output read as its text
         assert store.problems() == ["OpenAI Agents SDK session: messages of session s3 have no row in agent_sessions"]
         assert [s.id for s in store.sessions(("s2",))] == ["s2"]
 
