@@ -319,9 +319,12 @@ def stores_in(
     progress: Callable[[Path], None] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     max_folders: int | None = None,
+    on_store: Callable[[Path, str], None] | None = None,
 ) -> list[tuple[Path, str]]:
     """Every store under roots as (path, label), each once, in path order: walked breadth-first,
-    a folder that holds a store not walked further. max_folders: stop after looking at that many."""
+    a folder that holds a store not walked further. max_folders: stop after looking at that many.
+    on_store(path, label): called as each store is found, while the walk's look still holds what
+    its detection saw (opening the store there finds it again without asking the file system)."""
     found: dict[str, tuple[Path, str]] = {}
     looked = 0
 
@@ -338,7 +341,11 @@ def stores_in(
     with one_look():
         for root in roots:
             for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
-                found.setdefault(os.path.realpath(path), (path, label))
+                real = os.path.realpath(path)
+                if real not in found:
+                    found[real] = (path, label)
+                    if on_store is not None:
+                        on_store(path, label)
     return sorted(found.values(), key=lambda item: str(item[0]))
 
 

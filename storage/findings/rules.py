@@ -126,11 +126,12 @@ def _any_of(patterns: Iterable[re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
     joined, alone = [], []
     for pattern in patterns:
         text = pattern.pattern
-        if _BACKREFERENCE.search(text):
-            alone.append(pattern)
-            continue
         flags = _GLOBAL_FLAGS.match(text)
-        joined.append(f"(?{flags.group(1)}:{text[flags.end():]})" if flags else f"(?:{text})")
+        part = f"(?{flags.group(1)}:{text[flags.end():]})" if flags else f"(?:{text})"
+        if _BACKREFERENCE.search(text) or "#" in text and "x" in (flags.group(1) if flags else ""):
+            alone.append(pattern)  # (a verbose pattern's comment would swallow the closing parenthesis)
+        else:
+            joined.append(part)
     return ((re.compile("|".join(joined)),) if joined else ()) + tuple(alone)
 
 
