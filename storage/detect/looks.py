@@ -82,9 +82,13 @@ def _entry(path: str | Path) -> os.DirEntry[str] | None | bool:
 
 def _listing_in(seen: dict[tuple[str, str], Any], folder: str) -> dict[str, os.DirEntry[str]] | None:
     key = ("listing", folder)
-    if key not in seen:
-        seen[key] = _listing(folder)
-    return seen[key]
+    listing = seen.get(key, _UNLISTED)
+    if listing is _UNLISTED:
+        listing = seen[key] = _listing(folder)
+    return listing
+
+
+_UNLISTED = object()
 
 
 def names(folder: str | Path) -> Collection[str]:
