@@ -15,18 +15,20 @@ from .model import Memory
 
 
 class LazyPage(Sequence[Memory]):
-    __slots__ = ("_rows", "_decode", "_decoded", "_id_at", "_revision")
+    __slots__ = ("_rows", "_decode", "_decoded", "_id_at", "_revision", "_content_at")
 
     def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory], id_at: int | None = None,
-                 revision: Callable[[Any], str] | None = None) -> None:
+                 revision: Callable[[Any], str] | None = None, content_at: int | None = None) -> None:
         """rows as the store returned them, decode(row) the Memory of one; id_at, when given,
         the index of the memory's id in a row (ids() then decodes nothing); revision, when given,
-        a row's Memory.revision from the row itself (revisions() then decodes nothing)."""
+        a row's Memory.revision from the row itself (revisions() then decodes nothing);
+        content_at, with id_at, the index of its content (texts() then decodes nothing)."""
         self._rows = rows
         self._decode = decode
         self._decoded: list[Memory | None] = [None] * len(rows)
         self._id_at = id_at
         self._revision = revision
+        self._content_at = content_at
 
     def revisions(self) -> list[str]:
         """The memories' revisions, in order."""
@@ -40,6 +42,13 @@ class LazyPage(Sequence[Memory]):
             return [memory.id for memory in self]
         at = self._id_at
         return [row[at] for row in self._rows]
+
+    def texts(self) -> list[tuple[str, str]]:
+        """The memories' (id, content), in order."""
+        if self._id_at is None or self._content_at is None:
+            return [(memory.id, memory.content) for memory in self]
+        at, content_at = self._id_at, self._content_at
+        return [(row[at], row[content_at]) for row in self._rows]
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -92,3 +101,8 @@ def changed_positions(old: Sequence[Memory], new: Sequence[Memory]) -> list[int]
         pairs = zip(old, new, strict=False)
     changed = [n for n, (was, now) in enumerate(pairs) if was != now]
     return changed + list(range(min(len(old), len(new)), max(len(old), len(new))))
+
+
+def page_texts(page: Sequence[Memory]) -> list[tuple[str, str]]:
+    """The (id, content) of a page's memories, without decoding a LazyPage's rows."""
+    return page.texts() if isinstance(page, LazyPage) else [(memory.id, memory.content) for memory in page]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .credentials import Credentials, Secret, credential_name, scrubbed
-from .detect.looks import RememberedLooks, is_file, names, one_look
+from .detect.looks import RememberedLooks, entries, forget, is_file, names, one_look
 from .detect.store_urls import (
     CHROMA_SERVER,
     PATH,
@@ -77,6 +77,7 @@ SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", ".git", ".v
                      ".mnemoscope", "proc", "sys", "dev"})
 # A SQLite file beside other files, read through a mapping of one table (formats/sqlite_table.py).
 SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
+_SQLITE_ENDINGS = tuple(SQLITE_SUFFIXES)
 # The table a mapping proposal picks must be named like memories for an unmapped file to be
 # listed: an application's own database (settings, caches, browser history) is not.
 MEMORY_TABLE_NAME = re.compile(r"memor|fact|knowledge|note|recall", re.IGNORECASE)
@@ -318,9 +319,12 @@ def stores_in(
     progress: Callable[[Path], None] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     max_folders: int | None = None,
+    on_store: Callable[[Path, str], None] | None = None,
 ) -> list[tuple[Path, str]]:
     """Every store under roots as (path, label), each once, in path order: walked breadth-first,
-    a folder that holds a store not walked further. max_folders: stop after looking at that many."""
+    a folder that holds a store not walked further. max_folders: stop after looking at that many.
+    on_store(path, label): called as each store is found, while the walk's look still holds what
+    its detection saw (opening the store there finds it again without asking the file system)."""
     found: dict[str, tuple[Path, str]] = {}
     looked = 0
 
@@ -333,9 +337,15 @@ def stores_in(
         if progress is not None:
             progress(folder)
 
-    for root in roots:
-        for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
-            found.setdefault(os.path.realpath(path), (path, label))
+    # One look for the walk: each folder is listed once for the walk and every detector.
+    with one_look():
+        for root in roots:
+            for path, label in _stores_under(Path(root).expanduser(), max_depth, seen, stop):
+                real = os.path.realpath(path)
+                if real not in found:
+                    found[real] = (path, label)
+                    if on_store is not None:
+                        on_store(path, label)
     return sorted(found.values(), key=lambda item: str(item[0]))
 
 
@@ -354,25 +364,44 @@ def _stores_under(
             yield from hidden
             if label:
                 yield folder, label
-            elif not folder.is_file():
-                yield from _memory_tables_in(folder)
+            elif not is_file(folder):
+                listed = entries(folder)
+                yield from _memory_tables_in(folder, listed)
                 if depth < max_depth:
                     taken = {path for path, _label in hidden}
-                    below += [p for p in _subfolders(folder) if p not in taken]
+                    below += [p for p in _subfolders(folder, listed) if p not in taken]
+        # What the look saw of the folders the walk leaves is let go: it keeps two levels at most.
+        forget(_within({os.fspath(folder) for folder in level}))
         level = below
 
 
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        with os.scandir(folder) as entries:
-            names = sorted(
-                e.name for e in entries
-                if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED
-                and (not e.name.startswith(".") or e.name in TOOL_DOT_FOLDERS)
-            )
-    except OSError:  # unreadable, vanished: nothing to find there
-        return []
+def _within(folders: set[str]) -> Callable[[str], bool]:
+    """Whether a path is one of folders or in one of them."""
+
+    def inside(path: str) -> bool:
+        while path not in folders:
+            parent = os.path.dirname(path)
+            if parent == path:
+                return False
+            path = parent
+        return True
+
+    return inside
+
+
+def _subfolders(folder: Path, listed: dict[str, os.DirEntry[str]]) -> list[Path]:
+    names = sorted(
+        name for name, entry in listed.items()
+        if name not in SKIPPED and (not name.startswith(".") or name in TOOL_DOT_FOLDERS) and _is_dir(entry)
+    )
     return [folder / name for name in names]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:  # vanished
+        return False
 
 
 def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
@@ -396,18 +425,22 @@ def _store_label(path: Path) -> tuple[str, list[tuple[Path, str]]]:
     return " + ".join(dict.fromkeys(labels)), hidden
 
 
-def _memory_tables_in(folder: Path) -> Iterator[tuple[Path, str]]:
+def _memory_tables_in(folder: Path, listed: dict[str, os.DirEntry[str]]) -> Iterator[tuple[Path, str]]:
     """The SQLite files of a folder that holds no store whose memories are one table of theirs."""
-    try:
-        with os.scandir(folder) as entries:
-            names = sorted(e.name for e in entries
-                           if e.is_file(follow_symlinks=False) and Path(e.name).suffix.lower() in SQLITE_SUFFIXES)
-    except OSError:
-        return
+    names = sorted(name for name, entry in listed.items()
+                   if name.lower().endswith(_SQLITE_ENDINGS) and os.path.splitext(name)[1].lower() in SQLITE_SUFFIXES
+                   and _is_file(entry))
     for name in names:
         label = _memory_table_label(folder / name)
         if label:
             yield folder / name, label
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _memory_table_label(path: Path) -> str:

@@ -3,8 +3,10 @@
 ``discover(roots)`` walks folders breadth-first, asks every store kind and every foreign format
 whether a folder holds its store (the same detection ``open_store`` runs) and lists what it
 finds: the tool, where, how big, how many memories, when last written. A folder that holds a
-store is not walked further (its insides are that store). Nothing is opened for writing: each
-store found is opened read-only to count it, then closed.
+store is not walked further (its insides are that store), nor a folder of SKIPPED (node_modules,
+.git, venvs, caches) or a dot-folder no tool writes. The walk lists each folder once, for itself
+and for every detector. Nothing is opened for writing: each store is opened read-only to count
+it as it is found, then closed.
 
 Without roots it looks where the supported tools write by default: the home folder (a few
 levels), their dot-folders (``~/.agenticx``, ``~/.openclaw``, ``~/.letta``, ``~/.mem0``,
@@ -100,9 +102,14 @@ def discover(
     """Every store under roots (default: usual_places()), each listed once, in path order.
     count=False: the stores are not opened (no counts, sizes or dates); max_folders: stop
     after looking at that many folders."""
+    described: dict[Path, FoundStore] = {}
+
+    def describe(path: Path, label: str) -> None:
+        described[path] = _described(path, label)
+
     found = stores_in(roots if roots is not None else usual_places(), max_depth=max_depth, progress=progress,
-                      cancelled=cancelled, max_folders=max_folders)
-    return [_described(path, label) if count else FoundStore(label, path, 0, None, None) for path, label in found]
+                      cancelled=cancelled, max_folders=max_folders, on_store=describe if count else None)
+    return [described.get(path) or FoundStore(label, path, 0, None, None) for path, label in found]
 
 
 def _described(path: Path, tool: str) -> FoundStore:

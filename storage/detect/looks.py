@@ -44,6 +44,15 @@ def one_look() -> Iterator[None]:
         _LOOK.reset(token)
 
 
+def forget(keep: Callable[[str], bool]) -> None:
+    """Within a look, let go of every answer about a path keep(path) refuses (a walk, of the
+    folders it has left behind); outside a look, nothing."""
+    seen = _LOOK.get()
+    if seen is not None:
+        for key in [key for key in seen if not keep(key[1])]:
+            del seen[key]
+
+
 def looked(what: str, path: str | Path, probe: Callable[[], Any]) -> Any:
     """probe()'s answer about path, asked once per look (every time outside one)."""
     seen = _LOOK.get()
@@ -73,9 +82,13 @@ def _entry(path: str | Path) -> os.DirEntry[str] | None | bool:
 
 def _listing_in(seen: dict[tuple[str, str], Any], folder: str) -> dict[str, os.DirEntry[str]] | None:
     key = ("listing", folder)
-    if key not in seen:
-        seen[key] = _listing(folder)
-    return seen[key]
+    listing = seen.get(key, _UNLISTED)
+    if listing is _UNLISTED:
+        listing = seen[key] = _listing(folder)
+    return listing
+
+
+_UNLISTED = object()
 
 
 def names(folder: str | Path) -> Collection[str]:
@@ -88,6 +101,15 @@ def names(folder: str | Path) -> Collection[str]:
             return frozenset(os.listdir(folder))
         except OSError:
             return frozenset()
+    return _listing_in(seen, os.fspath(folder)) or {}
+
+
+def entries(folder: str | Path) -> dict[str, os.DirEntry[str]]:
+    """A folder's listing, by name (empty when it is not a folder that can be listed): in a look,
+    the look's one listing of it."""
+    seen = _LOOK.get()
+    if seen is None:
+        return _listing(os.fspath(folder)) or {}
     return _listing_in(seen, os.fspath(folder)) or {}
 
 
@@ -128,7 +150,8 @@ def subfolders(folder: str | Path) -> list[Path]:
 
 
 def _subfolders(folder: Path) -> list[Path]:
-    return [folder / name for name in sorted(names(folder)) if is_dir(os.path.join(folder, name))]
+    listing = entries(folder)
+    return [folder / name for name in sorted(listing) if _answer(listing[name].is_dir)]
 
 
 def _answer(question: Callable[[], bool]) -> bool:

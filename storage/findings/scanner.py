@@ -66,8 +66,10 @@ def scan_text(
     """Every finding in one memory's content, worst first, then in reading order."""
     rules = rules or default_rules()
     allowed = tuple(allowed_hosts)
-    raw: list[tuple[Rule, int, int]] = []
     lowered = content.lower()
+    if not rules.may_match(content, lowered):
+        return []
+    raw: list[tuple[Rule, int, int]] = []
     for rule in rules.rules:
         if not rule.may_match(lowered):
             continue

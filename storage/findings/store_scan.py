@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, NothingToDoError
+from ..lazy_page import page_texts
 from ..model import Memory, Status
 from ..query import MemoryQuery
 from ..source import Change
@@ -54,9 +55,11 @@ def memory_findings(
     memory: Memory, accepted: Iterable[str] = (), hosts: Iterable[str] = (), rules: RuleSet | None = None
 ) -> list[Finding]:
     """One memory's findings, those in the baseline marked accepted."""
-    accepted = frozenset(accepted)
-    return [replace(f, accepted=True) if f.fingerprint in accepted else f
-            for f in scan_text(memory.id, memory.content, rules, hosts)]
+    return _marked(scan_text(memory.id, memory.content, rules, hosts), frozenset(accepted))
+
+
+def _marked(found: list[Finding], accepted: frozenset[str]) -> list[Finding]:
+    return [replace(f, accepted=True) if f.fingerprint in accepted else f for f in found]
 
 
 def scan_store(
@@ -71,30 +74,33 @@ def scan_store(
     rules = rules or default_rules()
     accepted, hosts = accepted_fingerprints(store), allowed_hosts(store)
     report = ScanReport(rules.version, 0)
-    for memories, total in _memories(store, memory_ids):
+    for texts, total in _texts(store, memory_ids):
         if cancelled is not None and cancelled():
             break
-        for memory in memories:
-            report.findings += memory_findings(memory, accepted, hosts, rules)
-        report.scanned += len(memories)
+        for memory_id, content in texts:
+            found = scan_text(memory_id, content, rules, hosts)
+            if found:
+                report.findings += _marked(found, accepted)
+        report.scanned += len(texts)
         if progress is not None:
             progress(report.scanned, total)
     report.findings.sort(key=lambda f: (severity_rank(f.severity), f.memory_id, f.start, f.rule))
     return report
 
 
-def _memories(store: MemoryStore, memory_ids: Sequence[str] | None) -> Iterable[tuple[list[Memory], int]]:
+def _texts(store: MemoryStore, memory_ids: Sequence[str] | None) -> Iterable[tuple[list[tuple[str, str]], int]]:
+    """Pages of (id, content): a page's rows are read as they are, no memory built from them."""
     if memory_ids is not None:
-        yield [store.get(i) for i in memory_ids], len(memory_ids)
+        yield [(m.id, m.content) for m in map(store.get, memory_ids)], len(memory_ids)
         return
     query = MemoryQuery(statuses=SCANNED_STATUSES)
     total = store.count(query)
     last: Memory | None = None
     while True:
-        page = list(store.page(query, PAGE, 0, last))
+        page = store.page(query, PAGE, 0, last)
         if not page:
             return
-        yield page, total
+        yield page_texts(page), total
         last = page[-1]
 
 

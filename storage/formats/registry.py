@@ -18,6 +18,7 @@ openclaw reads an OpenClaw workspace.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 from .match import FormatMatch
@@ -56,5 +57,6 @@ def detect_formats(path: Path) -> list[FormatMatch]:
     found: list[FormatMatch] = []
     with one_look():
         for name in FORMATS:
-            found += importlib.import_module(f"{__package__}.{name}").detect(path)
+            module = f"{__package__}.{name}"
+            found += (sys.modules.get(module) or importlib.import_module(module)).detect(path)
     return found

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import MemoryQuery, Order, open_store
-from mnemoscope.storage.lazy_page import LazyPage, changed_positions
+from mnemoscope.storage.lazy_page import LazyPage, changed_positions, page_texts
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 
@@ -62,3 +62,13 @@ def test_two_reads_of_a_page_compare_row_by_row_without_decoding(tmp_path: Path)
         assert changed_positions(first, second) == [3]
         assert changed_positions(second, second[:7]) == [7, 8, 9]  # a shorter page: its missing rows
         assert changed_positions(list(first), list(first)) == []
+
+
+def test_a_native_page_gives_ids_and_contents_without_decoding(tmp_path: Path) -> None:
+    _store(tmp_path, 12)
+    with open_store(tmp_path, read_only=True) as store:
+        page = store.page(MemoryQuery(), 12)
+        assert isinstance(page, LazyPage)
+        assert sorted(page_texts(page)) == [(f"m-{i:03d}", f"fact number {i}") for i in range(12)]
+        assert page._decoded == [None] * 12  # nothing was decoded
+        assert page_texts(list(page)) == page_texts(page)

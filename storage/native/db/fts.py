@@ -7,8 +7,10 @@ tokenize to the very same entries, so that snapshot is what a ``'delete'`` comma
 to take the entry out again. That makes an entry a record like any other (``fts:<rowid>``,
 read and written by the SQLite source), so a repair is an ordinary, undoable step.
 
-Finding the entries that differ compares the real index with one built in the temp
-schema from the rows as they are now (same tokenizer), in SQL: nothing is loaded whole.
+Finding the entries that differ asks FTS5's own integrity check first (the index against
+its content table, checksummed in one pass, on a copy: see index_consistent); only when that reports a difference is the real
+index compared entry by entry with one built in the temp schema from the rows as they are now
+(same tokenizer), in SQL: nothing is loaded whole.
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 FTS_TABLE = "memories_fts"
 FTS_PREFIX = "fts:"
 _COLUMNS = ("content", "tags")
 _TERMS = "temp.mnemoscope_fts_terms"
 _EXPECTED = "mnemoscope_fts_expected"
 _EXPECTED_TERMS = "temp.mnemoscope_fts_expected_terms"
+_COPY = "mnemoscope_fts_copy"
+_COPY_ROWS = "mnemoscope_fts_rows"
+_SHADOWS = ("data", "idx", "docsize", "config")
 
 
 def fts_record(rowid: int) -> str:
@@ -97,9 +104,47 @@ def optimize(conn: Any) -> None:
     conn.exec_driver_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
 
 
+def index_consistent(conn: Any) -> bool:
+    """Whether FTS5's integrity check finds the index consistent, within itself and with the
+    memory rows it indexes (False: it found a difference, or could not run).
+
+    The check runs on a copy of the index in the connection's temp schema (its shadow tables
+    copied as they are, over a view of the rows): FTS5 runs it as an INSERT, which a file
+    opened read-only refuses and which would hold the file's write lock meanwhile."""
+    shadows = [str(name) for (name,) in conn.exec_driver_sql(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?, ?, ?)",
+        tuple(f"{FTS_TABLE}_{part}" for part in _SHADOWS),
+    )]
+    try:
+        with _temp_tables(conn):
+            _drop_copy(conn)
+            conn.exec_driver_sql(f"CREATE TEMP VIEW {_COPY_ROWS}(rid, content, tags) "
+                                 "AS SELECT rowid, content, tags FROM main.memories")
+            conn.exec_driver_sql(f"CREATE VIRTUAL TABLE temp.{_COPY} USING fts5(content, tags, "
+                                 f"content='{_COPY_ROWS}', content_rowid='rid', tokenize='unicode61')")
+            for shadow in shadows:
+                part = shadow[len(FTS_TABLE):]
+                conn.exec_driver_sql(f"DELETE FROM temp.{_COPY}{part}")
+                conn.exec_driver_sql(f"INSERT INTO temp.{_COPY}{part} SELECT * FROM main.{shadow}")
+            conn.exec_driver_sql(f"INSERT INTO temp.{_COPY}({_COPY}, rank) VALUES ('integrity-check', 1)")
+        return True
+    except DBAPIError:
+        return False
+    finally:
+        with _temp_tables(conn):
+            _drop_copy(conn)
+
+
+def _drop_copy(conn: Any) -> None:
+    conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{_COPY}")
+    conn.exec_driver_sql(f"DROP VIEW IF EXISTS temp.{_COPY_ROWS}")
+
+
 def differing_entries(conn: Any) -> Iterator[tuple[int, str | None, str]]:
     """(rowid, memory id or None when the row is gone, kind) of every entry that differs from
     what the rows say now: "missing-fts" (the row has text and no entry) or "stale-fts"."""
+    if index_consistent(conn):
+        return
     with _temp_tables(conn):
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS {_EXPECTED_TERMS}")
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{_EXPECTED}")

@@ -220,7 +220,7 @@ class NativeReads:
                 self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
         now = utcnow()
         return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"),
-                        values_revision)
+                        values_revision, names.index("content"))
 
     def revisions(self, ids: Sequence[str]) -> dict[str, str]:
         """The revision of each memory of ids held here (as its Memory.revision says it), from one

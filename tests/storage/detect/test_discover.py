@@ -4,6 +4,7 @@ written where that tool writes it (by the tool's own library where one installs 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -164,3 +165,31 @@ def test_a_store_part_left_unread_is_shown_where_its_count_would_be() -> None:
     assert memories_shown(0) == "0" and memories_shown(None) == "?"
     found = FoundStore("CrewAI", Path("/p"), 1, None, None, unread=(line,))
     assert found.memories_shown == "unread: install mnemoscope[crewai]" and found.to_dict()["unread"] == [line]
+
+
+def test_the_walk_lists_each_folder_once_and_never_goes_into_skipped_folders_or_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from collections import Counter
+
+    from mnemoscope.storage.detect import looks
+    from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+
+    project = tmp_path / "projects" / "p1"
+    for deep in ("node_modules/pkg/lib", ".git/objects/ab", "src/mod", "agent/inner/deeper"):
+        (project / deep).mkdir(parents=True)
+        (project / deep / "f.txt").write_text("x")
+    SqliteSource.open(project / "agent" / "memory.db", create=True).close()
+    listed: Counter[str] = Counter()
+    real_scandir = os.scandir
+
+    def counting_scandir(folder: str):  # noqa: ANN202
+        listed[os.fspath(folder)] += 1
+        return real_scandir(folder)
+
+    monkeypatch.setattr(looks.os, "scandir", counting_scandir)
+    found = discover([tmp_path], count=False)
+    assert [f.path for f in found] == [project / "agent"]
+    assert str(project / "src" / "mod") in listed and set(listed.values()) == {1}
+    for never in ("node_modules/pkg", ".git/objects", "agent/inner/deeper"):
+        assert not any(folder.startswith(str(project / never)) for folder in listed), never

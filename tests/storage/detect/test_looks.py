@@ -52,3 +52,20 @@ def test_a_look_lists_each_folder_once_and_forgets_it_after(tree: Path, monkeypa
         assert not is_file(tree / "MEMORY.md")  # the look is one moment's picture
     assert sorted(listed) == sorted([str(tree), str(tree / "memory")])
     assert is_file(tree / "MEMORY.md")  # after the look, the file system is asked again
+
+
+def test_entries_are_the_looks_one_listing_and_subfolders_follow_links(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def counting_scandir(folder: str):  # noqa: ANN202
+        listed.append(folder)
+        return real_scandir(folder)
+
+    monkeypatch.setattr(looks.os, "scandir", counting_scandir)
+    with one_look():
+        assert sorted(looks.entries(tree)) == sorted(p.name for p in tree.iterdir())
+        assert looks.subfolders(tree) == [tree / "link-to-dir", tree / "memory"]
+        assert is_file(tree / "memory.db") and looks.entries(tree / "absent") == {}
+    assert listed == [str(tree), str(tree / "absent")]
+    assert sorted(looks.entries(tree / "memory")) == ["2026-09-25.md"]  # outside a look: listed again, kept nowhere

@@ -61,3 +61,20 @@ def test_a_sqlite_file_without_the_index_has_none(tmp_path: Path) -> None:
     with engine.connect() as conn:
         assert not fts.has_fts(conn)
     engine.dispose()
+
+
+def test_the_integrity_check_tells_a_consistent_index_from_a_drifted_one_on_a_read_only_file(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    kept = source.add_memory("Dana likes Decaf", tags=("coffee",))
+    source.add_memory("Lee drinks tea")
+    source.close()
+    read_only = create_engine("sqlite://", creator=lambda: sqlite3.connect(f"file:{db}?mode=ro", uri=True))
+    with read_only.connect() as conn:
+        assert fts.index_consistent(conn) and list(fts.differing_entries(conn)) == []
+    _drift(db, f"UPDATE memories SET content = 'Dana likes tea' WHERE id = '{kept}'")
+    with read_only.connect() as conn:
+        assert not fts.index_consistent(conn)
+        assert list(fts.differing_entries(conn)) == [(_rowid(db, kept), kept, "stale-fts")]
+        assert conn.exec_driver_sql("SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'mnemoscope_fts_copy%'").scalar() == 0
+    read_only.dispose()
