@@ -154,7 +154,7 @@ class GraphReads:
         return [(entity_of(r), int(r[-1])) for r in rows]
 
     def relation_types(self) -> list[str]:
-        return [r[0] for r in self._query(f"SELECT DISTINCT type FROM relations ORDER BY type{self._bytewise}")]
+        return [r[0] for r in self._query("SELECT DISTINCT type FROM relations")]
 
     def entity_channels(self) -> list[str]:
-        return [r[0] for r in self._query(f"SELECT DISTINCT channel FROM entities ORDER BY channel{self._bytewise}")]
+        return [r[0] for r in self._query("SELECT DISTINCT channel FROM entities")]
