@@ -14,6 +14,7 @@ from networkx.readwrite import json_graph
 
 from ..errors import NotFoundError, UnsupportedError
 from ..model import Entity, Memory, Relation
+from ..native.db.graph import Edge, Node
 from ..store import MemoryStore
 
 # The most best-connected entities offered as centers: a store may hold millions.
@@ -31,42 +32,29 @@ def entity_graph(
     return _graph(store.entities(channels), store.relations(types=relation_types, channels=channels))
 
 
-def _graph(entities: Sequence[Entity], relations: Sequence[Relation]) -> nx.MultiDiGraph:
-    """entities (in name order) and the relations between two of them (in id order)."""
+def _graph(nodes: Sequence[Entity | Node], edges: Sequence[Relation | Edge]) -> nx.MultiDiGraph:
+    """nodes (in name order) and the edges between two of them (in id order)."""
     graph = nx.MultiDiGraph()
-    for entity in entities:
-        graph.add_node(
-            entity.id,
-            name=entity.name,
-            type=entity.type,
-            channel=entity.channel,
-            salience=entity.salience,
-            description=entity.description,
-        )
-    for relation in relations:
-        if relation.source_id in graph and relation.target_id in graph:
-            graph.add_edge(
-                relation.source_id,
-                relation.target_id,
-                key=relation.id,
-                type=relation.type,
-                channel=relation.channel,
-                weight=relation.weight,
-            )
+    graph.add_nodes_from(
+        (n.id, {"name": n.name, "type": n.type, "channel": n.channel, "salience": n.salience,
+                "description": n.description})
+        for n in nodes
+    )
+    for e in edges:
+        if e.source_id in graph and e.target_id in graph:
+            graph.add_edge(e.source_id, e.target_id, key=e.id, type=e.type, channel=e.channel, weight=e.weight)
     return graph
 
 
 def resolve_entity(store: MemoryStore, ref: str) -> str:
     """An entity id from an id or a (case-insensitive) name."""
     parts = store.entity_graphs()
-    if not any(part.has_entities() for part in parts):
+    found = [e for part in parts for e in part.entities_named(ref)]
+    if any(e.id == ref for e in found):
+        return ref
+    if not found and not any(part.has_entities() for part in parts):
         raise UnsupportedError("This store has no entities (the entity graph needs memory.db).")
-    for part in parts:
-        if part.entities_by_id([ref]):
-            return ref
-    matches = [e for part in parts for e in part.entities_named(ref)] or [
-        e for part in parts for e in part.entities_containing(ref)
-    ]
+    matches = found or [e for part in parts for e in part.entities_containing(ref)]
     if len(matches) == 1:
         return matches[0].id
     if len(matches) > 1:
@@ -110,11 +98,11 @@ def graph_view(
     else:
         found = [p.whole_slice(relation_types, channels, max_nodes) for p in parts]
     reached = sum(s.reached for s in found)
-    kept = sorted((e for s in found for e in s.entities), key=lambda e: (-e.salience, e.id))[:max_nodes]
-    if center_id and all(e.id != center_id for e in kept):
-        kept[-1] = next(e for s in found for e in s.entities if e.id == center_id)
-    relations = sorted((r for s in found for r in s.relations), key=lambda r: r.id)
-    graph = _graph(sorted(kept, key=lambda e: (e.name, e.id)), relations)
+    kept = sorted((n for s in found for n in s.nodes), key=lambda n: (-n.salience, n.id))[:max_nodes]
+    if center_id and all(n.id != center_id for n in kept):
+        kept[-1] = next(n for s in found for n in s.nodes if n.id == center_id)
+    edges = [e for s in found for e in s.edges]
+    graph = _graph(sorted(kept, key=lambda n: (n.name, n.id)), sorted(edges, key=lambda e: e.id) if len(found) > 1 else edges)
     hidden = max(reached - max_nodes, 0)
     return graph, {"center": center_id, "depth": depth if center_id else None, "hidden_nodes": hidden}
 

@@ -13,21 +13,56 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...model import Entity, Relation
+from ...model import Entity
 from ...timeutil import parse_time
 from .rows import json_list, number
 
 ENTITY_COLUMNS = "id, name, type, channel, description, aliases, salience, access_count, first_seen, last_accessed"
 RELATION_COLUMNS = "id, source_id, target_id, type, channel, weight, created_at"
+NODE_COLUMNS = "id, name, type, channel, salience, description"
+EDGE_COLUMNS = "id, source_id, target_id, type, channel, weight"
+
+
+@dataclass(frozen=True)
+class Node:
+    """An entity as the graph draws it."""
+
+    id: str
+    name: str
+    type: str
+    channel: str
+    salience: float
+    description: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A relation as the graph draws it."""
+
+    id: str
+    source_id: str
+    target_id: str
+    type: str
+    channel: str
+    weight: float
 
 
 @dataclass(frozen=True)
 class GraphSlice:
     """The nodes kept (at most the cap), the edges between them, and how many nodes there were."""
 
-    entities: list[Entity]
-    relations: list[Relation]
+    nodes: list[Node]
+    edges: list[Edge]
     reached: int
+
+
+def node_of(row: Sequence[Any]) -> Node:
+    salience = row[4] if type(row[4]) is float else number(row[4], float, 0.5, {}, "salience")
+    return Node(row[0], row[1], row[2], row[3], salience, row[5])
+
+
+def _weight(value: Any) -> float:
+    return value if type(value) is float else number(value, float, 1.0, {}, "weight")  # type: ignore[no-any-return]
 
 
 def entity_of(row: Sequence[Any]) -> Entity:
@@ -36,11 +71,6 @@ def entity_of(row: Sequence[Any]) -> Entity:
         salience=number(row[6], float, 0.5, {}, "salience"), access_count=number(row[7], int, 0, {}, "access_count"),
         first_seen=parse_time(row[8]), last_accessed=parse_time(row[9]),
     )
-
-
-def relation_of(row: Sequence[Any]) -> Relation:
-    return Relation(id=row[0], source_id=row[1], target_id=row[2], type=row[3], channel=row[4],
-                    weight=number(row[5], float, 1.0, {}, "weight"), created_at=parse_time(row[6]))
 
 
 class GraphReads:
@@ -71,12 +101,14 @@ class GraphReads:
         sql = f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {among}"
         return [entity_of(r) for r in self._query(sql, [json.dumps(list(ids))])]
 
-    def entities_named(self, name: str) -> list[Entity]:
-        """The entities whose name is name in any case, by name (through ix_entities_lower_name)."""
-        sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE lower(name) = lower({self._mark}) "
+    def entities_named(self, ref: str) -> list[Entity]:
+        """The entity whose id is ref, else those whose name is ref in any case, by name
+        (through the primary key and ix_entities_lower_name)."""
+        sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id = {self._mark} OR lower(name) = lower({self._mark}) "
                f"ORDER BY name{self._bytewise}, id{self._bytewise}")
-        folded = name.casefold()
-        return [e for e in map(entity_of, self._query(sql, [name])) if e.name.casefold() == folded]
+        found = [entity_of(r) for r in self._query(sql, [ref, ref])]
+        folded = ref.casefold()
+        return [e for e in found if e.id == ref] or [e for e in found if e.name.casefold() == folded]
 
     def entities_containing(self, part: str) -> list[Entity]:
         """The entities named part in any case (as Python folds case: SQL's lower() does not fold
@@ -94,54 +126,49 @@ class GraphReads:
         params.append(depth)
         step_filters = (self._among("r.type", types, params) + self._among("r.channel", channels, params)
                         + self._among("e.channel", channels, params))
-        params.append(max(max_nodes, 1))
-        rows = self._query(
+        reach = (
             "WITH RECURSIVE reach(id, depth) AS ("
             f" SELECT id, 0 FROM entities WHERE id = {self._mark}{anchor_channel}"
             " UNION SELECT e.id, reach.depth + 1 FROM reach"
             " JOIN relations r ON r.source_id = reach.id OR r.target_id = reach.id"
             " JOIN entities e ON e.id = CASE WHEN r.source_id = reach.id THEN r.target_id ELSE r.source_id END"
             f" WHERE reach.depth < {self._mark}{step_filters}),"
-            " ego AS (SELECT DISTINCT id FROM reach)"
-            f" SELECT {', '.join('e.' + c for c in ENTITY_COLUMNS.split(', '))}, count(*) OVER ()"
-            f" FROM ego JOIN entities e ON e.id = ego.id ORDER BY e.salience DESC, e.id{self._bytewise}"
-            f" LIMIT {self._mark}",
-            params,
         )
-        if not rows:
-            return None
-        kept = [entity_of(r) for r in rows]
-        if all(e.id != center for e in kept):
-            kept[-1] = self.entities_by_id([center])[0]
-        return GraphSlice(kept, self.relations_among([e.id for e in kept], types, channels), int(rows[0][-1]))
+        # The center, then the most salient others: the most salient max_nodes with the center
+        # in place of the last when it is not among them.
+        params.append(center)
+        return self._slice(reach, "id IN (SELECT id FROM reach)", f"(id = {self._mark}) DESC, ", params,
+                           types, channels, max_nodes)
 
     def whole_slice(self, types: Sequence[str], channels: Sequence[str], max_nodes: int) -> GraphSlice:
         """Every node, capped at max_nodes."""
         params: list[Any] = []
-        where = self._among("channel", channels, params)
-        params.append(max_nodes)
+        where = "1 = 1" + self._among("channel", channels, params)
+        found = self._slice("WITH", where, "", params, types, channels, max_nodes)
+        if found is None:
+            return GraphSlice([], [], int(self._query(f"SELECT count(*) FROM entities WHERE {where}", params)[0][0]))
+        return found
+
+    def _slice(self, walk: str, nodes: str, first: str, params: list[Any], types: Sequence[str],
+               channels: Sequence[str], max_nodes: int) -> GraphSlice | None:
+        """The entities that meet nodes (SQL, after the CTEs of walk), the first max_nodes in
+        first's order then by salience, and the relations between them, in one statement."""
+        params = [*params, max_nodes]
+        edge_filters = self._among("r.type", types, params) + self._among("r.channel", channels, params)
         rows = self._query(
-            f"SELECT {ENTITY_COLUMNS}, count(*) OVER () FROM entities WHERE 1 = 1{where}"
-            f" ORDER BY salience DESC, id{self._bytewise} LIMIT {self._mark}",
+            f"{walk} kept AS (SELECT {NODE_COLUMNS}, count(*) OVER () AS reached FROM entities WHERE {nodes}"
+            f" ORDER BY {first}salience DESC, id{self._bytewise} LIMIT {self._mark})"
+            f" SELECT 'n', {NODE_COLUMNS}, reached FROM kept UNION ALL"
+            " SELECT 'e', r.id, r.source_id, r.target_id, r.type, r.weight, r.channel, 0 FROM relations r"
+            f" WHERE r.source_id IN (SELECT id FROM kept) AND r.target_id IN (SELECT id FROM kept){edge_filters}",
             params,
         )
-        if not rows:
-            counted = self._query(f"SELECT count(*) FROM entities WHERE 1 = 1{where}", params[:-1])
-            return GraphSlice([], [], int(counted[0][0]))
-        kept = [entity_of(r) for r in rows]
-        return GraphSlice(kept, self.relations_among([e.id for e in kept], types, channels), int(rows[0][-1]))
-
-    def relations_among(self, ids: Sequence[str], types: Sequence[str], channels: Sequence[str]) -> list[Relation]:
-        """The relations between two of ids (of types and channels when given), by id."""
-        if not ids:
-            return []
-        params: list[Any] = [json.dumps(list(ids))] * 2
-        sql = (f"SELECT {RELATION_COLUMNS} FROM relations WHERE "
-               f"{self._among_json.format(column='source_id', mark=self._mark)} AND "
-               f"{self._among_json.format(column='target_id', mark=self._mark)}"
-               f"{self._among('type', types, params)}{self._among('channel', channels, params)}"
-               f" ORDER BY id{self._bytewise}")
-        return [relation_of(r) for r in self._query(sql, params)]
+        node_rows = [r[1:] for r in rows if r[0] == "n"]
+        if not node_rows:
+            return None
+        edges = sorted((Edge(r[1], r[2], r[3], r[4], r[6], _weight(r[5])) for r in rows if r[0] == "e"),
+                       key=lambda e: e.id)
+        return GraphSlice([node_of(r) for r in node_rows], edges, int(node_rows[0][-1]))
 
     def best_connected(self, limit: int) -> list[tuple[Entity, int]]:
         """The limit entities with the most relations (any, memories' included), then by name."""

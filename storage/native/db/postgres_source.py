@@ -239,7 +239,7 @@ def _prepare(conn: Connection, location: str, *, read_only: bool, create: bool) 
         if read_only:
             raise UnreadableStoreError(f"{location} is empty; a read-only open cannot create the store there.")
     schema.check_not_newer(version, location)
-    if version != schema.SCHEMA_VERSION:
+    if version != schema.SCHEMA_VERSION and not (read_only and version >= schema.READS_FROM):
         if read_only:
             raise UnreadableStoreError(
                 f"{location} has schema version {version}; this Mnemoscope reads version "

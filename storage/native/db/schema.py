@@ -31,6 +31,8 @@ from sqlalchemy.engine import Connection
 from ...journal import tables as journal_tables
 
 SCHEMA_VERSION = 3
+# The oldest version a read-only open reads as it is (the versions after it add only indexes).
+READS_FROM = 2
 
 metadata = MetaData()
 
