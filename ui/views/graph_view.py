@@ -176,7 +176,9 @@ class GraphView(View):
             self.channel_box.addItems([ALL, *choices["channels"]])
             if entities:
                 self.center_box.setCurrentIndex(1)
+                self.depth_box.blockSignals(True)  # laid out once, below
                 self.depth_box.setValue(2)
+                self.depth_box.blockSignals(False)
         if self._loaded_once:  # a reload after a change keeps what the person picked
             center, kind, channel = before
             self.center_box.setCurrentIndex(max(self.center_box.findData(center), 0))

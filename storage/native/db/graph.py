@@ -62,7 +62,7 @@ def node_of(row: Sequence[Any]) -> Node:
 
 
 def _weight(value: Any) -> float:
-    return value if type(value) is float else number(value, float, 1.0, {}, "weight")  # type: ignore[no-any-return]
+    return value if type(value) is float else number(value, float, 1.0, {}, "weight")
 
 
 def entity_of(row: Sequence[Any]) -> Entity:
@@ -80,6 +80,9 @@ class GraphReads:
     _among_json: str
     # What makes ORDER BY on text compare code points, as Python's sort does.
     _bytewise = ""
+    # Count each entity's relations by grouping them all (PostgreSQL), not by two index
+    # lookups per entity (SQLite: faster there, 4x slower on PostgreSQL).
+    _degree_by_groups = False
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         raise NotImplementedError
@@ -172,10 +175,17 @@ class GraphReads:
 
     def best_connected(self, limit: int) -> list[tuple[Entity, int]]:
         """The limit entities with the most relations (any, memories' included), then by name."""
+        columns = ", ".join(f"e.{c}" for c in ENTITY_COLUMNS.split(", "))
+        if self._degree_by_groups:
+            degree, source = "coalesce(d.n, 0)", (
+                "entities e LEFT JOIN (SELECT id, count(*) AS n FROM (SELECT source_id AS id FROM relations"
+                " UNION ALL SELECT target_id FROM relations) ends GROUP BY id) d ON d.id = e.id")
+        else:
+            degree, source = ("(SELECT count(*) FROM relations WHERE source_id = e.id)"
+                              " + (SELECT count(*) FROM relations WHERE target_id = e.id)"), "entities e"
         rows = self._query(
-            f"SELECT {ENTITY_COLUMNS}, (SELECT count(*) FROM relations WHERE source_id = entities.id)"
-            " + (SELECT count(*) FROM relations WHERE target_id = entities.id) AS degree"
-            f" FROM entities ORDER BY degree DESC, name{self._bytewise}, id{self._bytewise} LIMIT {self._mark}",
+            f"SELECT {columns}, {degree} AS degree FROM {source}"
+            f" ORDER BY degree DESC, e.name{self._bytewise}, e.id{self._bytewise} LIMIT {self._mark}",
             [limit],
         )
         return [(entity_of(r), int(r[-1])) for r in rows]

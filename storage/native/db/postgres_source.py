@@ -59,6 +59,7 @@ class PostgresSource(NativeDb):
     _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"
     _bytewise = ' COLLATE "C"'
+    _degree_by_groups = True
 
     def __init__(self, engine: Engine, *, location: str, secret: Secret | None, read_only: bool,
                  schema_version: int, nullable: set[str]) -> None:
