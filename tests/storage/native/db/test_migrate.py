@@ -117,3 +117,23 @@ def test_an_up_to_date_open_does_not_import_alembic(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_version_2_file_opens_read_only_as_it_is_and_finds_names_without_the_index(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 2)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("INSERT INTO entities (id, name) VALUES ('e-stripe', 'Stripe')")
+    con.commit()
+    con.close()
+    with open_store(tmp_path, read_only=True) as store:
+        assert store.get("m-old").content == "kept across the upgrade"
+        assert resolve_entity(store, "STRIPE") == "e-stripe"
+    assert _facts(tmp_path / "memory.db") == {
+        "user_version": 2, "schema_version": "2", "alembic": None,
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 0}
+
+
+def test_a_version_1_file_is_still_refused_read_only(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 1)
+    with pytest.raises(UnreadableStoreError, match="open it once without read-only"):
+        open_store(tmp_path, read_only=True)
