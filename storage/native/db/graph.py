@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...model import Entity
 from ...timeutil import parse_time
@@ -23,8 +23,7 @@ NODE_COLUMNS = "id, name, type, channel, salience, description"
 EDGE_COLUMNS = "id, source_id, target_id, type, channel, weight"
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):
     """An entity as the graph draws it."""
 
     id: str
@@ -35,8 +34,7 @@ class Node:
     description: str
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(NamedTuple):
     """A relation as the graph draws it."""
 
     id: str
