@@ -18,9 +18,7 @@ from ...timeutil import parse_time
 from .rows import json_list, number
 
 ENTITY_COLUMNS = "id, name, type, channel, description, aliases, salience, access_count, first_seen, last_accessed"
-RELATION_COLUMNS = "id, source_id, target_id, type, channel, weight, created_at"
 NODE_COLUMNS = "id, name, type, channel, salience, description"
-EDGE_COLUMNS = "id, source_id, target_id, type, channel, weight"
 
 
 class Node(NamedTuple):
