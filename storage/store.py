@@ -583,6 +583,10 @@ class MemoryStore:
     ) -> list[Relation]:
         return [r for s in self._with("graph") for r in s.relations(types, channels, touching)]
 
+    def entity_graphs(self) -> list[Any]:
+        """The graph reads (GraphReads) of each part holding an entity graph, queried in its database."""
+        return [g for s in self._with("graph") if (g := s.entity_graph()) is not None]
+
     def promotion_shortfall(self, memory: Memory) -> list[str]:
         """The promotion thresholds memory misses ("access_count 2 < 5"); none where nothing
         counts its accesses (a markdown bullet): such memories are promoted by hand, as their

@@ -454,6 +454,9 @@ class NativeWorkspace:
     def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
         return self.db.entities(channels) if self.db is not None else []
 
+    def entity_graph(self) -> NativeDb | None:
+        return self.db
+
     def relations(
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:

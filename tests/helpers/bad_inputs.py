@@ -542,7 +542,7 @@ DEMO_ALTERATIONS: dict[str, str] = {
     "memories replaced by a view": "ALTER TABLE memories RENAME TO memories_real; "
     "CREATE VIEW memories AS SELECT * FROM memories_real;",
     "schema version 0": "UPDATE meta SET value = '0' WHERE key = 'schema_version';",
-    "schema version 3": "UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+    "a newer schema version": "UPDATE meta SET value = '4' WHERE key = 'schema_version';",
     "garbage in JSON columns": "UPDATE memories SET tags = '{not json', metadata = '[1,', derived_from = 'null';",
     "text in number columns": "UPDATE memories SET salience = 'high', access_count = 'many', confidence = x'00';",
     "dates that are not dates": "UPDATE memories SET created_at = 'yesterday', updated_at = '', "

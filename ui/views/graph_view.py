@@ -7,7 +7,7 @@ from typing import Any
 
 import networkx as nx
 from mnemoscope.storage import MemoryStore, NotFoundError
-from mnemoscope.storage.views.graph import graph_view
+from mnemoscope.storage.views.graph import entity_details, graph_choices, graph_view
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPen, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
@@ -176,7 +176,9 @@ class GraphView(View):
             self.channel_box.addItems([ALL, *choices["channels"]])
             if entities:
                 self.center_box.setCurrentIndex(1)
+                self.depth_box.blockSignals(True)  # laid out once, below
                 self.depth_box.setValue(2)
+                self.depth_box.blockSignals(False)
         if self._loaded_once:  # a reload after a change keeps what the person picked
             center, kind, channel = before
             self.center_box.setCurrentIndex(max(self.center_box.findData(center), 0))
@@ -347,30 +349,10 @@ class GraphView(View):
         self.entity_selected.emit(entity_id)
 
 
-def graph_choices(store: MemoryStore) -> dict[str, Any]:
-    """The entities to center on (best connected first), relation types and channels (on a worker)."""
-    relations = store.relations()
-    entities = store.entities()
-    degree: dict[str, int] = {}
-    for r in relations:
-        degree[r.source_id] = degree.get(r.source_id, 0) + 1
-        degree[r.target_id] = degree.get(r.target_id, 0) + 1
-    # Best connected first: the default center shows the most.
-    ranked = sorted(entities, key=lambda e: (-degree.get(e.id, 0), e.name))
-    return {
-        "entities": ranked,
-        "types": sorted({r.type for r in relations}),
-        "channels": sorted({e.channel for e in ranked}),
-    }
-
-
 def entity_facts(store: MemoryStore, entity_id: str) -> str:
     """One entity, the facts about it and its relations, as HTML (on a worker)."""
-    entity = next(e for e in store.entities() if e.id == entity_id)
-    facts = store.memories_about(entity_id)
-    relations = store.relations(touching=entity_id)
+    entity, facts, relations, names = entity_details(store, entity_id)
     items = "".join(f"<li>{html.escape(m.content)} <span style='color:gray'>({m.channel})</span></li>" for m in facts)
-    names = {e.id: e.name for e in store.entities()}
     links = "".join(
         f"<li title='{html.escape(r.source_id)} → {html.escape(r.target_id)}'>"
         f"{html.escape(names.get(r.source_id, r.source_id))} —{html.escape(relation_label(r.type))}→ "

@@ -58,6 +58,8 @@ class PostgresSource(NativeDb):
     _mark = "%s"
     _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"
+    _bytewise = ' COLLATE "C"'
+    _degree_by_groups = True
 
     def __init__(self, engine: Engine, *, location: str, secret: Secret | None, read_only: bool,
                  schema_version: int, nullable: set[str]) -> None:
@@ -238,7 +240,7 @@ def _prepare(conn: Connection, location: str, *, read_only: bool, create: bool) 
         if read_only:
             raise UnreadableStoreError(f"{location} is empty; a read-only open cannot create the store there.")
     schema.check_not_newer(version, location)
-    if version != schema.SCHEMA_VERSION:
+    if version != schema.SCHEMA_VERSION and not (read_only and version >= schema.READS_FROM):
         if read_only:
             raise UnreadableStoreError(
                 f"{location} has schema version {version}; this Mnemoscope reads version "

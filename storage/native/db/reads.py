@@ -34,11 +34,12 @@ from ...salience import PromotionThresholds
 from ...source import Capabilities, Snapshot, page_after_by_key
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
+from .graph import GraphReads
 from .positions import Positions
 from .rows import DB_NAME, ORDER_COLUMNS, escape_like, json_list, memory_from_row, number, values_revision
 
 
-class NativeReads:
+class NativeReads(GraphReads):
     """What the native tables read alike on any database: memories (pages, counts, bins), sessions,
     the scratchpad, the graph and salience; and what a database supplies (connections, errors,
     change token, keyword search, time bins, effective salience in its own SQL)."""

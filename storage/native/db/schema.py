@@ -23,13 +23,16 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlalchemy.engine import Connection
 
 from ...journal import tables as journal_tables
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# The oldest version a read-only open reads as it is (the versions after it add only indexes).
+READS_FROM = 2
 
 metadata = MetaData()
 
@@ -126,6 +129,8 @@ entities = Table(
     Column("last_accessed", Text),
     Index("ix_entities_name", "name"),
 )
+# An entity is looked up by its name in any case (`graph --center stripe`).
+ENTITY_NAME_INDEX = Index("ix_entities_lower_name", func.lower(entities.c.name))
 
 relations = Table(
     "relations",
@@ -202,6 +207,11 @@ def _add_page_indexes(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _add_entity_name_index(conn: Connection) -> None:
+    # (checkfirst does not see an index on an expression)
+    conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {ENTITY_NAME_INDEX.name} ON entities (lower(name))")
+
+
 def all_tables() -> list[Table]:
     """memory.db's tables, the journal's included."""
     return [*metadata.sorted_tables, *journal_tables.metadata.sorted_tables]
@@ -209,7 +219,9 @@ def all_tables() -> list[Table]:
 
 # MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
 # an empty database.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1, 1: _add_page_indexes}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index,
+}
 
 
 def read_version(conn: Connection) -> int:

@@ -273,7 +273,7 @@ def _check_read_only_version(db_path: Path, stored: object) -> None:
     """A read-only open reads only the schema version this Mnemoscope writes: it cannot
     migrate the file (the meta table holds the version stored)."""
     found = schema.version_of(stored) or 0
-    if found != schema.SCHEMA_VERSION:
+    if not schema.READS_FROM <= found <= schema.SCHEMA_VERSION:
         raise UnreadableStoreError(
             f"{db_path} has schema version {found}; this Mnemoscope reads version {schema.SCHEMA_VERSION}"
             + (" (open it once without read-only to upgrade it)." if found < schema.SCHEMA_VERSION else ".")
@@ -345,7 +345,7 @@ def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
             f"{db_path} has schema version {version}; this Mnemoscope understands up to "
             f"{schema.SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
         )
-    problems = schema.structure_problems(found) if version == schema.SCHEMA_VERSION else []
+    problems = schema.structure_problems(found) if version >= schema.READS_FROM else []
     if problems:
         raise UnreadableStoreError(
             f"{db_path} is not a memory.db Mnemoscope can use: {'; '.join(problems[:3])}"

@@ -1,5 +1,5 @@
-"""memory.db files from before Alembic (versions 1 and 2, no alembic_version table) open and are
-migrated and stamped; an up-to-date open never loads Alembic."""
+"""memory.db files from before Alembic (versions 1 and 2, no alembic_version table) and stamped
+ones open and are migrated and stamped; an up-to-date open never loads Alembic."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from mnemoscope.storage import UnreadableStoreError, open_store
 from mnemoscope.storage.native.db import schema
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from mnemoscope.storage.views.graph import resolve_entity
 from sqlalchemy import create_engine
 
 
@@ -24,6 +25,8 @@ def _old_file(path: Path, version: int) -> None:
         if version == 1:
             for index in schema.PAGE_INDEXES:  # version 1 had none of them
                 conn.exec_driver_sql(f"DROP INDEX {index.name}")
+        if version < 3:
+            conn.exec_driver_sql(f"DROP INDEX {schema.ENTITY_NAME_INDEX.name}")
         conn.exec_driver_sql(f"INSERT INTO meta (key, value) VALUES ('schema_version', '{version}')")
         conn.exec_driver_sql(f"PRAGMA user_version = {version}")
         conn.exec_driver_sql(
@@ -44,6 +47,8 @@ def _facts(path: Path) -> dict[str, object]:
             "alembic": con.execute("SELECT version_num FROM alembic_version").fetchall() if "alembic_version" in tables else None,
             "page_indexes": sorted(r[0] for r in con.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_memories_status_%'")),
+            "entity_name_index": con.execute(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'ix_entities_lower_name'").fetchone()[0],
         }
     finally:
         con.close()
@@ -55,12 +60,32 @@ def test_a_file_from_before_alembic_is_stamped_and_migrated(tmp_path: Path, vers
     assert _facts(tmp_path / "memory.db")["alembic"] is None
     with open_store(tmp_path) as store:
         assert store.get("m-old").content == "kept across the upgrade"
-    facts = _facts(tmp_path / "memory.db")
-    if version == 1:
-        assert facts == {"user_version": 2, "schema_version": "2", "alembic": [("0002",)],
-                         "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES)}
-    else:  # already current: opened as it is, nothing written, Alembic not needed
-        assert facts["schema_version"] == "2" and facts["alembic"] is None
+    assert _facts(tmp_path / "memory.db") == {
+        "user_version": 3, "schema_version": "3", "alembic": [("0003",)],
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 1}
+
+
+def test_a_current_file_from_before_alembic_is_opened_as_it_is(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", schema.SCHEMA_VERSION)
+    with open_store(tmp_path) as store:
+        assert store.get("m-old").content == "kept across the upgrade"
+    facts = _facts(tmp_path / "memory.db")  # nothing written, Alembic not needed
+    assert facts["schema_version"] == str(schema.SCHEMA_VERSION) and facts["alembic"] is None
+
+
+def test_a_version_2_file_finds_an_entity_by_name_through_the_new_index(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 2)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("INSERT INTO entities (id, name) VALUES ('e-stripe', 'Stripe')")
+    con.commit()
+    con.close()
+    with open_store(tmp_path) as store:
+        assert resolve_entity(store, "STRIPE") == "e-stripe"
+    con = sqlite3.connect(tmp_path / "memory.db")
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM entities WHERE lower(name) = lower('STRIPE')"))
+    con.close()
+    assert "ix_entities_lower_name" in plan
 
 
 def test_the_head_revision_is_the_schema_version() -> None:
@@ -92,3 +117,23 @@ def test_an_up_to_date_open_does_not_import_alembic(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_version_2_file_opens_read_only_as_it_is_and_finds_names_without_the_index(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 2)
+    con = sqlite3.connect(tmp_path / "memory.db")
+    con.execute("INSERT INTO entities (id, name) VALUES ('e-stripe', 'Stripe')")
+    con.commit()
+    con.close()
+    with open_store(tmp_path, read_only=True) as store:
+        assert store.get("m-old").content == "kept across the upgrade"
+        assert resolve_entity(store, "STRIPE") == "e-stripe"
+    assert _facts(tmp_path / "memory.db") == {
+        "user_version": 2, "schema_version": "2", "alembic": None,
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 0}
+
+
+def test_a_version_1_file_is_still_refused_read_only(tmp_path: Path) -> None:
+    _old_file(tmp_path / "memory.db", 1)
+    with pytest.raises(UnreadableStoreError, match="open it once without read-only"):
+        open_store(tmp_path, read_only=True)

@@ -13,6 +13,7 @@ from helpers.native_backends import native, native_demo  # noqa: F401 (fixtures)
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import ConflictError, Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.errors import ReadOnlyError, StoreError
+from mnemoscope.storage.native.db.schema import SCHEMA_VERSION
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.source import bin_by
 
@@ -282,4 +283,4 @@ def test_a_path_in_the_store_is_where_it_says(native: Any, tmp_path: Path) -> No
     with native.open() as store:
         memory = store.page(MemoryQuery(), limit=1)[0]
         assert store.get(memory.id) == memory
-        assert store.info()["schema_version"] == 2
+        assert store.info()["schema_version"] == SCHEMA_VERSION

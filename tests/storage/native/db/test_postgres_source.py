@@ -86,20 +86,22 @@ def test_a_database_without_the_schema_is_refused_and_left_as_it_was(postgres_se
 
 def test_a_created_store_is_stamped_and_a_newer_one_is_refused(postgres_server: Any, database: str) -> None:
     PostgresSource.open(postgres_server.url(database), create=True).close()
-    assert postgres_server.psql("SELECT version_num FROM alembic_version", database) == [("0002",)]
-    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("2",)]
-    postgres_server.psql("UPDATE meta SET value = '3' WHERE key = 'schema_version'", database)
-    with pytest.raises(UnreadableStoreError, match="schema version 3.*Upgrade Mnemoscope"):
+    assert postgres_server.psql("SELECT version_num FROM alembic_version", database) == [("0003",)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("3",)]
+    postgres_server.psql("UPDATE meta SET value = '4' WHERE key = 'schema_version'", database)
+    with pytest.raises(UnreadableStoreError, match="schema version 4.*Upgrade Mnemoscope"):
         PostgresSource.open(postgres_server.url(database))
 
 
 def test_a_version_1_database_is_migrated_by_alembic(postgres_server: Any, database: str) -> None:
     PostgresSource.open(postgres_server.url(database), create=True).close()
     postgres_server.psql("DROP INDEX ix_memories_status_updated", database)
+    postgres_server.psql("DROP INDEX ix_entities_lower_name", database)
     postgres_server.psql("UPDATE meta SET value = '1' WHERE key = 'schema_version'", database)
     postgres_server.psql("UPDATE alembic_version SET version_num = '0001'", database)
     with pytest.raises(UnreadableStoreError, match="without read-only"):
         PostgresSource.open(postgres_server.url(database), read_only=True)
     PostgresSource.open(postgres_server.url(database)).close()
-    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("2",)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("3",)]
     assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_memories_status_updated'", database)
+    assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_entities_lower_name'", database)
