@@ -21,8 +21,8 @@ rows whose raw column holds the words (``LIKE``), then ``text_of`` decides on th
 (a search counts the words there once, for its ranking and for BM25's statistics alike). ``odd_rows`` names rows whose raw text
 does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
 
-The mem0 history, LangGraph, Google ADK and AgenticX formats are SQL too and can move onto this
-base the same way: a TableSpec, ``memory_of`` and ``text_of``.
+LangGraph's SqliteStore is read this way too (langgraph.py). The mem0 history, Google ADK and
+AgenticX formats are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ class TableSpec:
     # text), when it is not the key; keyword search ranks ties by that id, as keyword_rank does.
     record: str | None = None
     record_prefix: str = ""
+    # An SQL expression in place of record, where no one column names a memory.
+    record_sql: str | None = None
 
 
 class SqlFormatSource(FormatSource):
@@ -406,7 +408,7 @@ class SqlFormatSource(FormatSource):
         clause, params = where
         spec = self.spec
         text, key = f'"{spec.text}"', f'"{spec.key}"'
-        record = f', "{spec.record}"' if spec.record else ""
+        record = f", {spec.record_sql}" if spec.record_sql else f', "{spec.record}"' if spec.record else ""
         if all(PLAIN_NEEDLE.fullmatch(t) for t in terms):
             hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in terms) + f" OR {self.odd_rows_for(terms)})"
             hit_params: list[Any] = [f"%{_like_escaped(t)}%" for t in terms]
