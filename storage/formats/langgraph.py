@@ -174,10 +174,13 @@ class LangGraphSource(SqlFormatSource):
     def text_of(self, raw: Any) -> str:
         return item_text(_json(raw))
 
+    def text_sql(self) -> str:
+        return "CAST(store.value AS TEXT)"  # SqliteStore writes orjson's bytes: a BLOB
+
     def odd_rows_for(self, needles: Sequence[str]) -> str:
         """Values with no text field are shown as json.dumps writes them (", " and ": " between
         parts, keys sorted), which SqliteStore's orjson does not: those rows text_of decides on."""
-        text = "CAST(value AS TEXT)"
+        text = self.text_sql()
         fields = " OR ".join(f"json_type({text}, '$.{f}') = 'text'" for f in TEXT_FIELDS)
         return f"(json_valid({text}) AND json_type({text}) IN ('object', 'array') AND NOT ({fields}))"
 

@@ -231,12 +231,17 @@ class SqlFormatSource(FormatSource):
         return keys
 
     def _contains(self, needle: str) -> tuple[str, list[Any]]:
-        text = f'"{self.spec.text}"'
+        text = self.text_sql()
         exact = f"instr(mnemoscope_text({text}), ?) > 0"
         if PLAIN_NEEDLE.fullmatch(needle):
             odd = self.odd_rows_for([needle])
             return f"({text} LIKE ? ESCAPE '\\' OR {odd}) AND {exact}", [f"%{_like_escaped(needle)}%", needle]
         return exact, [needle]
+
+    def text_sql(self) -> str:
+        """The text column as SQL (a format storing its text as a BLOB reads it as TEXT: LIKE
+        compares a BLOB's bytes case-sensitively)."""
+        return f'"{self.spec.text}"'
 
     def _from(self, clause: str) -> str:
         """FROM the table, WHERE clause if there is one (count(*) with no WHERE reads the
@@ -407,7 +412,7 @@ class SqlFormatSource(FormatSource):
         for _held_remembered)."""
         clause, params = where
         spec = self.spec
-        text, key = f'"{spec.text}"', f'"{spec.key}"'
+        text, key = self.text_sql(), f'"{spec.key}"'
         record = f", {spec.record_sql}" if spec.record_sql else f', "{spec.record}"' if spec.record else ""
         if all(PLAIN_NEEDLE.fullmatch(t) for t in terms):
             hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in terms) + f" OR {self.odd_rows_for(terms)})"
