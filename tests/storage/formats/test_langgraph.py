@@ -18,9 +18,9 @@ from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.query import MemoryQuery
-from mnemoscope.storage.views.search import search
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.scratchpad import scratchpad
+from mnemoscope.storage.views.search import search
 
 require("langgraph.store.sqlite")
 require("pysqlite3")
