@@ -102,7 +102,9 @@ class LangGraphSource(SqlFormatSource):
     format = "langgraph"
     label = "LangGraph"
     read_only_reason = "LangGraph checkpoints are the history a thread resumes from; they are shown, not edited"
-    seeks = False  # pages run in the query's order (times, ids), not the rowid's
+    # Pages seek past a row in the query's order (time, then id), as fast deep as at the top.
+    seeks = True
+    orders_by_effective_salience = True  # SqliteStore keeps no salience: that order is the ids'
 
     def __init__(
         self, path: Path, tables: dict[str, set[str]], siblings: tuple[Path, ...] = (), links: tuple[str, ...] = ()
@@ -197,10 +199,34 @@ class LangGraphSource(SqlFormatSource):
 
     def _order(self, query: MemoryQuery) -> str:
         direction = "DESC" if query.descending else "ASC"
+        column = self._time_column(query)
+        return f"{f'store.{column} {direction}, ' if column else ''}{ITEM_ID} {direction}"
+
+    def _time_column(self, query: MemoryQuery) -> str | None:
+        """The column a query's order runs on before the item id (none for the saliences: kept by no item)."""
         column = {Order.CREATED: "created_at", Order.SALIENCE: None, Order.EFFECTIVE_SALIENCE: None}.get(
             query.order, "updated_at")  # recent and accessed: SqliteStore's update time (a read is no write)
-        time = f'"{column}" {direction}, ' if column is not None and column in self._columns else ""
-        return f"{time}{ITEM_ID} {direction}"
+        return column if column in self._columns else None
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+        if after is None or not self.owns(after.id):
+            return super().page(query, limit, offset, after)
+        where = self.where(query)
+        column = self._time_column(query)
+        found = self._item_row(after.id)
+        if where is None or limit <= 0:
+            return []
+        if found is None:  # gone since it was shown: its place is found by its time and id
+            return self._page_after_other(query, limit, offset, after)
+        bound = self.rows(f"SELECT {column or 'NULL'}, {ITEM_ID} FROM store WHERE store.rowid = ?", (found[0],))[0]
+        seek, seek_params = _seek(f"store.{column}" if column else None, query.descending, bound[0], bound[1])
+        clause, params = where
+        rows = self.rows(
+            f"SELECT {self.spec.select} FROM store WHERE {clause + ' AND ' if clause else ''}{seek} "
+            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
+            [*params, *seek_params, limit, offset],
+        )
+        return [self.memory_of(row) for row in rows]
 
     def record_key(self, record_id: str) -> int:
         """The rowid of the item a record id names; -1 when the file holds none."""
@@ -441,6 +467,20 @@ class LangGraphSource(SqlFormatSource):
             actual = self._snapshot(con, prefix, key)
         self.invalidate()
         return actual
+
+
+def _seek(column: str | None, descending: bool, time: Any, item: str) -> tuple[str, list[Any]]:
+    """SQL keeping the rows after (time, item) in the order ORDER BY column, ITEM_ID (both one
+    way), where SQLite puts a NULL time before every other."""
+    if column is None:
+        return f"{ITEM_ID} {'<' if descending else '>'} ?", [item]
+    if time is None:
+        if descending:
+            return f"({column} IS NULL AND {ITEM_ID} < ?)", [item]
+        return f"({column} IS NOT NULL OR {ITEM_ID} > ?)", [item]
+    op = "<" if descending else ">"
+    past_nulls = f" OR {column} IS NULL" if descending else ""
+    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {ITEM_ID} {op} ?))", [time, time, item]
 
 
 def _file_order(path: Path) -> tuple[int, str]:

@@ -17,7 +17,7 @@ import pytest
 from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.opening import open_store
-from mnemoscope.storage.query import MemoryQuery
+from mnemoscope.storage.query import MemoryQuery, Order
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.scratchpad import scratchpad
 from mnemoscope.storage.views.search import search
@@ -252,6 +252,14 @@ def test_pages_filters_and_search_answer_as_the_items_read(lg_root):
         newest = store.page(limit=10)
         assert newest[0].metadata["key"] == "theme" and len(newest) == 3
         assert [m.id for m in store.page(MemoryQuery(descending=False), limit=10)] == [m.id for m in reversed(newest)]
+        for order in Order:  # a page after a memory (the table scrolling on) continues the order
+            for descending in (True, False):
+                query = MemoryQuery(order=order, descending=descending)
+                whole = store.page(query, limit=10)
+                stepped = [whole[0]]
+                while len(step := store.page(query, limit=1, after=stepped[-1])) == 1:
+                    stepped += step
+                assert [m.id for m in stepped] == [m.id for m in whole], (order, descending)
         assert [m.content for m in store.page(MemoryQuery(contains="LISBON"), limit=10)] == ["Dana lives in Lisbon"]
         # A value with no text field is read as json.dumps shows it, not as orjson stored it.
         assert [m.metadata["key"] for m in store.page(MemoryQuery(contains='"mode": "dark"'), limit=10)] == ["theme"]
