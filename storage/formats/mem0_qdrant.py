@@ -447,12 +447,13 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
 
     # -- reading ----------------------------------------------------------------------
 
-    def _rows(self, name: str) -> list[sqlite3.Row]:
+    def _rows(self, name: str) -> Iterator[sqlite3.Row]:
+        """A collection's rows, newest first, one at a time (the vectors are most of their bytes)."""
         path = self.storage_of(name)
         if not is_file(path):
-            return []
+            return
         with reading(path) as con:
-            return con.execute("SELECT rowid, id, point FROM points ORDER BY rowid DESC").fetchall()
+            yield from con.execute("SELECT rowid, id, point FROM points ORDER BY rowid DESC")
 
     def load(self) -> Contents:
         contents = _Points()
