@@ -187,7 +187,7 @@ def build_mem0_qdrant(folder: Path, size: int) -> None:
     store.client.close()
 
 
-@pytest.fixture(scope="module", params=sizes(full=[50_000], ci=[5_000]))
+@pytest.fixture(scope="module", params=sizes(full=[50_000], ci=[2_000]))
 def mem0_qdrant(request: pytest.FixtureRequest) -> tuple[Path, int]:
     pytest.importorskip("mem0")
     pytest.importorskip("qdrant_client")
