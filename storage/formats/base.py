@@ -355,8 +355,11 @@ def make_memory(
     status: Status = Status.ACTIVE,
     accessed: Any = None,
     access_count: int | None = None,
+    revision: str | None = None,
 ) -> Memory:
-    """A canonical memory for a foreign record; times default to each other, then now."""
+    """A canonical memory for a foreign record; times default to each other, then now. Its
+    revision hashes snapshot unless given (a hash of the bytes stored, where a format has them:
+    far cheaper than a snapshot's canonical JSON)."""
     created_at = parse_time(created) or parse_time(updated) or utcnow()
     updated_at = parse_time(updated) or created_at
     return Memory(
@@ -372,7 +375,7 @@ def make_memory(
         metadata=metadata or {},
         tags=tuple(tags),
         status=status,
-        revision=revision_of(snapshot) if snapshot is not None else "",
+        revision=revision if revision is not None else revision_of(snapshot) if snapshot is not None else "",
     )
 
 

@@ -13,6 +13,9 @@ types, or JSON in older versions) and pending ``writes``. Each thread is shown
 as a session: the messages of its latest checkpoint are its turns, the other
 channel values its scratchpad.
 
+Items are read with SQL on the file (sql_backed.py): a page, a count or a filter costs what
+the query does, and only the items returned become memories.
+
 Curation: store items are editable and deletable as SqliteStore's own put and
 delete leave them. Their vectors were computed by the graph's embedder, which
 does not run here, so an edit removes the item's vectors (LangGraph search then
@@ -35,21 +38,24 @@ are read once.
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..model import Layer, ScratchEntry, Session, Turn
+from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, SourceRef, Turn
+from ..query import MemoryQuery, Order
 from ..retention import CLEAN_UP, Upcoming, preview_of
 from ..source import Snapshot
+from ..sqlite_files import files_token
 from ..timeutil import parse_time, utcnow
 from .base import (
     Contents,
-    FormatSource,
     blob_text,
-    make_memory,
     plain_row,
     reading,
     row_values,
@@ -58,6 +64,7 @@ from .base import (
     writing,
 )
 from .match import FormatMatch
+from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
@@ -66,18 +73,43 @@ TEXT_FIELDS = ("content", "text", "memory", "data", "page_content", "summary")
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 # The channels of pending writes shown as turns (LangGraph's own for errors and interrupts).
 PENDING_ROLES = {"messages": "", "__error__": "error", "__interrupt__": "interrupt"}
+# An item's id within its file: namespace and key (what keyword ties and every order's ties rank by).
+ITEM_ID = "(store.prefix || '/' || store.key)"
 
 
-class LangGraphSource(FormatSource):
+@dataclass
+class _Folding:
+    """How one SqliteStore file's items meet the copies beside it (see the module docstring)."""
+
+    later: list[tuple[str, dict[Any, Any]]]  # each later file's items, by identity
+    hidden: list[int] = field(default_factory=list)  # rowids of the items an earlier file lists
+    hidden_set: set[int] = field(default_factory=set)
+    folded: dict[str, int] = field(default_factory=dict)  # earlier file -> items of this one it lists
+
+    def also_in(self, identity: tuple[Any, Any]) -> list[str]:
+        return [name for name, items in self.later if items.get(identity[0]) == identity[1]]
+
+
+class LangGraphSource(SqlFormatSource):
+    """One LangGraph SQLite file: SqliteStore's items read with SQL where they live (sql_backed.py),
+    SqliteSaver's threads loaded as sessions.
+
+    Pages run in the query's order on the store's own columns (updated_at, created_at: the
+    CURRENT_TIMESTAMP text SqliteStore writes, ordered as text), ties by item id; a namespace
+    filter uses SqliteStore's index on prefix. Items of a copy folded into an earlier file's are
+    kept out of every read by their rowids, found once per change of the files."""
+
     format = "langgraph"
     label = "LangGraph"
     read_only_reason = "LangGraph checkpoints are the history a thread resumes from; they are shown, not edited"
+    # Pages seek past a row in the query's order (time, then id), as fast deep as at the top.
+    seeks = True
+    orders_by_effective_salience = True  # SqliteStore keeps no salience: that order is the ids'
 
     def __init__(
         self, path: Path, tables: dict[str, set[str]], siblings: tuple[Path, ...] = (), links: tuple[str, ...] = ()
     ) -> None:
-        super().__init__(path.parent, [path])
-        self.path = path
+        super().__init__(path.parent, [path], path)
         # The folder's other SqliteStore files, in name order; and other names of this very file.
         self.siblings = siblings
         self.links = links
@@ -87,75 +119,151 @@ class LangGraphSource(FormatSource):
         self.has_writes = WRITE_COLUMNS <= tables.get("writes", set())
         self.id_prefix = f"lg:{path.name}:"
         self.editable_fields = ("content",) if self.has_store else ()
-        self._keys: dict[str, tuple[str, str]] = {}
         self.has_ttl = {"expires_at", "ttl_minutes"} <= tables.get("store", set())
         self.keeps_retention_rule = self.has_ttl  # SqliteSaver's checkpoints have no TTL
+        self._columns = tables.get("store", set())
+        indexed = (
+            ", (SELECT json_group_array(field_name) FROM (SELECT field_name FROM store_vectors AS v "
+            'WHERE v.prefix = store.prefix AND v.key = store.key ORDER BY field_name)) AS "$indexed"'
+            if self.has_vectors else ""
+        )
+        self.spec = TableSpec(
+            "store", key="rowid", channel="prefix", created="created_at" if "created_at" in self._columns else None,
+            text="value", select=f'store.rowid AS "rowid", store.*{indexed}', record_sql=ITEM_ID,
+        )
+        self._location = f"{path.name}:store/"
+        self._folding: tuple[str, _Folding] | None = None
 
     def watched(self) -> list[Path]:
         return self.files + list(self.siblings)  # an item folded into a sibling's shows when they part
 
-    def load(self) -> Contents:
-        contents = Contents()
-        contents.problems += [
-            f"{link} is another name of {self.path.name} (the same file): its items are listed once" for link in self.links
-        ]
-        with reading(self.path) as con:
-            if self.has_store:
-                self._load_items(con, contents)
-            if self.has_checkpoints:
-                self._load_threads(con, contents)
-        return contents
+    # -- items as memories ------------------------------------------------------------------
 
-    def _load_items(self, con, contents: Contents) -> None:
-        vectors: dict[tuple[str, str], list[Any]] = {}
-        if self.has_vectors:
-            for row in con.execute("SELECT * FROM store_vectors ORDER BY prefix, key, field_name"):
-                vectors.setdefault((row["prefix"], row["key"]), []).append(row)
-        self._keys = {}
-        earlier, later = self._sibling_items()
-        folded: dict[str, int] = {}
-        for row in con.execute("SELECT * FROM store"):
-            identity = _identity(row)
-            first = next((name for name, items in earlier if items.get(identity[0]) == identity[1]), None)
-            if first is not None:
-                folded[first] = folded.get(first, 0) + 1
-                continue
-            item_id = f"{row['prefix']}/{row['key']}"
-            self._keys[self.id_prefix + item_id] = (row["prefix"], row["key"])
-            value = _json(row["value"])
-            metadata: dict[str, Any] = {"namespace": row["prefix"], "key": row["key"]}
-            if isinstance(value, dict):
-                metadata.update({k: v for k, v in value.items() if k not in TEXT_FIELDS})
-            for extra in ("expires_at", "ttl_minutes"):
-                if extra in row.keys() and row[extra] is not None:
-                    metadata[extra] = row[extra]
-            item_vectors = vectors.get((row["prefix"], row["key"]), [])
-            if item_vectors:
-                metadata["indexed_fields"] = [v["field_name"] for v in item_vectors]
-            if self.siblings:
-                metadata["store_file"] = self.path.name
-                also = [name for name, items in later if items.get(identity[0]) == identity[1]]
-                if also:
-                    metadata["also_in"] = also
-            contents.memories.append(
-                make_memory(
-                    self, item_id, item_text(value),
-                    location=f"{self.path.name}:store/{item_id}", path=self.path.name,
-                    created=row["created_at"], updated=row["updated_at"],
-                    layer=Layer.SEMANTIC, channel=row["prefix"],
-                    metadata=metadata, snapshot=item_snapshot(row, item_vectors),
-                )
-            )
+    def memory_of(self, row: sqlite3.Row) -> Memory:
+        keys = row.keys()
+        value = _json(row["value"])
+        item_id = f"{row['prefix']}/{row['key']}"
+        metadata: dict[str, Any] = {"namespace": row["prefix"], "key": row["key"]}
+        if isinstance(value, dict):
+            metadata.update({k: v for k, v in value.items() if k not in TEXT_FIELDS})
+        for extra in ("expires_at", "ttl_minutes"):
+            if extra in keys and row[extra] is not None:
+                metadata[extra] = row[extra]
+        if "$indexed" in keys and row["$indexed"] not in (None, "[]"):
+            metadata["indexed_fields"] = json.loads(row["$indexed"])
+        if self.siblings:
+            metadata["store_file"] = self.path.name
+            also = self._folding_now().also_in(_identity(row))
+            if also:
+                metadata["also_in"] = also
+        created_at = parse_time(row["created_at"]) if "created_at" in keys else None
+        updated = parse_time(row["updated_at"]) if "updated_at" in keys else None
+        created = created_at or updated or utcnow()
+        updated = updated or created
+        return Memory(
+            id=self.id_prefix + item_id,
+            source=SourceRef(self.kind, self._location + item_id, path=self.path.name, format=self.format),
+            layer=Layer.SEMANTIC,
+            channel=row["prefix"] or GLOBAL_CHANNEL,
+            content=item_text(value),
+            created_at=created,
+            updated_at=updated,
+            last_accessed=updated,
+            metadata=metadata,
+            revision=row_revision(row),
+        )
 
-        for first, count in folded.items():
-            contents.problems.append(
-                f"{count} item{'s' if count != 1 else ''} of {self.path.name} {'are' if count != 1 else 'is'} the same "
-                f"(namespace, key, value, update time) as in {first}, a copy: listed once, under {first} "
-                f"(an edit there changes {first} only)"
-            )
+    def text_of(self, raw: Any) -> str:
+        return item_text(_json(raw))
 
-    def _sibling_items(self) -> tuple[list[tuple[str, dict[Any, Any]]], list[tuple[str, dict[Any, Any]]]]:
-        """The items of the SqliteStore files named before this one and after it, by identity."""
+    def text_sql(self) -> str:
+        return "CAST(store.value AS TEXT)"  # SqliteStore writes orjson's bytes: a BLOB
+
+    def odd_rows_for(self, needles: Sequence[str]) -> str:
+        """Values with no text field are shown as json.dumps writes them (", " and ": " between
+        parts, keys sorted), which SqliteStore's orjson does not: those rows text_of decides on."""
+        text = self.text_sql()
+        fields = " OR ".join(f"json_type({text}, '$.{f}') = 'text'" for f in TEXT_FIELDS)
+        return f"(json_valid({text}) AND json_type({text}) IN ('object', 'array') AND NOT ({fields}))"
+
+    def where(self, query: MemoryQuery) -> tuple[str, list[Any]] | None:
+        if not self.has_store:
+            return None
+        found = super().where(query)
+        hidden = self._folding_now().hidden if self.siblings else []
+        if found is None or not hidden:
+            return found
+        clause, params = found
+        fold = "store.rowid NOT IN (SELECT value FROM json_each(?))"
+        return (f"{clause} AND {fold}" if clause else fold), [*params, json.dumps(hidden)]
+
+    def _order(self, query: MemoryQuery) -> str:
+        direction = "DESC" if query.descending else "ASC"
+        column = self._time_column(query)
+        return f"{f'store.{column} {direction}, ' if column else ''}{ITEM_ID} {direction}"
+
+    def _time_column(self, query: MemoryQuery) -> str | None:
+        """The column a query's order runs on before the item id (none for the saliences: kept by no item)."""
+        column = {Order.CREATED: "created_at", Order.SALIENCE: None, Order.EFFECTIVE_SALIENCE: None}.get(
+            query.order, "updated_at")  # recent and accessed: SqliteStore's update time (a read is no write)
+        return column if column in self._columns else None
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
+        if after is None or not self.owns(after.id):
+            return super().page(query, limit, offset, after)
+        where = self.where(query)
+        column = self._time_column(query)
+        found = self._item_row(after.id)
+        if where is None or limit <= 0:
+            return []
+        if found is None:  # gone since it was shown: its place is found by its time and id
+            return self._page_after_other(query, limit, offset, after)
+        bound = self.rows(f"SELECT {column or 'NULL'}, {ITEM_ID} FROM store WHERE store.rowid = ?", (found[0],))[0]
+        seek, seek_params = _seek(f"store.{column}" if column else None, query.descending, bound[0], bound[1])
+        clause, params = where
+        rows = self.rows(
+            f"SELECT {self.spec.select} FROM store WHERE {clause + ' AND ' if clause else ''}{seek} "
+            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
+            [*params, *seek_params, limit, offset],
+        )
+        return [self.memory_of(row) for row in rows]
+
+    def record_key(self, record_id: str) -> int:
+        """The rowid of the item a record id names; -1 when the file holds none."""
+        found = self._item_row(record_id)
+        return int(found[0]) if found is not None else -1
+
+    def _item_row(self, record_id: str) -> tuple[int, str, str] | None:
+        """(rowid, prefix, key) of the item a record id names. The id joins namespace and key with
+        "/", which either may hold: each way to split it is looked up (SqliteStore's primary key)."""
+        if not self.has_store or not record_id.startswith(self.id_prefix):
+            return None
+        item_id = record_id[len(self.id_prefix):]
+        for at in (i for i, c in enumerate(item_id) if c == "/"):
+            rows = self.rows("SELECT rowid, prefix, key FROM store WHERE prefix = ? AND key = ?",
+                             (item_id[:at], item_id[at + 1:]))
+            if rows:
+                return int(rows[0][0]), rows[0][1], rows[0][2]
+        return None
+
+    def get(self, memory_id: str) -> Memory | None:
+        found = self._item_row(memory_id) if self.owns(memory_id) else None
+        if found is None or (self.siblings and found[0] in self._folding_now().hidden_set):
+            return None
+        rows = self.rows(f"SELECT {self.spec.select} FROM store WHERE store.rowid = ?", (found[0],))
+        return self.memory_of(rows[0]) if rows else None
+
+    # -- copies in one folder ----------------------------------------------------------------
+
+    def _folding_now(self) -> _Folding:
+        token = files_token(self.path, *self.siblings)
+        if self._folding is None or self._folding[0] != token:
+            self._folding = (token, self._fold())
+        return self._folding[1]
+
+    def _fold(self) -> _Folding:
+        """Which items of this file an earlier file holds the same (not listed here), and which
+        later files hold each of this file's items the same (its also_in)."""
         earlier: list[tuple[str, dict[Any, Any]]] = []
         later: list[tuple[str, dict[Any, Any]]] = []
         for sibling in self.siblings:
@@ -165,7 +273,39 @@ class LangGraphSource(FormatSource):
             except Exception:  # a sibling that cannot be read folds nothing; its own source says why
                 continue
             (earlier if _file_order(sibling) < _file_order(self.path) else later).append((sibling.name, items))
-        return earlier, later
+        folding = _Folding(later)
+        if earlier:
+            for row in self.rows("SELECT rowid, prefix, key, value, updated_at FROM store"):
+                identity = _identity(row)
+                first = next((name for name, items in earlier if items.get(identity[0]) == identity[1]), None)
+                if first is not None:
+                    folding.hidden.append(row[0])
+                    folding.folded[first] = folding.folded.get(first, 0) + 1
+        folding.hidden_set = set(folding.hidden)
+        return folding
+
+    # -- threads, problems ---------------------------------------------------------------------
+
+    def load(self) -> Contents:
+        contents = Contents()
+        contents.problems += [
+            f"{link} is another name of {self.path.name} (the same file): its items are listed once" for link in self.links
+        ]
+        if self.has_checkpoints:
+            with reading(self.path) as con:
+                self._load_threads(con, contents)
+        return contents
+
+    def problems(self) -> list[str]:
+        found = super().problems()
+        if self.siblings and self.has_store:
+            for first, count in self._folding_now().folded.items():
+                found.append(
+                    f"{count} item{'s' if count != 1 else ''} of {self.path.name} {'are' if count != 1 else 'is'} the same "
+                    f"(namespace, key, value, update time) as in {first}, a copy: listed once, under {first} "
+                    f"(an edit there changes {first} only)"
+                )
+        return found
 
     def _load_threads(self, con, contents: Contents) -> None:
         rows = con.execute(
@@ -241,13 +381,13 @@ class LangGraphSource(FormatSource):
             return []
         with reading(self.path) as con:
             rows = con.execute(
-                "SELECT prefix, key, value, expires_at, ttl_minutes FROM store WHERE expires_at IS NOT NULL"
+                "SELECT rowid, prefix, key, value, expires_at, ttl_minutes FROM store WHERE expires_at IS NOT NULL"
             ).fetchall()
-        self.contents()
+        hidden = self._folding_now().hidden_set if self.siblings else set()
         found = []
         for row in rows:
             when = parse_time(row["expires_at"])
-            if when is None or when > until or self.id_prefix + f"{row['prefix']}/{row['key']}" not in self._keys:
+            if when is None or when > until or row["rowid"] in hidden:
                 continue  # (an item of a copy folded into an earlier file's is listed there, as in the table)
             found.append(Upcoming(
                 self.id_prefix + f"{row['prefix']}/{row['key']}", CLEAN_UP, when, ttl_rule(row["ttl_minutes"]),
@@ -269,9 +409,9 @@ class LangGraphSource(FormatSource):
         return item_snapshot(row, vectors)
 
     def _key_of(self, record_id: str, *snapshots: Snapshot | None) -> tuple[str, str]:
-        self.contents()
-        if record_id in self._keys:
-            return self._keys[record_id]
+        found = self._item_row(record_id)
+        if found is not None:
+            return found[1], found[2]
         # An item a delete removed: its snapshot still names it (undo, restore).
         for snap in snapshots:
             if snap is not None:
@@ -327,6 +467,20 @@ class LangGraphSource(FormatSource):
             actual = self._snapshot(con, prefix, key)
         self.invalidate()
         return actual
+
+
+def _seek(column: str | None, descending: bool, time: Any, item: str) -> tuple[str, list[Any]]:
+    """SQL keeping the rows after (time, item) in the order ORDER BY column, ITEM_ID (both one
+    way), where SQLite puts a NULL time before every other."""
+    if column is None:
+        return f"{ITEM_ID} {'<' if descending else '>'} ?", [item]
+    if time is None:
+        if descending:
+            return f"({column} IS NULL AND {ITEM_ID} < ?)", [item]
+        return f"({column} IS NOT NULL OR {ITEM_ID} > ?)", [item]
+    op = "<" if descending else ">"
+    past_nulls = f" OR {column} IS NULL" if descending else ""
+    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {ITEM_ID} {op} ?))", [time, time, item]
 
 
 def _file_order(path: Path) -> tuple[int, str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import hashlib
 import io
 import json
 import os
@@ -180,6 +181,12 @@ def dump_point(point: _PointStruct) -> bytes:
     buffer = io.BytesIO()
     _PointPickler(buffer, protocol=4).dump(point)
     return buffer.getvalue()
+
+
+def point_revision(blob: bytes) -> str:
+    """A point's revision: a hash of its row's bytes as stored (every write of it, by
+    qdrant_client or here, writes the row anew), never of its thousands of floats."""
+    return hashlib.sha1(blob).hexdigest()[:12]
 
 
 def encode_key(point_id: Any) -> str:
@@ -367,7 +374,9 @@ def qdrant_lock(folder: Path) -> Iterator[None]:
 
 @dataclass
 class _Points(Contents):
-    snapshots: dict[str, Snapshot] = field(default_factory=dict)  # record id -> snapshot
+    # record id -> {"collection", "id", "metadata" (the payload), "rowid"}: a point without its
+    # vectors, which stay in the file until a write, a vector search or embedding_of needs them.
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
 
 
 class Mem0QdrantSource(Mem0Conversations, FormatSource):
@@ -438,16 +447,17 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
 
     # -- reading ----------------------------------------------------------------------
 
-    def _rows(self, name: str) -> list[sqlite3.Row]:
+    def _rows(self, name: str) -> Iterator[sqlite3.Row]:
+        """A collection's rows, newest first, one at a time (the vectors are most of their bytes)."""
         path = self.storage_of(name)
         if not is_file(path):
-            return []
+            return
         with reading(path) as con:
-            return con.execute("SELECT rowid, id, point FROM points ORDER BY rowid DESC").fetchall()
+            yield from con.execute("SELECT rowid, id, point FROM points ORDER BY rowid DESC")
 
     def load(self) -> Contents:
         contents = _Points()
-        loaded: list[tuple[str, Snapshot]] = []
+        loaded: list[tuple[str, Snapshot, str]] = []
         for name in self.collections():
             refused: list[str] = []
             damaged = 0
@@ -464,7 +474,8 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
                 if snap["id"] in seen:
                     continue  # an older copy qdrant_client would drop: the newest row wins
                 seen.add(snap["id"])
-                loaded.append((name, snap))
+                held = {"collection": name, "id": snap["id"], "metadata": snap["metadata"], "rowid": row["rowid"]}
+                loaded.append((name, held, point_revision(row["point"])))
             if refused:
                 contents.problems.append(
                     f"collection {name}: {len(refused)} point(s) were not read: their pickle calls "
@@ -473,16 +484,16 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
                 )
             if damaged:
                 contents.problems.append(f"collection {name}: {damaged} point(s) could not be read (damaged pickle)")
-        drift, lines = self.log.drift((str(snap["id"]), snap["metadata"]) for _name, snap in loaded)
+        drift, lines = self.log.drift((str(snap["id"]), snap["metadata"]) for _name, snap, _revision in loaded)
         contents.problems += lines
         now = utcnow()  # an expiry passes while the store is open: shown from the next reload
-        for name, snap in loaded:
+        for name, snap, revision in loaded:
             record = f"{name}:{snap['id']}"
             contents.snapshots[self.id_prefix + record] = snap
-            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"])), now))
+            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"])), now, revision))
         return contents
 
-    def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None, now: Any) -> Memory:
+    def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None, now: Any, revision: str) -> Memory:
         meta = snap["metadata"]
         if synthorg.is_synthorg_payload(meta):
             entry = synthorg.read_entry(meta, now)
@@ -490,7 +501,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
                 self, record, str(meta.get("data", "")),
                 location=f"{self.root.name}:{name}/{snap['id']}", path=f"{COLLECTIONS_DIR}/{name}/{STORAGE_FILE}",
                 created=meta.get("created_at"), updated=meta.get("updated_at"), layer=entry.layer,
-                channel=entry.channel, tags=entry.tags, status=entry.status, snapshot=snap,
+                channel=entry.channel, tags=entry.tags, status=entry.status, revision=revision,
                 metadata={**mem0_metadata(synthorg.synthorg_free(meta), drift), **entry.metadata},
             )
             return memory if entry.confidence is None else replace(memory, confidence=entry.confidence)
@@ -505,7 +516,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             layer=parse_layer(meta.get("layer") or meta.get("category") or meta.get("memory_type")),
             channel=scope_channel(meta),
             metadata=mem0_metadata(meta, drift),
-            snapshot=snap,
+            revision=revision,
         )
 
     def _points(self) -> _Points:
@@ -521,8 +532,33 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         return False
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        snap = self._points().snapshots.get(record_id)
-        return copy.deepcopy(snap) if snap is not None else None
+        """The point as stored: its row, read again (load keeps no vector)."""
+        for _attempt in range(2):
+            held = self._points().snapshots.get(record_id)
+            if held is None:
+                return None
+            found = self._stored(held["collection"], [held["rowid"]])
+            if found:
+                return point_snapshot(held["collection"], found[held["rowid"]])
+            self.invalidate()  # the row went between the change check and the read: read the file again
+        return None
+
+    def _stored(self, name: str, rowids: Sequence[int] | None = None) -> dict[int, _PointStruct]:
+        """The points of rows of a collection (every row without rowids), by rowid."""
+        path = self.storage_of(name)
+        if not is_file(path):
+            return {}
+        with reading(path) as con:
+            if rowids is None:
+                rows = con.execute("SELECT rowid, point FROM points").fetchall()
+            else:
+                rows = con.execute("SELECT rowid, point FROM points WHERE rowid IN (SELECT value FROM json_each(?))",
+                                   (json.dumps(list(rowids)),)).fetchall()
+        found = {}
+        for rowid, blob in rows:
+            with contextlib.suppress(RefusedPickle, pickle.UnpicklingError):
+                found[rowid] = load_point(blob)
+        return found
 
     def stale_ids(self) -> list[str]:
         return [i for i, snap in self._points().snapshots.items() if snap["metadata"].get(STALE_KEY)]
@@ -570,7 +606,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         }
 
     def embedding_of(self, memory_id: str) -> list[float] | None:
-        snap = self._points().snapshots.get(memory_id)
+        snap = self.read_record(memory_id)
         return list(snap["embedding"]) if snap is not None and snap["embedding"] is not None else None
 
     def vector_search(
@@ -613,9 +649,11 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         token = self.change_token()
         cached = self._matrices.get(name)
         if cached is None or cached[0] != token:
+            points = self._stored(name)
             held = [
-                (i, s["embedding"]) for i, s in self._points().snapshots.items()
-                if s["collection"] == name and isinstance(s["embedding"], list) and s["embedding"]
+                (i, e) for i, s in self._points().snapshots.items()
+                if s["collection"] == name and s["rowid"] in points
+                and isinstance(e := point_snapshot(name, points[s["rowid"]])["embedding"], list) and e
             ]
             size = len(held[0][1]) if held else 0
             held = [(i, v) for i, v in held if len(v) == size]

@@ -21,8 +21,8 @@ rows whose raw column holds the words (``LIKE``), then ``text_of`` decides on th
 (a search counts the words there once, for its ranking and for BM25's statistics alike). ``odd_rows`` names rows whose raw text
 does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
 
-The mem0 history, LangGraph, Google ADK and AgenticX formats are SQL too and can move onto this
-base the same way: a TableSpec, ``memory_of`` and ``text_of``.
+LangGraph's SqliteStore is read this way too (langgraph.py). The mem0 history, Google ADK and
+AgenticX formats are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ class TableSpec:
     # text), when it is not the key; keyword search ranks ties by that id, as keyword_rank does.
     record: str | None = None
     record_prefix: str = ""
+    # An SQL expression in place of record, where no one column names a memory.
+    record_sql: str | None = None
 
 
 class SqlFormatSource(FormatSource):
@@ -229,12 +231,17 @@ class SqlFormatSource(FormatSource):
         return keys
 
     def _contains(self, needle: str) -> tuple[str, list[Any]]:
-        text = f'"{self.spec.text}"'
+        text = self.text_sql()
         exact = f"instr(mnemoscope_text({text}), ?) > 0"
         if PLAIN_NEEDLE.fullmatch(needle):
             odd = self.odd_rows_for([needle])
             return f"({text} LIKE ? ESCAPE '\\' OR {odd}) AND {exact}", [f"%{_like_escaped(needle)}%", needle]
         return exact, [needle]
+
+    def text_sql(self) -> str:
+        """The text column as SQL (a format storing its text as a BLOB reads it as TEXT: LIKE
+        compares a BLOB's bytes case-sensitively)."""
+        return f'"{self.spec.text}"'
 
     def _from(self, clause: str) -> str:
         """FROM the table, WHERE clause if there is one (count(*) with no WHERE reads the
@@ -405,8 +412,8 @@ class SqlFormatSource(FormatSource):
         for _held_remembered)."""
         clause, params = where
         spec = self.spec
-        text, key = f'"{spec.text}"', f'"{spec.key}"'
-        record = f', "{spec.record}"' if spec.record else ""
+        text, key = self.text_sql(), f'"{spec.key}"'
+        record = f", {spec.record_sql}" if spec.record_sql else f', "{spec.record}"' if spec.record else ""
         if all(PLAIN_NEEDLE.fullmatch(t) for t in terms):
             hit = "(" + " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in terms) + f" OR {self.odd_rows_for(terms)})"
             hit_params: list[Any] = [f"%{_like_escaped(t)}%" for t in terms]

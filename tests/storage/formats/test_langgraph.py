@@ -17,8 +17,10 @@ import pytest
 from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.opening import open_store
+from mnemoscope.storage.query import MemoryQuery, Order
 from mnemoscope.storage.transfer import import_store
 from mnemoscope.storage.views.scratchpad import scratchpad
+from mnemoscope.storage.views.search import search
 
 require("langgraph.store.sqlite")
 require("pysqlite3")
@@ -237,3 +239,31 @@ def test_two_store_files_in_one_folder_name_their_file_and_a_copy_is_listed_once
         ("lg:home.db:memories.dana/tea", "Dana gave up tea"),
         ("lg:work.db:memories.dana/tea", "Dana drinks green tea at work"),
     ]
+
+
+def test_pages_filters_and_search_answer_as_the_items_read(lg_root):
+    """Items are read with SQL on the file: the order, filters and keyword ranking are what a
+    person reads of the items, as when every item was loaded."""
+    con = sqlite3.connect(lg_root / "store.workspace.db")
+    con.execute("UPDATE store SET updated_at = '2030-01-01 00:00:00' WHERE key = 'theme'")
+    con.commit()
+    con.close()
+    with open_store(lg_root) as store:
+        newest = store.page(limit=10)
+        assert newest[0].metadata["key"] == "theme" and len(newest) == 3
+        assert [m.id for m in store.page(MemoryQuery(descending=False), limit=10)] == [m.id for m in reversed(newest)]
+        for order in Order:  # a page after a memory (the table scrolling on) continues the order
+            for descending in (True, False):
+                query = MemoryQuery(order=order, descending=descending)
+                whole = store.page(query, limit=10)
+                stepped = [whole[0]]
+                while len(step := store.page(query, limit=1, after=stepped[-1])) == 1:
+                    stepped += step
+                assert [m.id for m in stepped] == [m.id for m in whole], (order, descending)
+        assert [m.content for m in store.page(MemoryQuery(contains="LISBON"), limit=10)] == ["Dana lives in Lisbon"]
+        # A value with no text field is read as json.dumps shows it, not as orjson stored it.
+        assert [m.metadata["key"] for m in store.page(MemoryQuery(contains='"mode": "dark"'), limit=10)] == ["theme"]
+        assert store.count(MemoryQuery(channels=("memories.dana",))) == 2
+        assert store.count(MemoryQuery(ids=("lg:store.workspace.db:prefs/theme", "lg:store.workspace.db:x/y"))) == 1
+        assert search(store, "tea", mode="keyword", k=5).hits[0].memory.metadata["key"] == "tea"
+        assert store.find("lg:store.workspace.db:memories.dana/nothing") is None

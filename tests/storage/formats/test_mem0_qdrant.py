@@ -307,6 +307,30 @@ def test_a_point_mem0_changed_since_it_was_read_is_not_overwritten(mem0_store):
     assert [h["event"] for h in view["history"]] == ["ADD", "UPDATE"]
 
 
+def test_a_change_of_a_vector_alone_changes_the_revision_and_is_read_from_the_file(mem0_store):
+    """A point's revision hashes its row as stored (no float is rounded: a nudge of one shows), and
+    its vector is read from the file when asked for, not kept from the open."""
+    root, ids = mem0_store
+    memory_id = f"vec:mem0:{ids['lisbon']}"
+    with open_store(root) as store:
+        read = store.get(memory_id)
+        before = store.source_for(memory_id).embedding_of(memory_id)
+        con = sqlite3.connect(storage_file(root))
+        [(key, blob)] = [(k, b) for k, b in con.execute("SELECT id, point FROM points") if ids["lisbon"].encode() in b]
+        point = load_point(blob)
+        vector = point.fields()["vector"]
+        dense = vector[""] if isinstance(vector, dict) else vector
+        dense[0] += 1e-7
+        con.execute("INSERT OR REPLACE INTO points VALUES (?, ?)", (key, sqlite3.Binary(dump_point(point))))
+        con.commit()
+        con.close()
+        again = store.get(memory_id)
+        assert again.content == read.content and again.revision != read.revision
+        assert store.source_for(memory_id).embedding_of(memory_id) == [before[0] + 1e-7, *before[1:]]
+        with pytest.raises(ConflictError, match="changed since it was read"):
+            Curator(store).edit(memory_id, content="Dana lives in Porto", expected_revision=read.revision)
+
+
 def test_nothing_is_written_while_mem0_holds_the_store_open(mem0_store):
     root, ids = mem0_store
     holder = subprocess.Popen(
