@@ -44,6 +44,7 @@ from ...sqlite_files import (
 from ...timeutil import to_iso, utcnow
 from . import fts, schema
 from .fts import FTS_PREFIX
+from .intact import check_intact, remember_intact
 from .positions import Positions
 from .readers import HeldReaders
 from .rows import DB_NAME, ORDER_COLUMNS
@@ -98,6 +99,10 @@ class SqliteSource(NativeDb):
 
     @classmethod
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:
+        """Every open reads the header and the schema only. A writable open also finishes a
+        killed writer's rollback (checked on a copy first), compiles every write the schema gets,
+        and reads every page (quick_check) only for a file in a state with no remembered verdict
+        (see intact.py): about what a read-only open costs once the file is known intact."""
         db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
         exists = os.path.exists(db_path)
         if not exists:
@@ -122,7 +127,7 @@ class SqliteSource(NativeDb):
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
             if not read_only and found:
-                _check_intact(db_path)
+                check_intact(db_path)
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
@@ -147,6 +152,8 @@ class SqliteSource(NativeDb):
             self._readers.close()
             if self._engine is not None:
                 self._engine.dispose()
+        if wrote and not self._read_only:  # a writable open found it intact (intact.py)
+            remember_intact(self.db_path)
 
     def describe(self) -> dict[str, Any]:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
@@ -390,34 +397,6 @@ def _rolled_back(db_path: Path, sql: str) -> str:
     """Open db_path for writing (SQLite rolls a hot journal back first) and run one query."""
     with contextlib.closing(sqlite3.connect(db_path, timeout=PROBE_TIMEOUT)) as con:
         return str(con.execute(sql).fetchone()[0])
-
-
-def _check_intact(db_path: Path) -> None:
-    """Refuse to write into a damaged database (it would spread the damage, and a step that
-    fails half-way still leaves its journal entry): quick_check reads every page once, and
-    every write the schema's tables get is compiled, triggers included."""
-    try:
-        with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:
-            verdict = con.execute("PRAGMA quick_check(1)").fetchone()[0]
-            if verdict == "ok":
-                for probe in schema.write_probes():
-                    con.execute(probe).fetchall()
-    except UnicodeDecodeError:  # the schema's text, decoded by a probe, is damaged
-        raise UnreadableStoreError(
-            f"{db_path} is damaged (its schema holds text that is not UTF-8); Mnemoscope does not write to it. "
-            "Make a copy and repair it with sqlite3's .recover."
-        ) from None
-    except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
-            raise UnreadableStoreError(
-                f"{db_path} cannot be written: a trigger on it fails ({exc}); nothing was written."
-            ) from None
-        raise sqlite_error(db_path, exc) from None
-    if verdict != "ok":
-        raise UnreadableStoreError(
-            f"{db_path} is damaged ({verdict}); Mnemoscope does not write to it. "
-            "Make a copy and repair it with sqlite3's .recover."
-        )
 
 
 def _check_writable(db_path: Path) -> None:
