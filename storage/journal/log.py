@@ -147,36 +147,66 @@ class Journal:
         actor: str = "user",
         state: str = DONE,
     ) -> AuditEntry:
+        entry = self.entry(self._insert(operation, targets, changes, channel, details, actor, state))
+        assert entry is not None
+        return entry
+
+    def _insert(self, operation: str, targets: list[str], changes: list[Change], channel: str | None,
+                details: dict[str, Any] | None, actor: str, state: str) -> int:
         engine = self._get_engine(True)
         assert engine is not None
+        with self._errors(), engine.begin() as conn:
+            return self.record_in(conn, operation, targets, changes, channel=channel, details=details, actor=actor,
+                                  state=state)
+
+    def shares(self, engine: Any) -> bool:
+        """Whether the journal lives in engine's database (a step written there can record its
+        entry in the same transaction as its records: record_in)."""
+        return engine is not None and self._get_engine(True) is engine
+
+    def record_in(
+        self,
+        conn: Connection,
+        operation: str,
+        targets: list[str],
+        changes: list[Change],
+        *,
+        channel: str | None = None,
+        details: dict[str, Any] | None = None,
+        actor: str = "user",
+        state: str = DONE,
+        replayed: tuple[int, str, list[Change]] | None = None,
+    ) -> int:
+        """One entry and its targets (one executemany) written in conn's transaction, and for undo
+        and redo the entry it replayed marked (as finish does); the entry's seq. A step whose
+        records are written in the same transaction needs no intent: it is all there or none."""
         from sqlalchemy import insert, update
 
         from . import tables
 
         a = tables.audit.c
         targets = list(dict.fromkeys(targets))
-        with self._errors(), engine.begin() as conn:
-            if state == DONE:
-                conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
-            inserted = conn.execute(
-                insert(tables.audit).values(
-                    at=to_iso(utcnow()),
-                    operation=operation,
-                    targets=json.dumps(targets),
-                    channel=channel,
-                    actor=actor,
-                    state=state,
-                    details=json.dumps(details or {}, default=str),
-                    changes=_changes_json(changes),
-                )
-            ).inserted_primary_key
-            assert inserted is not None
-            seq = inserted[0]
-            for target in targets:
-                conn.execute(insert(tables.audit_targets).values(seq=seq, target=target))
-        entry = self.entry(int(seq))
-        assert entry is not None
-        return entry
+        if state == DONE:  # a new step: what was undone can no longer be redone
+            conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
+        inserted = conn.execute(
+            insert(tables.audit).values(
+                at=to_iso(utcnow()),
+                operation=operation,
+                targets=json.dumps(targets),
+                channel=channel,
+                actor=actor,
+                state=state,
+                details=json.dumps(details or {}, default=str),
+                changes=_changes_json(changes),
+            )
+        ).inserted_primary_key
+        assert inserted is not None
+        seq = int(inserted[0])
+        if targets:
+            conn.execute(insert(tables.audit_targets), [{"seq": seq, "target": t} for t in targets])
+        if replayed is not None:
+            _mark_replayed(conn, replayed)
+        return seq
 
     def begin(
         self,
@@ -190,7 +220,7 @@ class Journal:
     ) -> int:
         """Write a step's intent (every change it will make, in order) durably, before any
         store is touched: a crash after this leaves an entry that recovery can undo."""
-        return self.record(operation, targets, changes, channel=channel, details=details, actor=actor, state=PENDING).seq
+        return self._insert(operation, targets, changes, channel, details, actor, PENDING)
 
     def finish(
         self,
@@ -225,12 +255,7 @@ class Journal:
                 .values(state=state, changes=_changes_json(applied))
             )
             if replayed is not None:
-                target, target_state, changes = replayed
-                conn.execute(
-                    update(tables.audit)
-                    .where(a.seq == target)
-                    .values(state=target_state, changes=_changes_json(changes))
-                )
+                _mark_replayed(conn, replayed)
             if purge is not None:
                 _redact(conn, purge)
 
@@ -355,6 +380,17 @@ class Journal:
         with self._errors(), engine.connect() as conn:
             rows = conn.execute(statement(sqlalchemy, tables)).all()
         return [_entry(r._mapping) for r in rows]
+
+
+def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change]]) -> None:
+    """An undone or redone entry: its new state, and its changes as they now are on disk."""
+    from sqlalchemy import update
+
+    from . import tables
+
+    target, target_state, changes = replayed
+    conn.execute(update(tables.audit).where(tables.audit.c.seq == target)
+                 .values(state=target_state, changes=_changes_json(changes)))
 
 
 def _redact(conn: Connection, purge: Purge) -> None:

@@ -56,6 +56,7 @@ class PostgresSource(NativeDb):
     label = "Mnemoscope on PostgreSQL"
     kind = Kind.POSTGRESQL
     _mark = "%s"
+    _lock_rows = " FOR UPDATE"
     _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"
 

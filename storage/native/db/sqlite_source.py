@@ -34,7 +34,6 @@ from ...sqlite_files import (
     has_changed_rows,
     is_sqlite_file,
     peek_schema,
-    read_only_connection,
     read_only_rows,
     rehearsal,
     sqlite_engine,
@@ -189,15 +188,18 @@ class SqliteSource(NativeDb):
                 return fts.read_entry(conn, fts.fts_rowid(record_id))
         return super().read_record(record_id)
 
-    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+    def _is_memory_record(self, record_id: str) -> bool:
+        return not record_id.startswith(FTS_PREFIX) and super()._is_memory_record(record_id)
+
+    def _write_row(self, conn: Connection, record_id: str, expected: Snapshot | None,
+                   new: Snapshot | None) -> Snapshot | None:
         if not record_id.startswith(FTS_PREFIX):
-            return super().write_record(record_id, expected, new)
+            return super()._write_row(conn, record_id, expected, new)
         rowid = fts.fts_rowid(record_id)
-        with self.errors(), self.write_transaction() as conn:
-            current = fts.read_entry(conn, rowid)
-            if not same_record(current, expected):
-                raise ConflictError(f"{record_id} changed since it was read; nothing was written. Check again.")
-            return fts.write_entry(conn, rowid, current, new)
+        current = fts.read_entry(conn, rowid)
+        if not same_record(current, expected):
+            raise ConflictError(f"{record_id} changed since it was read; nothing was written. Check again.")
+        return fts.write_entry(conn, rowid, current, new)
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
         super().prepare_write([c for c in changes if not c.record.startswith(FTS_PREFIX)])
