@@ -462,7 +462,7 @@ def memories_of(source_for: Callable[[str], Any], ids: Sequence[str]) -> dict[st
         by_source.setdefault(id(source), (source, []))[1].append(memory_id)
     found: dict[str, Memory] = {}
     for source, wanted in by_source.values():
-        if len(wanted) > 1 and hasattr(source, "get_many"):
+        if hasattr(source, "get_many"):
             found.update(source.get_many(wanted))
         else:
             found.update((i, m) for i in wanted if (m := source.get(i)) is not None)

@@ -180,30 +180,22 @@ class Journal:
         """One entry and its targets (one executemany) written in conn's transaction, and for undo
         and redo the entry it replayed marked (as finish does); the entry's seq. A step whose
         records are written in the same transaction needs no intent: it is all there or none."""
-        from sqlalchemy import insert, update
+        from ..sqlite_files import placeholder
 
-        from . import tables
-
-        a = tables.audit.c
+        mark = placeholder(conn.engine)
         targets = list(dict.fromkeys(targets))
+        # driver SQL: a step's entry costs no statement compilation
         if state == DONE:  # a new step: what was undone can no longer be redone
-            conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
-        inserted = conn.execute(
-            insert(tables.audit).values(
-                at=to_iso(utcnow()),
-                operation=operation,
-                targets=json.dumps(targets),
-                channel=channel,
-                actor=actor,
-                state=state,
-                details=json.dumps(details or {}, default=str),
-                changes=_changes_json(changes),
-            )
-        ).inserted_primary_key
-        assert inserted is not None
-        seq = int(inserted[0])
+            conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE state = {mark}", (DROPPED, UNDONE))
+        values = (to_iso(utcnow()), operation, json.dumps(targets), channel, actor, state,
+                  json.dumps(details or {}, default=str), _changes_json(changes))
+        seq = int(conn.exec_driver_sql(
+            "INSERT INTO audit(at, operation, targets, channel, actor, state, details, changes) "
+            f"VALUES ({', '.join([mark] * len(values))}) RETURNING seq", values,
+        ).scalar_one())
         if targets:
-            conn.execute(insert(tables.audit_targets), [{"seq": seq, "target": t} for t in targets])
+            conn.exec_driver_sql(f"INSERT INTO audit_targets(seq, target) VALUES ({mark}, {mark})",
+                                 [(seq, t) for t in targets])
         if replayed is not None:
             _mark_replayed(conn, replayed)
         return seq
@@ -384,13 +376,12 @@ class Journal:
 
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change]]) -> None:
     """An undone or redone entry: its new state, and its changes as they now are on disk."""
-    from sqlalchemy import update
-
-    from . import tables
+    from ..sqlite_files import placeholder
 
     target, target_state, changes = replayed
-    conn.execute(update(tables.audit).where(tables.audit.c.seq == target)
-                 .values(state=target_state, changes=_changes_json(changes)))
+    mark = placeholder(conn.engine)
+    conn.exec_driver_sql(f"UPDATE audit SET state = {mark}, changes = {mark} WHERE seq = {mark}",
+                         (target_state, _changes_json(changes), target))
 
 
 def _redact(conn: Connection, purge: Purge) -> None:

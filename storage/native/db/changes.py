@@ -8,9 +8,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, update
+from sqlalchemy import and_, delete, insert, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.types import NullType
 
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import Layer, Memory, Relation, RelationType, Status
@@ -159,26 +158,28 @@ class NativeChanges(NativeReads):
     def _write_memories(self, conn: Connection, changes: list[tuple[Change, Snapshot | None]]) -> None:
         """memories rows, current as read: deleted, inserted and updated by one executemany per
         statement shape (the set of columns an update changes)."""
-        table, m = schema.memories, schema.memories.c
-        gone = [{"_rid": c.record} for c, now in changes if c.after is None and now is not None]
+        mark = self._mark
+        gone = [(c.record,) for c, now in changes if c.after is None and now is not None]
         if gone:
-            conn.execute(delete(table).where(m.id == bindparam("_rid")), gone)
-        inserts: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        updates: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+            conn.exec_driver_sql(f"DELETE FROM memories WHERE id = {mark}", gone)
+        inserts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        updates: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         for change, now in changes:
             if change.after is None:
                 continue
             if now is None:
-                inserts.setdefault(tuple(change.after), []).append(dict(change.after))
+                inserts.setdefault(tuple(change.after), []).append(tuple(change.after.values()))
                 continue
             changed = {name: value for name, value in change.after.items() if name not in now or now[name] != value}
             if changed:
-                updates.setdefault(tuple(changed), []).append({**changed, "_rid": change.record})
+                updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
+        # driver SQL: nothing to compile, values bound as they were read (see rows.as_stored)
         for names, values in inserts.items():
-            conn.execute(insert(table).values({n: bindparam(n, type_=NullType()) for n in names}), values)
+            columns = ", ".join(_quoted(n) for n in names)
+            conn.exec_driver_sql(f"INSERT INTO memories ({columns}) VALUES ({', '.join([mark] * len(names))})", values)
         for names, values in updates.items():
-            statement = update(table).where(m.id == bindparam("_rid"))
-            conn.execute(statement.values({n: bindparam(n, type_=NullType()) for n in names}), values)
+            assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in names)
+            conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE id = {mark}", values)
 
     def read_records(self, record_ids: Sequence[str], *, conn: Connection | None = None,
                      lock: bool = False) -> dict[str, Snapshot]:
@@ -298,3 +299,7 @@ class NativeChanges(NativeReads):
         if current is not None and (current["value"] == stored or same_json(current["value"], value)):
             return current
         return {"session_id": session_id, "key": key, "value": stored, "updated_at": now}
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -3,13 +3,13 @@
 A writable open refuses a damaged database before anything is written (a step that failed
 half-way would still leave its journal entry in it):
 
-- Every writable open compiles every write the schema's tables get, triggers included
-  (schema.write_probes: it reads the schema only, never the rows).
-- ``PRAGMA quick_check`` (every page read once: O(size), 4.8 s at 1M memories) runs only when
-  this file, in this state, has no remembered verdict. Verdicts are kept in Mnemoscope's data
+- ``PRAGMA quick_check`` (every page read once: O(size), 4.8 s at 1M memories), then every
+  write the schema's tables get compiled, triggers included (schema.write_probes), run only
+  when this file, in this state, has no remembered verdict. Verdicts are kept in Mnemoscope's data
   folder (never in the owner's file), keyed by the file's identity and change markers: real
   path, device, inode, size, mtime and ctime, SQLite's file change counter, and the same of
-  its -wal (when it holds frames). Any write by another program, a copy, a restore from a backup or a bit flip by a
+  its -wal (when it holds frames), with the SQLite library's version (what the probes compile
+  against). Any write by another program, a copy, a restore from a backup or a bit flip by a
   tool that keeps mtime changes the ctime at least, so the file is checked again.
 - A source that wrote rows itself remembers the state it leaves at close as intact: SQLite
   reads every page a write touches and reports SQLITE_CORRUPT on a damaged one, rolling the
@@ -25,7 +25,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ...atomic_file import atomic_write_bytes, folder_lock
+from ...atomic_file import folder_lock
 from ...data_folder import data_folder
 from ...errors import UnreadableStoreError
 from ...sqlite_files import PROBE_TIMEOUT, file_state, read_only_connection, sqlite_error
@@ -39,9 +39,11 @@ def check_intact(db_path: Path) -> bool:
     """Refuse to write into a damaged database (see the module's docstring): raises
     UnreadableStoreError. Returns whether the whole file was read (no verdict remembered)."""
     remembered = _remembered(db_path)
+    if remembered:  # the schema, and so what its probes compile, is part of the file's state
+        return False
     try:
         with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:
-            verdict = "ok" if remembered else con.execute("PRAGMA quick_check(1)").fetchone()[0]
+            verdict = con.execute("PRAGMA quick_check(1)").fetchone()[0]
             if verdict == "ok":
                 for probe in schema.write_probes():
                     con.execute(probe).fetchall()
@@ -61,9 +63,8 @@ def check_intact(db_path: Path) -> bool:
             f"{db_path} is damaged ({verdict}); Mnemoscope does not write to it. "
             "Make a copy and repair it with sqlite3's .recover."
         )
-    if not remembered:
-        remember_intact(db_path)
-    return not remembered
+    remember_intact(db_path)
+    return True
 
 
 def remember_intact(db_path: Path) -> None:
@@ -82,7 +83,10 @@ def remember_intact(db_path: Path) -> None:
             verdicts[key[0]] = key[1]
             while len(verdicts) > KEPT:
                 del verdicts[next(iter(verdicts))]
-            atomic_write_bytes(folder / VERDICTS_FILE, json.dumps(verdicts).encode("utf-8"))
+            # replaced whole, not synced: a verdict lost to a crash only means one more full check
+            scratch = folder / f".{VERDICTS_FILE}.{os.getpid()}"
+            scratch.write_bytes(json.dumps(verdicts).encode("utf-8"))
+            os.replace(scratch, folder / VERDICTS_FILE)
 
 
 def _remembered(db_path: Path) -> bool:
@@ -90,13 +94,13 @@ def _remembered(db_path: Path) -> bool:
     return key is not None and _load(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
 
 
-def _state(db_path: Path) -> tuple[str, list[int]] | None:
+def _state(db_path: Path) -> tuple[str, list[object]] | None:
     """The real path, and the markers that change with any change to the file or its -wal."""
     real = os.path.realpath(db_path)
     state = file_state(real, real=True)
     if state is None:
         return None
-    markers = [*state]
+    markers: list[object] = [sqlite3.sqlite_version, *state]
     for name in (real, real + "-wal"):
         with contextlib.suppress(OSError):
             st = os.stat(name)
@@ -105,7 +109,7 @@ def _state(db_path: Path) -> tuple[str, list[int]] | None:
     return real, markers
 
 
-def _load(path: Path) -> dict[str, list[int]]:
+def _load(path: Path) -> dict[str, list[object]]:
     try:
         loaded = json.loads(path.read_bytes())
     except (OSError, ValueError):

@@ -101,7 +101,8 @@ class SqliteSource(NativeDb):
         """Every open reads the header and the schema only. A writable open also finishes a
         killed writer's rollback (checked on a copy first), compiles every write the schema gets,
         and reads every page (quick_check) only for a file in a state with no remembered verdict
-        (see intact.py): about what a read-only open costs once the file is known intact."""
+        (see intact.py); the write engine is made at the first write of a file already at this
+        schema version: about what a read-only open costs once the file is known intact."""
         db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
         exists = os.path.exists(db_path)
         if not exists:
@@ -132,6 +133,9 @@ class SqliteSource(NativeDb):
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
                        real_path=real_path)
         found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
+        if exists and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
+            return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=found_wal,
+                       not_null=not_null, real_path=real_path)
         engine = sqlite_engine(db_path)
         try:
             with friendly_errors(db_path):
