@@ -593,7 +593,7 @@ class Curator:
         self._route(changes)
         writer = changes[0].writer
         if not hasattr(writer, "write_records") or any(c.writer is not writer for c in changes) \
-                or not self.store._journal.shares(getattr(writer, "engine", None)):
+                or not self.store._journal.shares(writer):
             return None
         seqs: list[int] = []
         try:

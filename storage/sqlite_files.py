@@ -396,6 +396,8 @@ def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> No
         # zeroed in the file, not left in its free space: a purge means gone (SQLite builds
         # differ in the default).
         dbapi_conn.execute("PRAGMA secure_delete = ON")
+        # every cell of a page a write reads is checked: damage there is SQLITE_CORRUPT, not spread
+        dbapi_conn.execute("PRAGMA cell_size_check = ON")
         if wal:
             dbapi_conn.execute("PRAGMA journal_mode = WAL")
             dbapi_conn.execute("PRAGMA synchronous = NORMAL")

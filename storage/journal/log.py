@@ -42,9 +42,13 @@ class Journal:
         label: Path,
         reading: Callable[[], AbstractContextManager[Any]] | None = None,
         errors: Callable[[], AbstractContextManager[None]] | None = None,
+        home: Any = None,
     ) -> None:
         # engine_factory(create) returns the engine, or None when it does not exist yet.
+        # home: the source whose database holds the journal, asked to ensure_intact() before the
+        # journal writes there.
         self._engine_factory = engine_factory
+        self._home = home
         self._engine: Engine | None = None
         self._reading = reading
         self._error_wording = errors
@@ -58,13 +62,15 @@ class Journal:
         reading: Callable[[], AbstractContextManager[Any]] | None,
         *,
         errors: Callable[[], AbstractContextManager[None]] | None = None,
+        home: Any = None,
     ) -> Journal:
         """The journal in the native store's own tables; engine() is asked for only when the
         journal is first written or searched. reading() lends the store's own sqlite3 connection
         for the reads every open makes (settings, unfinished steps, the count): a read-only open,
         and `info`, need neither an engine nor SQLAlchemy. errors() words the database's errors
-        (SQLite's about db_path by default)."""
-        return cls(lambda _create: engine(), db_path, reading, errors)
+        (SQLite's about db_path by default). home: the source that owns the database (see
+        shares, and its ensure_intact, run before the journal writes an entry on its own)."""
+        return cls(lambda _create: engine(), db_path, reading, errors, home)
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
@@ -91,6 +97,15 @@ class Journal:
         if self._engine is None:
             self._engine = self._engine_factory(create)
         return self._engine
+
+    def _writable_engine(self) -> Engine:
+        """The engine, for a write of the journal's own (its home checked intact first)."""
+        ensure_intact = getattr(self._home, "ensure_intact", None)
+        if ensure_intact is not None:
+            ensure_intact()
+        engine = self._get_engine(True)
+        assert engine is not None
+        return engine
 
     def _errors(self) -> AbstractContextManager[None]:
         if self._error_wording is not None:
@@ -121,8 +136,7 @@ class Journal:
             ) from None
 
     def write_setting(self, key: str, value: Any) -> None:
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import text
 
         with self._errors(), engine.begin() as conn:
@@ -153,16 +167,15 @@ class Journal:
 
     def _insert(self, operation: str, targets: list[str], changes: list[Change], channel: str | None,
                 details: dict[str, Any] | None, actor: str, state: str) -> int:
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         with self._errors(), engine.begin() as conn:
             return self.record_in(conn, operation, targets, changes, channel=channel, details=details, actor=actor,
                                   state=state)
 
-    def shares(self, engine: Any) -> bool:
-        """Whether the journal lives in engine's database (a step written there can record its
+    def shares(self, source: Any) -> bool:
+        """Whether the journal lives in source's database (a step written there can record its
         entry in the same transaction as its records: record_in)."""
-        return engine is not None and self._get_engine(True) is engine
+        return source is not None and source is self._home
 
     def record_in(
         self,
@@ -226,8 +239,7 @@ class Journal:
         """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed.
         A purge's entry keeps a marker where the records' snapshots were, and every earlier entry
         is redacted of the purged memories in the same transaction (see redaction.py)."""
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import update
 
         from . import tables
@@ -266,8 +278,7 @@ class Journal:
         return [_entry(row) for row in self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC", (PENDING,))]
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import update
 
         from . import tables

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, update
@@ -82,11 +83,18 @@ class NativeChanges(NativeReads):
         written by one statement per shape compiled once (executemany), read back in one query.
         then(conn, written): more to write in the same transaction (the step's journal entry).
         Returns the changes with what each record now holds as after."""
-        with self.errors(), self.write_transaction() as conn:
+        with self.errors(), self.atomic_transaction() as conn:
             written = self._write_rows(conn, changes)
             if then is not None:
                 then(conn, written)
             return written
+
+    def atomic_transaction(self) -> AbstractContextManager[Connection]:
+        """The transaction write_records writes in: all of it or nothing."""
+        return self.write_transaction()
+
+    def ensure_intact(self) -> None:
+        """Refuse (StoreError) to write where a write could spread damage; see SqliteSource."""
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
         """Run a step's memory.db writes in a transaction that is rolled back, before the journal

@@ -1,19 +1,26 @@
 """Whether a memory.db is intact enough to write to, and what is checked when.
 
-A writable open refuses a damaged database before anything is written (a step that failed
-half-way would still leave its journal entry in it):
+A write must not spread damage, nor leave half a step (its journal entry) in a damaged file:
 
+- Opening reads the header and the schema only, writable or not.
 - ``PRAGMA quick_check`` (every page read once: O(size), 4.8 s at 1M memories), then every
-  write the schema's tables get compiled, triggers included (schema.write_probes), run only
-  when this file, in this state, has no remembered verdict. Verdicts are kept in Mnemoscope's data
-  folder (never in the owner's file), keyed by the file's identity and change markers: real
-  path, device, inode, size, mtime and ctime, SQLite's file change counter, and the same of
-  its -wal (when it holds frames), with the SQLite library's version (what the probes compile
-  against). Any write by another program, a copy, a restore from a backup or a bit flip by a
-  tool that keeps mtime changes the ctime at least, so the file is checked again.
-- A source that wrote rows itself remembers the state it leaves at close as intact: SQLite
-  reads every page a write touches and reports SQLITE_CORRUPT on a damaged one, rolling the
-  transaction back, so its own writes to a file known intact leave it intact.
+  write the schema's tables get compiled, triggers included (schema.write_probes), runs before
+  a migration, and before the first write that could leave something behind if it failed
+  half-way (SqliteSource.ensure_intact: a step's intent in the journal, its rehearsal, the
+  agent's API, the journal's own writes), once per source, and only when this file, in this
+  state, has no remembered verdict.
+- A curation step written whole in one transaction with its journal entry (memory.db rows
+  only: rm, undo, edits, bulk steps of a store without copies) is not checked first: SQLite
+  reads every page the step touches, checks each cell (cell_size_check) and reports
+  SQLITE_CORRUPT on a damaged one; the transaction then rolls back, its entry with it.
+- Verdicts are kept in Mnemoscope's data folder (never in the owner's file), keyed by the
+  file's identity and change markers: real path, device, inode, size, mtime and ctime, SQLite's
+  file change counter, and the same of its -wal (when it holds frames), with the SQLite
+  library's version (what the probes compile against). Any write by another program, a copy,
+  a restore from a backup or a bit flip by a tool that keeps mtime changes the ctime at least,
+  so the file is checked again.
+- A source that wrote rows itself to a file known intact remembers the state it leaves at
+  close as intact (SQLite checked every page those writes touched).
 - ``mnemoscope check`` reads the whole file on demand.
 """
 
@@ -38,8 +45,7 @@ KEPT = 64  # remembered files; the oldest is forgotten first
 def check_intact(db_path: Path) -> bool:
     """Refuse to write into a damaged database (see the module's docstring): raises
     UnreadableStoreError. Returns whether the whole file was read (no verdict remembered)."""
-    remembered = _remembered(db_path)
-    if remembered:  # the schema, and so what its probes compile, is part of the file's state
+    if remembered_intact(db_path):  # the schema, and so what its probes compile, is part of the file's state
         return False
     try:
         with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:
@@ -89,7 +95,8 @@ def remember_intact(db_path: Path) -> None:
             os.replace(scratch, folder / VERDICTS_FILE)
 
 
-def _remembered(db_path: Path) -> bool:
+def remembered_intact(db_path: Path) -> bool:
+    """Whether db_path, in its present state, is remembered intact."""
     key = _state(db_path)
     return key is not None and _load(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
 

@@ -347,7 +347,7 @@ def open_postgres_store(
 
     db = PostgresSource.open(url, location=location, read_only=read_only, create=create)
     try:
-        journal = Journal.in_database(lambda: db.engine, Path(root), None, errors=db.errors)
+        journal = Journal.in_database(lambda: db.engine, Path(root), None, errors=db.errors, home=db)
         return StoreParts(
             Path(root), [NativeWorkspace(Path(root), db, vectors, None)], journal, read_only=read_only, location=location
         )

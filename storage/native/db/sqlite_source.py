@@ -43,7 +43,7 @@ from ...sqlite_files import (
 from ...timeutil import to_iso, utcnow
 from . import fts, schema
 from .fts import FTS_PREFIX
-from .intact import check_intact, remember_intact
+from .intact import check_intact, remember_intact, remembered_intact
 from .positions import Positions
 from .readers import HeldReaders
 from .rows import DB_NAME, ORDER_COLUMNS
@@ -56,13 +56,15 @@ class SqliteSource(NativeDb):
 
     def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
                  schema_version: int | None = None, found_wal: bool = False,
-                 not_null: frozenset[str] | None = None, real_path: str | None = None) -> None:
+                 not_null: frozenset[str] | None = None, real_path: str | None = None, intact: bool = False) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
         not_null: the memories columns declared NOT NULL, when the open has read them (a
-        read-only open then connects at its first read). real_path: db_path's real path."""
+        read-only open then connects at its first read). real_path: db_path's real path.
+        intact: whether the file is known intact (checked, remembered, or made here)."""
         self.db_path = Path(db_path)
+        self._intact = intact
         self._found_wal = found_wal
         self.root = self.db_path.parent
         self._connect = SqliteConnector(self.db_path, read_only=read_only, real_path=real_path)
@@ -100,9 +102,10 @@ class SqliteSource(NativeDb):
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:
         """Every open reads the header and the schema only. A writable open also finishes a
         killed writer's rollback (checked on a copy first), compiles every write the schema gets,
-        and reads every page (quick_check) only for a file in a state with no remembered verdict
-        (see intact.py); the write engine is made at the first write of a file already at this
-        schema version: about what a read-only open costs once the file is known intact."""
+        and reads every page (quick_check) before a migration, or later before the first write
+        that needs it (ensure_intact; see intact.py for what is checked when); the write engine
+        is made at the first write of a file already at this schema version: a writable open
+        costs about what a read-only one does."""
         db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
         exists = os.path.exists(db_path)
         if not exists:
@@ -126,8 +129,6 @@ class SqliteSource(NativeDb):
             found, stored, not_null = _peek_tables(db_path, real_path)
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
-            if not read_only and found:
-                check_intact(db_path)
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
@@ -135,7 +136,9 @@ class SqliteSource(NativeDb):
         found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
         if exists and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
             return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=found_wal,
-                       not_null=not_null, real_path=real_path)
+                       not_null=not_null, real_path=real_path, intact=remembered_intact(db_path))
+        if exists and found:  # a migration writes: checked first
+            check_intact(db_path)
         engine = sqlite_engine(db_path)
         try:
             with friendly_errors(db_path):
@@ -145,7 +148,15 @@ class SqliteSource(NativeDb):
             with checkpoint_held_off(db_path) if found_wal else contextlib.nullcontext():
                 engine.dispose()
             raise
-        return cls(db_path, read_only=False, engine=engine, found_wal=found_wal)
+        return cls(db_path, read_only=False, engine=engine, found_wal=found_wal, intact=True)
+
+    def ensure_intact(self) -> None:
+        """Before a write that could leave something behind if it failed half-way (a step's
+        intent in the journal, a write outside one transaction): refuse a damaged file (see
+        intact.py), reading it whole once unless it is remembered intact."""
+        if not self._read_only and not self._intact:
+            check_intact(self.db_path)
+            self._intact = True
 
     def close(self) -> None:
         # Another program's -wal is folded into memory.db only by a source that wrote rows
@@ -155,7 +166,7 @@ class SqliteSource(NativeDb):
             self._readers.close()
             if self._engine is not None:
                 self._engine.dispose()
-        if wrote and not self._read_only:  # a writable open found it intact (intact.py)
+        if wrote and self._intact:  # our own writes to a file known intact (intact.py)
             remember_intact(self.db_path)
 
     def describe(self) -> dict[str, Any]:
@@ -178,9 +189,17 @@ class SqliteSource(NativeDb):
         return friendly_errors(self.db_path)
 
     def write_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        self.ensure_intact()
+        return write_transaction(self.engine)
+
+    def atomic_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        """A curation step written whole in one transaction with its journal entry (write_records)
+        is not checked first: SQLite reports SQLITE_CORRUPT on a damaged page the step reads or
+        writes (cell_size_check on), and the transaction then rolls back, its entry with it."""
         return write_transaction(self.engine)
 
     def rehearsal(self) -> contextlib.AbstractContextManager[Connection]:
+        self.ensure_intact()
         return rehearsal(self.engine)
 
     # An FTS5 index entry is a record too (fts:<rowid>), so that a consistency repair of the
