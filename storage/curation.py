@@ -445,18 +445,18 @@ class Curator:
 
     def undo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store._journal.next_to_undo()
-        if entry is None:
+        step = self.store._journal.step_to(UNDONE)
+        if step is None:
             raise NothingToDoError("Nothing to undo.")
-        changes = self.store._journal.changes(entry.seq)
+        entry, changes = step
         return self._replay("undo", entry, [Change(c.record, c.after, c.before) for c in reversed(changes)])
 
     def redo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store._journal.next_to_redo()
-        if entry is None:
+        step = self.store._journal.step_to(DONE)
+        if step is None:
             raise NothingToDoError("Nothing to redo.")
-        return self._replay("redo", entry, self.store._journal.changes(entry.seq))
+        return self._replay("redo", *step)
 
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
         """Undo or redo a step: its own intent first, like any step, then the changes."""
@@ -464,7 +464,10 @@ class Curator:
         details = {"step": entry.seq, "operation": entry.operation}
         journal = self.store._journal
 
-        def replayed(applied: list[Change]) -> tuple[int, str, list[Change]]:
+        def replayed(applied: list[Change]) -> tuple[int, str, list[Change] | None]:
+            state = UNDONE if verb == "undo" else DONE
+            if [a.after for a in applied] == [c.after for c in changes]:
+                return entry.seq, state, None  # every record as the entry says: its snapshots stay
             if verb == "undo":  # the snapshots kept as they now are on disk (markdown lines may have moved)
                 return entry.seq, UNDONE, [Change(a.record, a.after, a.before) for a in reversed(applied)]
             return entry.seq, DONE, applied

@@ -188,7 +188,7 @@ class Journal:
         details: dict[str, Any] | None = None,
         actor: str = "user",
         state: str = DONE,
-        replayed: tuple[int, str, list[Change]] | None = None,
+        replayed: tuple[int, str, list[Change] | None] | None = None,
     ) -> int:
         """One entry and its targets (one executemany) written in conn's transaction, and for undo
         and redo the entry it replayed marked (as finish does); the entry's seq. A step whose
@@ -233,7 +233,7 @@ class Journal:
         applied: list[Change],
         *,
         state: str = DONE,
-        replayed: tuple[int, str, list[Change]] | None = None,
+        replayed: tuple[int, str, list[Change] | None] | None = None,
         purge: Purge | None = None,
     ) -> None:
         """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed.
@@ -308,20 +308,23 @@ class Journal:
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
-        def stmt(sa: Any, tables: Any) -> Any:
-            a = tables.audit.c
-            return sa.select(tables.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1)
-
-        rows = self._select(stmt)
-        return rows[0] if rows else None
+        step = self.step_to(UNDONE)
+        return step[0] if step else None
 
     def next_to_redo(self) -> AuditEntry | None:
-        def stmt(sa: Any, tables: Any) -> Any:
-            a = tables.audit.c
-            return sa.select(tables.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1)
+        step = self.step_to(DONE)
+        return step[0] if step else None
 
-        rows = self._select(stmt)
-        return rows[0] if rows else None
+    def step_to(self, state: str) -> tuple[AuditEntry, list[Change]] | None:
+        """The step undo (state UNDONE) or redo (DONE) would replay next, and its changes, its
+        JSON read once (a bulk step's is large)."""
+        rows = self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC LIMIT 1" if state == UNDONE
+                          else "SELECT * FROM audit WHERE state = ? ORDER BY seq ASC LIMIT 1",
+                          (DONE if state == UNDONE else UNDONE,))
+        if not rows:
+            return None
+        parsed = _loads_changes(rows[0]["changes"])
+        return _entry(rows[0], parsed), [Change.from_json(c) for c in parsed]
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
         def stmt(sa: Any, tables: Any) -> Any:
@@ -385,12 +388,16 @@ class Journal:
         return [_entry(r._mapping) for r in rows]
 
 
-def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change]]) -> None:
-    """An undone or redone entry: its new state, and its changes as they now are on disk."""
+def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
+    """An undone or redone entry: its new state, and its changes as they now are on disk (None:
+    as the entry holds them)."""
     from ..sqlite_files import placeholder
 
     target, target_state, changes = replayed
     mark = placeholder(conn.engine)
+    if changes is None:  # its snapshots are still what is on disk
+        conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE seq = {mark}", (target_state, target))
+        return
     conn.exec_driver_sql(f"UPDATE audit SET state = {mark}, changes = {mark} WHERE seq = {mark}",
                          (target_state, _changes_json(changes), target))
 
@@ -425,8 +432,8 @@ def _redact(conn: Connection, purge: Purge) -> None:
             return
 
 
-def _entry(row: Any) -> AuditEntry:
-    changes = _loads_changes(row["changes"])
+def _entry(row: Any, parsed: Any = None) -> AuditEntry:
+    changes = _loads_changes(row["changes"]) if parsed is None else parsed
     return AuditEntry(
         seq=int(row["seq"]),
         at=parse_time(row["at"], utcnow()),

@@ -147,18 +147,22 @@ class NativeChanges(NativeReads):
     def _write_memory_run(self, conn: Connection, run: list[Change]) -> list[Change]:
         if not run:
             return []
-        records = [c.record for c in run]
-        current = self.read_records(records, conn=conn, lock=True)
+        ids = json.dumps([c.record for c in run])
+        sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
+        names, rows = self._fetch(conn.connection.dbapi_connection, sql + self._lock_rows, (ids,))
+        current = _as_read(names, rows)
+        found: list[tuple[Change, Snapshot | None]] = []
         for change in run:
-            now = current.get(change.record)
-            if now != change.before and not same_record(now, change.before):
+            now = _snapshot(names, current.get(change.record), change.before)
+            if now is not change.before and not same_record(now, change.before):
                 raise ConflictError(
                     f"{change.record} changed since it was read (another writer touched it); "
                     "nothing was written. Reload and try again."
                 )
-        self._write_memories(conn, [(c, current.get(c.record)) for c in run])
-        after = self.read_records(records, conn=conn)
-        return [Change(c.record, c.before, after.get(c.record), c.writer) for c in run]
+            found.append((change, now))
+        self._write_memories(conn, found)
+        after = _as_read(names, self._fetch(conn.connection.dbapi_connection, sql, (ids,))[1])
+        return [Change(c.record, c.before, _snapshot(names, after.get(c.record), c.after), c.writer) for c in run]
 
     def _is_memory_record(self, record_id: str) -> bool:
         return not record_id.startswith((SCRATCH_PREFIX, RELATION_PREFIX))
@@ -221,8 +225,17 @@ class NativeChanges(NativeReads):
     def plan_many(
         self, operation: str, memories: Sequence[Memory], fields: dict[str, Any], context: PlanContext
     ) -> list[Plan]:
-        """plan() of each memory, their rows read in one query."""
-        rows = self.read_records([m.id for m in memories])
+        """plan() of each memory, their rows read in one query (or taken from the get_many that
+        just read them, if the database has not changed since)."""
+        rows: dict[str, Snapshot] = {}
+        if self.just_read is not None:
+            token, rows = self.just_read
+            self.just_read = None
+            if token != self.change_token():
+                rows = {}
+        rows = {m.id: rows[m.id] for m in memories if m.id in rows}
+        if len(rows) < len(memories):
+            rows.update(self.read_records([m.id for m in memories if m.id not in rows]))
         return [self._plan_row(operation, m, rows.get(m.id), fields, context) for m in memories]
 
     def _plan_row(
@@ -311,3 +324,20 @@ class NativeChanges(NativeReads):
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _as_read(names: list[str], rows: list[Any]) -> dict[str, tuple[Any, ...]]:
+    at = names.index("id")
+    return {row[at]: tuple(row) for row in rows}
+
+
+def _snapshot(names: list[str], row: tuple[Any, ...] | None, expected: Snapshot | None) -> Snapshot | None:
+    """row as a snapshot: expected itself when it holds exactly those values (no dict to build
+    for each of a bulk step's rows), else a new one."""
+    if row is None:
+        return None
+    if expected is not None and len(expected) == len(names) and list(expected) == names:
+        values = tuple(expected.values())
+        if values == row and tuple(map(type, values)) == tuple(map(type, row)):  # 1 == 1.0, but not as stored
+            return expected
+    return dict(zip(names, row, strict=True))
