@@ -1,7 +1,8 @@
 """Curation on the native memory.db against the SQL a person writes for the same state change.
 
-Rows: a writable open against a read-only one (the file already known intact: quick_check is not
-rerun on every writable open); `rm ID` then `undo` as the CLI runs them (open, step, close)
+Rows: a writable open (which reads no page of rows: see storage/native/db/intact.py) against a
+connect and the two reads a person's writer makes, and, with the first page, against a read-only
+open; `rm ID` then `undo` as the CLI runs them (open, step, close)
 against a connect, the row's before-image read, one UPDATE, the journal rows, commit; a bulk
 delete and its undo against a temp table of the ids and one UPDATE plus the journal rows. Every
 pair is timed interleaved. Each test works on a copy of the cached store (cached stores are
@@ -39,8 +40,7 @@ def _row(operation: str, size: int, project: float, baseline: str, base: float, 
 
 @contextlib.contextmanager
 def _copy(size: int, tmp_path: Path) -> Iterator[Path]:
-    """A private copy of the cached store of size memories, opened once for writing (its first
-    writable open reads the whole file: what every later one no longer does)."""
+    """A private copy of the cached store of size memories, opened once for writing."""
     source = cached_store("native", size, native_store.VERSION, native_store.build)
     target = tmp_path / "store"
     shutil.copytree(source, target)
@@ -72,7 +72,7 @@ def test_writable_open(size: int, tmp_path: Path) -> None:
                 assert len(store.page(MemoryQuery(), PAGE)) == PAGE
 
         project_s, baseline_s = paired_medians_s(writable, by_hand)
-        rows = [_row("writable open (file known intact)", size, project_s,
+        rows = [_row("writable open", size, project_s,
                      "sqlite3 connect + schema version + unfinished steps", baseline_s, 1.5, guard=3.0)]
         project_s, baseline_s = paired_medians_s(writable_page, read_only_page)
         rows.append(_row(f"writable open + first page of {PAGE}", size, project_s, "read-only open + first page",

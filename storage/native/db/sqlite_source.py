@@ -88,8 +88,12 @@ class SqliteSource(NativeDb):
 
     @property
     def engine(self) -> Engine:
-        """The SQLAlchemy engine for writes and the journal, made on first use."""
+        """The SQLAlchemy engine for writes and the journal, made on first use. Its first
+        connection switches a rollback-journal file to WAL and rolls a hot journal back: writes,
+        so that a file not in WAL mode already is checked intact first (ensure_intact)."""
         if self._engine is None:
+            if not self._read_only and not _connects_without_writing(self.db_path):
+                self.ensure_intact()
             with self._engine_lock:
                 if self._engine is None:
                     self._engine = (sqlite_engine(self.db_path, read_only=True, creator=self._connect.opener)
@@ -299,6 +303,17 @@ def _with_vocabulary(dbapi: sqlite3.Connection) -> None:
         dbapi.execute("CREATE VIRTUAL TABLE temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
     finally:
         dbapi.execute(f"PRAGMA query_only = {'ON' if query_only else 'OFF'}")
+
+
+def _connects_without_writing(db_path: Path) -> bool:
+    """Whether a writable connection leaves the file as it is: already in WAL mode (header bytes
+    18 and 19 are 2), with no rollback journal beside it."""
+    try:
+        with open(db_path, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header[18:20] == b"\x02\x02" and not os.path.exists(os.path.realpath(db_path) + "-journal")
 
 
 def _check_read_only_version(db_path: Path, stored: object) -> None:
