@@ -472,7 +472,7 @@ class Curator:
                 return entry.seq, UNDONE, [Change(a.record, a.after, a.before) for a in reversed(applied)]
             return entry.seq, DONE, applied
 
-        step = dict(channel=entry.channel, details=details, actor=self.actor)
+        step: dict[str, Any] = dict(channel=entry.channel, details=details, actor=self.actor)
         at_once = self._in_one_transaction(changes, lambda conn, applied: journal.record_in(
             conn, verb, list(entry.targets), [], state=LOG, replayed=replayed(applied), **step))
         if at_once is not None:
@@ -665,7 +665,7 @@ class Curator:
             channel = channels.pop() if len(channels) == 1 else None
         details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
         journal = self.store._journal
-        step = dict(channel=channel, details=details, actor=self.actor)
+        step: dict[str, Any] = dict(channel=channel, details=details, actor=self.actor)
         at_once = None if purged is not None else self._in_one_transaction(
             changes, lambda conn, applied: journal.record_in(conn, operation, targets, applied, **step))
         purge = None

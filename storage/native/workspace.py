@@ -308,7 +308,7 @@ class NativeWorkspace:
         assert row is not None
         vector = self._vector_copy(memory.id)
         block = self._markdown_copy(row)
-        own = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
+        own: Any = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
         if operation == EDIT:
             plan.changes += self._edit_copies(own.after, vector, block, "content" in fields, context)
         elif operation in (DELETE, RESTORE, REINFORCE):

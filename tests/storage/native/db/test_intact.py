@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage.errors import StoreError
 from mnemoscope.storage.native.db.intact import check_intact
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
