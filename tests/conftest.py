@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage.demo import write_demo
 
 DEMO_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
