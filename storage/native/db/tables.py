@@ -41,7 +41,7 @@ class NativeDb(NativeChanges):
         user_id: str = "",
         started_at: datetime | None = None,
     ) -> None:
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             conn.execute(
                 insert(schema.sessions).values(
                     id=session_id,
@@ -54,7 +54,7 @@ class NativeDb(NativeChanges):
 
     def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
         """Append (role, content, timestamp) turns to a session."""
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             start = conn.execute(
                 select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
                     schema.turns.c.session_id == session_id
@@ -78,7 +78,7 @@ class NativeDb(NativeChanges):
     ) -> None:
         stored = scratch_text(value)
         when = to_iso(updated_at or utcnow())
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             conn.execute(
                 text(
                     "INSERT INTO scratchpad(session_id, key, value, updated_at) "
@@ -146,7 +146,7 @@ class NativeDb(NativeChanges):
     def insert_memory_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             conn.execute(insert(schema.memories), list(rows))
 
     def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
@@ -162,7 +162,7 @@ class NativeDb(NativeChanges):
     def touch(self, memory_id: str, at: datetime | None = None) -> None:
         """Reinforce on retrieval: one more access, last accessed now."""
         m = schema.memories.c
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             result = conn.execute(
                 update(schema.memories)
                 .where(m.id == memory_id)
@@ -172,7 +172,7 @@ class NativeDb(NativeChanges):
                 raise NotFoundError(f"No memory {memory_id}.")
 
     def add_entity(self, entity: Entity) -> None:
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             conn.execute(
                 insert(schema.entities).values(
                     id=entity.id,
@@ -189,5 +189,5 @@ class NativeDb(NativeChanges):
             )
 
     def add_relation(self, relation: Relation) -> None:
-        with self.errors(), self.engine.begin() as conn:
+        with self.errors(), self.write_transaction() as conn:
             conn.execute(insert(schema.relations).values(**relation_row(relation)))
