@@ -28,14 +28,15 @@ FIELDS_NOT_KEPT = "fields_not_kept"  # metadata: which of them an imported memor
 
 
 def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[Memory]:
-    """Every memory, fetched a page at a time."""
-    offset = 0
+    """Every memory, fetched a page at a time (each page sought from the last one's last memory:
+    as fast at the millionth as at the first)."""
+    last: Memory | None = None
     while True:
-        page = store.page(query, limit=PAGE, offset=offset)
+        page = store.page(query, limit=PAGE, after=last)
         yield from page
         if len(page) < PAGE:
             return
-        offset += PAGE
+        last = page[-1]
 
 
 def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATUSES) -> int:
