@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .credentials import Credentials
 
 PAGE = 1000
+IMPORT_BATCH = 5000  # memories per transaction of an import: a progress tick and a cancel point
 ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
 Progress = Callable[[int, int], None]
@@ -193,14 +194,14 @@ def _copy(
                 continue
             rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken, vectors=vectors))
         if rows:
-            target.add_memories(rows)
+            target.add_memories(rows, batch=len(rows))
         summary.imported += len(rows)
         batch.clear()
 
     for memory in iter_memories(source):
         batch.append(memory)
         done += 1
-        if len(batch) >= 500:
+        if len(batch) >= IMPORT_BATCH:
             flush()
             if progress:
                 progress(done, total)
