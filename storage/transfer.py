@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
-from .model import OPTIONAL_FIELDS, Memory
+from .model import OPTIONAL_FIELDS, Layer, Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
 from .store import MemoryStore
@@ -45,13 +47,35 @@ def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATU
 
 
 def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = MemoryQuery(order=Order.CREATED)) -> int:
-    """Active memories as a readable document: one section per channel, then layer."""
-    return _markdown_of(iter_memories(store, query), out, store.root.name)
+    """Active memories as a readable document: one section per channel, then layer. Each section
+    is read by its own query and written as it is read: nothing is held but a page."""
+    counts = store.counts(query)
+    out.write(f"# Memory export of {store.root.name}\n")
+    n = 0
+    for channel in sorted(counts["channels"]):
+        heading = f"\n## {channel}\n"
+        for layer in sorted(counts["layers"]):
+            section = dataclasses.replace(query, channels=(channel,), layers=(Layer(layer),))
+            memories = iter_memories(store, section)
+            first = next(memories, None)
+            if first is None:
+                continue
+            out.write(f"{heading}\n### {layer}\n\n")
+            heading = ""
+            n += _markdown_items(itertools.chain((first,), memories), out)
+    return n
 
 
 EXPORT_FORMATS = ("jsonl", "csv", "markdown")
 CSV_FIELDS = ("id", "channel", "layer", "status", "content", "created_at", "updated_at", "last_accessed",
               "access_count", "salience", "confidence", "tags")
+
+
+def export_store(store: MemoryStore, out: TextIO, fmt: str, query: MemoryQuery) -> int:
+    """The query's memories in fmt, written to out as they are read (a page at a time)."""
+    if fmt == "markdown":
+        return export_markdown(store, out, query)
+    return export_memories(iter_memories(store, query), out, fmt, store.root.name)
 
 
 def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: str) -> int:
@@ -75,8 +99,11 @@ def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: st
 
 def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
     n = 0
+    dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    write = out.write
     for memory in memories:
-        out.write(json.dumps(memory.to_dict(), ensure_ascii=False, default=str) + "\n")
+        write(dumps(memory.to_dict()))
+        write("\n")
         n += 1
     return n
 
@@ -84,18 +111,24 @@ def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
 def _markdown_of(memories: Iterable[Memory], out: TextIO, title: str) -> int:
     """The memories under a heading per channel, then per layer, each with its id and date."""
     grouped: dict[str, dict[str, list[Memory]]] = {}
-    n = 0
     for memory in memories:
         grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
-        n += 1
     out.write(f"# Memory export of {title}\n")
+    n = 0
     for channel in sorted(grouped):
         out.write(f"\n## {channel}\n")
         for layer in sorted(grouped[channel]):
             out.write(f"\n### {layer}\n\n")
-            for memory in grouped[channel][layer]:
-                body = memory.content.replace("\n", "\n  ")
-                out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+            n += _markdown_items(grouped[channel][layer], out)
+    return n
+
+
+def _markdown_items(memories: Iterable[Memory], out: TextIO) -> int:
+    n = 0
+    for memory in memories:
+        body = memory.content.replace("\n", "\n  ")
+        out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+        n += 1
     return n
 
 
