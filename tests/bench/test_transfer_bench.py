@@ -128,3 +128,86 @@ def test_import_against_executemany(tmp_path: Path, size: int) -> None:
     row = record(Row("transfer", f"import {label(size)} into memory.db ({size / project_s:,.0f} rows/s)", size,
                      project_s, f"sqlite3 read + executemany ({size / baseline_s:,.0f} rows/s)", baseline_s, 2.0))
     assert row.bounded
+
+
+# -- export --------------------------------------------------------------------------------------
+
+def _baseline_export(db: Path, out: Path) -> int:
+    """What a person writes: every row read with sqlite3 and written as the export's line (the
+    same keys, values and revision: a hash of the row as stored), newest first."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    n = 0
+    with out.open("w", encoding="utf-8") as handle:
+        for row in con.execute("SELECT * FROM memories ORDER BY created_at DESC, id DESC"):
+            (memory_id, layer, channel, content, created, updated, accessed, access_count, salience, confidence,
+             conversations, tags, metadata, status, promoted_from, derived_from, imported_from, _key, md_file,
+             vector_state) = row
+            meta = json.loads(metadata)
+            if md_file:
+                meta["md_file"] = md_file
+            meta["vector_state"] = vector_state
+            handle.write(dumps({
+                "id": memory_id, "content": content, "layer": layer, "channel": channel,
+                "source": {"kind": "sqlite", "location": f"memory.db:memories/{memory_id}", "path": "memory.db"},
+                "created_at": created, "updated_at": updated, "last_accessed": accessed,
+                "access_count": access_count, "salience": round(salience, 6), "confidence": round(confidence, 6),
+                "conversations": conversations, "tags": json.loads(tags), "status": status,
+                "provenance": {"promoted_from": promoted_from, "derived_from": json.loads(derived_from),
+                               "imported_from": imported_from},
+                "metadata": meta, "revision": hashlib.sha1(repr(row).encode("utf-8")).hexdigest()[:12],
+            }) + "\n")
+            n += 1
+    con.close()
+    return n
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=label)
+def test_export_jsonl_against_a_sqlite3_and_json_loop(tmp_path: Path, size: int) -> None:
+    from mnemoscope.app.cli import main
+
+    source = _source(size)
+    mine, theirs = tmp_path / "export.jsonl", tmp_path / "baseline.jsonl"
+
+    def project() -> None:
+        assert main(["export", str(source), str(mine), "--format", "jsonl", "--json"]) == 0
+
+    def baseline() -> None:
+        assert _baseline_export(source / "memory.db", theirs) == size
+
+    project_s, baseline_s = _alternating(project, baseline, repeat=1 if FULL else 3)
+    assert _digest(mine) == _digest(theirs)
+    row = record(Row("transfer", f"export {label(size)} as JSONL to a file", size, project_s,
+                     "sqlite3 + json.dumps loop", baseline_s, 1.5, guard=3.0))
+    assert row.bounded
+
+
+_PEAK_RSS = """
+import resource, sys
+from mnemoscope.app.cli import main
+code = main([sys.argv[1], sys.argv[2], sys.argv[3], "--format", "jsonl", "--json"])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _export_peak_mib(source: Path, out: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", _PEAK_RSS, "export", str(source), str(out)], capture_output=True,
+                          text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1])
+
+
+def test_the_export_runs_in_flat_memory(tmp_path: Path) -> None:
+    small, large = (100_000, 1_000_000) if FULL else (2_000, 20_000)
+    peaks = {size: _export_peak_mib(_source(size), tmp_path / f"{size}.jsonl") for size in (small, large)}
+    print(f"\ntransfer export peak RSS: {label(small)} {peaks[small]} MiB, {label(large)} {peaks[large]} MiB")
+    assert (tmp_path / f"{large}.jsonl").stat().st_size > 9 * (tmp_path / f"{small}.jsonl").stat().st_size
+    assert peaks[large] - peaks[small] < 16
