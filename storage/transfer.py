@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
+from .lazy_page import LazyPage
 from .model import OPTIONAL_FIELDS, Layer, Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
@@ -42,8 +43,27 @@ def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iter
         last = page[-1]
 
 
+def iter_memory_dicts(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[dict[str, Any]]:
+    """Every memory's to_dict(), a page at a time; rows a page can give as dicts directly
+    (memory.db's) are not decoded into memories first."""
+    last: Memory | None = None
+    while True:
+        page = store.page(query, limit=PAGE, after=last)
+        yield from page.dicts() if isinstance(page, LazyPage) else (memory.to_dict() for memory in page)
+        if len(page) < PAGE:
+            return
+        last = page[-1]
+
+
 def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATUSES) -> int:
-    return export_jsonl_of(iter_memories(store, query), out)
+    n = 0
+    dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    write = out.write
+    for memory in iter_memory_dicts(store, query):
+        write(dumps(memory))
+        write("\n")
+        n += 1
+    return n
 
 
 def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = MemoryQuery(order=Order.CREATED)) -> int:
