@@ -95,7 +95,11 @@ def export_store(store: MemoryStore, out: TextIO, fmt: str, query: MemoryQuery) 
     """The query's memories in fmt, written to out as they are read (a page at a time)."""
     if fmt == "markdown":
         return export_markdown(store, out, query)
-    return export_memories(iter_memories(store, query), out, fmt, store.root.name)
+    if fmt == "jsonl":
+        return export_jsonl(store, out, query)
+    if fmt == "csv":
+        return _csv_of(iter_memory_dicts(store, query), out)
+    raise UnsupportedError(f"Unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}.")
 
 
 def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: str) -> int:
@@ -104,14 +108,7 @@ def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: st
     if fmt == "jsonl":
         return export_jsonl_of(memories, out)
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        n = 0
-        for memory in memories:
-            row = memory.to_dict()
-            writer.writerow({**row, "tags": ";".join(memory.tags)})
-            n += 1
-        return n
+        return _csv_of((memory.to_dict() for memory in memories), out)
     if fmt == "markdown":
         return _markdown_of(memories, out, title)
     raise UnsupportedError(f"Unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}.")
@@ -124,6 +121,18 @@ def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
     for memory in memories:
         write(dumps(memory.to_dict()))
         write("\n")
+        n += 1
+    return n
+
+
+def _csv_of(memories: Iterable[dict[str, Any]], out: TextIO) -> int:
+    """Memories given as their to_dict(), one CSV row each (CSV_FIELDS; tags joined by ';')."""
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    n = 0
+    for row in memories:
+        row["tags"] = ";".join(row["tags"])
+        writer.writerow(row)
         n += 1
     return n
 

@@ -150,15 +150,17 @@ def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str
     order of the column names), without building the Memory: what an export writes a million of.
     A row holding anything but what Mnemoscope writes goes the Memory's way."""
     row = dict(zip(names, values, strict=True))
-    times = row["created_at"], row["updated_at"], row["last_accessed"]
+    created, updated, accessed = row["created_at"], row["updated_at"], row["last_accessed"]
     layer, status = _LAYERS.get(row["layer"]), _STATUSES.get(row["status"])
-    numbers = row["access_count"], row["salience"], row["confidence"], row["conversations"]
-    if (layer is None or status is None or not all(type(t) is str and t.endswith("+00:00") for t in times)
-            or type(numbers[0]) is not int or type(numbers[3]) is not int
-            or not all(type(n) is float and math.isfinite(n) for n in numbers[1:3])):
+    access_count, salience, confidence, conversations = (
+        row["access_count"], row["salience"], row["confidence"], row["conversations"])
+    if (layer is None or status is None or type(created) is not str or type(updated) is not str
+            or type(accessed) is not str or type(access_count) is not int or type(conversations) is not int
+            or type(salience) is not float or type(confidence) is not float
+            or not (math.isfinite(salience) and math.isfinite(confidence))):
         return memory_from_row(row, where, now, kind).to_dict()
     try:
-        iso = [_canonical_time(t) for t in times]
+        iso = _canonical_time(created), _canonical_time(updated), _canonical_time(accessed)
     except ValueError:
         return memory_from_row(row, where, now, kind).to_dict()
     metadata = json_dict(row["metadata"])
@@ -179,10 +181,10 @@ def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str
         "created_at": iso[0],
         "updated_at": iso[1],
         "last_accessed": iso[2],
-        "access_count": numbers[0],
-        "salience": round(numbers[1], 6),
-        "confidence": round(numbers[2], 6),
-        "conversations": numbers[3],
+        "access_count": access_count,
+        "salience": round(salience, 6),
+        "confidence": round(confidence, 6),
+        "conversations": conversations,
         "tags": list(json_list(row["tags"])),
         "status": status.value,
         "provenance": {
@@ -196,7 +198,10 @@ def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str
 
 
 def _canonical_time(value: str) -> str:
-    """value as datetime.isoformat() writes it back (the text itself when it already is)."""
+    """value as datetime.isoformat() writes it back (the text itself when it already is); a
+    ValueError for any time but UTC as Mnemoscope writes it."""
+    if not value.endswith("+00:00"):
+        raise ValueError(value)
     parsed = datetime.fromisoformat(value)
     if len(value) == 25 and (value[4], value[7], value[10], value[13], value[16]) == ("-", "-", "T", ":", ":"):
         return value
