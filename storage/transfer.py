@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .credentials import Credentials
 
 PAGE = 1000
+EXPORT_PAGE = 5000  # rows per read of an export (a few MB held at a time)
 IMPORT_BATCH = 5000  # memories per transaction of an import: a progress tick and a cancel point
 ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
@@ -48,9 +49,9 @@ def iter_memory_dicts(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> 
     (memory.db's) are not decoded into memories first."""
     last: Memory | None = None
     while True:
-        page = store.page(query, limit=PAGE, after=last)
+        page = store.page(query, limit=EXPORT_PAGE, after=last)
         yield from page.dicts() if isinstance(page, LazyPage) else (memory.to_dict() for memory in page)
-        if len(page) < PAGE:
+        if len(page) < EXPORT_PAGE:
             return
         last = page[-1]
 
