@@ -8,7 +8,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from .errors import ConflictError
 
@@ -26,6 +26,30 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def atomic_text_writer(path: Path, buffering: int = 1 << 20) -> Iterator[TextIO]:
+    """A UTF-8 text file that appears at path whole when the block ends, and not at all when it
+    raises: written beside it as it is produced (never held in memory), fsynced, renamed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=buffering) as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)

@@ -15,20 +15,33 @@ from .model import Memory
 
 
 class LazyPage(Sequence[Memory]):
-    __slots__ = ("_rows", "_decode", "_decoded", "_id_at", "_revision", "_content_at")
+    __slots__ = ("_rows", "_decode", "_decoded", "_id_at", "_revision", "_content_at", "_as_dict")
 
     def __init__(self, rows: Sequence[Any], decode: Callable[[Any], Memory], id_at: int | None = None,
-                 revision: Callable[[Any], str] | None = None, content_at: int | None = None) -> None:
+                 revision: Callable[[Any], str] | None = None, content_at: int | None = None,
+                 as_dict: Callable[[Any], dict[str, Any]] | None = None) -> None:
         """rows as the store returned them, decode(row) the Memory of one; id_at, when given,
         the index of the memory's id in a row (ids() then decodes nothing); revision, when given,
         a row's Memory.revision from the row itself (revisions() then decodes nothing);
-        content_at, with id_at, the index of its content (texts() then decodes nothing)."""
+        content_at, with id_at, the index of its content (texts() then decodes nothing); as_dict,
+        when given, a row's Memory.to_dict() from the row itself (dicts() then decodes nothing)."""
         self._rows = rows
         self._decode = decode
         self._decoded: list[Memory | None] = [None] * len(rows)
         self._id_at = id_at
         self._revision = revision
         self._content_at = content_at
+        self._as_dict = as_dict
+
+    def dicts(self) -> Iterator[dict[str, Any]]:
+        """Each memory's to_dict(), in order (an export writes these)."""
+        as_dict = self._as_dict
+        for index, row in enumerate(self._rows):
+            memory = self._decoded[index]
+            if memory is None and as_dict is not None:
+                yield as_dict(row)
+            else:
+                yield self[index].to_dict()
 
     def revisions(self) -> list[str]:
         """The memories' revisions, in order."""

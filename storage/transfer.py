@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -11,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
-from .model import OPTIONAL_FIELDS, Memory
+from .lazy_page import LazyPage
+from .model import OPTIONAL_FIELDS, Layer, Memory
 from .opening import create_workspace, detect, open_store
 from .query import MemoryQuery, Order
 from .store import MemoryStore
@@ -20,6 +23,8 @@ if TYPE_CHECKING:
     from .credentials import Credentials
 
 PAGE = 1000
+EXPORT_PAGE = 5000  # rows per read of an export (a few MB held at a time)
+IMPORT_BATCH = 5000  # memories per transaction of an import: a progress tick and a cancel point
 ALL_STATUSES = MemoryQuery(statuses=(), order=Order.CREATED)
 
 Progress = Callable[[int, int], None]
@@ -28,28 +33,74 @@ FIELDS_NOT_KEPT = "fields_not_kept"  # metadata: which of them an imported memor
 
 
 def iter_memories(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[Memory]:
-    """Every memory, fetched a page at a time."""
-    offset = 0
+    """Every memory, fetched a page at a time (each page sought from the last one's last memory:
+    as fast at the millionth as at the first)."""
+    last: Memory | None = None
     while True:
-        page = store.page(query, limit=PAGE, offset=offset)
+        page = store.page(query, limit=PAGE, after=last)
         yield from page
         if len(page) < PAGE:
             return
-        offset += PAGE
+        last = page[-1]
+
+
+def iter_memory_dicts(store: MemoryStore, query: MemoryQuery = ALL_STATUSES) -> Iterator[dict[str, Any]]:
+    """Every memory's to_dict(), a page at a time; rows a page can give as dicts directly
+    (memory.db's) are not decoded into memories first."""
+    last: Memory | None = None
+    while True:
+        page = store.page(query, limit=EXPORT_PAGE, after=last)
+        yield from page.dicts() if isinstance(page, LazyPage) else (memory.to_dict() for memory in page)
+        if len(page) < EXPORT_PAGE:
+            return
+        last = page[-1]
 
 
 def export_jsonl(store: MemoryStore, out: TextIO, query: MemoryQuery = ALL_STATUSES) -> int:
-    return export_jsonl_of(iter_memories(store, query), out)
+    n = 0
+    dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    write = out.write
+    for memory in iter_memory_dicts(store, query):
+        write(dumps(memory))
+        write("\n")
+        n += 1
+    return n
 
 
 def export_markdown(store: MemoryStore, out: TextIO, query: MemoryQuery = MemoryQuery(order=Order.CREATED)) -> int:
-    """Active memories as a readable document: one section per channel, then layer."""
-    return _markdown_of(iter_memories(store, query), out, store.root.name)
+    """Active memories as a readable document: one section per channel, then layer. Each section
+    is read by its own query and written as it is read: nothing is held but a page."""
+    counts = store.counts(query)
+    out.write(f"# Memory export of {store.root.name}\n")
+    n = 0
+    for channel in sorted(counts["channels"]):
+        heading = f"\n## {channel}\n"
+        for layer in sorted(counts["layers"]):
+            section = dataclasses.replace(query, channels=(channel,), layers=(Layer(layer),))
+            memories = iter_memories(store, section)
+            first = next(memories, None)
+            if first is None:
+                continue
+            out.write(f"{heading}\n### {layer}\n\n")
+            heading = ""
+            n += _markdown_items(itertools.chain((first,), memories), out)
+    return n
 
 
 EXPORT_FORMATS = ("jsonl", "csv", "markdown")
 CSV_FIELDS = ("id", "channel", "layer", "status", "content", "created_at", "updated_at", "last_accessed",
               "access_count", "salience", "confidence", "tags")
+
+
+def export_store(store: MemoryStore, out: TextIO, fmt: str, query: MemoryQuery) -> int:
+    """The query's memories in fmt, written to out as they are read (a page at a time)."""
+    if fmt == "markdown":
+        return export_markdown(store, out, query)
+    if fmt == "jsonl":
+        return export_jsonl(store, out, query)
+    if fmt == "csv":
+        return _csv_of(iter_memory_dicts(store, query), out)
+    raise UnsupportedError(f"Unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}.")
 
 
 def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: str) -> int:
@@ -58,14 +109,7 @@ def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: st
     if fmt == "jsonl":
         return export_jsonl_of(memories, out)
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        n = 0
-        for memory in memories:
-            row = memory.to_dict()
-            writer.writerow({**row, "tags": ";".join(memory.tags)})
-            n += 1
-        return n
+        return _csv_of((memory.to_dict() for memory in memories), out)
     if fmt == "markdown":
         return _markdown_of(memories, out, title)
     raise UnsupportedError(f"Unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}.")
@@ -73,8 +117,23 @@ def export_memories(memories: Iterable[Memory], out: TextIO, fmt: str, title: st
 
 def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
     n = 0
+    dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+    write = out.write
     for memory in memories:
-        out.write(json.dumps(memory.to_dict(), ensure_ascii=False, default=str) + "\n")
+        write(dumps(memory.to_dict()))
+        write("\n")
+        n += 1
+    return n
+
+
+def _csv_of(memories: Iterable[dict[str, Any]], out: TextIO) -> int:
+    """Memories given as their to_dict(), one CSV row each (CSV_FIELDS; tags joined by ';')."""
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    n = 0
+    for row in memories:
+        row["tags"] = ";".join(row["tags"])
+        writer.writerow(row)
         n += 1
     return n
 
@@ -82,18 +141,24 @@ def export_jsonl_of(memories: Iterable[Memory], out: TextIO) -> int:
 def _markdown_of(memories: Iterable[Memory], out: TextIO, title: str) -> int:
     """The memories under a heading per channel, then per layer, each with its id and date."""
     grouped: dict[str, dict[str, list[Memory]]] = {}
-    n = 0
     for memory in memories:
         grouped.setdefault(memory.channel, {}).setdefault(memory.layer.value, []).append(memory)
-        n += 1
     out.write(f"# Memory export of {title}\n")
+    n = 0
     for channel in sorted(grouped):
         out.write(f"\n## {channel}\n")
         for layer in sorted(grouped[channel]):
             out.write(f"\n### {layer}\n\n")
-            for memory in grouped[channel][layer]:
-                body = memory.content.replace("\n", "\n  ")
-                out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+            n += _markdown_items(grouped[channel][layer], out)
+    return n
+
+
+def _markdown_items(memories: Iterable[Memory], out: TextIO) -> int:
+    n = 0
+    for memory in memories:
+        body = memory.content.replace("\n", "\n  ")
+        out.write(f"- {body} <!-- {memory.id} {memory.created_at:%Y-%m-%d} -->\n")
+        n += 1
     return n
 
 
@@ -192,14 +257,14 @@ def _copy(
                 continue
             rows.append(_row(sqlite, memory, key, origin, keep_id=memory.id not in taken, vectors=vectors))
         if rows:
-            target.add_memories(rows)
+            target.add_memories(rows, batch=len(rows))
         summary.imported += len(rows)
         batch.clear()
 
     for memory in iter_memories(source):
         batch.append(memory)
         done += 1
-        if len(batch) >= 500:
+        if len(batch) >= IMPORT_BATCH:
             flush()
             if progress:
                 progress(done, total)

@@ -4,7 +4,7 @@ table read as memories) and embedder (the store's setting for its text queries a
 from __future__ import annotations
 
 import argparse
-import io
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,13 +50,13 @@ def register(commands: CommandParsers) -> None:
     p.add_argument("--model", help="the model's name (with --openai-compatible)")
     p.add_argument("--dimensions", type=int, help="the vectors' length asked of the model (default: its own)")
 
-    p = commands.add("export", "write memories to OUT as JSONL (every status) or markdown (active ones)", cmd_export,
-                     looks_only=True)
+    p = commands.add("export", "write memories to OUT ('-': standard output) as JSONL or CSV (every status) or "
+                     "markdown (active ones), as they are read", cmd_export, looks_only=True)
     p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("out", type=Path)
-    p.add_argument("--format", required=True, choices=["jsonl", "markdown"])
+    p.add_argument("--format", required=True, choices=["jsonl", "csv", "markdown"])
     p.add_argument("--status", action="append", default=[], choices=["all", *[s.value for s in Status]],
-                   help="which statuses to write (default: all for jsonl, active for markdown)")
+                   help="which statuses to write (default: all for jsonl and csv, active for markdown)")
 
     p = commands.add("import", "import any store this tool opens into a native workspace DEST (a folder, or a "
                      "PostgreSQL database's URL: its store is made there if missing; --vectors a Chroma server)",
@@ -136,19 +136,27 @@ def embedder_state(store: MemoryStore) -> dict[str, Any]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from mnemoscope.storage.atomic_file import atomic_write_bytes
-    from mnemoscope.storage.transfer import check_export_target, export_jsonl, export_markdown
+    from mnemoscope.storage.atomic_file import atomic_text_writer
+    from mnemoscope.storage.transfer import check_export_target, export_store
 
-    check_export_target(args.out)
+    to_stdout = str(args.out) == "-"
+    if not to_stdout:
+        check_export_target(args.out)
     with open_store_of(args) as store:
-        buffer = io.StringIO()
-        writer = export_jsonl if args.format == "jsonl" else export_markdown
-        statuses = statuses_of(args.status or (["all"] if args.format == "jsonl" else ["active"]))
-        n = writer(store, buffer, MemoryQuery(statuses=statuses, order=Order.CREATED))
-        atomic_write_bytes(args.out, buffer.getvalue().encode("utf-8"))
+        statuses = statuses_of(args.status or (["active"] if args.format == "markdown" else ["all"]))
+        query = MemoryQuery(statuses=statuses, order=Order.CREATED)
+        if to_stdout:
+            n = export_store(store, sys.stdout, args.format, query)
+            sys.stdout.flush()
+        else:
+            with atomic_text_writer(args.out) as out:  # the file appears whole, written as it is read
+                n = export_store(store, out, args.format, query)
         counted = [s.value for s in statuses] or ["all"]
-        data = {"exported": n, "format": args.format, "out": str(args.out), "statuses": counted}
-        return emit(args, data, output.exported)
+        data = {"exported": n, "format": args.format, "out": "-" if to_stdout else str(args.out), "statuses": counted}
+    if to_stdout:  # standard output holds the memories: the summary goes to stderr
+        print(json.dumps(data) if args.json else output.exported(data), file=sys.stderr)
+        return 0
+    return emit(args, data, output.exported)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

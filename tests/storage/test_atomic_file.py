@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage.atomic_file import atomic_write_bytes, folder_lock, rewrite
+from mnemoscope.storage.atomic_file import atomic_text_writer, atomic_write_bytes, folder_lock, rewrite
 from mnemoscope.storage.errors import ConflictError
 
 
@@ -30,6 +30,21 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path: Path) -> 
         atomic_write_bytes(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"- kept\n"
     assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]
+
+
+def test_a_streamed_write_appears_whole_only_when_it_ends(tmp_path: Path) -> None:
+    target = tmp_path / "export.jsonl"
+    target.write_text("old\n")
+    with atomic_text_writer(target) as out:
+        out.write("première ligne\n")
+        out.flush()
+        assert target.read_text() == "old\n"  # the new text is beside it until the end
+    assert target.read_text(encoding="utf-8") == "première ligne\n"
+    with pytest.raises(RuntimeError), atomic_text_writer(target) as out:
+        out.write("half\n")
+        raise RuntimeError("stopped midway")
+    assert target.read_text(encoding="utf-8") == "première ligne\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["export.jsonl"]
 
 
 def test_rewrite_applies_the_transform_and_creates_a_missing_file(tmp_path: Path) -> None:

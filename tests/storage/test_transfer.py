@@ -156,13 +156,13 @@ def test_import_refuses_the_same_store_and_a_destination_without_memory_db(
 
 def test_a_cancelled_import_resumes_without_duplicates(tmp_path: Path) -> None:
     from mnemoscope.storage.native.db.sqlite_source import SqliteSource
-    from mnemoscope.storage.transfer import ImportCancelled, import_store
+    from mnemoscope.storage.transfer import IMPORT_BATCH, ImportCancelled, import_store
 
     src = tmp_path / "big"
     source = SqliteSource.open(src / "memory.db", create=True)
-    source.insert_memory_rows([source.memory_row(f"fact {i}") for i in range(1200)])
+    source.insert_memory_rows([source.memory_row(f"fact {i}") for i in range(IMPORT_BATCH + 700)])
     source.close()
     with pytest.raises(ImportCancelled, match="run it again"):
         import_store(src, tmp_path / "dest", cancelled=lambda: True)
     summary = import_store(src, tmp_path / "dest")
-    assert summary.already_present == 500 and summary.imported == 700
+    assert summary.already_present == IMPORT_BATCH and summary.imported == 700

@@ -36,7 +36,16 @@ from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .graph import GraphReads
 from .positions import Positions
-from .rows import DB_NAME, ORDER_COLUMNS, escape_like, json_list, memory_from_row, number, values_revision
+from .rows import (
+    DB_NAME,
+    ORDER_COLUMNS,
+    escape_like,
+    json_list,
+    memory_dict_from_row,
+    memory_from_row,
+    number,
+    values_revision,
+)
 
 
 class NativeReads(GraphReads):
@@ -220,8 +229,10 @@ class NativeReads(GraphReads):
             if rows:
                 self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
         now = utcnow()
+        where, kind = self._where, self.kind
         return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"),
-                        values_revision, names.index("content"))
+                        values_revision, names.index("content"),
+                        lambda row: memory_dict_from_row(row, names, where, now, kind))
 
     def revisions(self, ids: Sequence[str]) -> dict[str, str]:
         """The revision of each memory of ids held here (as its Memory.revision says it), from one

@@ -144,6 +144,70 @@ def memory_from_row(row: Any, where: str, now: datetime | None = None, kind: Kin
     )
 
 
+def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str, now: datetime | None = None,
+                         kind: Kind = Kind.SQLITE) -> dict[str, Any]:
+    """memory_from_row(...).to_dict() of a row given as the cursor returned it (values, in the
+    order of the column names), without building the Memory: what an export writes a million of.
+    A row holding anything but what Mnemoscope writes goes the Memory's way."""
+    row = dict(zip(names, values, strict=True))
+    created, updated, accessed = row["created_at"], row["updated_at"], row["last_accessed"]
+    layer, status = _LAYERS.get(row["layer"]), _STATUSES.get(row["status"])
+    access_count, salience, confidence, conversations = (
+        row["access_count"], row["salience"], row["confidence"], row["conversations"])
+    if (layer is None or status is None or type(created) is not str or type(updated) is not str
+            or type(accessed) is not str or type(access_count) is not int or type(conversations) is not int
+            or type(salience) is not float or type(confidence) is not float
+            or not (math.isfinite(salience) and math.isfinite(confidence))):
+        return memory_from_row(row, where, now, kind).to_dict()
+    try:
+        iso = _canonical_time(created), _canonical_time(updated), _canonical_time(accessed)
+    except ValueError:
+        return memory_from_row(row, where, now, kind).to_dict()
+    metadata = json_dict(row["metadata"])
+    if row.get("md_file"):
+        metadata["md_file"] = row["md_file"]
+    metadata["vector_state"] = row["vector_state"]
+    memory_id = row["id"]
+    source = {"kind": kind.value, "location": f"{where}:memories/{memory_id}"}
+    if where:
+        source["path"] = where
+    derived_from = row["derived_from"]
+    return {
+        "id": memory_id,
+        "content": row["content"],
+        "layer": layer.value,
+        "channel": row["channel"],
+        "source": source,
+        "created_at": iso[0],
+        "updated_at": iso[1],
+        "last_accessed": iso[2],
+        "access_count": access_count,
+        "salience": round(salience, 6),
+        "confidence": round(confidence, 6),
+        "conversations": conversations,
+        "tags": list(json_list(row["tags"])),
+        "status": status.value,
+        "provenance": {
+            "promoted_from": row["promoted_from"],
+            "derived_from": [] if derived_from == "[]" else list(json_list(derived_from)),
+            "imported_from": row["imported_from"],
+        },
+        "metadata": metadata,
+        "revision": values_revision(values),
+    }
+
+
+def _canonical_time(value: str) -> str:
+    """value as datetime.isoformat() writes it back (the text itself when it already is); a
+    ValueError for any time but UTC as Mnemoscope writes it."""
+    if not value.endswith("+00:00"):
+        raise ValueError(value)
+    parsed = datetime.fromisoformat(value)
+    if len(value) == 25 and (value[4], value[7], value[10], value[13], value[16]) == ("-", "-", "T", ":", ":"):
+        return value
+    return parsed.isoformat()
+
+
 def scratch_text(value: Any) -> str:
     """A scratchpad value as memory.db keeps it: text as it is, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

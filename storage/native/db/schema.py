@@ -149,11 +149,14 @@ relations = Table(
 )
 
 
+FTS_INSERT_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END"
+)
 _FTS_SQLITE = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
     "content, tags, content='memories', content_rowid='rowid', tokenize='unicode61')",
-    "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
-    "INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END",
+    FTS_INSERT_TRIGGER,
     "CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN "
     "INSERT INTO memories_fts(memories_fts, rowid, content, tags) "
     "VALUES ('delete', old.rowid, old.content, old.tags); END",

@@ -115,6 +115,21 @@ def test_export_markdown_and_import_are_idempotent(capsys, demo_path: Path, tmp_
     assert run_json(capsys, "show", dest, shown["id"])["metadata"]["import"]["path"] == str(demo_path.resolve())
 
 
+def test_export_to_standard_output_and_as_csv(capsys, demo_path: Path, tmp_path: Path) -> None:
+    assert main(["export", str(demo_path), "-", "--format", "jsonl"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    total = run_json(capsys, "info", demo_path)["total"]
+    assert len(lines) == total and not (Path.cwd() / "-").exists()
+    assert captured.err.startswith(f"exported {total} memories (all) as jsonl to -")
+    out = tmp_path / "exports" / "all.csv"
+    assert run_json(capsys, "export", demo_path, out, "--format", "csv")["exported"] == total
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("id,channel,layer,status,content") and len(rows) >= total + 1
+    assert {line["id"] for line in lines} <= {row.split(",", 1)[0] for row in rows}
+    assert [p.name for p in out.parent.iterdir()] == ["all.csv"]  # no temp file left beside it
+
+
 def test_init_makes_an_empty_native_store_and_discover_finds_it(capsys, tmp_path: Path) -> None:
     made = run_json(capsys, "init", str(tmp_path / "stores" / "fresh"))
     assert made["path"] == str(tmp_path / "stores" / "fresh") and "sqlite" in made["kinds"]

@@ -78,3 +78,33 @@ def test_the_integrity_check_tells_a_consistent_index_from_a_drifted_one_on_a_re
         assert list(fts.differing_entries(conn)) == [(_rowid(db, kept), kept, "stale-fts")]
         assert conn.exec_driver_sql("SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'mnemoscope_fts_copy%'").scalar() == 0
     read_only.dispose()
+
+
+def test_a_bulk_insert_is_indexed_in_one_statement_and_keeps_the_trigger(tmp_path: Path) -> None:
+    from mnemoscope.storage.errors import StoreError
+    from mnemoscope.storage.native.db.tables import BULK_FTS_ROWS
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    source.add_memory("an earlier fact about tea")
+    source.insert_memory_rows([source.memory_row(f"bulk fact {i} about coffee", tags=("beans",))
+                               for i in range(BULK_FTS_ROWS)])
+    clash = [source.memory_row(f"never kept {i} about cocoa") for i in range(BULK_FTS_ROWS)]
+    clash[-1]["id"] = clash[0]["id"]  # the batch fails at its last row and is rolled back whole
+    try:
+        source.insert_memory_rows(clash)
+    except StoreError:
+        pass
+    else:
+        raise AssertionError("a batch repeating an id was written")
+    source.add_memory("a later fact about coffee")  # the trigger indexes single adds again
+    source.close()
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+    found = con.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'coffee'").fetchone()[0]
+    assert found == BULK_FTS_ROWS + 1
+    assert con.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'cocoa'").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'beans'").fetchone()[0] == BULK_FTS_ROWS
+    triggers = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")]
+    assert triggers == ["memories_fts_ad", "memories_fts_ai", "memories_fts_au"]
+    con.close()

@@ -17,6 +17,7 @@ from mnemoscope.storage.native.db.rows import (
     as_stored,
     escape_like,
     json_list,
+    memory_dict_from_row,
     memory_from_row,
     new_id,
     number,
@@ -110,3 +111,35 @@ def test_a_row_read_and_written_back_as_stored(tmp_path: Path) -> None:
         assert source.relations()[0].weight == 1.0  # read as the default, not refused
     finally:
         source.close()
+
+
+def test_a_row_as_a_dict_is_its_memory_to_dict_whatever_it_holds(tmp_path: Path) -> None:
+    db = tmp_path / DB_NAME
+    source = SqliteSource.open(db, create=True)
+    source.add_memory("plain", tags=("a", "b"))
+    source.add_memory("with provenance", derived_from=("m-1",), promoted_from="m-2", imported_from="x:y#1",
+                      md_file="notes/today.md", metadata={"k": "v"})
+    for name in ("week", "zeros", "space"):
+        source.add_memory(name)
+    source.close()
+    con = sqlite3.connect(db)
+    odd = [
+        "UPDATE memories SET salience = 'high', created_at = '2025-01-02 03:04:05' WHERE content = 'plain'",
+        "UPDATE memories SET access_count = 2.5, layer = 'dream', tags = 'not json' WHERE content = 'with provenance'",
+        "UPDATE memories SET updated_at = '2025-W01-1T00:00:00+00:00' WHERE content = 'week'",
+        "UPDATE memories SET last_accessed = '2025-01-02T03:04:05.000000+00:00' WHERE content = 'zeros'",
+        "UPDATE memories SET created_at = '2025-01-02 03:04:05+00:00' WHERE content = 'space'",
+    ]
+    rows_before = con.execute("SELECT * FROM memories").fetchall()
+    for statement in odd:
+        con.execute(statement)
+    con.commit()
+    cursor = con.execute("SELECT * FROM memories")
+    names = [d[0] for d in cursor.description]
+    rows = [*rows_before, *cursor.fetchall()]
+    con.close()
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for values in rows:
+        expected = memory_from_row(dict(zip(names, values, strict=True)), DB_NAME, now).to_dict()
+        assert memory_dict_from_row(values, names, DB_NAME, now) == expected
+        assert list(memory_dict_from_row(values, names, DB_NAME, now)) == list(expected)
