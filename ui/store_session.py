@@ -20,12 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import shiboken6
 from mnemoscope.storage import AuditEntry, ConflictError, Curator, Memory, MemoryStore, Outcome, StoreEvent, open_store
 from mnemoscope.storage.credentials import Answer, Credentials, Request
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from .workers import Worker, start_worker
+
+
+def _gone(callback: Callable[..., Any]) -> bool:
+    """Whether callback is a method of a widget or object Qt has deleted since (a dialog closed
+    before its read came back): its result has nobody to go to."""
+    owner = getattr(callback, "__self__", None)
+    return isinstance(owner, QObject) and not shiboken6.isValid(owner)
 
 POLL_INTERVAL_MS = 2_000
 CLOSE_WAIT_S = 35.0  # the longest a close waits for the work running on its store, then closes anyway
@@ -259,11 +267,11 @@ class StoreSession(QObject):
             return None
 
         def delivered(result: Any) -> None:
-            if store is self._store:
+            if store is self._store and not _gone(on_result):
                 on_result(result)
 
         def failed(exc: BaseException) -> None:
-            if store is self._store:
+            if store is self._store and not (on_error is not None and _gone(on_error)):
                 (on_error or self.error.emit)(exc)
 
         return start_worker(self._jobs.run(func, skippable=True), store, *args, on_result=delivered,

@@ -98,3 +98,27 @@ def test_a_read_asked_before_a_close_but_not_started_is_skipped(qtbot, demo_path
             release.set()
     pool.waitForDone(5_000)
     assert ran == []  # queued behind the first, it would have read a store that was closing
+
+
+def test_a_result_for_a_widget_deleted_meanwhile_goes_nowhere(qtbot, demo_path: Path) -> None:
+    import shiboken6
+    from PySide6.QtWidgets import QLabel
+
+    class Panel(QLabel):  # a dialog's table, say: closed and deleted before its read came back
+        def show_count(self, n: int) -> None:
+            self.setText(str(n))
+
+    with open_session(qtbot, demo_path) as session:
+        released = threading.Event()
+
+        def slow_count(store: MemoryStore) -> int:
+            released.wait(10)
+            return store.count()
+
+        panel, kept = Panel(), Panel()
+        session.read(slow_count, on_result=panel.show_count)
+        session.read(slow_count, on_result=kept.show_count)
+        shiboken6.delete(panel)
+        released.set()
+        qtbot.waitUntil(lambda: kept.text() != "", timeout=10_000)  # no "already deleted" error on the way
+        assert not shiboken6.isValid(panel) and int(kept.text()) > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import shiboken6
 from mnemoscope.storage import Memory, MemoryStore, shown
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -68,6 +69,8 @@ class CandidatesDialog(QDialog):
         session.read(MemoryStore.promotion_candidates, on_result=self._on_loaded, on_error=self.load_failed.emit)
 
     def _on_loaded(self, candidates: list[Memory]) -> None:
+        if not shiboken6.isValid(self.table):  # closed before the candidates came back
+            return
         self.candidates = candidates
         self.table.setRowCount(len(candidates))
         for row, m in enumerate(candidates):
