@@ -8,7 +8,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from .errors import ConflictError
 
@@ -19,40 +19,32 @@ except ImportError:  # Windows: no advisory folder lock; the re-checks still hol
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
+    with _replaced(path, "wb") as handle:
+        handle.write(data)
 
 
 @contextlib.contextmanager
 def atomic_text_writer(path: Path, buffering: int = 1 << 20) -> Iterator[TextIO]:
     """A UTF-8 text file that appears at path whole when the block ends, and not at all when it
     raises: written beside it as it is produced (never held in memory), fsynced, renamed."""
+    with _replaced(path, "w", encoding="utf-8", newline="", buffering=buffering) as handle:
+        yield handle
+
+
+@contextlib.contextmanager
+def _replaced(path: Path, mode: str, **options: Any) -> Iterator[Any]:
+    """A file written beside path (keeping path's permissions), fsynced and renamed over it when
+    the block ends; removed, and path untouched, when the block raises."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    permissions = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=buffering) as handle:
+        with os.fdopen(fd, mode, **options) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
+        os.chmod(tmp_name, permissions)
         os.replace(tmp_name, path)
     except BaseException:
         try:
