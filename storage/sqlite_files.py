@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from .detect.looks import looked
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
+from .sqlite_heads import SQLITE_MAGIC, database_head
 
 if TYPE_CHECKING:  # SQLAlchemy loads with the first engine: reading a markdown or Chroma store needs none
     from sqlalchemy.engine import Connection, Engine
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a statement waits for another program's lock before giving up: long beside an agent's
 # writes (milliseconds), short enough that a database held locked is reported within seconds.
 BUSY_TIMEOUT = 4.0
@@ -39,13 +39,7 @@ def is_sqlite_file(path: Path) -> bool:
 
 
 def _is_sqlite_file(path: Path) -> bool:
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
-            return False
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
+    return database_head(os.fspath(path), len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
 def sqlite_uri(path: Path | str, query: str = "", *, real: bool = False) -> str:
@@ -71,24 +65,28 @@ def file_state(path: Path | str, *, real: bool = False) -> tuple[int, ...] | Non
         st = os.stat(name)
     except OSError:
         return None
-    state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(name, st, 24, 28))
+    state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(database_head(name, 28, st), 24, 28))
     try:
         wal = os.stat(name + "-wal")
     except OSError:
         return state
-    return (*state, wal.st_mtime_ns, wal.st_size, _header_int(name + "-wal", wal, 12, 24))
+    return (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(name + "-wal", wal), 12, 24))
 
 
-def _header_int(name: str, st: os.stat_result, start: int, end: int) -> int:
-    """Bytes start:end of a regular file's header as one number; -1 when there are none."""
-    if not stat.S_ISREG(st.st_mode) or st.st_size < end:  # a FIFO would block the read
-        return -1
+def _wal_head(name: str, st: os.stat_result) -> bytes | None:
+    """A -wal file's header (SQLite locks the database and its -shm, never the -wal: a plain read)."""
+    if not stat.S_ISREG(st.st_mode) or st.st_size < 32:  # a FIFO would block the read
+        return None
     try:
         with open(name, "rb") as handle:
-            header = handle.read(end)
+            return handle.read(32)
     except OSError:
-        return -1
-    return int.from_bytes(header[start:end], "big") if len(header) == end else -1
+        return None
+
+
+def _header_int(header: bytes | None, start: int, end: int) -> int:
+    """Bytes start:end of a file's header as one number; -1 when there are none."""
+    return int.from_bytes(header[start:end], "big") if header is not None and len(header) >= end else -1
 
 
 def files_token(*paths: Path | str, real: bool = False) -> str:
@@ -204,11 +202,7 @@ def file_identity(path: Path) -> tuple[int, int] | None:
 
 def in_wal_mode(path: Path) -> bool:
     """Whether the file's header says WAL (file format version 2 at offsets 18 and 19)."""
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(20)
-    except OSError:
-        return False
+    header = database_head(os.fspath(path), 20) or b""
     return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"
 
 
