@@ -4,12 +4,11 @@ timeline), the column chooser, wrapping, and export."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 from mnemoscope.storage import Kind, Memory, MemoryStore
-from mnemoscope.storage.atomic_file import atomic_write_bytes
+from mnemoscope.storage.atomic_file import atomic_text_writer
 from mnemoscope.storage.transfer import export_memories, iter_memories
 from PySide6.QtCore import QItemSelectionModel, QObject, QSettings, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
@@ -271,10 +270,9 @@ class TableActions(QObject):
         title = Path(str(store.location)).name or str(store.location)
 
         def write(store: MemoryStore) -> dict[str, Any]:
-            buffer = io.StringIO()
             memories = listed if listed is not None else iter_memories(store, query)
-            n = export_memories(memories, buffer, fmt, title)
-            atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+            with atomic_text_writer(path) as out:  # written as read: a 1M-memory export stays flat
+                n = export_memories(memories, out, fmt, title)
             return {"path": str(path), "format": fmt, "exported": n}
 
         def written(result: dict[str, Any]) -> None:
