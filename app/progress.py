@@ -1,23 +1,29 @@
-"""Progress on stderr that respects where it goes: a redrawn line on a terminal, and only the
-final one-line summary when stderr is redirected (no carriage returns in a log file)."""
+"""Progress on stderr that respects where it goes: a redrawn line on a terminal; when stderr is
+redirected (a log file, CI), a plain line at most every LOG_INTERVAL_S seconds and the final
+summary (no carriage returns in a log file)."""
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
 BAR_WIDTH = 30
+LOG_INTERVAL_S = 10.0
 
 
 class Progress:
     """A ``progress(done, total)`` callback, as storage's long operations take."""
 
-    def __init__(self, label: str, *, bar: bool = False, stream: TextIO | None = None) -> None:
+    def __init__(self, label: str, *, bar: bool = False, stream: TextIO | None = None,
+                 interval_s: float = LOG_INTERVAL_S) -> None:
         self.label = label
         self.bar = bar
         self.stream = stream or sys.stderr
         self.interactive = _is_terminal(self.stream)
         self.finished = False
+        self.interval_s = interval_s
+        self._logged_at = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
         if self.finished:
@@ -25,8 +31,9 @@ class Progress:
         last = done >= total
         if self.interactive:
             print(f"\r{self._line(done, total)}", end="\n" if last else "", file=self.stream, flush=True)
-        elif last:
-            print(self._line(done, total), file=self.stream)
+        elif last or time.monotonic() - self._logged_at >= self.interval_s:
+            print(self._line(done, total), file=self.stream, flush=True)
+            self._logged_at = time.monotonic()
         self.finished = last
 
     def _line(self, done: int, total: int) -> str:

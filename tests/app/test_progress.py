@@ -1,4 +1,4 @@
-"""app/progress.py: a redrawn line on a terminal, only the final summary when redirected."""
+"""app/progress.py: a redrawn line on a terminal; when redirected, a line per interval and the summary."""
 
 from __future__ import annotations
 
@@ -45,3 +45,20 @@ def test_a_closed_stream_is_not_a_terminal() -> None:
     closed = io.StringIO()
     closed.close()
     assert Progress("check", stream=closed).interactive is False
+
+
+def test_a_long_job_logs_a_plain_line_every_interval_when_redirected() -> None:
+    import time
+
+    from mnemoscope.app.progress import Progress
+
+    log = io.StringIO()
+    progress = Progress("import", stream=log, interval_s=0.05)
+    progress(1, 4)
+    assert log.getvalue() == ""  # within the first interval: nothing yet
+    time.sleep(0.06)
+    progress(2, 4)
+    progress(3, 4)  # the next line waits for the next interval
+    progress(4, 4)
+    assert log.getvalue() == "import 2/4\nimport 4/4\n"
+    assert "\r" not in log.getvalue()
