@@ -3,10 +3,11 @@
 Import: `import_store` of the cached native store into a new memory.db, against reading the same
 source with sqlite3, preparing the same rows (import key, provenance, metadata) and one
 executemany into the same schema; reading and preparing inside the timer for both, and the two
-destinations compared row for row. Export: `mnemoscope export ... --format jsonl` against a
+destinations compared row for row. The default import into a new folder (memory.db and vectors/,
+embedded) against the same executemany plus chromadb's add of the same embeddings and fields. Export: `mnemoscope export ... --format jsonl` against a
 sqlite3 + json.dumps loop writing the same lines (the files compared byte for byte); and the
 export's peak memory, in a subprocess, flat across sizes.
-Sizes: 1M with MNEMOSCOPE_BENCH_SCALE=full; 20k otherwise."""
+Sizes: 1M with MNEMOSCOPE_BENCH_SCALE=full (100k with vectors); 20k (5k) otherwise."""
 
 from __future__ import annotations
 
@@ -129,6 +130,61 @@ def test_import_against_executemany(tmp_path: Path, size: int) -> None:
     # A rate >= 0.5x executemany's is a time <= 2x its.
     row = record(Row("transfer", f"import {label(size)} into memory.db ({size / project_s:,.0f} rows/s)", size,
                      project_s, f"sqlite3 read + executemany ({size / baseline_s:,.0f} rows/s)", baseline_s, 2.0))
+    assert row.bounded
+
+
+WITH_VECTORS = sizes(full=[100_000], ci=[5_000])
+
+
+def _baseline_import_with_vectors(source_root: Path, dest: Path) -> int:
+    """The person's import into a new workspace: the executemany above, then the same texts
+    embedded with the same embedder and added to a Chroma collection with the row's fields as
+    metadata (what a filtered vector search needs), in batches of 1,000."""
+    import chromadb
+    from mnemoscope.storage.embedders.base import HashingEmbedder
+
+    dest.mkdir()
+    SqliteSource.open(dest / "memory.db", create=True).close()
+    n = _baseline_import(source_root, dest / "memory.db")
+    embedder = HashingEmbedder()
+    con = sqlite3.connect(f"file:{dest / 'memory.db'}?mode=ro", uri=True)
+    client = chromadb.PersistentClient(path=str(dest / "vectors"))
+    collection = client.get_or_create_collection("memories", embedding_function=None,
+                                                 metadata={"hnsw:space": "cosine"})
+    fields = ("layer", "channel", "status", "salience", "confidence", "access_count", "conversations", "created_at",
+              "updated_at", "last_accessed", "tags")
+    cursor = con.execute(f"SELECT id, content, {', '.join(fields)} FROM memories")
+    while chunk := cursor.fetchmany(1000):
+        texts = [row[1] for row in chunk]
+        collection.add(ids=[row[0] for row in chunk], documents=texts, embeddings=embedder.embed(texts),
+                       metadatas=[{**dict(zip(fields, row[2:], strict=True)), "mirror": True} for row in chunk])
+    con.close()
+    return n
+
+
+@pytest.mark.parametrize("size", WITH_VECTORS, ids=label)
+def test_import_into_a_new_workspace_with_vectors(tmp_path: Path, size: int) -> None:
+    """What `mnemoscope import SRC NEW` does by default: memory.db and vectors/ (the hashing
+    embedder), against executemany plus chromadb's add of the same embeddings."""
+    import chromadb  # noqa: F401  (imported once for both sides: the first to run would pay it)
+
+    source = tmp_path / "source"  # a copy: other benchmarks running meanwhile may open the cached one writable
+    source.mkdir()
+    shutil.copy(_source(size) / "memory.db", source / "memory.db")
+    runs = iter(range(100))
+
+    def project() -> None:
+        summary = import_store(source, tmp_path / f"project-{next(runs)}")
+        assert summary.imported == size
+
+    def baseline() -> None:
+        assert _baseline_import_with_vectors(source.resolve(), tmp_path / f"baseline-{next(runs)}") == size
+
+    project_s, baseline_s = _alternating(project, baseline, repeat=1)
+    vectors = list((tmp_path).glob("project-*/vectors"))
+    assert vectors, "the default import makes the workspace's vectors"
+    row = record(Row("transfer", f"import {label(size)} into a new workspace, vectors embedded", size, project_s,
+                     "executemany + chromadb add, same embeddings and fields", baseline_s, 1.5))
     assert row.bounded
 
 
