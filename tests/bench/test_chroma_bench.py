@@ -155,8 +155,8 @@ def test_keyword_search(chroma_store) -> None:
         assert len(found) == 10 and all(KEYWORDS in d for d in found)
         project, baseline = paired_medians_s(lambda: search(store, KEYWORDS, mode="keyword", k=10),
                                              lambda: col.get(where_document={"$contains": KEYWORDS}, limit=10), repeat=11)
-    # Two scans of every text (how many records hold each word, then the best of them), each
-    # about as long as Chroma's whole $contains: x2.2 at 10k, x2.4 at 100k on 2026-11-27.
+    # Two scans of every text (how many records hold each word, then the best of them): x1.4-1.75
+    # at 10k, x1.6 at 100k on a loaded machine (2026-11-27); guard x4 against the load's swings.
     row = record(Row("chroma", f"keyword search {KEYWORDS!r} top-10", size, project,
                      f"get(where_document={{'$contains': {KEYWORDS!r}}}, limit=10)", baseline, 2.0, guard=4.0))
     assert row.bounded
