@@ -153,7 +153,9 @@ def test_keyword_search(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> 
     assert all(("stripe" in h.memory.content or "payments" in h.memory.content) and h.memory.status == "active"
                for h in hits)
     project_s, baseline_s = _paired(project, baseline, size)
-    row = _row("FTS search top-50", size, project_s, "FTS5 MATCH 'a OR b' ORDER BY rank", baseline_s, 1.5, guard=2.0)
+    # x1.03-1.16 from 100k on; x1.25-1.4 at 10k quiet (the candidates' BM25 and decoding weigh more
+    # beside a 4 ms query), x1.8-2.1 there at a load of 10: guarded at twice the contract.
+    row = _row("FTS search top-50", size, project_s, "FTS5 MATCH 'a OR b' ORDER BY rank", baseline_s, 1.5, guard=3.0)
     assert row.bounded
 
 
