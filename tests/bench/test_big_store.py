@@ -14,7 +14,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage import MemoryQuery, Order, open_store
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 

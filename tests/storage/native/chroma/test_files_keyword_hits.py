@@ -42,21 +42,22 @@ QUERIES = [
     ["topic", "nomatch"],
 ]
 TEXT_KEYS = ("text", "data")
+ASCII_TEXTS = [t for t in TEXTS if t.isascii()]  # where a LIKE miss is final (files._all_ascii)
 
 
 def _client(path: Path):
     return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
 
 
-def _add(client, name: str, prefix: str, with_keys: bool) -> dict[str, list[str]]:
-    """A collection of TEXTS (and, with_keys, texts under metadata keys too); each record's texts by id."""
+def _add(client, name: str, prefix: str, with_keys: bool, texts: list[str] = TEXTS) -> dict[str, list[str]]:
+    """A collection of texts (and, with_keys, texts under metadata keys too); each record's texts by id."""
     col = client.get_or_create_collection(name, embedding_function=None)
-    ids = [f"{prefix}{i:02d}" for i in range(len(TEXTS) * 2)]
-    documents = [None if i % 7 == 6 else TEXTS[i % len(TEXTS)] for i in range(len(ids))]
+    ids = [f"{prefix}{i:02d}" for i in range(len(texts) * 2)]
+    documents = [None if i % 7 == 6 else texts[i % len(texts)] for i in range(len(ids))]
     metadatas = [
         {
             "n": i,
-            **({"text": TEXTS[(i * 5) % len(TEXTS)]} if with_keys and i % 2 else {}),
+            **({"text": texts[(i * 5) % len(texts)]} if with_keys and i % 2 else {}),
             **({"data": "more Topic"} if with_keys and i % 3 == 0 else {}),
         }
         for i in range(len(ids))
@@ -65,13 +66,13 @@ def _add(client, name: str, prefix: str, with_keys: bool) -> dict[str, list[str]
         ids=ids, embeddings=[[float(i), 1.0, 0.5] for i in range(len(ids))], documents=documents, metadatas=metadatas
     )
     col.delete(ids=[ids[1]])
-    texts = {}
+    held = {}
     for i, record_id in enumerate(ids):
         if i == 1:
             continue
         meta = metadatas[i] if with_keys else {}
-        texts[record_id] = [t for t in (documents[i], meta.get("text"), meta.get("data")) if t is not None]
-    return texts
+        held[record_id] = [t for t in (documents[i], meta.get("text"), meta.get("data")) if t is not None]
+    return held
 
 
 def _expected(texts: dict[str, list[str]], words: list[str]) -> tuple[list[tuple[str, int]], list[int]]:
@@ -86,7 +87,8 @@ def _expected(texts: dict[str, list[str]], words: list[str]) -> tuple[list[tuple
 @pytest.fixture(scope="module")
 def directories(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str, dict[str, list[str]]]]:
     """name -> (Chroma directory, collection, its records' texts): a directory of one collection,
-    one shared by two, and a collection whose records hold text under metadata keys too."""
+    one shared by two, a collection whose records hold text under metadata keys too, and the
+    first two of ASCII text only."""
     root = tmp_path_factory.mktemp("chroma-keywords")
     out = {}
     client = _client(root / "sole")
@@ -97,12 +99,16 @@ def directories(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     _add(shared, "after", "z", with_keys=False)
     keyed = _client(root / "keyed")
     out["keyed"] = (root / "keyed", "notes", _add(keyed, "notes", "n", with_keys=True))
+    for name, with_keys in (("ascii", False), ("ascii keyed", True)):
+        ascii_client = _client(root / name)
+        out[name] = (root / name, "notes", _add(ascii_client, "notes", "n", with_keys=with_keys, texts=ASCII_TEXTS))
+        del ascii_client
     del client, shared, keyed
     return out
 
 
 @pytest.mark.parametrize("first_read", [1, 3, 1000])
-@pytest.mark.parametrize("name", ["sole", "shared", "keyed"])
+@pytest.mark.parametrize("name", ["sole", "shared", "keyed", "ascii", "ascii keyed"])
 def test_hits_and_frequencies_are_casefolded_containment(directories, name, first_read, monkeypatch) -> None:
     path, collection, texts = directories[name]
     monkeypatch.setattr(chroma_files, "_FIRST_READ", first_read)  # how many records the first read covers
@@ -117,7 +123,7 @@ def test_hits_and_frequencies_are_casefolded_containment(directories, name, firs
         assert files.document_frequencies(col, words, TEXT_KEYS) == frequencies, words
 
 
-@pytest.mark.parametrize("name", ["sole", "shared", "keyed"])
+@pytest.mark.parametrize("name", ["sole", "shared", "keyed", "ascii"])
 def test_a_reader_that_stops_early_has_the_best_records(directories, name, monkeypatch) -> None:
     path, collection, texts = directories[name]
     monkeypatch.setattr(chroma_files, "_FIRST_READ", 2)
@@ -126,6 +132,21 @@ def test_a_reader_that_stops_early_has_the_best_records(directories, name, monke
     ranked, _ = _expected(texts, ["topic", "42"])
     assert ranked[0][1] == 2 and ranked[-1][1] == 1  # records with both words and with one
     assert list(itertools.islice(files.keyword_hits(col, ["topic", "42"], TEXT_KEYS), 3)) == ranked[:3]
+
+
+def test_a_text_other_than_ascii_added_later_is_matched_as_casefold_says(tmp_path: Path) -> None:
+    """Where every text is ASCII a LIKE miss is final; once a text is not, its miss is asked again."""
+    client = _client(tmp_path)
+    texts = _add(client, "notes", "n", with_keys=False, texts=ASCII_TEXTS)
+    files = ChromaFiles(tmp_path)
+    col = next(c for c in files.collections() if c.name == "notes")
+    assert files._all_ascii(["chroma:document"]) and list(files.keyword_hits(col, ["file"], ())) == []
+    client.get_collection("notes", embedding_function=None).add(ids=["late"], embeddings=[[0.0, 1.0, 0.5]],
+                                                                 documents=["the ﬁle"])
+    texts["late"] = ["the ﬁle"]
+    assert not files._all_ascii(["chroma:document"])
+    assert list(files.keyword_hits(col, ["file", "the"], ())) == _expected(texts, ["file", "the"])[0]
+    del client
 
 
 def test_only_the_documents_when_no_key_is_asked_for(directories) -> None:
