@@ -314,6 +314,7 @@ def read_only_rows(path: Path, sql: str, timeout: float = BUSY_TIMEOUT) -> list[
 
 Schema = dict[str, tuple[str, frozenset[str]]]  # table or view name -> (type, column names)
 _SCHEMAS: dict[tuple[int, ...], Schema] = {}
+SCHEMAS_KEPT = 256  # a home of a few hundred stores discovered again reads none twice
 
 
 def peek_schema(path: Path) -> Schema:
@@ -340,7 +341,7 @@ def peek_schema(path: Path) -> Schema:
             raise error from None
         raise
     if key is not None:
-        if len(_SCHEMAS) >= 16:
+        if len(_SCHEMAS) >= SCHEMAS_KEPT:
             del _SCHEMAS[next(iter(_SCHEMAS))]
         _SCHEMAS[key] = schema
     return schema
