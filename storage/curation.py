@@ -49,7 +49,10 @@ from .source import (
     PurgeResidue,
     Snapshot,
     in_apply_order,
+    memories_of,
+    plans_of,
     prepare_writes,
+    writer_runs,
 )
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
@@ -442,33 +445,43 @@ class Curator:
 
     def undo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store._journal.next_to_undo()
-        if entry is None:
+        step = self.store._journal.step_to(UNDONE)
+        if step is None:
             raise NothingToDoError("Nothing to undo.")
-        changes = self.store._journal.changes(entry.seq)
+        entry, changes = step
         return self._replay("undo", entry, [Change(c.record, c.after, c.before) for c in reversed(changes)])
 
     def redo(self) -> Outcome:
         self.store.require_writable()
-        entry = self.store._journal.next_to_redo()
-        if entry is None:
+        step = self.store._journal.step_to(DONE)
+        if step is None:
             raise NothingToDoError("Nothing to redo.")
-        return self._replay("redo", entry, self.store._journal.changes(entry.seq))
+        return self._replay("redo", *step)
 
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
         """Undo or redo a step: its own intent first, like any step, then the changes."""
         _refuse_purged(verb, entry, changes)
         details = {"step": entry.seq, "operation": entry.operation}
-        self._prepare(changes)
         journal = self.store._journal
-        seq = journal.begin(verb, list(entry.targets), changes, channel=entry.channel, details=details, actor=self.actor)
-        applied = self._apply_or_fail(seq, changes)
-        if verb == "undo":
-            # Keep the snapshots as they now are on disk (markdown lines may have moved).
-            kept, state = [Change(a.record, a.after, a.before) for a in reversed(applied)], UNDONE
+
+        def replayed(applied: list[Change]) -> tuple[int, str, list[Change] | None]:
+            state = UNDONE if verb == "undo" else DONE
+            if [a.after for a in applied] == [c.after for c in changes]:
+                return entry.seq, state, None  # every record as the entry says: its snapshots stay
+            if verb == "undo":  # the snapshots kept as they now are on disk (markdown lines may have moved)
+                return entry.seq, UNDONE, [Change(a.record, a.after, a.before) for a in reversed(applied)]
+            return entry.seq, DONE, applied
+
+        step: dict[str, Any] = dict(channel=entry.channel, details=details, actor=self.actor)
+        at_once = self._in_one_transaction(changes, lambda conn, applied: journal.record_in(
+            conn, verb, list(entry.targets), [], state=LOG, replayed=replayed(applied), **step))
+        if at_once is not None:
+            seq, applied = at_once
         else:
-            kept, state = applied, DONE
-        journal.finish(seq, [], state=LOG, replayed=(entry.seq, state, kept))
+            self._prepare(changes)
+            seq = journal.begin(verb, list(entry.targets), changes, **step)
+            applied = self._apply_or_fail(seq, changes)
+            journal.finish(seq, [], state=LOG, replayed=replayed(applied))
         self._changed(list(entry.targets), applied)
         return Outcome(verb, seq, list(entry.targets), details=details)
 
@@ -503,33 +516,32 @@ class Curator:
         if not ids:
             raise NothingToDoError("No memory selected.")
         context = self._context()
-        planned: dict[str, _Planned] = {}
+        found = memories_of(self.store.source_for, ids)
+        chosen: dict[str, tuple[Memory, Any, dict[str, Any]]] = {}
         for memory_id in ids:
             if isinstance(expected_revision, Mapping):
                 revision = expected_revision.get(memory_id)
             else:
                 revision = expected_revision if len(ids) == 1 else None
-            memory = self._current(memory_id, revision)
-            if memory.id in planned:
+            if memory_id not in found:
+                raise NotFoundError(f"No memory {memory_id} in {self.store.location}.")
+            memory = _at_revision(found[memory_id], memory_id, revision)
+            if memory.id in chosen:
                 continue  # a copy's id and its memory's id name one memory
             source = self.store.source_for(memory.id)
             caps = source.capabilities(memory.id)
             self._writable(memory, caps)
-            details = check(memory, caps)
-            plan = source.plan(operation, memory, fields, context)
+            chosen[memory.id] = (memory, source, check(memory, caps))
+        plans = plans_of(operation, [(m, source) for m, source, _ in chosen.values()], fields, context)
+        planned = []
+        for (memory, source, details), plan in zip(chosen.values(), plans, strict=True):
             for change in plan.changes:
                 change.writer = change.writer or source  # a format's source writes its own records
-            planned[memory.id] = _Planned(memory.id, memory.channel, plan, details)
-        return list(planned.values())
+            planned.append(_Planned(memory.id, memory.channel, plan, details))
+        return planned
 
     def _current(self, memory_id: str, expected_revision: str | None) -> Memory:
-        memory = self.store.get(memory_id)
-        if expected_revision and memory.revision and memory.revision != expected_revision:
-            raise ConflictError(
-                f"{memory_id} changed since it was read (revision {expected_revision} -> "
-                f"{memory.revision}); nothing was written. Reload and try again."
-            )
-        return memory
+        return _at_revision(self.store.get(memory_id), memory_id, expected_revision)
 
     @staticmethod
     def _writable(memory: Memory, caps: Capabilities) -> None:
@@ -565,23 +577,53 @@ class Curator:
 
     def _prepare(self, changes: list[Change]) -> None:
         """Every source the step writes readies its writers first: one that cannot write refuses
-        here, before anything (the journal's intent included) is written. A change read back from
-        the journal (undo, redo) is routed to its writer here, once."""
+        here, before anything (the journal's intent included) is written."""
+        self._route(changes)
+        prepare_writes(changes)
+
+    def _route(self, changes: list[Change]) -> None:
+        """A change read back from the journal (undo, redo) is routed to its writer, once."""
         for change in changes:
             if change.writer is None:
                 change.writer = self.store.writer_for(change.record)
-        prepare_writes(changes)
+
+    def _in_one_transaction(self, changes: list[Change], entry: Callable[[Any, list[Change]], int]
+                            ) -> tuple[int, list[Change]] | None:
+        """A step whose every record one writer writes in the journal's own database (memory.db):
+        its records and its journal entry (entry(conn, applied) -> seq) written in one transaction,
+        set-based (write_records), so that it is all there or none of it, no intent to recover and
+        no rehearsal needed. None (nothing written) for any other step."""
+        self._route(changes)
+        writer = changes[0].writer
+        if not hasattr(writer, "write_records") or any(c.writer is not writer for c in changes) \
+                or not self.store._journal.shares(writer):
+            return None
+        seqs: list[int] = []
+        try:
+            applied = writer.write_records(changes, then=lambda conn, applied: seqs.append(entry(conn, applied)))
+        except Exception as exc:
+            raise _failed_write(changes[0].record, exc) from (exc if not isinstance(exc, StoreError) else None)
+        return seqs[0], applied
 
     def _apply(self, changes: list[Change]) -> list[Change]:
-        """Write each change; on failure revert those already written, then re-raise."""
+        """Write each change (a writer's run of several at once where it writes many in one
+        transaction, write_records: all or none of the run); on failure revert those already
+        written, then re-raise."""
         applied: list[Change] = []
+        failing = ""
         try:
-            for change in changes:
-                actual = change.writer.write_record(change.record, change.before, change.after)
-                applied.append(Change(change.record, change.before, actual, change.writer))
+            for writer, run in writer_runs(changes):
+                if len(run) > 1 and hasattr(writer, "write_records"):
+                    failing = run[0].record
+                    applied += writer.write_records(run)
+                    continue
+                for change in run:
+                    failing = change.record
+                    actual = writer.write_record(change.record, change.before, change.after)
+                    applied.append(Change(change.record, change.before, actual, writer))
         except Exception as exc:  # a conflict, or an OS or library error mid-way: all-or-nothing
             stuck = self._revert(applied)
-            error = _failed_write(change.record, exc)
+            error = _failed_write(failing, exc)
             if stuck:
                 error = StoreError(
                     f"{error} Putting back {', '.join(stuck)} failed as well; the step stays in the journal "
@@ -594,11 +636,18 @@ class Curator:
     def _revert(self, applied: list[Change]) -> list[str]:
         """Put back what a failed step wrote; returns the records that could not be."""
         stuck = []
-        for change in reversed(applied):
-            try:
-                change.writer.write_record(change.record, change.after, change.before)
-            except Exception:  # recovery on the next open finishes it: the intent is in the journal
-                stuck.append(change.record)
+        for writer, run in writer_runs([Change(c.record, c.after, c.before, c.writer) for c in reversed(applied)]):
+            if len(run) > 1 and hasattr(writer, "write_records"):
+                try:
+                    writer.write_records(run)
+                    continue
+                except Exception:  # put back one by one below: those that still fail are named
+                    pass
+            for change in run:
+                try:
+                    writer.write_record(change.record, change.before, change.after)
+                except Exception:  # recovery on the next open finishes it: the intent is in the journal
+                    stuck.append(change.record)
         return stuck
 
     def _run(
@@ -615,15 +664,21 @@ class Curator:
             channels = {p.channel for p in planned}
             channel = channels.pop() if len(channels) == 1 else None
         details = planned[0].details if len(planned) == 1 else {"count": len(planned), "each": [p.details for p in planned]}
-        self._prepare(changes)
         journal = self.store._journal
-        seq = journal.begin(operation, targets, changes, channel=channel, details=details, actor=self.actor)
-        applied = self._apply_or_fail(seq, changes)
+        step: dict[str, Any] = dict(channel=channel, details=details, actor=self.actor)
+        at_once = None if purged is not None else self._in_one_transaction(
+            changes, lambda conn, applied: journal.record_in(conn, operation, targets, applied, **step))
         purge = None
-        if purged is not None:
-            records = {*targets, *(c.record for c in applied)}
-            purge = Purge(seq, records, {t for t in purged if t}, self._gone)
-        journal.finish(seq, applied, purge=purge)
+        if at_once is not None:
+            seq, applied = at_once
+        else:
+            self._prepare(changes)
+            seq = journal.begin(operation, targets, changes, **step)
+            applied = self._apply_or_fail(seq, changes)
+            if purged is not None:
+                records = {*targets, *(c.record for c in applied)}
+                purge = Purge(seq, records, {t for t in purged if t}, self._gone)
+            journal.finish(seq, applied, purge=purge)
         self._changed(targets, applied)
         notes = list(dict.fromkeys(n for p in planned for n in p.plan.notes))
         if purge is not None:
@@ -655,7 +710,9 @@ class Curator:
     def _changed(self, targets: list[str], changes: list[Change]) -> None:
         self.store.refresh_copies()
         # A scratchpad key is no memory: an event naming no memory says sessions and scratchpads may have changed.
-        scratch = {c.record for c in changes if isinstance(c.writer, ScratchWriter) and c.writer.is_scratch_record(c.record)}
+        writers = {id(c.writer): c.writer for c in changes}
+        writes_scratch = {key: isinstance(writer, ScratchWriter) for key, writer in writers.items()}  # one check each
+        scratch = {c.record for c in changes if writes_scratch[id(c.writer)] and c.writer.is_scratch_record(c.record)}
         ids = tuple(i for i in dict.fromkeys([*targets, *(c.record for c in changes)]) if i not in scratch)
         self.store.notify(StoreEvent(ids, journal=True))
 
@@ -716,6 +773,15 @@ def _merged(changes: list[Change]) -> list[Change]:
                 f"Two of the selected memories change {change.record} differently; curate them one at a time."
             )
     return out
+
+
+def _at_revision(memory: Memory, memory_id: str, expected_revision: str | None) -> Memory:
+    if expected_revision and memory.revision and memory.revision != expected_revision:
+        raise ConflictError(
+            f"{memory_id} changed since it was read (revision {expected_revision} -> "
+            f"{memory.revision}); nothing was written. Reload and try again."
+        )
+    return memory
 
 
 def _as_list(ids: Ids) -> list[str]:

@@ -155,7 +155,7 @@ def open_store(
 
             sources.insert(0, NativeWorkspace(root, db, chroma, markdown))
         journal = (
-            Journal.in_database(lambda: db.engine, db.db_path, db.reading)
+            Journal.in_database(lambda: db.engine, db.db_path, db.reading, home=db)
             if db is not None
             else Journal.sidecar(_journal_dir(root, found, matches), read_only=read_only)
         )
@@ -248,7 +248,7 @@ def create_workspace(
     embedder = embedder or HashingEmbedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
     chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = built(StoreParts(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading)))
+    store = built(StoreParts(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading, home=db)))
     store.save_settings(StoreSettings(
         embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
         embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .errors import NotFoundError
 from .model import Kind, Memory, ScratchEntry, Session, Turn
 from .query import MemoryQuery, Order, sort_key
 
@@ -446,3 +447,51 @@ def summed(dicts: Iterable[dict[Any, int]]) -> dict[Any, int]:
         for key, n in d.items():
             total[key] = total.get(key, 0) + n
     return total
+
+
+def memories_of(source_for: Callable[[str], Any], ids: Sequence[str]) -> dict[str, Memory]:
+    """The memory of each id found (a copy's id finds its memory), keyed by the id asked for: ids
+    routed by source_for (NotFoundError: none holds it), each source asked for its ids at once
+    where it reads many in one query (get_many)."""
+    by_source: dict[int, tuple[Any, list[str]]] = {}
+    for memory_id in dict.fromkeys(ids):
+        try:
+            source = source_for(memory_id)
+        except NotFoundError:
+            continue
+        by_source.setdefault(id(source), (source, []))[1].append(memory_id)
+    found: dict[str, Memory] = {}
+    for source, wanted in by_source.values():
+        if hasattr(source, "get_many"):
+            found.update(source.get_many(wanted))
+        else:
+            found.update((i, m) for i in wanted if (m := source.get(i)) is not None)
+    return found
+
+
+def plans_of(operation: str, chosen: list[tuple[Memory, Any]], fields: dict[str, Any], context: PlanContext) -> list[Plan]:
+    """source.plan of each (memory, source), a source that plans many at once (plan_many) asked
+    once for all of its memories."""
+    by_source: dict[int, list[int]] = {}
+    for n, (_memory, source) in enumerate(chosen):
+        by_source.setdefault(id(source), []).append(n)
+    plans: dict[int, Plan] = {}
+    for positions in by_source.values():
+        source = chosen[positions[0]][1]
+        memories = [chosen[n][0] for n in positions]
+        if len(memories) > 1 and hasattr(source, "plan_many"):
+            plans.update(zip(positions, source.plan_many(operation, memories, fields, context), strict=True))
+        else:
+            plans.update((n, source.plan(operation, chosen[n][0], fields, context)) for n in positions)
+    return [plans[n] for n in range(len(chosen))]
+
+
+def writer_runs(changes: list[Change]) -> list[tuple[Any, list[Change]]]:
+    """changes cut into runs of consecutive changes with one writer, in order."""
+    runs: list[tuple[Any, list[Change]]] = []
+    for change in changes:
+        if runs and runs[-1][0] is change.writer:
+            runs[-1][1].append(change)
+        else:
+            runs.append((change.writer, [change]))
+    return runs

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import math
 import os
 import sqlite3
@@ -313,16 +314,41 @@ def read_only_rows(path: Path, sql: str, timeout: float = BUSY_TIMEOUT) -> list[
 
 
 Schema = dict[str, tuple[str, frozenset[str]]]  # table or view name -> (type, column names)
-_SCHEMAS: dict[tuple[int, ...], Schema] = {}
+_SCHEMAS: dict[tuple[Any, ...], Schema] = {}
 SCHEMAS_KEPT = 256  # a home of a few hundred stores discovered again reads none twice
+
+
+def _schema_state(path: Path) -> tuple[Any, ...] | None:
+    """What tells that a SQLite file still holds the same schema: device, inode, the schema cookie
+    SQLite bumps on every schema change and a hash of page 1 past its header; file_state when a
+    -wal holds frames (the page 1 in the file may not be the current one)."""
+    name = os.path.realpath(path)
+    try:
+        if os.stat(name + "-wal").st_size:
+            return file_state(name, real=True)
+    except OSError:
+        pass
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    header = database_head(name, 100, st)  # never open()/close(): see sqlite_heads
+    if header is None or len(header) < 100:
+        return file_state(name, real=True)
+    size = int.from_bytes(header[16:18], "big")
+    page_one = database_head(name, 65536 if size == 1 else size, st)
+    if page_one is None:
+        return None
+    return ("schema", st.st_dev, st.st_ino, header[40:44], header[44:48], hashlib.sha1(page_one[100:]).digest())
 
 
 def peek_schema(path: Path) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
     waiting at most PROBE_TIMEOUT for another program's lock. Remembered while the file (and its
-    -wal) keep their size and mtime, so that the formats probing one file during one open read
-    it once. Raises LockedError when it stays locked, sqlite3.Error when it is no database."""
-    key = file_state(path)
+    -wal) keep their size and mtime, or, with no -wal holding frames, while the file keeps its
+    identity, its schema cookie and the rest of page 1 (where the schema table starts): a write of
+    rows does not make the next open read the schema again. Raises LockedError when it stays locked, sqlite3.Error when it is no database."""
+    key = _schema_state(path)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:
@@ -391,6 +417,8 @@ def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> No
         # zeroed in the file, not left in its free space: a purge means gone (SQLite builds
         # differ in the default).
         dbapi_conn.execute("PRAGMA secure_delete = ON")
+        # every cell of a page a write reads is checked: damage there is SQLITE_CORRUPT, not spread
+        dbapi_conn.execute("PRAGMA cell_size_check = ON")
         if wal:
             dbapi_conn.execute("PRAGMA journal_mode = WAL")
             dbapi_conn.execute("PRAGMA synchronous = NORMAL")

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from mnemoscope.storage.demo import write_demo
 
 DEMO_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_data_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Mnemoscope's data folder (verdicts, mappings) in the session's temp folder, never the user's,
+    unless the run names one."""
+    os.environ.setdefault("MNEMOSCOPE_HOME", str(tmp_path_factory.mktemp("mnemoscope-home")))
 
 
 @pytest.fixture(scope="session")

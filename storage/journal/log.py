@@ -42,9 +42,13 @@ class Journal:
         label: Path,
         reading: Callable[[], AbstractContextManager[Any]] | None = None,
         errors: Callable[[], AbstractContextManager[None]] | None = None,
+        home: Any = None,
     ) -> None:
         # engine_factory(create) returns the engine, or None when it does not exist yet.
+        # home: the source whose database holds the journal, asked to ensure_intact() before the
+        # journal writes there.
         self._engine_factory = engine_factory
+        self._home = home
         self._engine: Engine | None = None
         self._reading = reading
         self._error_wording = errors
@@ -58,13 +62,15 @@ class Journal:
         reading: Callable[[], AbstractContextManager[Any]] | None,
         *,
         errors: Callable[[], AbstractContextManager[None]] | None = None,
+        home: Any = None,
     ) -> Journal:
         """The journal in the native store's own tables; engine() is asked for only when the
         journal is first written or searched. reading() lends the store's own sqlite3 connection
         for the reads every open makes (settings, unfinished steps, the count): a read-only open,
         and `info`, need neither an engine nor SQLAlchemy. errors() words the database's errors
-        (SQLite's about db_path by default)."""
-        return cls(lambda _create: engine(), db_path, reading, errors)
+        (SQLite's about db_path by default). home: the source that owns the database (see
+        shares, and its ensure_intact, run before the journal writes an entry on its own)."""
+        return cls(lambda _create: engine(), db_path, reading, errors, home)
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
@@ -91,6 +97,15 @@ class Journal:
         if self._engine is None:
             self._engine = self._engine_factory(create)
         return self._engine
+
+    def _writable_engine(self) -> Engine:
+        """The engine, for a write of the journal's own (its home checked intact first)."""
+        ensure_intact = getattr(self._home, "ensure_intact", None)
+        if ensure_intact is not None:
+            ensure_intact()
+        engine = self._get_engine(True)
+        assert engine is not None
+        return engine
 
     def _errors(self) -> AbstractContextManager[None]:
         if self._error_wording is not None:
@@ -121,8 +136,7 @@ class Journal:
             ) from None
 
     def write_setting(self, key: str, value: Any) -> None:
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import text
 
         with self._errors(), engine.begin() as conn:
@@ -147,36 +161,57 @@ class Journal:
         actor: str = "user",
         state: str = DONE,
     ) -> AuditEntry:
-        engine = self._get_engine(True)
-        assert engine is not None
-        from sqlalchemy import insert, update
-
-        from . import tables
-
-        a = tables.audit.c
-        targets = list(dict.fromkeys(targets))
-        with self._errors(), engine.begin() as conn:
-            if state == DONE:
-                conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
-            inserted = conn.execute(
-                insert(tables.audit).values(
-                    at=to_iso(utcnow()),
-                    operation=operation,
-                    targets=json.dumps(targets),
-                    channel=channel,
-                    actor=actor,
-                    state=state,
-                    details=json.dumps(details or {}, default=str),
-                    changes=_changes_json(changes),
-                )
-            ).inserted_primary_key
-            assert inserted is not None
-            seq = inserted[0]
-            for target in targets:
-                conn.execute(insert(tables.audit_targets).values(seq=seq, target=target))
-        entry = self.entry(int(seq))
+        entry = self.entry(self._insert(operation, targets, changes, channel, details, actor, state))
         assert entry is not None
         return entry
+
+    def _insert(self, operation: str, targets: list[str], changes: list[Change], channel: str | None,
+                details: dict[str, Any] | None, actor: str, state: str) -> int:
+        engine = self._writable_engine()
+        with self._errors(), engine.begin() as conn:
+            return self.record_in(conn, operation, targets, changes, channel=channel, details=details, actor=actor,
+                                  state=state)
+
+    def shares(self, source: Any) -> bool:
+        """Whether the journal lives in source's database (a step written there can record its
+        entry in the same transaction as its records: record_in)."""
+        return source is not None and source is self._home
+
+    def record_in(
+        self,
+        conn: Connection,
+        operation: str,
+        targets: list[str],
+        changes: list[Change],
+        *,
+        channel: str | None = None,
+        details: dict[str, Any] | None = None,
+        actor: str = "user",
+        state: str = DONE,
+        replayed: tuple[int, str, list[Change] | None] | None = None,
+    ) -> int:
+        """One entry and its targets (one executemany) written in conn's transaction, and for undo
+        and redo the entry it replayed marked (as finish does); the entry's seq. A step whose
+        records are written in the same transaction needs no intent: it is all there or none."""
+        from ..sqlite_files import placeholder
+
+        mark = placeholder(conn.engine)
+        targets = list(dict.fromkeys(targets))
+        # driver SQL: a step's entry costs no statement compilation
+        if state == DONE:  # a new step: what was undone can no longer be redone
+            conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE state = {mark}", (DROPPED, UNDONE))
+        values = (to_iso(utcnow()), operation, json.dumps(targets), channel, actor, state,
+                  json.dumps(details or {}, default=str), _changes_json(changes))
+        seq = int(conn.exec_driver_sql(
+            "INSERT INTO audit(at, operation, targets, channel, actor, state, details, changes) "
+            f"VALUES ({', '.join([mark] * len(values))}) RETURNING seq", values,
+        ).scalar_one())
+        if targets:
+            conn.exec_driver_sql(f"INSERT INTO audit_targets(seq, target) VALUES ({mark}, {mark})",
+                                 [(seq, t) for t in targets])
+        if replayed is not None:
+            _mark_replayed(conn, replayed)
+        return seq
 
     def begin(
         self,
@@ -190,7 +225,7 @@ class Journal:
     ) -> int:
         """Write a step's intent (every change it will make, in order) durably, before any
         store is touched: a crash after this leaves an entry that recovery can undo."""
-        return self.record(operation, targets, changes, channel=channel, details=details, actor=actor, state=PENDING).seq
+        return self._insert(operation, targets, changes, channel, details, actor, PENDING)
 
     def finish(
         self,
@@ -198,14 +233,13 @@ class Journal:
         applied: list[Change],
         *,
         state: str = DONE,
-        replayed: tuple[int, str, list[Change]] | None = None,
+        replayed: tuple[int, str, list[Change] | None] | None = None,
         purge: Purge | None = None,
     ) -> None:
         """Mark a step done in one transaction: its entry, and for undo/redo the entry it replayed.
         A purge's entry keeps a marker where the records' snapshots were, and every earlier entry
         is redacted of the purged memories in the same transaction (see redaction.py)."""
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import update
 
         from . import tables
@@ -225,12 +259,7 @@ class Journal:
                 .values(state=state, changes=_changes_json(applied))
             )
             if replayed is not None:
-                target, target_state, changes = replayed
-                conn.execute(
-                    update(tables.audit)
-                    .where(a.seq == target)
-                    .values(state=target_state, changes=_changes_json(changes))
-                )
+                _mark_replayed(conn, replayed)
             if purge is not None:
                 _redact(conn, purge)
 
@@ -249,8 +278,7 @@ class Journal:
         return [_entry(row) for row in self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC", (PENDING,))]
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
-        engine = self._get_engine(True)
-        assert engine is not None
+        engine = self._writable_engine()
         from sqlalchemy import update
 
         from . import tables
@@ -280,20 +308,23 @@ class Journal:
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
-        def stmt(sa: Any, tables: Any) -> Any:
-            a = tables.audit.c
-            return sa.select(tables.audit).where(a.state == DONE).order_by(a.seq.desc()).limit(1)
-
-        rows = self._select(stmt)
-        return rows[0] if rows else None
+        step = self.step_to(UNDONE)
+        return step[0] if step else None
 
     def next_to_redo(self) -> AuditEntry | None:
-        def stmt(sa: Any, tables: Any) -> Any:
-            a = tables.audit.c
-            return sa.select(tables.audit).where(a.state == UNDONE).order_by(a.seq.asc()).limit(1)
+        step = self.step_to(DONE)
+        return step[0] if step else None
 
-        rows = self._select(stmt)
-        return rows[0] if rows else None
+    def step_to(self, state: str) -> tuple[AuditEntry, list[Change]] | None:
+        """The step undo (state UNDONE) or redo (DONE) would replay next, and its changes, its
+        JSON read once (a bulk step's is large)."""
+        rows = self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC LIMIT 1" if state == UNDONE
+                          else "SELECT * FROM audit WHERE state = ? ORDER BY seq ASC LIMIT 1",
+                          (DONE if state == UNDONE else UNDONE,))
+        if not rows:
+            return None
+        parsed = _loads_changes(rows[0]["changes"])
+        return _entry(rows[0], parsed), [Change.from_json(c) for c in parsed]
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
         def stmt(sa: Any, tables: Any) -> Any:
@@ -357,6 +388,20 @@ class Journal:
         return [_entry(r._mapping) for r in rows]
 
 
+def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
+    """An undone or redone entry: its new state, and its changes as they now are on disk (None:
+    as the entry holds them)."""
+    from ..sqlite_files import placeholder
+
+    target, target_state, changes = replayed
+    mark = placeholder(conn.engine)
+    if changes is None:  # its snapshots are still what is on disk
+        conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE seq = {mark}", (target_state, target))
+        return
+    conn.exec_driver_sql(f"UPDATE audit SET state = {mark}, changes = {mark} WHERE seq = {mark}",
+                         (target_state, _changes_json(changes), target))
+
+
 def _redact(conn: Connection, purge: Purge) -> None:
     """Redact every entry that changed a purged memory's records (purge.redact), until no older
     version of them is left to find; the entries of other memories are left as they are."""
@@ -387,8 +432,8 @@ def _redact(conn: Connection, purge: Purge) -> None:
             return
 
 
-def _entry(row: Any) -> AuditEntry:
-    changes = _loads_changes(row["changes"])
+def _entry(row: Any, parsed: Any = None) -> AuditEntry:
+    changes = _loads_changes(row["changes"]) if parsed is None else parsed
     return AuditEntry(
         seq=int(row["seq"]),
         at=parse_time(row["at"], utcnow()),

@@ -267,7 +267,39 @@ class NativeWorkspace:
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
         part = self.part_for(memory.id)
-        plan = part.plan(operation, memory, fields, context)
+        return self._with_copies(operation, memory, part, part.plan(operation, memory, fields, context), fields, context)
+
+    def plan_many(
+        self, operation: str, memories: Sequence[Memory], fields: dict[str, Any], context: PlanContext
+    ) -> list[Plan]:
+        """plan() of each memory; memory.db's rows read in one query."""
+        db_ones = [m for m in memories if self.db is not None and self.part_for(m.id) is self.db]
+        if not db_ones or self.db is None or operation in (PROMOTE, PURGE):
+            return [self.plan(operation, m, fields, context) for m in memories]
+        planned = dict(zip((m.id for m in db_ones), self.db.plan_many(operation, db_ones, fields, context), strict=True))
+        return [
+            self._with_copies(operation, m, self.db, planned[m.id], fields, context) if m.id in planned
+            else self.plan(operation, m, fields, context)
+            for m in memories
+        ]
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """get() of each id held here (a copy's id finds its memory), memory.db's in one query."""
+        canonical = {memory_id: self.canonical_id(memory_id) for memory_id in memory_ids}
+        rows = [c for c in canonical.values() if self.db is not None and self.db.owns(c)]
+        found = self.db.get_many(rows) if self.db is not None and rows else {}
+        out = {}
+        for memory_id, wanted in canonical.items():
+            memory = found.get(wanted) if wanted in found or wanted in rows else self.get(memory_id)
+            if memory is not None:
+                out[memory_id] = memory
+        return out
+
+    def _with_copies(
+        self, operation: str, memory: Memory, part: Any, plan: Plan, fields: dict[str, Any], context: PlanContext
+    ) -> Plan:
+        """plan, its changes naming their writer, with the changes to the memory's vector and
+        markdown copies where it is a memory.db memory."""
         _written_by(plan.changes, lambda _record: part)
         if part is not self.db or not plan.changes:
             return plan
@@ -276,7 +308,7 @@ class NativeWorkspace:
         assert row is not None
         vector = self._vector_copy(memory.id)
         block = self._markdown_copy(row)
-        own = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
+        own: Any = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
         if operation == EDIT:
             plan.changes += self._edit_copies(own.after, vector, block, "content" in fields, context)
         elif operation in (DELETE, RESTORE, REINFORCE):

@@ -88,3 +88,31 @@ def test_a_missing_empty_or_fifo_file_reads_as_such(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert database_head(os.fspath(fifo), 16) is None  # never blocks on a FIFO
+
+
+def test_curating_an_open_store_leaves_its_wal_to_the_live_connection(demo_path: Path) -> None:
+    """Every read of the file along a writable open, a step, its undo and a schema peek (verdicts,
+    change tokens, WAL checks) keeps this process's locks: an agent's connection closing meanwhile
+    is never the last one."""
+    from mnemoscope.storage import Curator, Kind, MemoryQuery
+    from mnemoscope.storage.sqlite_files import peek_schema
+
+    db = demo_path / "memory.db"
+    with open_store(demo_path) as store:
+        rows = [m.id for m in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), limit=2)]
+        curator = Curator(store)
+        curator.delete(rows[0])
+        curator.undo()
+        curator.edit(rows[1], content="edited while an agent comes and goes")
+        peek_schema(db)
+        assert {"memory.db-wal", "memory.db-shm"} <= set(os.listdir(demo_path))
+        _another_program_counts_memories(db)
+        assert {"memory.db-wal", "memory.db-shm"} <= set(os.listdir(demo_path))
+        curator.undo()
+    with open_store(demo_path, read_only=True) as store:
+        assert store.get(rows[1]).content != "edited while an agent comes and goes"
+
+
+def _another_program_counts_memories(db: Path) -> None:
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute('SELECT count(*) FROM memories').fetchall(); c.close()", str(db)], check=True, timeout=60)

@@ -5,7 +5,8 @@ the workspace adds their vector and markdown copies)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, update
@@ -74,6 +75,27 @@ class NativeChanges(NativeReads):
         with self.errors(), self.write_transaction() as conn:
             return self._write_row(conn, record_id, expected, new)
 
+    def write_records(
+        self, changes: Sequence[Change], then: Callable[[Connection, list[Change]], object] | None = None
+    ) -> list[Change]:
+        """write_record for many records in one transaction, set-based: the memories rows read in
+        one query and checked against what each change expected (a ConflictError writes nothing),
+        written by one statement per shape compiled once (executemany), read back in one query.
+        then(conn, written): more to write in the same transaction (the step's journal entry).
+        Returns the changes with what each record now holds as after."""
+        with self.errors(), self.atomic_transaction() as conn:
+            written = self._write_rows(conn, changes)
+            if then is not None:
+                then(conn, written)
+            return written
+
+    def atomic_transaction(self) -> AbstractContextManager[Connection]:
+        """The transaction write_records writes in: all of it or nothing."""
+        return self.write_transaction()
+
+    def ensure_intact(self) -> None:
+        """Refuse (StoreError) to write where a write could spread damage; see SqliteSource."""
+
     def prepare_write(self, changes: Sequence[Change]) -> None:
         """Run a step's memory.db writes in a transaction that is rolled back, before the journal
         holds the step: a trigger another program added that refuses them, a constraint, a full
@@ -82,8 +104,7 @@ class NativeChanges(NativeReads):
         if not mine:
             return
         with self.errors(), self.rehearsal() as conn:
-            for change in mine:
-                self._write_row(conn, change.record, change.before, change.after)
+            self._write_rows(conn, mine)
 
     def _write_row(
         self, conn: Connection, record_id: str, expected: Snapshot | None, new: Snapshot | None
@@ -105,10 +126,121 @@ class NativeChanges(NativeReads):
                 conn.execute(update(table).where(where).values(as_stored(changed)))
         return read_row(conn, table, where)
 
+    def _write_rows(self, conn: Connection, changes: Sequence[Change]) -> list[Change]:
+        """The changes written in conn's transaction, in their order: each run of memories rows
+        set-based, any other record (a scratchpad key, a relation) on its own."""
+        out: list[Change] = []
+        run: dict[str, Change] = {}  # one record once per run
+        for change in changes:
+            if self._is_memory_record(change.record) and change.record not in run:
+                run[change.record] = change
+                continue
+            out += self._write_memory_run(conn, list(run.values()))
+            run = {}
+            if self._is_memory_record(change.record):
+                run[change.record] = change
+            else:
+                out.append(Change(change.record, change.before,
+                                  self._write_row(conn, change.record, change.before, change.after), change.writer))
+        return out + self._write_memory_run(conn, list(run.values()))
+
+    def _write_memory_run(self, conn: Connection, run: list[Change]) -> list[Change]:
+        if not run:
+            return []
+        ids = json.dumps([c.record for c in run])
+        sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
+        names, rows = self._fetch(conn.connection.dbapi_connection, sql + self._lock_rows, (ids,))
+        current = _as_read(names, rows)
+        found: list[tuple[Change, Snapshot | None]] = []
+        for change in run:
+            now = _snapshot(names, current.get(change.record), change.before)
+            if now is not change.before and not same_record(now, change.before):
+                raise ConflictError(
+                    f"{change.record} changed since it was read (another writer touched it); "
+                    "nothing was written. Reload and try again."
+                )
+            found.append((change, now))
+        self._write_memories(conn, found)
+        after = _as_read(names, self._fetch(conn.connection.dbapi_connection, sql, (ids,))[1])
+        return [Change(c.record, c.before, _snapshot(names, after.get(c.record), c.after), c.writer) for c in run]
+
+    def _is_memory_record(self, record_id: str) -> bool:
+        return not record_id.startswith((SCRATCH_PREFIX, RELATION_PREFIX))
+
+    def _write_memories(self, conn: Connection, changes: list[tuple[Change, Snapshot | None]]) -> None:
+        """memories rows, current as read: deleted, inserted and updated by one executemany per
+        statement shape (the set of columns an update changes)."""
+        mark = self._mark
+        gone = [(c.record,) for c, now in changes if c.after is None and now is not None]
+        if gone:
+            conn.exec_driver_sql(f"DELETE FROM memories WHERE id = {mark}", gone)
+        inserts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        updates: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        for change, now in changes:
+            if change.after is None:
+                continue
+            if now is None:
+                inserts.setdefault(tuple(change.after), []).append(tuple(change.after.values()))
+                continue
+            changed = {name: value for name, value in change.after.items() if name not in now or now[name] != value}
+            if changed:
+                updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
+        # driver SQL: nothing to compile, values bound as they were read (see rows.as_stored)
+        for names, values in inserts.items():
+            columns = ", ".join(_quoted(n) for n in names)
+            conn.exec_driver_sql(f"INSERT INTO memories ({columns}) VALUES ({', '.join([mark] * len(names))})", values)
+        for names, values in updates.items():
+            assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in names)
+            conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE id = {mark}", values)
+
+    def read_records(self, record_ids: Sequence[str], *, conn: Connection | None = None,
+                     lock: bool = False) -> dict[str, Snapshot]:
+        """The memories rows of record_ids (ids that name a row), as read_record reads each, from
+        one query over them all (on conn, or a connection of the engine's); lock as read_row's."""
+        wanted = list(dict.fromkeys(r for r in record_ids if self._is_memory_record(r)))
+        if not wanted:
+            return {}
+        sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
+        if lock:
+            sql += self._lock_rows
+        if conn is None:
+            with self.errors(), self.engine.connect() as own:
+                return self._rows_by_id(own, sql, json.dumps(wanted))
+        return self._rows_by_id(conn, sql, json.dumps(wanted))
+
+    _lock_rows = ""  # SQLite's write lock holds the whole file (PostgreSQL: FOR UPDATE)
+
+    def _rows_by_id(self, conn: Connection, sql: str, ids: str) -> dict[str, Snapshot]:
+        """The rows as the driver returns them (what read_row's select returns for these columns,
+        without decoding every row through SQLAlchemy's result layer)."""
+        names, rows = self._fetch(conn.connection.dbapi_connection, sql, (ids,))
+        at = names.index("id")
+        return {row[at]: dict(zip(names, row, strict=True)) for row in rows}
+
     # -- planning (rows only; the workspace adds their vector and markdown copies) ----------
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
-        row = self.read_record(memory.id)
+        return self._plan_row(operation, memory, self.read_record(memory.id), fields, context)
+
+    def plan_many(
+        self, operation: str, memories: Sequence[Memory], fields: dict[str, Any], context: PlanContext
+    ) -> list[Plan]:
+        """plan() of each memory, their rows read in one query (or taken from the get_many that
+        just read them, if the database has not changed since)."""
+        rows: dict[str, Snapshot] = {}
+        if self.just_read is not None:
+            token, rows = self.just_read
+            self.just_read = None
+            if token != self.change_token():
+                rows = {}
+        rows = {m.id: rows[m.id] for m in memories if m.id in rows}
+        if len(rows) < len(memories):
+            rows.update(self.read_records([m.id for m in memories if m.id not in rows]))
+        return [self._plan_row(operation, m, rows.get(m.id), fields, context) for m in memories]
+
+    def _plan_row(
+        self, operation: str, memory: Memory, row: Snapshot | None, fields: dict[str, Any], context: PlanContext
+    ) -> Plan:
         if row is None:
             raise NotFoundError(f"No memory {memory.id} in {self._not_found()}.")
         if operation == EDIT:
@@ -188,3 +320,24 @@ class NativeChanges(NativeReads):
         if current is not None and (current["value"] == stored or same_json(current["value"], value)):
             return current
         return {"session_id": session_id, "key": key, "value": stored, "updated_at": now}
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _as_read(names: list[str], rows: list[Any]) -> dict[str, tuple[Any, ...]]:
+    at = names.index("id")
+    return {row[at]: tuple(row) for row in rows}
+
+
+def _snapshot(names: list[str], row: tuple[Any, ...] | None, expected: Snapshot | None) -> Snapshot | None:
+    """row as a snapshot: expected itself when it holds exactly those values (no dict to build
+    for each of a bulk step's rows), else a new one."""
+    if row is None:
+        return None
+    if expected is not None and len(expected) == len(names) and list(expected) == names:
+        values = tuple(expected.values())
+        if values == row and tuple(map(type, values)) == tuple(map(type, row)):  # 1 == 1.0, but not as stored
+            return expected
+    return dict(zip(names, row, strict=True))

@@ -56,6 +56,7 @@ class PostgresSource(NativeDb):
     label = "Mnemoscope on PostgreSQL"
     kind = Kind.POSTGRESQL
     _mark = "%s"
+    _lock_rows = " FOR UPDATE"
     _among_json = "{column} IN (SELECT jsonb_array_elements_text(CAST({mark} AS jsonb)))"
     _where = "postgresql"
     _bytewise = ' COLLATE "C"'
@@ -348,7 +349,7 @@ def open_postgres_store(
 
     db = PostgresSource.open(url, location=location, read_only=read_only, create=create)
     try:
-        journal = Journal.in_database(lambda: db.engine, Path(root), None, errors=db.errors)
+        journal = Journal.in_database(lambda: db.engine, Path(root), None, errors=db.errors, home=db)
         return StoreParts(
             Path(root), [NativeWorkspace(Path(root), db, vectors, None)], journal, read_only=read_only, location=location
         )

@@ -284,6 +284,21 @@ class NativeReads(GraphReads):
         row = self._memory_row(memory_id)
         return self._memory(row) if row else None
 
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """get() of each id held here, from one SELECT over them all."""
+        if not memory_ids:
+            return {}
+        sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
+        token = self.change_token()
+        with self.reading() as conn:
+            names, rows = self._fetch(conn, sql, (json.dumps(list(dict.fromkeys(memory_ids))),))
+        now = utcnow()
+        by_id = {row["id"]: row for row in (dict(zip(names, row, strict=True)) for row in rows)}
+        self.just_read = (token, by_id)  # the rows a curation step plans from next (see plan_many)
+        return {memory_id: self._memory(row, now) for memory_id, row in by_id.items()}
+
+    just_read: tuple[str, dict[str, Any]] | None = None
+
     def _memory_row(self, memory_id: str) -> dict[str, Any] | None:
         stmt = select(schema.memories).where(schema.memories.c.id == memory_id)
         with self.errors(), self.engine.connect() as conn:

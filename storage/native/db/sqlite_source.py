@@ -31,9 +31,9 @@ from ...sqlite_files import (
     files_token,
     friendly_errors,
     has_changed_rows,
+    in_wal_mode,
     is_sqlite_file,
     peek_schema,
-    read_only_connection,
     read_only_rows,
     rehearsal,
     sqlite_engine,
@@ -43,6 +43,7 @@ from ...sqlite_files import (
 from ...timeutil import to_iso, utcnow
 from . import fts, fts_search, schema
 from .fts import FTS_PREFIX
+from .intact import check_intact, remember_intact, remembered_intact
 from .positions import Positions
 from .readers import HeldReaders
 from .rows import DB_NAME, ORDER_COLUMNS
@@ -55,13 +56,15 @@ class SqliteSource(NativeDb):
 
     def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
                  schema_version: int | None = None, found_wal: bool = False,
-                 not_null: frozenset[str] | None = None, real_path: str | None = None) -> None:
+                 not_null: frozenset[str] | None = None, real_path: str | None = None, intact: bool = False) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
         not_null: the memories columns declared NOT NULL, when the open has read them (a
-        read-only open then connects at its first read). real_path: db_path's real path."""
+        read-only open then connects at its first read). real_path: db_path's real path.
+        intact: whether the file is known intact (checked, remembered, or made here)."""
         self.db_path = Path(db_path)
+        self._intact = intact
         self._found_wal = found_wal
         self.root = self.db_path.parent
         self._connect = SqliteConnector(self.db_path, read_only=read_only, real_path=real_path)
@@ -85,8 +88,12 @@ class SqliteSource(NativeDb):
 
     @property
     def engine(self) -> Engine:
-        """The SQLAlchemy engine for writes and the journal, made on first use."""
+        """The SQLAlchemy engine for writes and the journal, made on first use. Its first
+        connection switches a rollback-journal file to WAL and rolls a hot journal back: writes,
+        so that a file not in WAL mode already is checked intact first (ensure_intact)."""
         if self._engine is None:
+            if not self._read_only and not _connects_without_writing(self.db_path):
+                self.ensure_intact()
             with self._engine_lock:
                 if self._engine is None:
                     self._engine = (sqlite_engine(self.db_path, read_only=True, creator=self._connect.opener)
@@ -97,6 +104,12 @@ class SqliteSource(NativeDb):
 
     @classmethod
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False) -> SqliteSource:
+        """Every open reads the header and the schema only. A writable open also finishes a
+        killed writer's rollback (checked on a copy first), compiles every write the schema gets,
+        and reads every page (quick_check) before a migration, or later before the first write
+        that needs it (ensure_intact; see intact.py for what is checked when); the write engine
+        is made at the first write of a file already at this schema version: a writable open
+        costs about what a read-only one does."""
         db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
         exists = os.path.exists(db_path)
         if not exists:
@@ -120,13 +133,16 @@ class SqliteSource(NativeDb):
             found, stored, not_null = _peek_tables(db_path, real_path)
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
-            if not read_only and found:
-                _check_intact(db_path)
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
                        real_path=real_path)
         found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
+        if exists and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
+            return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=found_wal,
+                       not_null=not_null, real_path=real_path, intact=remembered_intact(db_path))
+        if exists and found:  # a migration writes: checked first
+            check_intact(db_path)
         engine = sqlite_engine(db_path)
         try:
             with friendly_errors(db_path):
@@ -136,7 +152,15 @@ class SqliteSource(NativeDb):
             with checkpoint_held_off(db_path) if found_wal else contextlib.nullcontext():
                 engine.dispose()
             raise
-        return cls(db_path, read_only=False, engine=engine, found_wal=found_wal)
+        return cls(db_path, read_only=False, engine=engine, found_wal=found_wal, intact=True)
+
+    def ensure_intact(self) -> None:
+        """Before a write that could leave something behind if it failed half-way (a step's
+        intent in the journal, a write outside one transaction): refuse a damaged file (see
+        intact.py), reading it whole once unless it is remembered intact."""
+        if not self._read_only and not self._intact:
+            check_intact(self.db_path)
+            self._intact = True
 
     def close(self) -> None:
         # Another program's -wal is folded into memory.db only by a source that wrote rows
@@ -146,6 +170,8 @@ class SqliteSource(NativeDb):
             self._readers.close()
             if self._engine is not None:
                 self._engine.dispose()
+        if wrote and self._intact:  # our own writes to a file known intact (intact.py)
+            remember_intact(self.db_path)
 
     def describe(self) -> dict[str, Any]:
         return {"format": self.format, "label": self.label, "path": str(self.root)}
@@ -167,9 +193,17 @@ class SqliteSource(NativeDb):
         return friendly_errors(self.db_path)
 
     def write_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        self.ensure_intact()
+        return write_transaction(self.engine)
+
+    def atomic_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        """A curation step written whole in one transaction with its journal entry (write_records)
+        is not checked first: SQLite reports SQLITE_CORRUPT on a damaged page the step reads or
+        writes (cell_size_check on), and the transaction then rolls back, its entry with it."""
         return write_transaction(self.engine)
 
     def rehearsal(self) -> contextlib.AbstractContextManager[Connection]:
+        self.ensure_intact()
         return rehearsal(self.engine)
 
     # An FTS5 index entry is a record too (fts:<rowid>), so that a consistency repair of the
@@ -181,15 +215,18 @@ class SqliteSource(NativeDb):
                 return fts.read_entry(conn, fts.fts_rowid(record_id))
         return super().read_record(record_id)
 
-    def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
+    def _is_memory_record(self, record_id: str) -> bool:
+        return not record_id.startswith(FTS_PREFIX) and super()._is_memory_record(record_id)
+
+    def _write_row(self, conn: Connection, record_id: str, expected: Snapshot | None,
+                   new: Snapshot | None) -> Snapshot | None:
         if not record_id.startswith(FTS_PREFIX):
-            return super().write_record(record_id, expected, new)
+            return super()._write_row(conn, record_id, expected, new)
         rowid = fts.fts_rowid(record_id)
-        with self.errors(), self.write_transaction() as conn:
-            current = fts.read_entry(conn, rowid)
-            if not same_record(current, expected):
-                raise ConflictError(f"{record_id} changed since it was read; nothing was written. Check again.")
-            return fts.write_entry(conn, rowid, current, new)
+        current = fts.read_entry(conn, rowid)
+        if not same_record(current, expected):
+            raise ConflictError(f"{record_id} changed since it was read; nothing was written. Check again.")
+        return fts.write_entry(conn, rowid, current, new)
 
     def prepare_write(self, changes: Sequence[Change]) -> None:
         super().prepare_write([c for c in changes if not c.record.startswith(FTS_PREFIX)])
@@ -246,6 +283,12 @@ class SqliteSource(NativeDb):
         index-wide, as search engines keep them, whatever filters the search has."""
         with self.reading() as dbapi:
             return fts_search.document_frequencies(dbapi, terms)
+
+
+def _connects_without_writing(db_path: Path) -> bool:
+    """Whether a writable connection leaves the file as it is: already in WAL mode (header bytes
+    18 and 19 are 2), with no rollback journal beside it."""
+    return in_wal_mode(db_path) and not os.path.exists(os.path.realpath(db_path) + "-journal")
 
 
 def _check_read_only_version(db_path: Path, stored: object) -> None:
@@ -369,34 +412,6 @@ def _rolled_back(db_path: Path, sql: str) -> str:
     """Open db_path for writing (SQLite rolls a hot journal back first) and run one query."""
     with contextlib.closing(sqlite3.connect(db_path, timeout=PROBE_TIMEOUT)) as con:
         return str(con.execute(sql).fetchone()[0])
-
-
-def _check_intact(db_path: Path) -> None:
-    """Refuse to write into a damaged database (it would spread the damage, and a step that
-    fails half-way still leaves its journal entry): quick_check reads every page once, and
-    every write the schema's tables get is compiled, triggers included."""
-    try:
-        with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:
-            verdict = con.execute("PRAGMA quick_check(1)").fetchone()[0]
-            if verdict == "ok":
-                for probe in schema.write_probes():
-                    con.execute(probe).fetchall()
-    except UnicodeDecodeError:  # the schema's text, decoded by a probe, is damaged
-        raise UnreadableStoreError(
-            f"{db_path} is damaged (its schema holds text that is not UTF-8); Mnemoscope does not write to it. "
-            "Make a copy and repair it with sqlite3's .recover."
-        ) from None
-    except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
-            raise UnreadableStoreError(
-                f"{db_path} cannot be written: a trigger on it fails ({exc}); nothing was written."
-            ) from None
-        raise sqlite_error(db_path, exc) from None
-    if verdict != "ok":
-        raise UnreadableStoreError(
-            f"{db_path} is damaged ({verdict}); Mnemoscope does not write to it. "
-            "Make a copy and repair it with sqlite3's .recover."
-        )
 
 
 def _check_writable(db_path: Path) -> None:

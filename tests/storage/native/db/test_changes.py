@@ -119,3 +119,25 @@ def test_scratchpad_rows_are_records_too(source: SqliteSource) -> None:
     with pytest.raises(UnsupportedError):
         source.scratch_snapshot(new, "s1", "retries", object(), NOW)
     assert [(e.key, e.value) for e in source.scratch_entries("s1")] == [("retries", '{"max": 3}')]
+
+
+def test_many_records_are_written_set_based_all_or_none(source: SqliteSource) -> None:
+    ids = [source.add_memory(f"fact {n}") for n in range(5)]
+    memories = [source.get(i) for i in ids]
+    assert all(m is not None for m in memories)
+    plans = source.plan_many(DELETE, memories, {}, CONTEXT)  # type: ignore[arg-type]
+    changes = [c for plan in plans for c in plan.changes]
+    assert [c.record for c in changes] == ids
+    with sqlite3.connect(source.db_path) as con:  # another writer touches the fourth row
+        con.execute("UPDATE memories SET salience = 0.9 WHERE id = ?", (ids[3],))
+    with pytest.raises(ConflictError, match=ids[3]):
+        source.write_records(changes)
+    assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
+
+    changes[3] = source.plan(DELETE, source.get(ids[3]), {}, CONTEXT).changes[0]  # type: ignore[arg-type]
+    written = source.write_records(changes)
+    assert [c.after["status"] for c in written] == ["deleted"] * 5  # type: ignore[index]
+    assert [c.after for c in written] == [source.read_record(i) for i in ids]
+    undone = source.write_records([Change(c.record, c.after, c.before) for c in reversed(written)])
+    assert [c.after for c in reversed(undone)] == [source.read_record(i) for i in ids]
+    assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]

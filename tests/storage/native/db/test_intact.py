@@ -1,0 +1,83 @@
+"""What a writable open of memory.db checks: the whole file once per state nobody vouched for,
+then nothing that reads every page again until the file changes under another program."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mnemoscope.storage.errors import StoreError
+from mnemoscope.storage.native.db.intact import check_intact
+from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+from mnemoscope.storage.query import MemoryQuery
+
+
+def _store(tmp_path: Path) -> Path:
+    db = SqliteSource.open(tmp_path / "memory.db", create=True)
+    db.insert_memory_rows([db.memory_row(f"memory {i} " + "x" * 200) for i in range(300)])
+    db.close()
+    return tmp_path / "memory.db"
+
+
+def test_the_whole_file_is_read_once_then_the_verdict_is_remembered(tmp_path: Path) -> None:
+    db_path = _store(tmp_path)
+    assert check_intact(db_path) is False  # the source that wrote the rows vouched for them
+    sqlite3.connect(db_path).execute("PRAGMA user_version = 7").connection.commit()  # another program
+    assert check_intact(db_path) is True
+    assert check_intact(db_path) is False
+
+
+def test_a_rm_then_an_undo_read_the_file_once(tmp_path: Path) -> None:
+    db_path = _store(tmp_path)
+    with sqlite3.connect(db_path) as con:
+        con.execute("UPDATE memories SET salience = 0.25")  # another program: nobody vouches
+    source = SqliteSource.open(db_path)
+    memory_id = source.page(MemoryQuery(), 1)[0].id
+    source.write_record(memory_id, source.read_record(memory_id), {**source.read_record(memory_id), "status": "deleted"})
+    source.close()
+    assert check_intact(db_path) is False
+
+
+def test_a_page_damaged_after_the_verdict_is_refused_before_a_write_not_at_open(tmp_path: Path) -> None:
+    db_path = _store(tmp_path)
+    check_intact(db_path)
+    with sqlite3.connect(db_path) as con:
+        (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'memories'").fetchone()
+        (page,) = con.execute("PRAGMA page_size").fetchone()
+    data = bytearray(db_path.read_bytes())
+    data[(root - 1) * page : (root - 1) * page + 12] = b"\x0d" + b"\xff" * 11  # its b-tree header
+    db_path.write_bytes(bytes(data))  # same size; mtime and ctime move
+    source = SqliteSource.open(db_path)  # the header and the schema only: no page of rows read
+    try:
+        with pytest.raises(StoreError, match="damaged|malformed"):
+            source.add_memory("one more")
+    finally:
+        source.close()
+    assert db_path.read_bytes() == bytes(data)
+    with pytest.raises(StoreError, match="damaged|malformed"):
+        check_intact(db_path)
+
+
+def test_a_step_in_one_transaction_on_a_damaged_page_writes_nothing(tmp_path: Path) -> None:
+    from mnemoscope.storage import Curator, open_store
+
+    db_path = _store(tmp_path)
+    with contextlib.closing(sqlite3.connect(db_path)) as con:
+        (memory_id,) = con.execute("SELECT id FROM memories ORDER BY rowid DESC LIMIT 1").fetchone()
+        with con:
+            con.execute("UPDATE memories SET salience = 0.3 WHERE id = ?", (memory_id,))  # nobody vouches now
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        (page,) = con.execute("PRAGMA page_size").fetchone()
+        (pages,) = con.execute("PRAGMA page_count").fetchone()
+    data = bytearray(db_path.read_bytes())
+    at = data.find(f"memory {299}".encode())  # the row's own leaf page
+    assert 0 < at < pages * page
+    leaf = at // page * page
+    data[leaf + 3 : leaf + 5] = b"\xff\xff"  # its cell count: cells past the page's end
+    db_path.write_bytes(bytes(data))
+    with open_store(tmp_path) as store:
+        with pytest.raises(StoreError, match="damaged|malformed|corrupt"):
+            Curator(store).delete(memory_id)
+    assert db_path.read_bytes() == bytes(data)
