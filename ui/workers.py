@@ -32,6 +32,22 @@ def running_workers() -> int:
 # just asked for (the selected memory), then the counts the window shows at once (the table's,
 # which sizes it, and the sidebar's), then every other aggregate (timeline, salience, graph).
 ASKED, AT_ONCE, AGGREGATE = 2, 1, 0
+# A tab's first content (a bounded read): it never waits in the queue behind the aggregates
+# already running, but starts at once on a thread reserved for it beyond the pool's count
+# (QThreadPool.reserveThread + startOnReservedThread). For reads of a few tens of milliseconds.
+SHOWN = 3
+
+_background: QThreadPool | None = None
+
+
+def background_pool() -> QThreadPool:
+    """The pool of whole-store jobs that run long (the findings scan): one thread of its own, so
+    that such a job never holds a thread of the shared pool the window's reads run on."""
+    global _background
+    if _background is None:
+        _background = QThreadPool()
+        _background.setMaxThreadCount(1)
+    return _background
 
 
 class WorkerSignals(QObject):
@@ -105,7 +121,8 @@ def finish_all(msecs: int = 10_000) -> bool:
     running into the interpreter's shutdown crashes it). False if msecs passed first."""
     for worker in list(_running):
         worker.cancel()
-    return QThreadPool.globalInstance().waitForDone(msecs)
+    done = QThreadPool.globalInstance().waitForDone(msecs)
+    return (_background is None or _background.waitForDone(msecs)) and done
 
 
 def start_worker(
@@ -125,7 +142,7 @@ def start_worker(
     with_worker: func is called as func(worker, *args, **kwargs), so it can report
     progress and see a cancel from its first line (the pool may start it before
     start_worker returns). priority: a worker waiting for a thread starts before those of
-    lower priority (QThreadPool's run queue)."""
+    lower priority (QThreadPool's run queue); SHOWN starts at once, on a reserved thread."""
     worker = Worker(func, *args, **kwargs)
     if with_worker:
         worker._args = (worker, *args)
@@ -139,5 +156,10 @@ def start_worker(
         worker.signals.yielded.connect(on_progress)
     if on_finished is not None:
         worker.signals.finished.connect(on_finished)
-    (pool or QThreadPool.globalInstance()).start(worker, priority)
+    pool = pool or QThreadPool.globalInstance()
+    if priority >= SHOWN:
+        pool.reserveThread()
+        pool.startOnReservedThread(worker)
+    else:
+        pool.start(worker, priority)
     return worker
