@@ -117,6 +117,7 @@ def _scanning(
 ) -> Generator[ScanBatch, None, ScanReport | None]:
     report = ScanReport(rules.version, 0)
     new = _Cache.create(path, digest)
+    done = False
     pending: list[Finding] = []
     last_yield, yielded_any, total = time.monotonic(), False, 0
     try:
@@ -144,10 +145,10 @@ def _scanning(
         report.findings += pending
         yield ScanBatch(pending, report.scanned, max(total, report.scanned))
         new.finish(token if stable_token(store) == token else "", report.scanned)
-        new = None
+        done = True
         return _sorted(report)
     finally:
-        if new is not None:
+        if not done:
             new.discard()
 
 
@@ -211,7 +212,7 @@ class _Cache:
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
-        out = {i: (d, []) for i, d in self.conn.execute(f"SELECT id, digest FROM digests WHERE id IN ({marks})", wanted)}
+        out: dict[str, tuple[bytes, list[Finding]]] = {i: (d, []) for i, d in self.conn.execute(f"SELECT id, digest FROM digests WHERE id IN ({marks})", wanted)}
         for i, text in self.conn.execute(f"SELECT id, findings FROM found WHERE id IN ({marks})", wanted):
             if i in out:
                 out[i] = (out[i][0], _decoded(text))
