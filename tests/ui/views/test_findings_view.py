@@ -56,7 +56,8 @@ def test_the_view_lists_every_planted_finding(qtbot, window: MainWindow, planted
     listed = {(f.memory_id, f.rule) for f in window.view("findings").findings()}
     assert listed == {(ids["key"], "secret.openai-key"), (ids["injection"], "injection.ignore-instructions"),
                       (ids["bidi"], "hidden.bidi-control")}
-    texts = [window.view("findings").table.item(r, 3).text() for r in range(window.view("findings").table.rowCount())]
+    model = window.view("findings").table.model()
+    texts = [model.data(model.index(r, 3)) for r in range(model.rowCount())]
     assert not any(KEY in t for t in texts) and any("sk-p…" in t for t in texts)
     assert window.view("findings").table.accessibleName() == "Findings"
 
