@@ -6,9 +6,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
-
 from mnemoscope.ui.main_window import MainWindow
+from PySide6.QtCore import QSettings
 
 
 def file_hashes(root: Path) -> dict[str, str]:
