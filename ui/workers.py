@@ -33,11 +33,22 @@ def running_workers() -> int:
 # which sizes it, and the sidebar's), then every other aggregate (timeline, salience, graph).
 ASKED, AT_ONCE, AGGREGATE = 2, 1, 0
 # A tab's first content (a bounded read): it never waits in the queue behind the aggregates
-# already running, but starts at once on a thread reserved for it beyond the pool's count
-# (QThreadPool.reserveThread + startOnReservedThread). For reads of a few tens of milliseconds.
+# already running on the shared pool, but starts at once on a pool of its own (shown_pool()).
+# For reads of a few tens of milliseconds.
 SHOWN = 3
+SHOWN_THREADS = 2
 
 _background: QThreadPool | None = None
+_shown: QThreadPool | None = None
+
+
+def shown_pool() -> QThreadPool:
+    """The pool SHOWN reads run on instead of the shared one."""
+    global _shown
+    if _shown is None:
+        _shown = QThreadPool()
+        _shown.setMaxThreadCount(SHOWN_THREADS)
+    return _shown
 
 
 def background_pool() -> QThreadPool:
@@ -122,7 +133,7 @@ def finish_all(msecs: int = 10_000) -> bool:
     for worker in list(_running):
         worker.cancel()
     done = QThreadPool.globalInstance().waitForDone(msecs)
-    return (_background is None or _background.waitForDone(msecs)) and done
+    return all([pool is None or pool.waitForDone(msecs) for pool in (_background, _shown)]) and done
 
 
 def start_worker(
@@ -142,7 +153,8 @@ def start_worker(
     with_worker: func is called as func(worker, *args, **kwargs), so it can report
     progress and see a cancel from its first line (the pool may start it before
     start_worker returns). priority: a worker waiting for a thread starts before those of
-    lower priority (QThreadPool's run queue); SHOWN starts at once, on a reserved thread."""
+    lower priority (QThreadPool's run queue); SHOWN, asked of the shared pool, starts at once
+    on shown_pool() instead."""
     worker = Worker(func, *args, **kwargs)
     if with_worker:
         worker._args = (worker, *args)
@@ -157,9 +169,7 @@ def start_worker(
     if on_finished is not None:
         worker.signals.finished.connect(on_finished)
     pool = pool or QThreadPool.globalInstance()
-    if priority >= SHOWN:
-        pool.reserveThread()
-        pool.startOnReservedThread(worker)
-    else:
-        pool.start(worker, priority)
+    if priority >= SHOWN and pool is QThreadPool.globalInstance():
+        pool = shown_pool()
+    pool.start(worker, priority)
     return worker

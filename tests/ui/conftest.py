@@ -10,7 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from helpers.windows import open_window  # noqa: E402
-from mnemoscope.ui.workers import background_pool, running_workers  # noqa: E402
+from mnemoscope.ui.workers import background_pool, running_workers, shown_pool  # noqa: E402
 from PySide6.QtCore import QThreadPool  # noqa: E402
 
 
@@ -25,6 +25,7 @@ def _no_dangling_workers(qtbot):
     yield
     QThreadPool.globalInstance().waitForDone(10_000)
     background_pool().waitForDone(10_000)
+    shown_pool().waitForDone(10_000)
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=5_000)
 
 

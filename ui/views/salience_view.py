@@ -199,13 +199,18 @@ class SalienceView(View):
 
     def read_store(self) -> None:
         """The memories most at risk first, on a thread of their own at once (a bounded read);
-        the histogram after, with the other aggregates."""
+        the histogram once they are shown (a pass over every active memory: it would compete
+        with them for the cores), with the other aggregates."""
         self._generation += 1
         generation = self._generation
         self._waiting = {"at_risk", "spread"}
         self._formulas = {}
-        self.read(salience_at_risk, on_result=lambda data: self._on_at_risk(generation, data), priority=SHOWN)
-        self.read(salience_spread_of, on_result=lambda data: self._on_spread(generation, data))
+        self.read(salience_at_risk, on_result=lambda data: self._on_at_risk(generation, data), priority=SHOWN,
+                  on_error=lambda _exc: self._read_spread(generation))
+
+    def _read_spread(self, generation: int) -> None:
+        if generation == self._generation:
+            self.read(salience_spread_of, on_result=lambda data: self._on_spread(generation, data))
 
     def forget(self) -> None:
         self._generation += 1
@@ -269,6 +274,7 @@ class SalienceView(View):
         self.at_risk.resizeColumnsToContents()
         self.at_risk_shown.emit(len(rows))
         self._arrived(generation, "at_risk")
+        self._read_spread(generation)
 
     def _arrived(self, generation: int, part: str) -> None:
         self._waiting.discard(part)
