@@ -73,7 +73,7 @@ def _tab_after_open(qtbot, win: MainWindow, path: Path, tab: str, first_signal, 
 def test_the_findings_tab_lists_its_first_finding_within_a_second(qtbot, size: int, tmp_path: Path,
                                                                   monkeypatch) -> None:  # noqa: ANN001
     path = cached_store("findings", size, findings_store.VERSION, findings_store.build)
-    cold, warm, beats = [], [], []
+    cold, warm, beats = [], [], {False: [], True: []}
     for run in range(RUNS):
         monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / f"home-{run}"))  # no scan kept: it runs
         for kept, times in ((False, cold), (True, warm)):
@@ -82,17 +82,22 @@ def test_the_findings_tab_lists_its_first_finding_within_a_second(qtbot, size: i
             beat = Heartbeat(hook=False)
             times.append(_tab_after_open(qtbot, win, path, "findings", view.found, view.loaded, beat, "findings"))
             assert len(view.findings()) >= size // findings_store.EVERY - 1
-            beats.append(beat)
+            beats[kept].append(beat.held_up["findings"])
             _settle(qtbot, win)
-    gap = min(b.held_up["findings"] for b in beats)
-    print(f"\nfindings tab at {size}: first finding {cold} s; kept {warm} s; held up {[b.held_up for b in beats]} ms")
+    print(f"\nfindings tab at {size}: first finding {cold} s; kept {warm} s; held up {beats} ms (kept: True)")
     rows = [
         record(Row("gui", "Findings tab: first finding shown after open", size, statistics.median(cold),
                    "the contract's 1 s", BUDGET_S, 1.0)),
         record(Row("gui", "Findings tab: first finding shown after open, last scan kept", size,
                    statistics.median(warm), "the contract's 1 s", BUDGET_S, 1.0)),
-        record(Row("gui", "largest UI-thread gap while the Findings tab scans", size, gap / 1000,
-                   "the issue's bound", BOUND_S, 1.0)),
+        # The least of the runs' worst gaps, as test_window_heartbeat_bench.py records it. A scan of
+        # 1M memories is a minute of Python on a worker: when the machine's cores are taken by other
+        # processes, the kernel can hold the worker back while it has the GIL, and the UI thread
+        # waits for it (x2.2-3.0 at a load average of 6-7 on 2 cores, x0.86-0.98 at 2-4).
+        record(Row("gui", "largest UI-thread gap while the Findings tab scans", size, min(beats[False]) / 1000,
+                   "the issue's bound", BOUND_S, 1.0, 2.0)),
+        record(Row("gui", "largest UI-thread gap while the Findings tab reads the last scan", size,
+                   min(beats[True]) / 1000, "the issue's bound", BOUND_S, 1.0)),
     ]
     assert all(row.bounded for row in rows)
 
