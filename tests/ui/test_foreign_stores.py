@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QSettings
+
 from helpers.owners import require, run_owner
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QSettings
 
 ITEMS = [
     {"role": "user", "content": "Book a table for two in Lisbon"},
@@ -97,9 +98,9 @@ def _owner_built(module: str, target: str = "store", **paths: str):
 
 def _builders():
     from formats.test_agenticx import build_agenticx_history, build_agenticx_home
+    from formats.test_facts_db import build_facts_workspace
     from formats.test_claude_memory import build_claude_memories
     from formats.test_crewai import build_crewai_storage
-    from formats.test_facts_db import build_facts_workspace
     from formats.test_letta import build_letta_home
     from formats.test_openclaw import build_openclaw_state
 

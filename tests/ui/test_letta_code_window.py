@@ -8,8 +8,8 @@ from pathlib import Path
 
 from formats.test_letta_code import AGENT, build_letta_code_home, git, repo_of
 from helpers.windows import open_window, sidebar_counts
-from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 from test_seed_store_curation_window import _edit_through_dialog, _undo
+from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 
 
 def test_the_window_shows_letta_codes_blocks_and_their_commits(qtbot, tmp_path: Path) -> None:

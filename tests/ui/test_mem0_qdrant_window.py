@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QSettings
+
 from formats.test_mem0_qdrant import BUILD
 from helpers.owners import require, run_owner
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.main_window import MainWindow
-from PySide6.QtCore import QSettings
 
 
 def test_the_window_opens_and_curates_a_mem0_qdrant_store(qtbot, tmp_path: Path):

@@ -6,8 +6,9 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from mnemoscope.ui.main_window import MainWindow
 from PySide6.QtCore import QSettings
+
+from mnemoscope.ui.main_window import MainWindow
 
 
 def file_hashes(root: Path) -> dict[str, str]:

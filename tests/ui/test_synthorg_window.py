@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from formats.test_synthorg import _company, company, data_of  # noqa: F401  (fixtures)
+from PySide6.QtWidgets import QTreeWidgetItem
+
+from formats.test_synthorg import company, _company, data_of  # noqa: F401  (fixtures)
 from helpers.windows import open_window, sidebar_counts
 from mnemoscope.ui.main_window import MainWindow
 from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
-from PySide6.QtWidgets import QTreeWidgetItem
 
 
 def _rows(qtbot, win: MainWindow, n: int) -> list:

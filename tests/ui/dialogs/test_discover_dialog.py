@@ -73,9 +73,9 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
 ) -> None:
     """The home folder of tests/storage/detect/test_discover.py (a store of every supported tool): each row
     of the list, chosen, opens in the window with the count the list gave."""
-    from detect.test_discover import build_home
     from mnemoscope.storage import MemoryQuery
     from mnemoscope.ui.dialogs.table_mapping_dialog import TableMappingDialog
+    from detect.test_discover import build_home
 
     places = build_home(tmp_path / "base")
     home = places.pop("")

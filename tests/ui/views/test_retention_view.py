@@ -8,11 +8,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from formats.test_langgraph_ttl import BUILD
 from helpers.owners import require, run_owner
 from helpers.windows import open_window
 from mnemoscope.storage.retention import CLEAN_UP
 from mnemoscope.ui.views.retention_view import RetentionView
+
+from formats.test_langgraph_ttl import BUILD
 
 
 def _show(qtbot, win) -> RetentionView:  # noqa: ANN001
