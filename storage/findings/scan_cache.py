@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..store import MemoryStore
 
 FOLDER = "findings-cache"
-FORMAT = 1  # this file's layout: a file of another is not read
+FORMAT = 2  # this file's layout: a file of another is not read
 FIRST_BATCH_S = 0.0  # the first findings go out at once
 BATCH_S = 0.05  # later ones gathered this long at most
 PROGRESS_S = 0.2  # a batch with only the count of memories scanned, at least this often
@@ -194,8 +194,9 @@ class _Cache:
         conn.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
-            "CREATE TABLE digests (id TEXT PRIMARY KEY, digest BLOB NOT NULL) WITHOUT ROWID;"
-            "CREATE TABLE found (id TEXT PRIMARY KEY, findings TEXT NOT NULL) WITHOUT ROWID;"
+            # Rows appended as the scan reads them (in no order of id); indexed once, at the end.
+            "CREATE TABLE digests (id TEXT NOT NULL, digest BLOB NOT NULL);"
+            "CREATE TABLE found (id TEXT NOT NULL, findings TEXT NOT NULL);"
         )
         conn.execute("INSERT INTO meta VALUES ('rules', ?)", (digest,))
         return cls(conn, path, Path(name))
@@ -225,13 +226,15 @@ class _Cache:
         return out
 
     def add(self, digests: list[tuple[str, bytes]], found: list[tuple[str, list[Finding]]]) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO digests VALUES (?, ?)", digests)
-        self.conn.executemany("INSERT OR REPLACE INTO found VALUES (?, ?)",
+        self.conn.executemany("INSERT INTO digests VALUES (?, ?)", digests)
+        self.conn.executemany("INSERT INTO found VALUES (?, ?)",
                               [(i, json.dumps([_encoded(f) for f in fs])) for i, fs in found])
 
     def finish(self, token: str, scanned: int) -> None:
         """Keep this scan as the store's: token, when the store did not change while it ran."""
         self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("token", token), ("scanned", str(scanned))])
+        self.conn.execute("CREATE INDEX digests_id ON digests (id)")
+        self.conn.execute("CREATE INDEX found_id ON found (id)")
         self.conn.commit()
         self.conn.close()
         assert self.temp is not None
