@@ -55,9 +55,10 @@ def _settle(qtbot, win: MainWindow) -> None:  # noqa: ANN001
 
 def _tab_after_open(qtbot, win: MainWindow, path: Path, tab: str, first_signal, done_signal, beat: Heartbeat,
                     action: str) -> float:  # noqa: ANN001
-    """Seconds from the tab shown (the store just opened) to its first content."""
+    """Seconds from the tab shown (the store just opened) to its first content (first_signal's
+    count of rows listed above 0)."""
     shown: list[float] = []
-    first_signal.connect(lambda *_args: shown.append(time.perf_counter()) if not shown else None)
+    first_signal.connect(lambda listed: shown.append(time.perf_counter()) if listed and not shown else None)
     with beat.measure(action):
         with qtbot.waitSignal(win.store_opened, timeout=120_000):
             win.open_path(path, read_only=True)
