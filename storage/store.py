@@ -353,7 +353,7 @@ class MemoryStore:
                 continue
             scored = [(value, m) for m in part.page(active, limit=part.count(active))
                       if (value := model.effective(m, at)) is not None]  # no salience kept: not in the spread
-            for value, _memory in scored:
+            for value, _memory in (scored if bins else ()):
                 histogram[min(max(int(value * bins), 0), bins - 1)] += 1
             weakest += [m for _v, m in heapq.nsmallest(lowest, scored, key=lambda vm: (vm[0], vm[1].id))]
         weakest.sort(key=lambda m: (model.effective(m, at) or 0.0, m.id))

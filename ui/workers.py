@@ -32,6 +32,33 @@ def running_workers() -> int:
 # just asked for (the selected memory), then the counts the window shows at once (the table's,
 # which sizes it, and the sidebar's), then every other aggregate (timeline, salience, graph).
 ASKED, AT_ONCE, AGGREGATE = 2, 1, 0
+# A tab's first content (a bounded read): it never waits in the queue behind the aggregates
+# already running on the shared pool, but starts at once on a pool of its own (shown_pool()).
+# For reads of a few tens of milliseconds.
+SHOWN = 3
+SHOWN_THREADS = 2
+
+_background: QThreadPool | None = None
+_shown: QThreadPool | None = None
+
+
+def shown_pool() -> QThreadPool:
+    """The pool SHOWN reads run on instead of the shared one."""
+    global _shown
+    if _shown is None:
+        _shown = QThreadPool()
+        _shown.setMaxThreadCount(SHOWN_THREADS)
+    return _shown
+
+
+def background_pool() -> QThreadPool:
+    """The pool of whole-store jobs that run long (the findings scan): one thread of its own, so
+    that such a job never holds a thread of the shared pool the window's reads run on."""
+    global _background
+    if _background is None:
+        _background = QThreadPool()
+        _background.setMaxThreadCount(1)
+    return _background
 
 
 class WorkerSignals(QObject):
@@ -105,7 +132,8 @@ def finish_all(msecs: int = 10_000) -> bool:
     running into the interpreter's shutdown crashes it). False if msecs passed first."""
     for worker in list(_running):
         worker.cancel()
-    return QThreadPool.globalInstance().waitForDone(msecs)
+    done = QThreadPool.globalInstance().waitForDone(msecs)
+    return all([pool is None or pool.waitForDone(msecs) for pool in (_background, _shown)]) and done
 
 
 def start_worker(
@@ -125,7 +153,8 @@ def start_worker(
     with_worker: func is called as func(worker, *args, **kwargs), so it can report
     progress and see a cancel from its first line (the pool may start it before
     start_worker returns). priority: a worker waiting for a thread starts before those of
-    lower priority (QThreadPool's run queue)."""
+    lower priority (QThreadPool's run queue); SHOWN, asked of the shared pool, starts at once
+    on shown_pool() instead."""
     worker = Worker(func, *args, **kwargs)
     if with_worker:
         worker._args = (worker, *args)
@@ -139,5 +168,8 @@ def start_worker(
         worker.signals.yielded.connect(on_progress)
     if on_finished is not None:
         worker.signals.finished.connect(on_finished)
-    (pool or QThreadPool.globalInstance()).start(worker, priority)
+    pool = pool or QThreadPool.globalInstance()
+    if priority >= SHOWN and pool is QThreadPool.globalInstance():
+        pool = shown_pool()
+    pool.start(worker, priority)
     return worker

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .baseline import RECORD_PREFIX, BaselineRecords, allowed_hosts, save_allowed_hosts
     from .rules import SEVERITIES, Rule, RuleSet, default_rules, rules_from_json, severity_rank
+    from .scan_cache import ScanBatch, scan_stream
     from .scanner import Finding, fingerprint, mask, scan_text
     from .store_scan import ScanReport, accepted_fingerprints, find_findings, memory_findings, scan_store
 
@@ -24,15 +25,16 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("RECORD_PREFIX", "BaselineRecords", "allowed_hosts", "save_allowed_hosts"), "baseline"),
     **dict.fromkeys(("SEVERITIES", "Rule", "RuleSet", "default_rules", "rules_from_json", "severity_rank"), "rules"),
     **dict.fromkeys(("Finding", "fingerprint", "mask", "scan_text"), "scanner"),
+    **dict.fromkeys(("ScanBatch", "scan_stream"), "scan_cache"),
     **dict.fromkeys(
         ("ScanReport", "accepted_fingerprints", "find_findings", "memory_findings", "scan_store"), "store_scan"
     ),
 }
 
 __all__ = [
-    "REDACTED", "RECORD_PREFIX", "SEVERITIES", "BaselineRecords", "Finding", "Rule", "RuleSet", "ScanReport",
+    "REDACTED", "RECORD_PREFIX", "SEVERITIES", "BaselineRecords", "Finding", "Rule", "RuleSet", "ScanBatch", "ScanReport",
     "accepted_fingerprints", "allowed_hosts", "default_rules", "find_findings", "fingerprint", "mask",
-    "memory_findings", "rules_from_json", "save_allowed_hosts", "scan_store", "scan_text", "severity_rank",
+    "memory_findings", "rules_from_json", "save_allowed_hosts", "scan_store", "scan_stream", "scan_text", "severity_rank",
 ]
 
 

@@ -81,9 +81,37 @@ def salience_overview(
     """A histogram of effective salience over active memories and the most at-risk ones; the
     active memories whose store keeps no salience (workspace files, most other tools' records) are
     counted apart, in none of its bins; a salience the owner decays itself is taken as it keeps it."""
+    at = as_utc(at) if at else utcnow()
+    first = salience_at_risk(store, at, at_risk=at_risk)
+    spread = salience_spread_of(store, at, at_risk=at_risk)
+    return {**spread, **first, "formulas": {**spread["formulas"], **first["formulas"]}}
+
+
+def salience_at_risk(store: MemoryStore, at: datetime | None = None, *, at_risk: int = 20) -> dict[str, Any]:
+    """The memories most at risk, weakest first, each with the product's values for it (a
+    memory.db answers from a few index candidates: the Salience tab's first rows)."""
     model = store.settings.salience
     at = as_utc(at) if at else utcnow()
-    histogram, candidates = store.salience_spread(model, at, HISTOGRAM_BINS, at_risk)
+    _histogram, candidates = store.salience_spread(model, at, 0, at_risk)
+    return {
+        "at": at.isoformat(),
+        "model": model.to_dict(),
+        # a store's own salience, shown as its owner keeps it
+        "formulas": {f"{m.source.format or m.source.kind.value} salience": model.formula_of(m)
+                     for m in candidates if not salience_kept(m).decayed_here},
+        "at_risk": [
+            {**model.report(m, at), "formula": model.formula_of(m), "content": m.content, "channel": m.channel}
+            for m in candidates
+        ],
+    }
+
+
+def salience_spread_of(store: MemoryStore, at: datetime | None = None, *, at_risk: int = 20) -> dict[str, Any]:
+    """The histogram of effective salience (a pass over every active memory), the memories that
+    keep none, the decay formulas and the entities most at risk."""
+    model = store.settings.salience
+    at = as_utc(at) if at else utcnow()
+    histogram, _none = store.salience_spread(model, at, HISTOGRAM_BINS, 0)
     settings = store.settings
     entities = sorted(store.entities(), key=lambda e: (settings.entity_decay.effective(e, at), e.id))
     return {
@@ -93,9 +121,6 @@ def salience_overview(
             "memory salience": model.formula(),
             "entity salience": settings.entity_decay.formula(),
             "inferred-fact confidence": settings.fact_decay.formula(),
-            # a store's own salience, shown as its owner keeps it
-            **{f"{m.source.format or m.source.kind.value} salience": model.formula_of(m)
-               for m in candidates if not salience_kept(m).decayed_here},
         },
         "entities_at_risk": [entity_salience_report(settings.entity_decay, e, at) for e in entities[:at_risk]],
         "histogram": [
@@ -103,8 +128,4 @@ def salience_overview(
             for i, n in enumerate(histogram)
         ],
         "without_salience": store.count(MemoryQuery(statuses=(Status.ACTIVE,))) - sum(histogram),
-        "at_risk": [
-            {**model.report(m, at), "formula": model.formula_of(m), "content": m.content, "channel": m.channel}
-            for m in candidates
-        ],
     }

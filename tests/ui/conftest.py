@@ -10,14 +10,22 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from helpers.windows import open_window  # noqa: E402
-from mnemoscope.ui.workers import running_workers  # noqa: E402
+from mnemoscope.ui.workers import background_pool, running_workers, shown_pool  # noqa: E402
 from PySide6.QtCore import QThreadPool  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _own_data_folder(monkeypatch, tmp_path: Path) -> None:
+    """Mnemoscope's data folder (the findings scans it keeps, ...) in the test's own folder."""
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "mnemoscope-home"))
 
 
 @pytest.fixture(autouse=True)
 def _no_dangling_workers(qtbot):
     yield
     QThreadPool.globalInstance().waitForDone(10_000)
+    background_pool().waitForDone(10_000)
+    shown_pool().waitForDone(10_000)
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=5_000)
 
 

@@ -230,6 +230,7 @@ def test_salience_view_shows_histogram_at_risk_and_reinforces(qtbot, window: Mai
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.views.currentWidget() is window.view("salience")
     qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0)
+    qtbot.waitUntil(lambda: bool(window.view("salience").histogram.bins))  # the at-risk rows come first
     active = window.store.counts()["statuses"]["active"]
     salience = window.view("salience")
     assert sum(b["count"] for b in salience.histogram.bins) + salience.without_salience == active

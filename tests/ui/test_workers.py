@@ -10,7 +10,17 @@ from collections.abc import Iterator
 import pytest
 from mnemoscope.storage.errors import LockedError
 from mnemoscope.ui.main_window import MainWindow
-from mnemoscope.ui.workers import AGGREGATE, ASKED, AT_ONCE, Worker, finish_all, running_workers, start_worker
+from mnemoscope.ui.workers import (
+    AGGREGATE,
+    ASKED,
+    AT_ONCE,
+    SHOWN,
+    Worker,
+    background_pool,
+    finish_all,
+    running_workers,
+    start_worker,
+)
 from PySide6.QtCore import QThread, QThreadPool
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -161,6 +171,34 @@ def test_what_a_person_asked_for_starts_before_counts_and_aggregates(qtbot, one_
     hold.set()
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=WAIT_S * 1000)
     assert started == ["asked", "at once", "aggregate"]
+
+
+def test_a_tabs_first_content_starts_while_the_shared_pool_is_busy(qtbot) -> None:
+    pool = QThreadPool.globalInstance()
+    hold = threading.Event()
+    for _ in range(pool.maxThreadCount() + 1):  # every thread of the shared pool held, one more queued
+        start_worker(lambda: hold.wait(WAIT_S))
+    started = threading.Event()
+    start_worker(started.set, priority=SHOWN)
+    try:
+        assert started.wait(WAIT_S / 2)  # not queued behind the held ones
+    finally:
+        hold.set()
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=WAIT_S * 1000)
+
+
+def test_a_long_job_on_the_background_pool_is_waited_for_at_exit(qtbot) -> None:
+    ticks: list[int] = []
+
+    def endless() -> Iterator[int]:
+        while True:
+            ticks.append(1)
+            threading.Event().wait(0.01)
+            yield len(ticks)
+
+    worker = start_worker(endless, pool=background_pool())
+    qtbot.waitUntil(lambda: len(ticks) > 2)
+    assert finish_all(5_000) and worker.cancelled and background_pool().activeThreadCount() == 0
 
 
 def test_at_exit_every_running_worker_is_cancelled_and_its_thread_waited_for(qtbot) -> None:

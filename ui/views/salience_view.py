@@ -8,7 +8,7 @@ from typing import Any
 from mnemoscope.storage import Memory, shown
 from mnemoscope.storage.salience import MNEMOSCOPE_DECAY, InferredFactDecay, SalienceModel
 from mnemoscope.storage.timeutil import parse_time
-from mnemoscope.storage.views.salience import salience_overview, salience_report
+from mnemoscope.storage.views.salience import salience_at_risk, salience_report, salience_spread_of
 from PySide6.QtCore import QItemSelectionModel, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import (
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from ..store_session import StoreSession
 from ..theme import readable
+from ..workers import SHOWN
 from .base_view import View
 
 MARGIN = 36
@@ -131,10 +132,13 @@ class HistogramWidget(QWidget):
 
 
 class SalienceView(View):
-    """Signals: loaded(int) with the number of memories at risk listed, failed(object),
+    """Signals: at_risk_shown(int) with the number of memories at risk listed (the tab's first
+    rows, read at once from a few index candidates), loaded(int) with it again once the
+    histogram (a pass over every active memory) is drawn too, failed(object),
     reinforce_requested(str) with a memory id."""
 
     reinforce_requested = Signal(str)
+    at_risk_shown = Signal(int)
     name, title, order, follows_rows = "salience", "Salience", 30, True
 
     def __init__(self, session: StoreSession, parent: QWidget | None = None) -> None:
@@ -190,14 +194,28 @@ class SalienceView(View):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
         self._generation = 0
+        self._waiting: set[str] = set()
+        self._formulas: dict[str, str] = {}
 
     def read_store(self) -> None:
+        """The memories most at risk first, on a thread of their own at once (a bounded read);
+        the histogram once they are shown (a pass over every active memory: it would compete
+        with them for the cores), with the other aggregates."""
         self._generation += 1
         generation = self._generation
-        self.read(salience_overview, on_result=lambda data: self._on_overview(generation, data))
+        self._waiting = {"at_risk", "spread"}
+        self._formulas = {}
+        self.read(salience_at_risk, on_result=lambda data: self._on_at_risk(generation, data), priority=SHOWN,
+                  on_error=lambda _exc: self._read_spread(generation))
+
+    def _read_spread(self, generation: int) -> None:
+        if generation == self._generation:
+            self.read(salience_spread_of, on_result=lambda data: self._on_spread(generation, data))
 
     def forget(self) -> None:
         self._generation += 1
+        self._formulas = {}
+        self.formulas.setText("")
         self.curve.set_report(None)
         self.histogram.set_bins([])
         self.at_risk.setRowCount(0)
@@ -222,14 +240,25 @@ class SalienceView(View):
                      f"{c['formula']}.")
         self.caption.setText(text)
 
-    def _on_overview(self, generation: int, data: dict[str, Any]) -> None:
+    def _on_spread(self, generation: int, data: dict[str, Any]) -> None:
         if generation != self._generation:
             return
         self.histogram.set_bins(data["histogram"])
         self.without_salience = data["without_salience"]
         self.spread_label.setText("Effective salience of active memories" + (
             f" ({self.without_salience} more keep none: their stores do not score them)" if self.without_salience else ""))
-        self.formulas.setText("\n".join(f"{name.capitalize()}: {formula}" for name, formula in data["formulas"].items()))
+        self._formulas = {**data["formulas"], **self._formulas}
+        self._show_formulas()
+        self._arrived(generation, "spread")
+
+    def _show_formulas(self) -> None:
+        self.formulas.setText("\n".join(f"{name.capitalize()}: {formula}" for name, formula in self._formulas.items()))
+
+    def _on_at_risk(self, generation: int, data: dict[str, Any]) -> None:
+        if generation != self._generation:
+            return
+        self._formulas.update(data["formulas"])
+        self._show_formulas()
         rows = data["at_risk"]
         self.at_risk.setRowCount(len(rows))
         for r, item in enumerate(rows):
@@ -243,7 +272,14 @@ class SalienceView(View):
             for c, text in enumerate(cells):
                 self.at_risk.setItem(r, c, QTableWidgetItem(text))
         self.at_risk.resizeColumnsToContents()
-        self.loaded.emit(len(rows))
+        self.at_risk_shown.emit(len(rows))
+        self._arrived(generation, "at_risk")
+        self._read_spread(generation)
+
+    def _arrived(self, generation: int, part: str) -> None:
+        self._waiting.discard(part)
+        if not self._waiting and generation == self._generation:
+            self.loaded.emit(self.at_risk.rowCount())
 
     def select_at_risk(self, row: int) -> None:
         index = self.at_risk.model().index(row, 0)

@@ -35,6 +35,7 @@ from ...source import Capabilities, Snapshot, page_after_by_key
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .graph import GraphReads
+from .lowest_salience import lowest_rows, memories_of
 from .positions import Positions
 from .rows import (
     DB_NAME,
@@ -498,6 +499,8 @@ class NativeReads(GraphReads):
             return [self._memory(row._mapping) for row in conn.execute(stmt)]
 
     def salience_histogram(self, rate: float, boost: float, at: datetime, bins: int) -> list[int]:
+        if bins <= 0:
+            return []
         bucket = self.salience_bucket(self.effective_salience(rate, boost, at), bins)
         stmt = (
             select(bucket, func.count())
@@ -511,15 +514,13 @@ class NativeReads(GraphReads):
         return counts
 
     def lowest_salience(self, rate: float, boost: float, at: datetime, limit: int) -> list[Memory]:
-        eff = self.effective_salience(rate, boost, at)
-        stmt = (
-            select(schema.memories)
-            .where(schema.memories.c.status == Status.ACTIVE.value)
-            .order_by(eff.asc(), schema.memories.c.id)
-            .limit(limit)
-        )
+        """The active memories of least effective salience, weakest first: from a few candidates
+        off the salience and last-access indexes when they prove enough (lowest_salience.py)."""
+        if limit <= 0:
+            return []
         with self.errors(), self.engine.connect() as conn:
-            return [self._memory(row._mapping) for row in conn.execute(stmt)]
+            rows, _candidates = lowest_rows(conn, self.effective_salience(rate, boost, at), rate, boost, at, limit)
+        return memories_of(rows, self._memory)
 
     def promotion_candidates(self, thresholds: PromotionThresholds, limit: int) -> list[Memory]:
         """Active project-channel memories that meet every promotion threshold and have no

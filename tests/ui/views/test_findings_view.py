@@ -56,7 +56,8 @@ def test_the_view_lists_every_planted_finding(qtbot, window: MainWindow, planted
     listed = {(f.memory_id, f.rule) for f in window.view("findings").findings()}
     assert listed == {(ids["key"], "secret.openai-key"), (ids["injection"], "injection.ignore-instructions"),
                       (ids["bidi"], "hidden.bidi-control")}
-    texts = [window.view("findings").table.item(r, 3).text() for r in range(window.view("findings").table.rowCount())]
+    model = window.view("findings").table.model()
+    texts = [model.data(model.index(r, 3)) for r in range(model.rowCount())]
     assert not any(KEY in t for t in texts) and any("sk-p…" in t for t in texts)
     assert window.view("findings").table.accessibleName() == "Findings"
 
@@ -126,3 +127,85 @@ def test_the_view_alone_scans_through_the_session_and_asks_for_fixes(qtbot, plan
         assert accept.args == [[key]]
         view.clear()
         assert view.findings() == [] and not view.redact_button.isEnabled()
+
+
+def _big_store(root: Path, clean: int) -> dict[str, str]:
+    """A memory.db of many clean memories and the planted ones, these the most recently updated
+    (the scan reads newest first: they are in its first page, and pages follow)."""
+    from datetime import datetime, timedelta, timezone
+
+    from mnemoscope.storage.native.db.sqlite_source import SqliteSource
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    source = SqliteSource.open(root / "memory.db", create=True)
+    rows = [source.memory_row(f"fact number {i} about deploys and invoices", memory_id=f"m-{i:07d}",
+                              updated_at=t0 + timedelta(seconds=i)) for i in range(clean)]
+    ids = {name: f"p-{name}" for name in PLANTED}
+    rows += [source.memory_row(text, memory_id=ids[name], updated_at=t0 + timedelta(days=400))
+             for name, text in PLANTED.items()]
+    source.insert_memory_rows(rows)
+    source.close()
+    return ids
+
+
+def test_findings_are_listed_while_the_scan_goes_on_then_counted(qtbot, tmp_path: Path) -> None:
+    ids = _big_store(tmp_path, 6_000)
+    with open_session(qtbot, tmp_path, read_only=True) as session:
+        view = FindingsView(session)
+        qtbot.addWidget(view)
+        view.show()
+        seen: list[tuple[int, str, bool]] = []
+        ended: list[int] = []
+        view.loaded.connect(ended.append)
+        view.found.connect(lambda n: seen.append((n, view.summary.text(), bool(ended))))
+        with qtbot.waitSignal(view.loaded, timeout=30_000):
+            view.load()
+        first_count, first_text, ended_then = seen[0]
+        assert first_count >= 3 and not ended_then  # listed before the scan ended
+        assert first_text.startswith(f"Scanning… {first_count} found (") and "of 6,003 memories" in first_text
+        assert set(ids.values()) <= {f.memory_id for f in view.findings()}
+        assert ended == [len(view.findings())]
+        assert view.summary.text().startswith(f"{len(view.findings())} findings in 6003 memories")
+
+
+def test_the_next_open_lists_the_last_scans_findings_at_once(qtbot, tmp_path: Path) -> None:
+    _big_store(tmp_path, 3_000)
+    listed = []
+    for _run in range(2):
+        with open_session(qtbot, tmp_path, read_only=True) as session:
+            view = FindingsView(session)
+            qtbot.addWidget(view)
+            batches: list[str] = []
+            view.found.connect(lambda _n, view=view, batches=batches: batches.append(view.summary.text()))
+            with qtbot.waitSignal(view.loaded, timeout=30_000):
+                view.load()
+            listed.append((view.findings(), batches))
+    (first, first_batches), (again, again_batches) = listed
+    assert [f.fingerprint for f in again] == [f.fingerprint for f in first] and first
+    assert any(" found (" in t for t in first_batches)
+    assert not any(" found (" in t for t in again_batches)  # read back: no memory scanned
+
+
+def test_closing_the_window_mid_scan_stops_the_scan(qtbot, tmp_path: Path) -> None:
+    import os
+
+    from mnemoscope.ui.workers import background_pool, running_workers
+
+    _big_store(tmp_path / "store", 60_000)
+    (tmp_path / "store").mkdir(exist_ok=True)
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+        win.open_path(tmp_path / "store", read_only=True)
+    view = win.view("findings")
+    ended: list[int] = []
+    view.loaded.connect(ended.append)
+    with qtbot.waitSignal(view.found, timeout=20_000):
+        win.show_view("findings")
+    win.close()
+    assert background_pool().waitForDone(5_000)  # the scan saw the cancel within a page
+    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing, timeout=20_000)
+    assert ended == []  # it never finished: cancelled, not run to its end
+    kept = tmp_path / "mnemoscope-home" / "findings-cache"
+    assert not list(kept.glob("*.partial")) and not os.listdir(kept)  # no half scan kept, none left behind

@@ -39,3 +39,23 @@ def test_the_overview_the_curve_and_a_reinforce_request(qtbot, demo_path: Path) 
         assert requested.args == [at_risk.text()]
         view.clear()
         assert view.at_risk.rowCount() == 0 and view.histogram.bins == []
+
+
+def test_the_memories_at_risk_are_shown_before_the_histogram(qtbot, demo_path: Path) -> None:
+    from mnemoscope.storage.views.salience import salience_overview
+
+    with open_session(qtbot, demo_path, read_only=True) as session:
+        view = SalienceView(session)
+        qtbot.addWidget(view)
+        order: list[tuple[str, int]] = []
+        view.at_risk_shown.connect(lambda n: order.append(("at risk", len(view.histogram.bins))))
+        view.loaded.connect(lambda n: order.append(("loaded", len(view.histogram.bins))))
+        with qtbot.waitSignal(view.loaded, timeout=10_000):
+            view.load()
+        assert order == [("at risk", 0), ("loaded", 10)]  # the rows first, the histogram drawn after them
+        store = session.store
+        assert store is not None
+        whole = salience_overview(store)  # the CLI's `salience` overview: the same memories, in order
+        assert [view.at_risk.item(r, 2).text() for r in range(view.at_risk.rowCount())] == [
+            item["id"] for item in whole["at_risk"]]
+        assert [b["count"] for b in view.histogram.bins] == [b["count"] for b in whole["histogram"]]
