@@ -124,7 +124,11 @@ def _summary(entry: list[Any]) -> FileSummary:
 
 
 def index_folder() -> Path:
-    """Where workspaces' file indexes are kept: Mnemoscope's cache folder."""
+    """Where workspaces' file indexes are kept: Mnemoscope's cache folder (under MNEMOSCOPE_HOME
+    when that relocates Mnemoscope's own files)."""
+    home = os.environ.get("MNEMOSCOPE_HOME")
+    if home:
+        return Path(home) / "cache" / "markdown-index"
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("mnemoscope", "Mnemoscope")) / "markdown-index"
