@@ -44,6 +44,7 @@ MAX_SCANNED_BLOCKS = 60_000  # blocks other than plain bullets, per file
 MAX_PARSED_BYTES = 3 << 20  # text markdown-it reads, per file
 _CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
 _FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
+_VECTORIZED_FROM = 32 << 10  # bytes from which two-byte white space is looked for with numpy
 
 
 @dataclass
@@ -152,7 +153,7 @@ def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int
     file read only up to its budget is not searched to its end)."""
     sources: list[Iterator[int]] = [(m.end() for m in _NOT_PLAIN_NEXT.finditer(data))]
     sources += [
-        _once_per_line(re.compile(re.escape(odd)), data) for odd in (*_ODD_SPACE_ASCII, b" " + newline) if odd in data
+        _once_per_line(re.compile(re.escape(odd)), data) for odd in _odd_spaces_in(data, newline)
     ]
     if not data.isascii():
         sources.append(_once_per_line(_ODD_SPACE_UTF8, data))
@@ -168,6 +169,22 @@ def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int
             line, at = found, mark
     if line < line_count - 1:
         yield line_count - 1  # the last line, whose ending may be missing
+
+
+def _odd_spaces_in(data: bytes, newline: bytes) -> list[bytes]:
+    """Which of the white space str.split() folds otherwise than one space (and a space ending a
+    line) data holds. Two spaces are looked for in one vectorized pass over a big file (a
+    substring search for a pair of common bytes goes about one byte at a time)."""
+    odd = [b for b in _ODD_SPACE_ASCII if len(b) == 1 and b in data]
+    pairs = [b for b in _ODD_SPACE_ASCII if len(b) > 1] + [b" " + newline]
+    if len(data) < _VECTORIZED_FROM or any(len(pair) != 2 for pair in pairs):
+        return odd + [pair for pair in pairs if pair in data]
+    import numpy as np
+
+    at = np.frombuffer(data, np.uint8)
+    space = at[:-1] == 0x20
+    after = at[1:]
+    return odd + [pair for pair in pairs if bool(np.any(space & (after == pair[1])))]
 
 
 def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from helpers.markdown_oracle import oracle
 from mnemoscope.storage.native.markdown.blocks import Block, split_lines
 from mnemoscope.storage.native.markdown.files import BOM
-from mnemoscope.storage.native.markdown.scan import MAX_SCANNED_BLOCKS, parse_blocks, scan
+from mnemoscope.storage.native.markdown.scan import _VECTORIZED_FROM, MAX_SCANNED_BLOCKS, parse_blocks, scan
 
 REL = "MEMORY.md"
 
@@ -96,6 +96,22 @@ def test_runs_of_plain_bullets_around_any_line(doc: str, plain: int, at: int) ->
     if at and not lines[at - 1].endswith(("\n", "\r")):
         lines[at - 1] += ending
     text = "".join(lines[:at] + bullets + lines[at:])
+    assert _facts(parse_blocks(text, REL)) == _facts(oracle(text))
+
+
+@settings(max_examples=40, deadline=None)
+@given(doc=documents, at=st.integers(0, 30), double=st.booleans())
+def test_a_big_file_is_scanned_as_a_small_one(doc: str, at: int, double: bool) -> None:
+    """From _VECTORIZED_FROM bytes, two spaces (and a space ending a line) are looked for in a
+    vectorized pass: the same blocks."""
+    lines = split_lines(doc.removeprefix(BOM))
+    ending = "\r\n" if "\r\n" in doc else "\n"
+    filler = [f"- filler fact{'  ' if double and i == 999 else ' '}{i}{ending}" for i in range(1_800)]
+    at = min(at, len(lines))
+    if at and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += ending
+    text = "".join(lines[:at] + filler + lines[at:])
+    assert len(text.encode("utf-8")) >= _VECTORIZED_FROM
     assert _facts(parse_blocks(text, REL)) == _facts(oracle(text))
 
 
