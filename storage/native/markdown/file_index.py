@@ -19,13 +19,13 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...atomic_file import atomic_write_bytes
 from .file_blocks import FileBlocks
 
 _FORMAT = 1
@@ -103,7 +103,7 @@ class FileIndex:
         data = json.dumps({"format": _FORMAT, "root": self._root, "files": files}, ensure_ascii=False,
                           separators=(",", ":"))
         with contextlib.suppress(OSError):
-            atomic_write_bytes(self._where, data.encode("utf-8"))
+            _replace_unsynced(self._where, data.encode("utf-8"))
             _prune(self._where.parent)
 
     def _load(self) -> None:
@@ -136,6 +136,21 @@ def index_folder() -> Path:
 
 def _key(root: Path) -> str:
     return hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _replace_unsynced(path: Path, data: bytes) -> None:
+    """path replaced whole by data (a temp file renamed over it), without waiting for the disk:
+    a cache lost or cut short by a crash is read as none (every file is read again)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _prune(folder: Path) -> None:

@@ -391,7 +391,7 @@ class MarkdownSource:
         anywhere = replace(query, channels=())
         for rel in self.files() if rels is None else rels:
             if self._hides(rel):
-                for parsed, sample, picked in self._selected(query, [rel]):
+                for _parsed, sample, picked in self._selected(query, [rel]):
                     yield rel, sample.metadata.get("heading", ""), len(picked)
             elif matches(self._sample(rel, ""), anywhere):
                 for heading, n in self._summary(rel).groups:
