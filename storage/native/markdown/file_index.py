@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ class FileIndex:
         self._root = os.path.realpath(root)
         self._kept: dict[str, FileSummary] = {}
         self._dirty = False
+        self._lock = threading.Lock()  # the window reads on several threads
         self._load()
 
     def get(self, rel: str, token: Token) -> FileSummary | None:
@@ -81,25 +83,29 @@ class FileIndex:
     def put(self, rel: str, summary: FileSummary) -> None:
         if not summary.settled:
             return
-        if self._kept.get(rel) != summary:
-            self._kept[rel] = summary
-            self._dirty = True
+        with self._lock:
+            if self._kept.get(rel) != summary:
+                self._kept[rel] = summary
+                self._dirty = True
 
     def forget_except(self, rels: Iterable[str]) -> None:
         """Drop the summaries of files no longer listed."""
         listed = set(rels)
-        gone = [rel for rel in self._kept if rel not in listed]
-        for rel in gone:
-            del self._kept[rel]
-        self._dirty = self._dirty or bool(gone)
+        with self._lock:
+            gone = [rel for rel in self._kept if rel not in listed]
+            for rel in gone:
+                del self._kept[rel]
+            self._dirty = self._dirty or bool(gone)
 
     def save(self) -> None:
         """Keep the summaries for the next open (a failure to write is no error: the files are
         read again then)."""
-        if not self._dirty:
-            return
-        self._dirty = False
-        files = {rel: [*s.token, s.unread_from, [list(g) for g in s.groups]] for rel, s in self._kept.items()}
+        with self._lock:
+            if not self._dirty:
+                return
+            self._dirty = False
+            kept = list(self._kept.items())
+        files = {rel: [*s.token, s.unread_from, [list(g) for g in s.groups]] for rel, s in kept}
         data = json.dumps({"format": _FORMAT, "root": self._root, "files": files}, ensure_ascii=False,
                           separators=(",", ":"))
         with contextlib.suppress(OSError):

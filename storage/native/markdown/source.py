@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -99,6 +100,7 @@ class MarkdownSource:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._cache: OrderedDict[str, tuple[tuple[int, ...], FileBlocks]] = OrderedDict()
+        self._cache_lock = threading.Lock()  # the window reads on several threads
         self._last_scan: dict[str, tuple[bytes, FileBlocks]] = {}
         self._mirrors: set[tuple[str, str]] = set()
         self._mirror_files: frozenset[str] = frozenset()
@@ -219,19 +221,22 @@ class MarkdownSource:
             data = path.read_bytes()
             key = (*key, hash(data))
         if cached and cached[0] == key:
-            self._cache.move_to_end(rel)
+            with self._cache_lock:
+                if rel in self._cache:
+                    self._cache.move_to_end(rel)
             return st, cached[1]
         data = path.read_bytes() if data is None else data
         require_utf8(data, rel)
         parsed = scan(data.removeprefix(BOM_BYTES), rel)
-        self._cache[rel] = (key, parsed)
-        self._cache.move_to_end(rel)
-        self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
-        self._keep_recent()
+        with self._cache_lock:
+            self._cache[rel] = (key, parsed)
+            self._cache.move_to_end(rel)
+            self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
+            self._keep_recent()
         return st, parsed
 
     def _keep_recent(self) -> None:
-        """Forget the least recently used scans past what is kept in memory."""
+        """Forget the least recently used scans past what is kept in memory (the lock held)."""
         held = sum(key[1] for key, _ in self._cache.values())
         while len(self._cache) > 1 and (len(self._cache) > _KEEP_PARSED_FILES or held > _KEEP_PARSED_BYTES):
             rel, (key, _) = self._cache.popitem(last=False)
@@ -239,9 +244,10 @@ class MarkdownSource:
             held -= key[1]
 
     def _forget(self, rel: str) -> None:
-        self._cache.pop(rel, None)
-        self._last_scan.pop(rel, None)
-        self._summaries.pop(rel, None)
+        with self._cache_lock:
+            self._cache.pop(rel, None)
+            self._last_scan.pop(rel, None)
+            self._summaries.pop(rel, None)
 
     def _summary(self, rel: str) -> FileSummary:
         """How many blocks rel holds under each heading: kept from an earlier read while the file
