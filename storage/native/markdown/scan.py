@@ -184,7 +184,7 @@ def _odd_spaces_in(data: bytes, newline: bytes) -> list[bytes]:
     at = np.frombuffer(data, np.uint8)
     space = at[:-1] == 0x20
     after = at[1:]
-    return odd + [pair for pair in pairs if bool(np.any(space & (after == pair[1])))]
+    return odd + [pair for pair in pairs if bool((space & (after == pair[1])).any())]
 
 
 def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:
