@@ -52,7 +52,7 @@ from .blocks import (
     render_block,
 )
 from .file_blocks import FileBlocks
-from .file_index import FileIndex, FileSummary, now_ns, summarize, token_of
+from .file_index import SETTLED_NS, FileIndex, FileSummary, now_ns, summarize, token_of
 from .files import (
     BOM_BYTES,
     LEARNINGS_FILES,
@@ -65,7 +65,7 @@ from .files import (
     markdown_files_under,
     require_utf8,
 )
-from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, scan
+from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, quick_groups, scan
 
 CHANNEL_HEADING = re.compile(r"^(?:project|channel)\s*[:=]\s*(\S+)", re.IGNORECASE)
 
@@ -263,6 +263,9 @@ class MarkdownSource:
                 self._summaries[rel] = known
                 return known
         read_at = now_ns()
+        quick = self._quick_summary(rel, path, read_at) if path is not None and rel not in self._cache else None
+        if quick is not None:
+            return quick
         st, parsed = self._stat_and_parse(rel)
         if st is None:
             return _NO_FILE
@@ -270,6 +273,27 @@ class MarkdownSource:
         if summary.settled:
             self._summaries[rel] = summary
             self._index.put(rel, summary)
+        return summary
+
+    def _quick_summary(self, rel: str, path: Path, read_at: int) -> FileSummary | None:
+        """rel's summary found without scanning it into blocks (a daily log's lines are plain
+        bullets, headings and blank lines), for a file settled since its last change (whose
+        summary is kept): others are scanned, and their scans kept for the next call."""
+        try:
+            with path.open("rb") as handle:
+                st = os.fstat(handle.fileno())
+                if not (read_at - st.st_mtime_ns > SETTLED_NS and read_at - st.st_ctime_ns > SETTLED_NS):
+                    return None
+                data = handle.read()
+        except OSError:
+            return None
+        require_utf8(data, rel)
+        groups = quick_groups(data.removeprefix(BOM_BYTES))
+        if groups is None:
+            return None
+        summary = FileSummary(token_of(st), tuple(groups), None, settled=True)
+        self._summaries[rel] = summary
+        self._index.put(rel, summary)
         return summary
 
     def _summarized(self, rels: Sequence[str]) -> list[FileSummary]:
