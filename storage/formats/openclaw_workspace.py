@@ -194,6 +194,9 @@ class OpenClawWorkspace(MarkdownSource):
     def _left_out(self, parsed: FileBlocks) -> frozenset[int]:
         return super()._left_out(parsed) | self.template_blocks(parsed)
 
+    def _hides(self, rel: str) -> bool:
+        return super()._hides(rel) or rel in TEMPLATE_KEYS or rel in self._generated
+
     def template_blocks(self, parsed: FileBlocks) -> frozenset[int]:
         """The blocks of a file that are OpenClaw's template text."""
         rel = parsed.rel
@@ -229,6 +232,8 @@ class OpenClawWorkspace(MarkdownSource):
         """file -> (template blocks, all blocks), for the files that hold template text."""
         out = {}
         for rel in self.files():
+            if rel not in TEMPLATE_KEYS and rel not in self._generated:
+                continue  # (no template text: not read)
             parsed = self._parsed(rel)
             n = len(self.template_blocks(parsed))
             if n:

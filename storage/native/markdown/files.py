@@ -8,6 +8,7 @@ UTF-8 (a byte-order mark is allowed), and only files inside the workspace are re
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,3 +76,28 @@ def inside(root: Path, rel: str) -> Path | None:
     except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
         return None
     return path if path.is_relative_to(real_root) and path != real_root else None
+
+
+def markdown_files_under(root: Path, folder: str) -> tuple[list[str], list[str]]:
+    """The *.md files under root/folder as Path.rglob finds them (every level, links to folders not
+    followed), relative to root: (links, plain files). A plain file under a folder reached without
+    a link is inside root; a link must be resolved to tell."""
+    links: list[str] = []
+    plain: list[str] = []
+    pending = [(root / folder, folder)]
+    while pending:
+        here, rel = pending.pop()
+        try:
+            with os.scandir(here) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    pending.append((Path(entry.path), f"{rel}/{entry.name}"))
+                elif entry.name.endswith(".md") and entry.is_file():
+                    (links if entry.is_symlink() else plain).append(f"{rel}/{entry.name}")
+            except OSError:
+                continue
+    return links, plain

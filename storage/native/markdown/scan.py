@@ -44,6 +44,7 @@ MAX_SCANNED_BLOCKS = 60_000  # blocks other than plain bullets, per file
 MAX_PARSED_BYTES = 3 << 20  # text markdown-it reads, per file
 _CANDIDATE_STARTS = (b"#", b"-", b"*", b"+")
 _FIRST_READ = 16  # lines markdown-it reads past a line it is asked about, at first
+_VECTORIZED_FROM = 32 << 10  # bytes from which two-byte white space is looked for with numpy
 
 
 @dataclass
@@ -150,13 +151,18 @@ def _uniform_newline(data: bytes) -> bytes | None:
 def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int]:
     """The lines that may not be plain bullets, in order; found as the scan asks for them (a
     file read only up to its budget is not searched to its end)."""
+    return (line for line, _ in _special_starts(data, line_count, newline))
+
+
+def _special_starts(data: bytes, line_count: int, newline: bytes) -> Iterator[tuple[int, int]]:
+    """The lines that may not be plain bullets, in order, each with the offset of its first byte."""
     sources: list[Iterator[int]] = [(m.end() for m in _NOT_PLAIN_NEXT.finditer(data))]
     sources += [
-        _once_per_line(re.compile(re.escape(odd)), data) for odd in (*_ODD_SPACE_ASCII, b" " + newline) if odd in data
+        _once_per_line(re.compile(re.escape(odd)), data) for odd in _odd_spaces_in(data, newline)
     ]
     if not data.isascii():
         sources.append(_once_per_line(_ODD_SPACE_UTF8, data))
-    yield 0
+    yield 0, 0
     line = at = 0
     for mark in heapq.merge(*sources):
         if mark > at:
@@ -164,10 +170,66 @@ def _special_lines(data: bytes, line_count: int, newline: bytes) -> Iterator[int
             if found >= line_count:
                 break
             if found > line:
-                yield found
+                yield found, data.rfind(b"\n", 0, mark) + 1
             line, at = found, mark
-    if line < line_count - 1:
-        yield line_count - 1  # the last line, whose ending may be missing
+    if line < line_count - 1:  # the last line, whose ending may be missing
+        yield line_count - 1, data.rfind(b"\n", 0, len(data) - data.endswith(b"\n")) + 1
+
+
+def quick_groups(data: bytes) -> list[tuple[str, int]] | None:
+    """The blocks per heading scan(data) finds (as FileBlocks.groups() runs them, with their
+    counts), found without making the file's lines, where every line the scanner looks at is a
+    blank line, a heading or a one-line bullet (a daily log's: the other lines are plain bullets);
+    None for any other file, which scan() reads."""
+    newline = _uniform_newline(data)
+    if newline is None or not data:
+        return None
+    line_count = data.count(b"\n") + (not data.endswith(b"\n"))
+    groups: list[tuple[str, int]] = []
+    heading = ""
+    counted = scanned = 0  # lines before `counted` are in groups; one-line bullets seen
+
+    def add(n: int) -> None:
+        if n <= 0:
+            return
+        if groups and groups[-1][0] == heading:
+            groups[-1] = (heading, groups[-1][1] + n)
+        else:
+            groups.append((heading, n))
+
+    for line, start in _special_starts(data, line_count, newline):
+        add(line - counted)  # plain bullets
+        end = data.find(b"\n", start)
+        text = (data[start:] if end < 0 else data[start : end + 1]).decode("utf-8")
+        kind, value = _line_kind(text)
+        if kind is None:
+            return None
+        if kind == _HEADING:
+            heading = value
+        elif kind == _BULLET and block_from_lines([text], (0, 1), "", heading, list_item=True).content.strip():
+            add(1)
+            scanned += 1
+            if scanned >= MAX_SCANNED_BLOCKS:
+                return None
+        counted = line + 1
+    add(line_count - counted)
+    return groups
+
+
+def _odd_spaces_in(data: bytes, newline: bytes) -> list[bytes]:
+    """Which of the white space str.split() folds otherwise than one space (and a space ending a
+    line) data holds. Two spaces are looked for in one vectorized pass over a big file (a
+    substring search for a pair of common bytes goes about one byte at a time)."""
+    odd = [b for b in _ODD_SPACE_ASCII if len(b) == 1 and b in data]
+    pairs = [b for b in _ODD_SPACE_ASCII if len(b) > 1] + [b" " + newline]
+    if len(data) < _VECTORIZED_FROM or any(len(pair) != 2 for pair in pairs):
+        return odd + [pair for pair in pairs if pair in data]
+    import numpy as np
+
+    at = np.frombuffer(data, np.uint8)
+    space = at[:-1] == 0x20
+    after = at[1:]
+    return odd + [pair for pair in pairs if bool((space & (after == pair[1])).any())]
 
 
 def _once_per_line(pattern: re.Pattern[bytes], data: bytes) -> Iterator[int]:

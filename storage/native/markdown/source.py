@@ -9,7 +9,10 @@ stays as it was. A parse is cached per file and reused while the file is unchang
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -20,7 +23,7 @@ from ...atomic_file import rewrite
 from ...detect.looks import is_dir, is_file, names
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
-from ...query import MemoryQuery
+from ...query import MemoryQuery, Order
 from ...salience import NOT_KEPT, declare_salience
 from ...source import (
     DELETE,
@@ -49,6 +52,7 @@ from .blocks import (
     render_block,
 )
 from .file_blocks import FileBlocks
+from .file_index import SETTLED_NS, FileIndex, FileSummary, now_ns, summarize, token_of
 from .files import (
     BOM_BYTES,
     LEARNINGS_FILES,
@@ -58,18 +62,32 @@ from .files import (
     daily_date,
     inside,
     layer_for,
+    markdown_files_under,
     require_utf8,
 )
-from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, scan
+from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, quick_groups, scan
 
 CHANNEL_HEADING = re.compile(r"^(?:project|channel)\s*[:=]\s*(\S+)", re.IGNORECASE)
+
 HASHTAG = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]*)")
 # Files up to this size are compared by content, not only by stat, before a cached parse is reused.
 _REHASH_BELOW = 1 << 20
 _KEEP_SCANNED_BELOW = 64 << 20  # a write re-reads the file: bytes equal to the last read reuse its scan
+# Scanned files kept in memory, the most recently used (a workspace of a thousand daily logs is
+# counted from its files' summaries, and only the files a page shows are scanned and kept).
+_KEEP_PARSED_FILES = 64
+_KEEP_PARSED_BYTES = 64 << 20  # (the most recent file is kept, whatever its size)
+_DATED_ORDERS = (Order.RECENT, Order.CREATED, Order.ACCESSED)  # a block's date is its file's: pages go file by file
+_NO_FILE = FileSummary((0, 0, 0, 0), (), None, settled=False)
 # A markdown block keeps no salience (SOUL.md, AGENTS.md, USER.md, MEMORY.md, a daily log...): it
 # shows none and is never at risk nor a cleanup candidate. (Memory.salience keeps its default.)
 declare_salience(Kind.MARKDOWN.value, NOT_KEPT, "workspace markdown")
+
+
+def channel_of(heading: str) -> str:
+    """The channel of the blocks under heading: a "project: X" (or "channel = X") heading's X."""
+    m = CHANNEL_HEADING.match(heading)
+    return m.group(1) if m else GLOBAL_CHANNEL
 
 
 class MarkdownSource:
@@ -81,11 +99,17 @@ class MarkdownSource:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._cache: dict[str, tuple[tuple[int, ...], FileBlocks]] = {}
+        self._cache: OrderedDict[str, tuple[tuple[int, ...], FileBlocks]] = OrderedDict()
+        self._cache_lock = threading.Lock()  # the window reads on several threads
         self._last_scan: dict[str, tuple[bytes, FileBlocks]] = {}
         self._mirrors: set[tuple[str, str]] = set()
-        for rel in self.files():  # fail on open, not later, for an unreadable file
-            self._parsed(rel)
+        self._mirror_files: frozenset[str] = frozenset()
+        self._listed: set[str] = set()  # files the last listing found inside the workspace, no link on the way
+        self._summaries: dict[str, FileSummary] = {}
+        self._index = FileIndex(self.root)
+        # Every file is summarized on open (an unreadable one fails here, not later); a file whose
+        # summary an earlier open kept, unchanged since, is not read.
+        self._summarized(self.files())
 
     @staticmethod
     def detect(path: Path) -> float:
@@ -108,6 +132,7 @@ class MarkdownSource:
     def close(self) -> None:
         self._cache.clear()
         self._last_scan.clear()
+        self._summaries.clear()
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -120,6 +145,7 @@ class MarkdownSource:
     def set_mirrors(self, pairs: set[tuple[str, str]]) -> None:
         """(file, content) pairs that are copies of memories kept in memory.db."""
         self._mirrors = {(f, normalized(c)) for f, c in pairs}
+        self._mirror_files = frozenset(f for f, _ in self._mirrors)
 
     # -- files -------------------------------------------------------------------
 
@@ -128,7 +154,7 @@ class MarkdownSource:
 
     def problems(self) -> list[str]:
         files, left_out = self._listing()
-        unread = [(rel, self._parsed(rel).unread_from) for rel in files]
+        unread = [(rel, self._summary(rel).unread_from) for rel in files]
         return left_out + [
             f"{rel} is too big to read whole: its blocks from line {line + 1} on are not listed "
             f"(Mnemoscope reads up to {MAX_SCANNED_BLOCKS:,} blocks that are not plain bullets, and "
@@ -143,6 +169,7 @@ class MarkdownSource:
         candidates = [name for name in ROOT_FILES if (self.root / name).is_file()]
         candidates += [rel for rel in LEARNINGS_FILES if (self.root / rel).is_file()]
         left_out: list[str] = []
+        trusted: set[str] = set()
         for d in MEMORY_DIRS:
             folder = self.root / d
             if not folder.is_dir():
@@ -150,31 +177,42 @@ class MarkdownSource:
             if inside(self.root, d) is None:
                 left_out.append(f"{d}/ links to a folder outside {self.root}; its files are neither read nor written")
                 continue
-            candidates += sorted(p.relative_to(self.root).as_posix() for p in folder.rglob("*.md") if p.is_file())
+            linked, plain = markdown_files_under(self.root, d)
+            candidates += sorted(linked + plain)
+            trusted.update(plain)
         found = []
         for rel in candidates:
             if rel != rel.encode("utf-8", "replace").decode("utf-8"):
                 shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                 left_out.append(f"{shown!r} is not a UTF-8 file name; it is neither read nor written")
-            elif inside(self.root, rel) is None:
+            elif rel not in trusted and inside(self.root, rel) is None:
                 left_out.append(f"{rel} links to a file outside {self.root}; it is neither read nor written")
             else:
                 found.append(rel)
+        self._listed = trusted
         return found, left_out
+
+    def _path(self, rel: str) -> Path | None:
+        """rel's path, None when it leaves the workspace (a file the last listing found with no
+        link on its way is not resolved again)."""
+        return self.root / rel if rel in self._listed else inside(self.root, rel)
 
     def blocks(self, rel: str) -> list[Block]:
         return self._parsed(rel).blocks()
 
     def _parsed(self, rel: str) -> FileBlocks:
-        path = inside(self.root, rel)
+        return self._stat_and_parse(rel)[1]
+
+    def _stat_and_parse(self, rel: str) -> tuple[os.stat_result | None, FileBlocks]:
+        """rel's stat (taken before it was read; None: no such file) and its blocks."""
+        path = self._path(rel)
         if path is None:
-            return FileBlocks(rel, [], [], b"\n")
+            return None, FileBlocks(rel, [], [], b"\n")
         try:
             st = path.stat()
         except FileNotFoundError:
-            self._cache.pop(rel, None)
-            self._last_scan.pop(rel, None)
-            return FileBlocks(rel, [], [], b"\n")
+            self._forget(rel)
+            return None, FileBlocks(rel, [], [], b"\n")
         key: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
         cached = self._cache.get(rel)
         data = None
@@ -183,13 +221,88 @@ class MarkdownSource:
             data = path.read_bytes()
             key = (*key, hash(data))
         if cached and cached[0] == key:
-            return cached[1]
+            with self._cache_lock:
+                if rel in self._cache:
+                    self._cache.move_to_end(rel)
+            return st, cached[1]
         data = path.read_bytes() if data is None else data
         require_utf8(data, rel)
         parsed = scan(data.removeprefix(BOM_BYTES), rel)
-        self._cache[rel] = (key, parsed)
-        self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
-        return parsed
+        with self._cache_lock:
+            self._cache[rel] = (key, parsed)
+            self._cache.move_to_end(rel)
+            self._last_scan[rel] = (data, parsed) if len(data) <= _KEEP_SCANNED_BELOW else (b"", parsed)
+            self._keep_recent()
+        return st, parsed
+
+    def _keep_recent(self) -> None:
+        """Forget the least recently used scans past what is kept in memory (the lock held)."""
+        held = sum(key[1] for key, _ in self._cache.values())
+        while len(self._cache) > 1 and (len(self._cache) > _KEEP_PARSED_FILES or held > _KEEP_PARSED_BYTES):
+            rel, (key, _) = self._cache.popitem(last=False)
+            self._last_scan.pop(rel, None)
+            held -= key[1]
+
+    def _forget(self, rel: str) -> None:
+        with self._cache_lock:
+            self._cache.pop(rel, None)
+            self._last_scan.pop(rel, None)
+            self._summaries.pop(rel, None)
+
+    def _summary(self, rel: str) -> FileSummary:
+        """How many blocks rel holds under each heading: kept from an earlier read while the file
+        is unchanged (this process's, or an earlier open's), else read now."""
+        path = self._path(rel)
+        try:
+            token = token_of(path.stat()) if path is not None else None
+        except OSError:
+            token = None
+        if token is not None:
+            known = self._summaries.get(rel) or self._index.get(rel, token)
+            if known is not None and known.token == token and known.settled:
+                self._summaries[rel] = known
+                return known
+        read_at = now_ns()
+        quick = self._quick_summary(rel, path, read_at) if path is not None and rel not in self._cache else None
+        if quick is not None:
+            return quick
+        st, parsed = self._stat_and_parse(rel)
+        if st is None:
+            return _NO_FILE
+        summary = summarize(parsed, st, read_at)
+        if summary.settled:
+            self._summaries[rel] = summary
+            self._index.put(rel, summary)
+        return summary
+
+    def _quick_summary(self, rel: str, path: Path, read_at: int) -> FileSummary | None:
+        """rel's summary found without scanning it into blocks (a daily log's lines are plain
+        bullets, headings and blank lines), for a file settled since its last change (whose
+        summary is kept): others are scanned, and their scans kept for the next call."""
+        try:
+            with path.open("rb") as handle:
+                st = os.fstat(handle.fileno())
+                if not (read_at - st.st_mtime_ns > SETTLED_NS and read_at - st.st_ctime_ns > SETTLED_NS):
+                    return None
+                data = handle.read()
+        except OSError:
+            return None
+        require_utf8(data, rel)
+        groups = quick_groups(data.removeprefix(BOM_BYTES))
+        if groups is None:
+            return None
+        summary = FileSummary(token_of(st), tuple(groups), None, settled=True)
+        self._summaries[rel] = summary
+        self._index.put(rel, summary)
+        return summary
+
+    def _summarized(self, rels: Sequence[str]) -> list[FileSummary]:
+        """The summaries of rels (every file of the workspace); those read now are kept for the
+        next open, and those of files gone are dropped."""
+        found = [self._summary(rel) for rel in rels]
+        self._index.forget_except(rels)
+        self._index.save()
+        return found
 
     def _scan(self, rel: str, data: bytes) -> FileBlocks:
         """The blocks of data (BOM removed): the last read's when these are the bytes it scanned."""
@@ -214,13 +327,7 @@ class MarkdownSource:
     # -- memories ------------------------------------------------------------------
 
     def memory(self, block: Block) -> Memory:
-        date = daily_date(block.path)
-        if date is None:
-            cached = self._cache.get(block.path)
-            mtime_ns = cached[0][0] if cached else (self.root / block.path).stat().st_mtime_ns
-            date = datetime.fromtimestamp(mtime_ns // 1_000_000_000, timezone.utc)
-        m = CHANNEL_HEADING.match(block.heading)
-        channel = m.group(1) if m else GLOBAL_CHANNEL
+        date = self._file_date(block.path)
         return Memory(
             id=block.record_id,
             source=SourceRef(
@@ -231,7 +338,7 @@ class MarkdownSource:
                 line_end=block.end,
             ),
             layer=layer_for(block.path),
-            channel=channel,
+            channel=channel_of(block.heading),
             content=block.content,
             created_at=date,
             updated_at=date,
@@ -242,24 +349,51 @@ class MarkdownSource:
             revision=revision_of(block.snapshot()),
         )
 
-    def _selected(self, query: MemoryQuery) -> Iterator[tuple[FileBlocks, Memory, Sequence[int]]]:
-        """Per file and heading, one of its memories (they differ in nothing a query filters or
-        orders by but content and id) and the blocks there the query selects; copies of memory.db
-        memories left out."""
+    def _file_date(self, rel: str) -> datetime:
+        """The date of rel's blocks: a daily log's day, else the file's last change (to the second)."""
+        date = daily_date(rel)
+        if date is None:
+            cached = self._cache.get(rel)
+            try:
+                mtime_ns = cached[0][0] if cached else (self.root / rel).stat().st_mtime_ns
+            except OSError:  # gone since it was listed: it holds no block
+                mtime_ns = 0
+            date = datetime.fromtimestamp(mtime_ns // 1_000_000_000, timezone.utc)
+        return date
+
+    def _sample(self, rel: str, heading: str, date: datetime | None = None) -> Memory:
+        """What the blocks of rel under heading share, as a query filters and counts them (all
+        but content, tags and id)."""
+        date = self._file_date(rel) if date is None else date
+        return Memory(
+            id=f"md:{rel}:", source=SourceRef(Kind.MARKDOWN, rel, path=rel), layer=layer_for(rel),
+            channel=channel_of(heading), content="", created_at=date, updated_at=date, last_accessed=date,
+            metadata={"heading": heading} if heading else {}, status=Status.ACTIVE,
+        )
+
+    def _selected(self, query: MemoryQuery, rels: Sequence[str] | None = None,
+                  named: dict[str, set[int]] | None = None) -> Iterator[tuple[FileBlocks, Memory, Sequence[int]]]:
+        """Per file (of rels, default all) and heading, one of its memories (they differ in nothing
+        a query filters or orders by but content and id) and the blocks there the query selects;
+        copies of memory.db memories left out. named: the blocks query.ids names, per file."""
         if not query.wants_kind(self.kind):
             return
         probe = replace(query, contains=None, ids=())
         needle = query.contains.lower() if query.contains else None
-        named = self._blocks_named(query.ids) if query.ids else None
-        for rel in self.files():
+        if query.ids and named is None:
+            named = self._blocks_named(query.ids)
+        for rel in self.files() if rels is None else rels:
             if named is not None and rel not in named:
+                continue
+            if needle is not None and not self._may_contain(rel, needle):
                 continue
             parsed = self._parsed(rel)
             hidden = self._left_out(parsed)
             texts = list(parsed.contents()) if needle is not None else []
             only = named[rel] if named is not None else None
-            for _heading, lo, hi in parsed.groups():
-                sample = self.memory(parsed.raw(lo))
+            date = self._file_date(rel)
+            for heading, lo, hi in parsed.groups():
+                sample = self._sample(rel, heading, date)
                 if not matches(sample, probe):
                     continue
                 picked: Sequence[int] = range(lo, hi)
@@ -270,6 +404,56 @@ class MarkdownSource:
                     ]
                 if picked:
                     yield parsed, sample, picked
+
+    def _tallies(self, query: MemoryQuery, rels: Sequence[str] | None = None,
+                 named: dict[str, set[int]] | None = None) -> Iterator[tuple[str, str, int]]:
+        """Per file (of rels, default all) and heading, how many blocks there the query selects:
+        from the file's summary where the query needs no block's text (no text or id filter, no
+        copy of a memory.db memory in the file), else from its blocks. Only a heading's channel
+        tells its blocks apart from the file's others in what a query filters."""
+        if not query.wants_kind(self.kind):
+            return
+        if query.contains or query.ids:
+            named = self._blocks_named(query.ids) if query.ids and named is None else named
+            for parsed, sample, picked in self._selected(query, rels, named):
+                yield parsed.rel, sample.metadata.get("heading", ""), len(picked)
+            return
+        anywhere = replace(query, channels=())
+        for rel in self.files() if rels is None else rels:
+            if self._hides(rel):
+                for _parsed, sample, picked in self._selected(query, [rel]):
+                    yield rel, sample.metadata.get("heading", ""), len(picked)
+            elif matches(self._sample(rel, ""), anywhere):
+                for heading, n in self._summary(rel).groups:
+                    if not query.channels or channel_of(heading) in query.channels:
+                        yield rel, heading, n
+
+    def _sampled(self, query: MemoryQuery) -> Iterator[tuple[Memory, int]]:
+        """One memory per file and channel, and how many blocks there the query selects."""
+        found: dict[tuple[str, str], tuple[Memory, int]] = {}
+        for rel, heading, n in self._tallies(query):
+            key = (rel, channel_of(heading))
+            sample, before = found.get(key) or (self._sample(rel, heading), 0)
+            found[key] = (sample, before + n)
+        yield from found.values()
+
+    def _hides(self, rel: str) -> bool:
+        """Whether some blocks of rel may be no memories of this source (_left_out): such a file
+        is counted from its blocks, not its summary."""
+        return rel in self._mirror_files
+
+    def _may_contain(self, rel: str, needle: str) -> bool:
+        """False when no block of rel can hold needle (lower case), found without scanning: a
+        needle within one line is within the bytes of an ASCII file's line (a block's content is
+        its lines less markers, indentation and endings)."""
+        if "\n" in needle or "\r" in needle or rel in self._cache:
+            return True
+        path = self._path(rel)
+        try:
+            data = path.read_bytes() if path is not None else b""
+        except OSError:
+            return True
+        return not data.isascii() or (needle.isascii() and needle.encode("ascii") in data.lower())
 
     def _left_out(self, parsed: FileBlocks) -> frozenset[int]:
         """The blocks of a file that are no memories of this source: copies of memory.db memories
@@ -289,22 +473,66 @@ class MarkdownSource:
         return named
 
     def count(self, query: MemoryQuery) -> int:
-        return sum(len(picked) for _, _, picked in self._selected(query))
+        total = sum(n for _, _, n in self._tallies(query))
+        self._index.save()
+        return total
 
-    def _selected_by_file(self, query: MemoryQuery) -> Iterator[tuple[FileBlocks, list[int] | None]]:
+    def _selected_by_file(self, query: MemoryQuery, rels: Sequence[str] | None = None,
+                          named: dict[str, set[int]] | None = None) -> Iterator[tuple[FileBlocks, list[int] | None]]:
         """Per file, the blocks the query selects, in file order (None: all of them)."""
         chosen: dict[str, tuple[FileBlocks, list[Sequence[int]]]] = {}
-        for parsed, _, picked in self._selected(query):
+        for parsed, _, picked in self._selected(query, rels, named):
             chosen.setdefault(parsed.rel, (parsed, []))[1].append(picked)
         for parsed, picks in chosen.values():
             everything = sum(map(len, picks)) == len(parsed)
             yield parsed, None if everything else [i for picked in picks for i in picked]
 
     def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        """Files are taken in the query's order, a run of files at a time (files whose blocks
+        may interleave in that order): a run before offset is counted from the files' summaries
+        and passed over; only the files of the page's runs are scanned and only their first
+        blocks become memories."""
+        if limit <= 0 or not query.wants_kind(self.kind):
+            return []
+        named = self._blocks_named(query.ids) if query.ids else None
+        files = [rel for rel in self.files() if named is None or rel in named]
         found: list[Memory] = []
-        for parsed, among in self._selected_by_file(query):
-            found += map(self.memory, parsed.top(offset + limit, query.descending, among))
-        return page_of(found, query, limit, offset)
+        passed = taken = 0  # blocks in the runs passed over, and in those read
+        for run in self._runs(files, query):
+            n = sum(count for _, _, count in self._tallies(query, run, named))
+            if not n:
+                continue
+            if not found and passed + n <= offset:
+                passed += n
+                continue
+            wanted = offset - passed + limit
+            for parsed, among in self._selected_by_file(query, run, named):
+                found += map(self.memory, parsed.top(wanted, query.descending, among))
+            taken += n
+            if taken >= wanted:
+                break
+        self._index.save()
+        return page_of(found, query, limit, offset - passed)
+
+    def _runs(self, files: list[str], query: MemoryQuery) -> list[list[str]]:
+        """files in runs, in the query's order: every block of a run comes before every block of
+        the next one. By date, a run is the files of one date; by stored salience (which no block
+        keeps: they come in id order, ``md:<file>:<key>``), one file, or several whose ids may
+        interleave (a file named as another's name plus ':'); else one run of them all."""
+        if query.order in _DATED_ORDERS:
+            by_date: dict[datetime, list[str]] = {}
+            for rel in files:
+                by_date.setdefault(self._file_date(rel), []).append(rel)
+            return [by_date[d] for d in sorted(by_date, reverse=query.descending)]
+        if query.order is Order.SALIENCE:
+            runs: list[list[str]] = []
+            for rel in sorted(files, key=lambda r: r + ":"):
+                if runs and (rel + ":").startswith(runs[-1][-1] + ":"):
+                    runs[-1].append(rel)
+                else:
+                    runs.append([rel])
+            return runs[::-1] if query.descending else runs
+        return [files]
 
     def get(self, memory_id: str) -> Memory | None:
         block = self.block_for(memory_id)
@@ -317,14 +545,14 @@ class MarkdownSource:
 
     def counts_by(self, column: str, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, int]:
         return summed(
-            {key: n * len(picked) for key, n in count_by([sample], column).items()}
-            for _, sample, picked in self._selected(query)
+            {key: n * picked for key, n in count_by([sample], column).items()}
+            for sample, picked in self._sampled(query)
         )
 
     def bin_counts(self, query: MemoryQuery, bin_format: str, group_by: str) -> dict[tuple[str, str], int]:
         return summed(
-            {key: n * len(picked) for key, n in bin_by([sample], bin_format, group_by).items()}
-            for _, sample, picked in self._selected(query)
+            {key: n * picked for key, n in bin_by([sample], bin_format, group_by).items()}
+            for sample, picked in self._sampled(query)
         )
 
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
@@ -406,8 +634,7 @@ class MarkdownSource:
         try:
             rewrite(path, splice, lines_appended_commute=True)
         finally:
-            self._cache.pop(rel, None)
-            self._last_scan.pop(rel, None)
+            self._forget(rel)
         return result["snapshot"]
 
     # -- planning ------------------------------------------------------------------------

@@ -72,9 +72,13 @@ def home() -> Path:
 def test_templates_are_no_memories_and_importance_is_read(home: Path) -> None:
     before = state_of(home)
     with open_store(home / ".openclaw" / "workspace") as store:
-        memories = {m.content: m for m in store.page(EVERYTHING, limit=100)}
+        everything = store.page(EVERYTHING, limit=100)
+        memories = {m.content: m for m in everything}
+        counted, later = store.count(EVERYTHING), store.page(EVERYTHING, limit=2, offset=1)
         described = next(f for f in store.info()["formats"] if f["format"] == "openclaw-workspace")
     assert state_of(home) == before  # reading wrote nothing
+    assert counted == len(everything) == 4  # template text is not counted either
+    assert [m.id for m in later] == [m.id for m in everything[1:3]]
     assert set(memories) == {
         "Keep the gateway on loopback.", "Ana prefers trains to planes.", "The build server is ci-02.",
         "Booked the Porto-Lisbon train.",

@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from helpers.markdown_oracle import oracle
 from mnemoscope.storage.native.markdown.blocks import Block, split_lines
 from mnemoscope.storage.native.markdown.files import BOM
-from mnemoscope.storage.native.markdown.scan import MAX_SCANNED_BLOCKS, parse_blocks, scan
+from mnemoscope.storage.native.markdown.scan import (
+    _VECTORIZED_FROM,
+    MAX_SCANNED_BLOCKS,
+    parse_blocks,
+    quick_groups,
+    scan,
+)
 
 REL = "MEMORY.md"
 
@@ -97,6 +103,47 @@ def test_runs_of_plain_bullets_around_any_line(doc: str, plain: int, at: int) ->
         lines[at - 1] += ending
     text = "".join(lines[:at] + bullets + lines[at:])
     assert _facts(parse_blocks(text, REL)) == _facts(oracle(text))
+
+
+@settings(max_examples=40, deadline=None)
+@given(doc=documents, at=st.integers(0, 30), double=st.booleans())
+def test_a_big_file_is_scanned_as_a_small_one(doc: str, at: int, double: bool) -> None:
+    """From _VECTORIZED_FROM bytes, two spaces (and a space ending a line) are looked for in a
+    vectorized pass: the same blocks."""
+    lines = split_lines(doc.removeprefix(BOM))
+    ending = "\r\n" if "\r\n" in doc else "\n"
+    filler = [f"- filler fact{'  ' if double and i == 999 else ' '}{i}{ending}" for i in range(1_800)]
+    at = min(at, len(lines))
+    if at and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += ending
+    text = "".join(lines[:at] + filler + lines[at:])
+    assert len(text.encode("utf-8")) >= _VECTORIZED_FROM
+    assert _facts(parse_blocks(text, REL)) == _facts(oracle(text))
+
+
+def _groups(data: bytes) -> list[tuple[str, int]]:
+    return [(heading, hi - lo) for heading, lo, hi in scan(data, REL).groups()]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(doc=documents, plain=st.integers(0, 40), at=st.integers(0, 30))
+def test_quick_groups_are_the_scanners_where_they_answer(doc: str, plain: int, at: int) -> None:
+    lines = split_lines(doc.removeprefix(BOM))
+    ending = "\r\n" if "\r\n" in doc else "\n"
+    at = min(at, len(lines))
+    if at and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += ending
+    data = "".join(lines[:at] + [f"- plain {i}{ending}" for i in range(plain)] + lines[at:]).encode("utf-8")
+    quick = quick_groups(data)
+    assert quick is None or quick == _groups(data)
+
+
+def test_quick_groups_answer_for_a_daily_log() -> None:
+    day = "# 2024-01-01\n\n## Session 1\n\n- a\n- b  c\n- \u00a0\n* e \n+ ü\n\n## Session 1\n- f\n## Empty\n\n## Last\n- g"
+    for text in (day, day.replace("\n", "\r\n"), day + "\n"):
+        data = text.encode("utf-8")
+        assert quick_groups(data) == _groups(data) == [("Session 1", 5), ("Last", 1)]
+    assert quick_groups(b"- a\nparagraph\n") is None and quick_groups(b"- a\r- b\n") is None
 
 
 MEMORY = """# Memory
