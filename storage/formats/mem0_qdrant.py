@@ -464,17 +464,20 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             seen: set[Any] = set()
             for row in self._rows(name):
                 try:
-                    snap = point_snapshot(name, load_point(row["point"]))
+                    fields = load_point(row["point"]).fields()
                 except RefusedPickle as exc:
                     refused.append(str(exc))
                     continue
                 except pickle.UnpicklingError:
                     damaged += 1
                     continue
-                if snap["id"] in seen:
+                point_id = normalize_point_id(fields.get("id"))
+                if point_id in seen:
                     continue  # an older copy qdrant_client would drop: the newest row wins
-                seen.add(snap["id"])
-                held = {"collection": name, "id": snap["id"], "metadata": snap["metadata"], "rowid": row["rowid"]}
+                seen.add(point_id)
+                payload = fields.get("payload")  # as point_snapshot reads it, without copying the vector
+                metadata = dict(payload) if isinstance(payload, dict) else {}
+                held = {"collection": name, "id": point_id, "metadata": metadata, "rowid": row["rowid"]}
                 loaded.append((name, held, point_revision(row["point"])))
             if refused:
                 contents.problems.append(
