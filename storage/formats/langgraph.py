@@ -66,7 +66,7 @@ from .base import (
 )
 from .langgraph_threads import Threads
 from .match import FormatMatch
-from .sql_backed import SqlFormatSource, TableSpec, row_revision
+from .sql_backed import SqlFormatSource, TableSpec, row_revision, seek_sql
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
@@ -222,7 +222,7 @@ class LangGraphSource(SqlFormatSource):
         if found is None:  # gone since it was shown: its place is found by its time and id
             return self._page_after_other(query, limit, offset, after)
         bound = self.rows(f"SELECT {column or 'NULL'}, {ITEM_ID} FROM store WHERE store.rowid = ?", (found[0],))[0]
-        seek, seek_params = _seek(f"store.{column}" if column else None, query.descending, bound[0], bound[1])
+        seek, seek_params = seek_sql(f"store.{column}" if column else None, query.descending, bound[0], bound[1], ITEM_ID)
         clause, params = where
         rows = self.rows(
             f"SELECT {self.spec.select} FROM store WHERE {clause + ' AND ' if clause else ''}{seek} "
@@ -422,20 +422,6 @@ class LangGraphSource(SqlFormatSource):
             actual = self._snapshot(con, prefix, key)
         self.invalidate()
         return actual
-
-
-def _seek(column: str | None, descending: bool, time: Any, item: str) -> tuple[str, list[Any]]:
-    """SQL keeping the rows after (time, item) in the order ORDER BY column, ITEM_ID (both one
-    way), where SQLite puts a NULL time before every other."""
-    if column is None:
-        return f"{ITEM_ID} {'<' if descending else '>'} ?", [item]
-    if time is None:
-        if descending:
-            return f"({column} IS NULL AND {ITEM_ID} < ?)", [item]
-        return f"({column} IS NOT NULL OR {ITEM_ID} > ?)", [item]
-    op = "<" if descending else ">"
-    past_nulls = f" OR {column} IS NULL" if descending else ""
-    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {ITEM_ID} {op} ?))", [time, time, item]
 
 
 def _file_order(path: Path) -> tuple[int, str]:

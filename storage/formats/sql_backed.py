@@ -473,6 +473,20 @@ class _Desc:
         return hash(self.value)
 
 
+def seek_sql(column: str | None, descending: bool, time: Any, item: str, item_sql: str) -> tuple[str, list[Any]]:
+    """SQL keeping the rows after (time, item) in the order ORDER BY column, item_sql (both one
+    way), where SQLite puts a NULL time before every other; no column: by item_sql alone."""
+    if column is None:
+        return f"{item_sql} {'<' if descending else '>'} ?", [item]
+    if time is None:
+        if descending:
+            return f"({column} IS NULL AND {item_sql} < ?)", [item]
+        return f"({column} IS NOT NULL OR {item_sql} > ?)", [item]
+    op = "<" if descending else ">"
+    past_nulls = f" OR {column} IS NULL" if descending else ""
+    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {item_sql} {op} ?))", [time, time, item]
+
+
 def _like_escaped(needle: str) -> str:
     return needle.replace("%", r"\%").replace("_", r"\_")
 

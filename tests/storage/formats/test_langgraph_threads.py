@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from helpers.owners import require, run_owner
 from mnemoscope.storage.opening import open_store
 
