@@ -21,8 +21,10 @@ rows whose raw column holds the words (``LIKE``), then ``text_of`` decides on th
 (a search counts the words there once, for its ranking and for BM25's statistics alike). ``odd_rows`` names rows whose raw text
 does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
 
-LangGraph's SqliteStore is read this way too (langgraph.py). The mem0 history, Google ADK and
-AgenticX formats are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
+LangGraph's SqliteStore (langgraph.py), Google ADK's events (google_adk.py) and CrewAI's long-term
+memories (crewai.py: its channel and times are SQL expressions, TableSpec.channel_sql and
+created_sql) are read this way too. The mem0 history, Letta's passages, AgenticX and the facts
+DBs are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
 """
 
 from __future__ import annotations
