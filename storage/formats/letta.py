@@ -132,6 +132,15 @@ class LettaSource(FormatSource):
                 found.append(Session(row["agent_id"], name, f"{name} conversation", started, row["n"]))
         return found
 
+    def holds_session(self, session_id: str) -> bool:
+        """Whether an agent has a conversation here: one lookup on Letta's (agent_id, ...) index."""
+        if not self._has_messages():
+            return False
+        with reading(self.path) as con:
+            return con.execute(
+                f"SELECT 1 FROM messages WHERE agent_id = ?{self._and_live()} LIMIT 1", (session_id,)
+            ).fetchone() is not None
+
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
         if not self._has_messages():
             return []
