@@ -314,14 +314,14 @@ class MemoryStore:
 
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
         for source in self._with("sessions"):
-            if any(x.id == session_id for x in source.sessions()):
+            if getattr(source, "holds_session", lambda i, s=source: any(x.id == i for x in s.sessions()))(session_id):
                 return list(source.turns(session_id, limit=limit, offset=offset))
         return []
 
     def turns_are_memories(self, session_id: str) -> bool:
         """Whether a session's turns are memories already (a format that gives each message as one)."""
         for source in self._with("sessions"):
-            if any(x.id == session_id for x in source.sessions()):
+            if getattr(source, "holds_session", lambda i, s=source: any(x.id == i for x in s.sessions()))(session_id):
                 return bool(getattr(source, "turns_are_memories", False))
         return False
 

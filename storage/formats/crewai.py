@@ -19,17 +19,20 @@ memories are read-only: an edit would need the crew's embedder for a new vector.
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..detect.looks import is_dir, is_file, names
-from ..model import GLOBAL_CHANNEL, Layer
+from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..native.chroma.local import ChromaSource
 from ..source import Snapshot
-from ..timeutil import parse_time
-from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_tables
+from ..timeutil import parse_time, utcnow
+from .base import Contents, FormatSource, json_object, make_memory, plain_row, sqlite_tables
 from .match import FormatMatch
+from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 LTM_FILE = "long_term_memory_storage.db"
 LTM_COLUMNS = {"id", "task_description", "metadata", "datetime", "score"}
@@ -37,49 +40,98 @@ RAG_TYPES = {"short_term": "short-term memory", "entities": "entity memory"}
 LANCE_TABLE = "memories"
 
 
-class CrewLongTermSource(FormatSource):
+class CrewLongTermSource(SqlFormatSource):
+    """CrewAI's long-term memories read with SQL where they live (sql_backed.py): filtered,
+    counted and paged in SQLite in id order (CrewAI appends them as tasks finish), a Memory
+    built only for the rows returned. The channel is metadata's agent; the time is epoch text."""
+
     format = "crewai"
     label = "CrewAI long-term memory"
     deletable = True
     read_only_reason = "CrewAI finds long-term memories by their exact task description, so an edit would orphan it"
+    layer = Layer.PROCEDURAL
 
     def __init__(self, path: Path) -> None:
-        super().__init__(path.parent, [path])
-        self.path = path
+        super().__init__(path.parent, [path], path)
         self.id_prefix = f"crewai-ltm:{path.name}:"
+        self.spec = TableSpec(
+            "long_term_memories", key="id", text="task_description", channel_sql=AGENT_SQL, created_sql=EPOCH_SQL,
+        )
+        self._location = f"{path.name}:long_term_memories/"
 
     def load(self) -> Contents:
-        contents = Contents()
-        with reading(self.path) as con:
-            rows = con.execute("SELECT * FROM long_term_memories ORDER BY id").fetchall()
-        for row in rows:
-            meta = json_object(row["metadata"])
-            text = row["task_description"] or ""
-            if meta.get("suggestions"):
-                text += "\nSuggestions: " + "; ".join(str(s) for s in meta["suggestions"])
-            contents.memories.append(
-                make_memory(
-                    self, str(row["id"]), text, location=f"{self.path.name}:long_term_memories/{row['id']}",
-                    path=self.path.name, created=_epoch_text(row["datetime"]), layer=Layer.PROCEDURAL,
-                    channel=str(meta.get("agent") or GLOBAL_CHANNEL),
-                    metadata={"task_description": row["task_description"], "score": row["score"],
-                              **{k: v for k, v in meta.items() if k != "agent"}},
-                    snapshot=plain_row(row),
-                )
-            )
-        return contents
+        return Contents()
+
+    def memory_of(self, row: sqlite3.Row) -> Memory:
+        meta = json_object(row["metadata"])
+        created = parse_time(_epoch_text(row["datetime"])) or utcnow()
+        return Memory(
+            id=f"{self.id_prefix}{row['id']}",
+            source=SourceRef(self.kind, f"{self._location}{row['id']}", path=self.path.name, format=self.format),
+            layer=Layer.PROCEDURAL,
+            channel=str(meta.get("agent") or GLOBAL_CHANNEL),
+            content=ltm_text(row["task_description"], meta),
+            created_at=created,
+            updated_at=created,
+            last_accessed=created,
+            metadata={"task_description": row["task_description"], "score": row["score"],
+                      **{k: v for k, v in meta.items() if k != "agent"}},
+            revision=row_revision(row),
+        )
+
+    def text_sql(self) -> str:
+        # What a person reads is the task and its suggestions (in metadata): both, as one JSON array.
+        return "json_array(task_description, metadata)"
+
+    def text_of(self, raw: Any) -> str:
+        try:
+            task, meta = json.loads(raw)
+        except (TypeError, ValueError):
+            return ""
+        return ltm_text(task, json_object(meta))
+
+    def odd_rows_for(self, needles: Sequence[str]) -> str:
+        """Rows whose suggestions are not all text (str() writes them otherwise than JSON does),
+        and, for a needle holding "; " (what joins them), rows with more than one."""
+        joined = "> 1" if any(";" in n for n in needles) else "> 1e9"
+        return (
+            "CASE WHEN json_valid(metadata) THEN CASE WHEN json_type(metadata, '$.suggestions') = 'array' THEN "
+            f"json_array_length(metadata, '$.suggestions') {joined} OR EXISTS (SELECT 1 FROM "
+            "json_each(metadata, '$.suggestions') AS s WHERE s.type <> 'text') ELSE 0 END ELSE 0 END"
+        )
 
     def _row_id(self, record_id: str) -> int:
         return int(record_id[len(self.id_prefix):])
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        with reading(self.path) as con:
-            row = con.execute("SELECT * FROM long_term_memories WHERE id = ?", (self._row_id(record_id),)).fetchone()
-        return plain_row(row) if row is not None else None
+        rows = self.rows("SELECT * FROM long_term_memories WHERE id = ?", (self._row_id(record_id),))
+        return plain_row(rows[0]) if rows else None
 
     def write_record(self, record_id: str, expected: Snapshot | None, new: Snapshot | None) -> Snapshot | None:
         # No updates: a long-term row is deleted or put back whole, never edited.
         return self.write_row(self.path, "long_term_memories", {"id": self._row_id(record_id)}, record_id, expected, new)
+
+
+def ltm_text(task: Any, meta: dict[str, Any]) -> str:
+    """A long-term memory as a person reads it: the task, then what CrewAI suggested."""
+    text = task or ""
+    if meta.get("suggestions"):
+        text += "\nSuggestions: " + "; ".join(str(s) for s in meta["suggestions"])
+    return text
+
+
+# metadata's agent as the channel (a row with none is _global), as str() writes a text or an integer.
+AGENT_SQL = (
+    "(CASE WHEN json_valid(metadata) THEN CASE json_type(metadata, '$.agent') "
+    "WHEN 'text' THEN nullif(json_extract(metadata, '$.agent'), '') "
+    "WHEN 'integer' THEN nullif(CAST(json_extract(metadata, '$.agent') AS TEXT), '0') WHEN 'true' THEN 'True' END END)"
+)
+# The datetime column (epoch seconds as text, or milliseconds; else ISO text) as a julian day.
+_NUMERIC = "(typeof(datetime) IN ('integer', 'real') OR (trim(datetime) <> '' AND trim(datetime) NOT GLOB '*[^0-9.eE+-]*'))"
+EPOCH_SQL = (
+    f"(CASE WHEN {_NUMERIC} THEN julianday(CAST(datetime AS REAL) / "
+    "(CASE WHEN CAST(datetime AS REAL) > 1e11 THEN 1000.0 ELSE 1.0 END), 'unixepoch') ELSE datetime END)"
+)
 
 
 class CrewLanceSource(FormatSource):

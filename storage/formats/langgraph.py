@@ -11,7 +11,8 @@ SqliteSaver (langgraph/checkpoint/sqlite) keeps ``checkpoints`` (one row per
 step of a thread, serialized by JsonPlusSerializer: msgpack with extension
 types, or JSON in older versions) and pending ``writes``. Each thread is shown
 as a session: the messages of its latest checkpoint are its turns, the other
-channel values its scratchpad.
+channel values its scratchpad. Threads are read per thread by SQL on the checkpoints' key
+(langgraph_threads.py): listing them decodes two checkpoints of each, reading one decodes its two.
 
 Items are read with SQL on the file (sql_backed.py): a page, a count or a filter costs what
 the query does, and only the items returned become memories.
@@ -63,16 +64,14 @@ from .base import (
     sqlite_tables,
     writing,
 )
+from .langgraph_threads import Threads
 from .match import FormatMatch
-from .sql_backed import SqlFormatSource, TableSpec, row_revision
+from .sql_backed import SqlFormatSource, TableSpec, row_revision, seek_sql
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
 WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
 TEXT_FIELDS = ("content", "text", "memory", "data", "page_content", "summary")
-ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
-# The channels of pending writes shown as turns (LangGraph's own for errors and interrupts).
-PENDING_ROLES = {"messages": "", "__error__": "error", "__interrupt__": "interrupt"}
 # An item's id within its file: namespace and key (what keyword ties and every order's ties rank by).
 ITEM_ID = "(store.prefix || '/' || store.key)"
 
@@ -92,7 +91,7 @@ class _Folding:
 
 class LangGraphSource(SqlFormatSource):
     """One LangGraph SQLite file: SqliteStore's items read with SQL where they live (sql_backed.py),
-    SqliteSaver's threads loaded as sessions.
+    SqliteSaver's threads read per thread as sessions (langgraph_threads.py).
 
     Pages run in the query's order on the store's own columns (updated_at, created_at: the
     CURRENT_TIMESTAMP text SqliteStore writes, ordered as text), ties by item id; a namespace
@@ -133,6 +132,10 @@ class LangGraphSource(SqlFormatSource):
         )
         self._location = f"{path.name}:store/"
         self._folding: tuple[str, _Folding] | None = None
+        self.threads = (
+            Threads(path, self.rows, self.has_writes, decode_checkpoint, unpack, message_text)
+            if self.has_checkpoints else None
+        )
 
     def watched(self) -> list[Path]:
         return self.files + list(self.siblings)  # an item folded into a sibling's shows when they part
@@ -219,7 +222,7 @@ class LangGraphSource(SqlFormatSource):
         if found is None:  # gone since it was shown: its place is found by its time and id
             return self._page_after_other(query, limit, offset, after)
         bound = self.rows(f"SELECT {column or 'NULL'}, {ITEM_ID} FROM store WHERE store.rowid = ?", (found[0],))[0]
-        seek, seek_params = _seek(f"store.{column}" if column else None, query.descending, bound[0], bound[1])
+        seek, seek_params = seek_sql(f"store.{column}" if column else None, query.descending, bound[0], bound[1], ITEM_ID)
         clause, params = where
         rows = self.rows(
             f"SELECT {self.spec.select} FROM store WHERE {clause + ' AND ' if clause else ''}{seek} "
@@ -291,13 +294,12 @@ class LangGraphSource(SqlFormatSource):
         contents.problems += [
             f"{link} is another name of {self.path.name} (the same file): its items are listed once" for link in self.links
         ]
-        if self.has_checkpoints:
-            with reading(self.path) as con:
-                self._load_threads(con, contents)
         return contents
 
     def problems(self) -> list[str]:
         found = super().problems()
+        if self.threads is not None:
+            found += self.threads.problems()
         if self.siblings and self.has_store:
             for first, count in self._folding_now().folded.items():
                 found.append(
@@ -307,70 +309,23 @@ class LangGraphSource(SqlFormatSource):
                 )
         return found
 
-    def _load_threads(self, con, contents: Contents) -> None:
-        rows = con.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
-            "ORDER BY thread_id, checkpoint_ns, checkpoint_id"
-        ).fetchall()
-        threads: dict[tuple[str, str], list[Any]] = {}
-        for row in rows:
-            threads.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
-        for (thread, ns), steps in threads.items():
-            session_id = thread if not ns else f"{thread}/{ns}"
-            try:
-                first = decode_checkpoint(steps[0]["type"], steps[0]["checkpoint"])
-                latest = decode_checkpoint(steps[-1]["type"], steps[-1]["checkpoint"])
-            except ValueError as exc:
-                contents.problems.append(f"thread {session_id}: checkpoint not readable ({exc})")
-                continue
-            started = parse_time(first.get("ts")) or utcnow()
-            at = parse_time(latest.get("ts")) or started
-            values = latest.get("channel_values") or {}
-            messages: list[Any] = values["messages"] if isinstance(values.get("messages"), list) else []
-            turns = [
-                Turn(session_id, i, ROLES.get(str(m.get("type")), str(m.get("type") or "")), message_text(m), at)
-                for i, m in enumerate(messages)
-                if isinstance(m, dict)
-            ]
-            if self.has_writes:
-                turns += self._pending_turns(con, steps[-1], session_id, len(turns), at, contents)
-            contents.turns[session_id] = turns
-            contents.sessions.append(
-                Session(session_id, thread, f"thread {thread} ({len(steps)} checkpoints)", started, len(turns))
-            )
-            for channel, value in values.items():
-                if channel == "messages":
-                    continue
-                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-                contents.scratch.append(ScratchEntry(session_id, channel, text, at))
+    # -- SqliteSaver's threads, by SQL per thread (langgraph_threads.py) ------------------------
 
-    def _pending_turns(self, con, step: Any, session_id: str, first: int, at: Any, contents: Contents) -> list[Turn]:
-        """What the latest checkpoint's tasks wrote that no checkpoint holds yet (a run stopped by
-        an interrupt, an error or a crash): messages, errors and interrupts, as pending turns."""
-        rows = con.execute(
-            "SELECT channel, type, value FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
-            "ORDER BY task_id, idx",
-            (step["thread_id"], step["checkpoint_ns"], step["checkpoint_id"]),
-        ).fetchall()
-        turns: list[Turn] = []
-        for row in rows:
-            if row["channel"] not in PENDING_ROLES:
-                continue
-            try:
-                value = unpack(row["type"], row["value"])
-            except ValueError as exc:
-                contents.problems.append(f"thread {session_id}: a pending write is not readable ({exc})")
-                continue
-            for item in value if isinstance(value, list) else [value]:
-                if row["channel"] == "messages" and isinstance(item, dict):
-                    role, text = ROLES.get(str(item.get("type")), str(item.get("type") or "")), message_text(item)
-                else:
-                    role = PENDING_ROLES[row["channel"]]
-                    if isinstance(item, dict) and "value" in item:  # an Interrupt: what it asks
-                        item = item["value"]
-                    text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
-                turns.append(Turn(session_id, first + len(turns), role, text, at, kind="pending"))
-        return turns
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        return self.threads.sessions(channels) if self.threads is not None else []
+
+    def holds_session(self, session_id: str) -> bool:
+        """Whether a thread is shown under session_id: one lookup on the key's index."""
+        return self.threads is not None and self.threads.holds(session_id)
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        return self.threads.turns(session_id, limit, offset) if self.threads is not None else []
+
+    def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        return self.threads.scratch_entries(session_id) if self.threads is not None else []
+
+    def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
+        return self.threads.turn_bin_counts(bin_format, since, until) if self.threads is not None else {}
 
     # -- TTLs ---------------------------------------------------------------------------------
 
@@ -467,20 +422,6 @@ class LangGraphSource(SqlFormatSource):
             actual = self._snapshot(con, prefix, key)
         self.invalidate()
         return actual
-
-
-def _seek(column: str | None, descending: bool, time: Any, item: str) -> tuple[str, list[Any]]:
-    """SQL keeping the rows after (time, item) in the order ORDER BY column, ITEM_ID (both one
-    way), where SQLite puts a NULL time before every other."""
-    if column is None:
-        return f"{ITEM_ID} {'<' if descending else '>'} ?", [item]
-    if time is None:
-        if descending:
-            return f"({column} IS NULL AND {ITEM_ID} < ?)", [item]
-        return f"({column} IS NOT NULL OR {ITEM_ID} > ?)", [item]
-    op = "<" if descending else ">"
-    past_nulls = f" OR {column} IS NULL" if descending else ""
-    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {ITEM_ID} {op} ?))", [time, time, item]
 
 
 def _file_order(path: Path) -> tuple[int, str]:

@@ -15,6 +15,8 @@ back is not one the agent sees; make it through Letta (its API or letta-client).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -58,15 +60,10 @@ class LettaSource(FormatSource):
                 for r in con.execute("SELECT agent_id, archive_id FROM archives_agents"):
                     archive_agents[r["archive_id"]] = names.get(r["agent_id"], r["agent_id"])
             blocks = con.execute(f"SELECT * FROM block{self._live('block')}").fetchall() if "block" in self.tables else []
-            passages = {
-                t: con.execute(f'SELECT * FROM "{t}"{self._live(t)}').fetchall()
+            passages = {  # every column but the embedding (most of a row's bytes, never shown)
+                t: con.execute(f'SELECT {self._shown_columns(t)} FROM "{t}"{self._live(t)}').fetchall()
                 for t in PASSAGE_TABLES if "text" in self.tables.get(t, set())
             }
-            order = "sequence_id" if "sequence_id" in self.tables.get("messages", set()) else "created_at"
-            messages = (
-                con.execute(f"SELECT * FROM messages{self._live('messages')} ORDER BY agent_id, {order}").fetchall()
-                if "agent_id" in self.tables.get("messages", set()) else []
-            )
         for row in blocks:
             agents = block_agents.get(row["id"], [])
             keys = row.keys()
@@ -96,14 +93,79 @@ class LettaSource(FormatSource):
                         snapshot={k: v for k, v in plain_row(row).items() if k != "embedding"},
                     )
                 )
-        for row in messages:
-            turns = contents.turns.setdefault(row["agent_id"], [])
-            at = parse_time(row["created_at"]) or utcnow()
-            turns.append(Turn(row["agent_id"], len(turns), row["role"], message_text(row), at))
-        for agent_id, turns in contents.turns.items():
-            name = names.get(agent_id, agent_id)
-            contents.sessions.append(Session(agent_id, name, f"{name} conversation", turns[0].timestamp, len(turns)))
         return contents
+
+    def _shown_columns(self, table: str) -> str:
+        columns = [c for c in sorted(self.tables.get(table, set())) if c != "embedding"]
+        return ", ".join(f'"{c}"' for c in columns) if "embedding" in self.tables.get(table, set()) else "*"
+
+    # -- each agent's conversation: SQL per agent on messages, never every message at once --------
+
+    def _has_messages(self) -> bool:
+        return {"agent_id", "role", "created_at"} <= self.tables.get("messages", set())
+
+    def _order(self) -> str:
+        return "sequence_id" if "sequence_id" in self.tables.get("messages", set()) else "created_at"
+
+    def _and_live(self) -> str:
+        return " AND is_deleted = 0" if "is_deleted" in self.tables.get("messages", set()) else ""
+
+    def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        if not self._has_messages():
+            return []
+        with reading(self.path) as con:
+            names = {r["id"]: r["name"] for r in con.execute("SELECT id, name FROM agents")} if "agents" in self.tables else {}
+            agents = con.execute(
+                f"SELECT agent_id, count(*) AS n FROM messages WHERE agent_id IS NOT NULL{self._and_live()} "
+                "GROUP BY agent_id ORDER BY agent_id"
+            ).fetchall()
+            found = []
+            for row in agents:
+                name = names.get(row["agent_id"], row["agent_id"])
+                if channels and name not in channels:
+                    continue
+                first = con.execute(
+                    f"SELECT created_at FROM messages WHERE agent_id = ?{self._and_live()} ORDER BY {self._order()} LIMIT 1",
+                    (row["agent_id"],),
+                ).fetchone()
+                started = parse_time(first["created_at"]) or utcnow()
+                found.append(Session(row["agent_id"], name, f"{name} conversation", started, row["n"]))
+        return found
+
+    def holds_session(self, session_id: str) -> bool:
+        """Whether an agent has a conversation here: one lookup on Letta's (agent_id, ...) index."""
+        if not self._has_messages():
+            return False
+        with reading(self.path) as con:
+            return con.execute(
+                f"SELECT 1 FROM messages WHERE agent_id = ?{self._and_live()} LIMIT 1", (session_id,)
+            ).fetchone() is not None
+
+    def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        if not self._has_messages():
+            return []
+        with reading(self.path) as con:
+            rows = con.execute(
+                f"SELECT * FROM messages WHERE agent_id = ?{self._and_live()} ORDER BY {self._order()} LIMIT ? OFFSET ?",
+                (session_id, limit, offset),
+            ).fetchall()
+        return [
+            Turn(row["agent_id"], index, row["role"], message_text(row), parse_time(row["created_at"]) or utcnow())
+            for index, row in enumerate(rows, start=offset)
+        ]
+
+    def turn_bin_counts(self, bin_format: str, since: datetime | None, until: datetime | None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        if not self._has_messages():
+            return counts
+        with reading(self.path) as con:
+            for (created,) in con.execute(f"SELECT created_at FROM messages WHERE agent_id IS NOT NULL{self._and_live()}"):
+                at = parse_time(created) or utcnow()
+                if (since and at < since) or (until and at >= until):
+                    continue
+                label = at.strftime(bin_format)
+                counts[label] = counts.get(label, 0) + 1
+        return counts
 
 
 def message_text(row: Any) -> str:

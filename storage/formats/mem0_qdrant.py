@@ -12,6 +12,11 @@ text_lemmatized, created_at/updated_at, the scope keys, custom metadata), so the
 history, drift and curation are those of mem0 on Chroma (mem0.py); ``<collection>_entities``
 and the telemetry collection ``mem0migrations`` are not memories.
 
+Opening reads each point's id and payload (qdrant_points.py reads the pickles without running
+them) and hashes its row's bytes for its revision; the vectors stay in the file. A Memory is
+built only for the points a page shows when the query keeps every point in an order of its
+payload's times (the table's first page); a filter Python runs builds them all, once per change.
+
 A point is written back as qdrant_client itself writes it (persist()): one ``INSERT OR
 REPLACE`` of the canonical key in one SQLite transaction, taken while holding qdrant_client's
 own lock on the folder (a client that holds it keeps every point in memory and would write
@@ -21,17 +26,12 @@ Mnemoscope cannot, so an edit drops the old one, as mem0 does without fastembed.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
-import hashlib
-import io
 import json
 import os
 import pickle
-import re
 import sqlite3
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -40,13 +40,13 @@ from typing import Any
 
 from ..detect.looks import is_dir, is_file, looked, names, subfolders
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
-from ..model import Kind, Memory, parse_layer
+from ..model import Kind, Memory, Status, parse_layer
 from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
-from ..query import MemoryQuery
+from ..query import MemoryQuery, Order
 from ..retention import Upcoming, preview_of
-from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot
+from ..source import DELETE, EDIT, PURGE, REEMBED, Capabilities, Change, Plan, PlanContext, Snapshot, matches
 from ..sqlite_files import BUSY_TIMEOUT, files_token, is_sqlite_file, read_only_rows, sqlite_error
-from ..timeutil import utcnow
+from ..timeutil import parse_time, utcnow
 from . import synthorg
 from .base import Contents, FormatSource, make_memory, reading, removal_note, writing
 from .match import FormatMatch
@@ -62,6 +62,19 @@ from .mem0 import (
     mem0_metadata,
     scope_channel,
 )
+from .qdrant_points import (
+    PointStruct,
+    RefusedPickle,
+    dump_point,
+    encode_key,
+    load_key,
+    load_point,
+    normalize_point_id,
+    point_revision,
+    point_snapshot,
+    record_point_id,
+    snapshot_point,
+)
 
 try:
     import fcntl
@@ -75,187 +88,6 @@ LOCK_FILE = ".lock"
 TELEMETRY_COLLECTION = "mem0migrations"  # mem0's own usage tracking, in ~/.mem0/migrations_qdrant
 LABEL = "mem0 (Qdrant local)"
 SYNTHORG_LABEL = "SynthOrg (mem0 on Qdrant local)"  # SynthOrg's metadata on its points: synthorg.py
-
-# -- the pickled points -------------------------------------------------------------------------
-#
-# qdrant_client stores each point as a pickle, and unpickling runs whatever callable the bytes
-# name (os.system, subprocess.Popen, ...): a store file someone else wrote is untrusted input, and
-# opening it must never run code. So points are read with an Unpickler that resolves only the two
-# qdrant_client model classes a point is made of, each to an inert local stand-in that keeps the
-# state it was given (reading needs no qdrant_client either); any other name refuses the point.
-
-_MODELS = "qdrant_client.http.models.models"
-
-
-class _Model:
-    """A qdrant_client pydantic model as pickled: only its state, kept as loaded."""
-
-    state: Any = None
-
-    def __setstate__(self, state: Any) -> None:
-        self.state = state
-
-    def __getstate__(self) -> Any:
-        return self.state
-
-    def fields(self) -> dict[str, Any]:
-        inner = self.state.get("__dict__") if isinstance(self.state, dict) else None
-        return inner if isinstance(inner, dict) else {}
-
-    @classmethod
-    def built(cls, **fields: Any) -> Any:
-        """The model as pydantic 2 (which mem0 needs) pickles one that qdrant_client constructs."""
-        model = cls()
-        model.state = {
-            "__dict__": fields,
-            "__pydantic_extra__": None,
-            "__pydantic_fields_set__": set(fields),
-            "__pydantic_private__": None,
-        }
-        return model
-
-
-class _PointStruct(_Model):
-    pass
-
-
-class _SparseVector(_Model):
-    pass
-
-
-_STAND_INS: dict[tuple[str, str], type[_Model]] = {
-    (_MODELS, "PointStruct"): _PointStruct,
-    (_MODELS, "SparseVector"): _SparseVector,
-}
-_NAMES = {cls: name for name, cls in _STAND_INS.items()}
-
-
-class RefusedPickle(Exception):
-    """A pickle that names something other than a Qdrant point's parts."""
-
-
-class _PointUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return _STAND_INS[(module, name)]
-        except KeyError:
-            raise RefusedPickle(f"{module}.{name}") from None
-
-
-def load_point(blob: bytes) -> _PointStruct:
-    """A stored point, unpickled without running anything. Raises RefusedPickle for a pickle that
-    names anything but a point's parts, pickle.UnpicklingError (or ValueError) for damage."""
-    try:
-        point = _PointUnpickler(io.BytesIO(blob)).load()
-    except RefusedPickle:
-        raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
-        raise pickle.UnpicklingError(str(exc) or type(exc).__name__) from None
-    if not isinstance(point, _PointStruct):
-        raise pickle.UnpicklingError(f"holds a {type(point).__name__}, not a point")
-    return point
-
-
-def _load_key(text: str) -> Any:
-    """A row's key: base64 of the pickled point id (a str or an int, no class at all)."""
-    return _PointUnpickler(io.BytesIO(base64.b64decode(text))).load()
-
-
-class _PointPickler(pickle._Pickler):
-    """The pure-Python pickler, writing each stand-in under the qdrant_client name it stands for
-    (the C pickler would import qdrant_client to check the name): the bytes are those
-    qdrant_client's own pickle.dumps(point) writes."""
-
-    def save_global(self, obj: Any, name: str | None = None) -> None:
-        if obj not in _NAMES:
-            raise pickle.PicklingError(f"{obj!r} is not part of a Qdrant point")
-        module, qualname = _NAMES[obj]
-        pickler: Any = self  # save, write and memoize are the pure-Python pickler's own (not typed)
-        pickler.save(module)
-        pickler.save(qualname)
-        pickler.write(pickle.STACK_GLOBAL)
-        pickler.memoize(obj)
-
-
-def dump_point(point: _PointStruct) -> bytes:
-    buffer = io.BytesIO()
-    _PointPickler(buffer, protocol=4).dump(point)
-    return buffer.getvalue()
-
-
-def point_revision(blob: bytes) -> str:
-    """A point's revision: a hash of its row's bytes as stored (every write of it, by
-    qdrant_client or here, writes the row anew), never of its thousands of floats."""
-    return hashlib.sha1(blob).hexdigest()[:12]
-
-
-def encode_key(point_id: Any) -> str:
-    # qdrant_client pins protocol 4 for keys (CollectionPersistence.KEY_PICKLE_PROTOCOL).
-    return base64.b64encode(pickle.dumps(point_id, protocol=4)).decode("utf-8")
-
-
-_HYPHENATED = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-# The spellings of a UUID qdrant_client accepts (qdrant_client/local/utils.py).
-_UUID = re.compile(rf"[0-9a-fA-F]{{32}}|{_HYPHENATED}|\{{{_HYPHENATED}\}}|urn:uuid:{_HYPHENATED}")
-
-
-def normalize_point_id(point_id: Any) -> Any:
-    """A point id as qdrant_client compares them: a UUID by identity, not spelling; an int as is."""
-    if isinstance(point_id, str) and _UUID.fullmatch(point_id):
-        with contextlib.suppress(ValueError):
-            return str(uuid.UUID(point_id))
-    return point_id
-
-
-def _record_key(record_id: str) -> Any:
-    """The point id a record id names: Qdrant ids are unsigned ints or UUIDs."""
-    key = split_record_id(record_id)[1]
-    return int(key) if key.isdigit() and len(key) <= 20 else normalize_point_id(key)
-
-
-def _vector_json(value: Any) -> Any:
-    if isinstance(value, _SparseVector):
-        f = value.fields()
-        return {"$sparse": {"indices": list(f.get("indices") or []), "values": list(f.get("values") or [])}}
-    return value
-
-
-def _vector_object(value: Any) -> Any:
-    if isinstance(value, dict) and "$sparse" in value:
-        return _SparseVector.built(indices=list(value["$sparse"]["indices"]), values=list(value["$sparse"]["values"]))
-    return value
-
-
-def point_snapshot(collection: str, point: _PointStruct) -> Snapshot:
-    """A point as a record snapshot, shaped as mem0's Chroma records are (its payload as the
-    metadata, the dense vector as the embedding); other named vectors (BM25) kept beside."""
-    f = point.fields()
-    vector = f.get("vector")
-    if isinstance(vector, dict):
-        embedding = vector.get("")
-        named: dict[str, Any] | None = {k: _vector_json(v) for k, v in vector.items() if k != ""}
-    else:
-        embedding, named = vector, None
-    payload = f.get("payload")
-    return {
-        "collection": collection,
-        "id": normalize_point_id(f.get("id")),
-        "document": None,
-        "metadata": dict(payload) if isinstance(payload, dict) else {},
-        "embedding": list(embedding) if isinstance(embedding, (list, tuple)) else embedding,
-        "named_vectors": named,
-    }
-
-
-def snapshot_point(snap: Snapshot) -> _PointStruct:
-    named = snap.get("named_vectors")
-    vector: Any = snap["embedding"]
-    if named is not None:
-        vector = {"": snap["embedding"]} if snap["embedding"] is not None else {}
-        vector.update({k: _vector_object(v) for k, v in named.items()})
-    point: _PointStruct = _PointStruct.built(id=snap["id"], vector=vector, payload=snap["metadata"])
-    return point
-
 
 # -- the folder -------------------------------------------------------------------------------
 
@@ -377,6 +209,17 @@ class _Points(Contents):
     # record id -> {"collection", "id", "metadata" (the payload), "rowid"}: a point without its
     # vectors, which stay in the file until a write, a vector search or embedding_of needs them.
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    # record id -> the revision of its row; drift per point id; the time the points were read.
+    revisions: dict[str, str] = field(default_factory=dict)
+    drift_of: dict[str, str] = field(default_factory=dict)
+    now: datetime = field(default_factory=utcnow)
+    # Whether any point holds SynthOrg's metadata (its entries have their own status and layer).
+    synthorg: bool = False
+    # memories is filled on first need (a filter Python runs, a vector search): a plain page
+    # builds only the memories it shows (Mem0QdrantSource.page).
+    built: bool = False
+    # (order) -> record ids in that order, ascending, for a plain page.
+    orders: dict[Order, list[str]] = field(default_factory=dict)
 
 
 class Mem0QdrantSource(Mem0Conversations, FormatSource):
@@ -464,17 +307,20 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             seen: set[Any] = set()
             for row in self._rows(name):
                 try:
-                    snap = point_snapshot(name, load_point(row["point"]))
+                    fields = load_point(row["point"]).fields()
                 except RefusedPickle as exc:
                     refused.append(str(exc))
                     continue
                 except pickle.UnpicklingError:
                     damaged += 1
                     continue
-                if snap["id"] in seen:
+                point_id = normalize_point_id(fields.get("id"))
+                if point_id in seen:
                     continue  # an older copy qdrant_client would drop: the newest row wins
-                seen.add(snap["id"])
-                held = {"collection": name, "id": snap["id"], "metadata": snap["metadata"], "rowid": row["rowid"]}
+                seen.add(point_id)
+                payload = fields.get("payload")  # as point_snapshot reads it, without copying the vector
+                metadata = dict(payload) if isinstance(payload, dict) else {}
+                held = {"collection": name, "id": point_id, "metadata": metadata, "rowid": row["rowid"]}
                 loaded.append((name, held, point_revision(row["point"])))
             if refused:
                 contents.problems.append(
@@ -486,12 +332,71 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
                 contents.problems.append(f"collection {name}: {damaged} point(s) could not be read (damaged pickle)")
         drift, lines = self.log.drift((str(snap["id"]), snap["metadata"]) for _name, snap, _revision in loaded)
         contents.problems += lines
-        now = utcnow()  # an expiry passes while the store is open: shown from the next reload
+        contents.drift_of, contents.now = drift, utcnow()  # (an expiry passes while open: shown from the next reload)
         for name, snap, revision in loaded:
-            record = f"{name}:{snap['id']}"
-            contents.snapshots[self.id_prefix + record] = snap
-            contents.memories.append(self._memory(name, record, snap, drift.get(str(snap["id"])), now, revision))
+            record_id = f"{self.id_prefix}{name}:{snap['id']}"
+            contents.snapshots[record_id] = snap
+            contents.revisions[record_id] = revision
+            contents.synthorg = contents.synthorg or synthorg.is_synthorg_payload(snap["metadata"])
         return contents
+
+    def _memory_of(self, points: _Points, record_id: str) -> Memory:
+        snap = points.snapshots[record_id]
+        return self._memory(snap["collection"], record_id[len(self.id_prefix):], snap,
+                            points.drift_of.get(str(snap["id"])), points.now, points.revisions[record_id])
+
+    def _all(self) -> _Points:
+        """The points, every one a memory (built once per change of the files)."""
+        points = self._points()
+        if not points.built:
+            points.memories = [self._memory_of(points, record_id) for record_id in points.snapshots]
+            points.built = True
+        return points
+
+    def _matching(self, query: MemoryQuery) -> list[Memory]:
+        if not query.wants_kind(self.kind):
+            return []
+        return [m for m in self._all().memories if matches(m, query)]
+
+    def _plain(self, query: MemoryQuery, points: _Points) -> bool:
+        """Whether every point is a memory the query keeps, in an order read from its payload's
+        times alone: then a page builds only the memories it shows."""
+        return (
+            not points.synthorg and query.wants_kind(self.kind) and Status.ACTIVE in (query.statuses or (Status.ACTIVE,))
+            and not (query.channels or query.layers or query.since or query.until or query.contains or query.ids)
+            and query.order in (Order.RECENT, Order.CREATED, Order.ACCESSED)
+        )
+
+    def count(self, query: MemoryQuery) -> int:
+        points = self._points()
+        return len(points.snapshots) if self._plain(query, points) else len(self._matching(query))
+
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+        points = self._points()
+        if not self._plain(query, points):
+            return super().page(query, limit, offset)
+        ordered = self._ordered(points, query.order)
+        ids = ordered[::-1][offset : offset + limit] if query.descending else ordered[offset : offset + limit]
+        return [self._memory_of(points, record_id) for record_id in ids]
+
+    def _ordered(self, points: _Points, order: Order) -> list[str]:
+        """Record ids ascending by sort_key(order): (time, id), the times as make_memory reads them."""
+        found = points.orders.get(order)
+        if found is None:
+            keyed = []
+            for record_id, snap in points.snapshots.items():
+                meta = snap["metadata"]
+                created = parse_time(meta.get("created_at"))
+                updated = parse_time(meta.get("updated_at"))
+                created = created or updated or points.now
+                keyed.append(((created if order is Order.CREATED else updated or created), record_id))
+            keyed.sort()
+            found = points.orders[order] = [record_id for _when, record_id in keyed]
+        return found
+
+    def get(self, memory_id: str) -> Memory | None:
+        points = self._points()
+        return self._memory_of(points, memory_id) if memory_id in points.snapshots else None
 
     def _memory(self, name: str, record: str, snap: Snapshot, drift: str | None, now: Any, revision: str) -> Memory:
         meta = snap["metadata"]
@@ -543,7 +448,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             self.invalidate()  # the row went between the change check and the read: read the file again
         return None
 
-    def _stored(self, name: str, rowids: Sequence[int] | None = None) -> dict[int, _PointStruct]:
+    def _stored(self, name: str, rowids: Sequence[int] | None = None) -> dict[int, PointStruct]:
         """The points of rows of a collection (every row without rowids), by rowid."""
         path = self.storage_of(name)
         if not is_file(path):
@@ -569,7 +474,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
     def describe(self) -> dict[str, Any]:
         described = mem0_description(self, [self.root])
         if self.label == SYNTHORG_LABEL:  # the data folder holds qdrant/ and history.db
-            view = synthorg.describe(self._points().memories, self.root.parent, utcnow())
+            view = synthorg.describe(self._all().memories, self.root.parent, utcnow())
             described.update(synthorg=view, owner_view=synthorg.owner_view(view))
         return described
 
@@ -708,7 +613,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
             new = as_mem0_writes_it(expected, new)
         actual = self._write_point(record_id, expected, new)
         try:
-            self.log.log(str(_record_key(record_id)), expected, new)
+            self.log.log(str(record_point_id(record_id)), expected, new)
         except StoreError:
             self._write_point(record_id, actual, expected)  # put the point back: both or neither
             raise
@@ -719,7 +624,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         storage.sqlite is rebuilt (VACUUM) so that no older version of a point (qdrant_client
         replaces a point's row on every update) stays in its free space."""
         gone = [c.record for c in removed if c.after is None]
-        notes = self.log.forget([str(_record_key(record)) for record in gone])
+        notes = self.log.forget([str(record_point_id(record)) for record in gone])
         for name in sorted({split_record_id(record)[0] for record in gone}):
             storage = self.storage_of(name)
             with qdrant_lock(self.root), contextlib.closing(sqlite3.connect(storage, timeout=BUSY_TIMEOUT)) as con:
@@ -736,7 +641,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         name = split_record_id(record_id)[0]
         if name not in self.collections():
             raise NotFoundError(f"No Qdrant collection {name!r} in {self.root}.")
-        point_id = new["id"] if new is not None else _record_key(record_id)
+        point_id = new["id"] if new is not None else record_point_id(record_id)
         size = self.dense_config(name)[0]
         if new is not None and size is not None and isinstance(new["embedding"], list) and len(new["embedding"]) != size:
             raise StoreError(
@@ -770,7 +675,7 @@ class Mem0QdrantSource(Mem0Conversations, FormatSource):
         found = []
         for row in con.execute("SELECT rowid, id FROM points ORDER BY rowid DESC").fetchall():
             with contextlib.suppress(Exception):  # a key that is no plain id is no key of this point
-                if normalize_point_id(_load_key(row["id"])) == point_id:
+                if normalize_point_id(load_key(row["id"])) == point_id:
                     found.append(row["rowid"])
         return [con.execute("SELECT rowid, id, point FROM points WHERE rowid = ?", (r,)).fetchone() for r in found]
 

@@ -47,6 +47,8 @@ SHARED_PARTS = (
     "synthorg",  # SynthOrg's metadata and configuration over mem0 on Qdrant (mem0_qdrant)
     "openclaw_workspace", "openclaw_templates",  # an OpenClaw workspace's markdown (openclaw)
     "agenticx_budget",  # AgenticX's compaction and MemoryHook caps (agenticx)
+    "langgraph_threads",  # SqliteSaver's threads, read per thread (langgraph)
+    "qdrant_points",  # Qdrant local mode's pickled points (mem0_qdrant)
 )
 
 

@@ -21,8 +21,10 @@ rows whose raw column holds the words (``LIKE``), then ``text_of`` decides on th
 (a search counts the words there once, for its ranking and for BM25's statistics alike). ``odd_rows`` names rows whose raw text
 does not bound what a person reads (not JSON, say): those are always handed to ``text_of``.
 
-LangGraph's SqliteStore is read this way too (langgraph.py). The mem0 history, Google ADK and
-AgenticX formats are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
+LangGraph's SqliteStore (langgraph.py), Google ADK's events (google_adk.py) and CrewAI's long-term
+memories (crewai.py: its channel and times are SQL expressions, TableSpec.channel_sql and
+created_sql) are read this way too. The mem0 history, Letta's passages, AgenticX and the facts
+DBs are SQL too and can move onto this base the same way: a TableSpec, ``memory_of`` and ``text_of``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ class TableSpec:
     record_prefix: str = ""
     # An SQL expression in place of record, where no one column names a memory.
     record_sql: str | None = None
+    # SQL expressions in place of the channel and created columns, where a format keeps them in
+    # JSON or in another form (created_sql: a value julianday() and strftime() read).
+    channel_sql: str | None = None
+    created_sql: str | None = None
 
 
 class SqlFormatSource(FormatSource):
@@ -192,20 +198,23 @@ class SqlFormatSource(FormatSource):
         parts: list[str] = []
         params: list[Any] = []
         if query.channels:
-            if spec.channel is None:
+            channel = self.channel_expr()
+            if channel is None:
                 if GLOBAL_CHANNEL not in query.channels:
                     return None
             else:
-                among = f'"{spec.channel}" IN ({", ".join("?" * len(query.channels))})'
+                among = f'{channel} IN ({", ".join("?" * len(query.channels))})'
                 if GLOBAL_CHANNEL in query.channels:  # a row with no channel is shown as _global
-                    among = f'({among} OR "{spec.channel}" IS NULL OR "{spec.channel}" = \'\')'
+                    among = f'({among} OR {channel} IS NULL OR {channel} = \'\')'
                 parts.append(among)
                 params += query.channels
         for bound, op in ((query.since, ">="), (query.until, "<")):
             if bound is not None:
-                if spec.created is None:
+                created = self.created_expr()
+                if created is None:
                     return None
-                parts.append(f'julianday("{spec.created}") {op} julianday(?)')
+                # (a time that does not read is shown as now: time_of, make_memory)
+                parts.append(f"coalesce(julianday({created}), julianday('now')) {op} julianday(?)")
                 params.append(as_utc(bound).strftime("%Y-%m-%d %H:%M:%S.%f"))
         if query.contains:
             clause, values = self._contains(query.contains.lower())
@@ -308,16 +317,25 @@ class SqlFormatSource(FormatSource):
         if where is None:
             return {}
         clause, params = where
-        if column == "channel" and self.spec.channel is not None:
+        channel = self.channel_expr()
+        if column == "channel" and channel is not None:
             counts: dict[str, int] = {}
-            for value, n in self.rows(
-                f'SELECT "{self.spec.channel}", count(*) {self._from(clause)} GROUP BY 1', params
-            ):
+            for value, n in self.rows(f"SELECT {channel}, count(*) {self._from(clause)} GROUP BY 1", params):
                 label = str(value) if value else GLOBAL_CHANNEL
                 counts[label] = counts.get(label, 0) + n
             return counts
         n = self.count(query)
         return {self._constant(column): n} if n else {}
+
+    def channel_expr(self) -> str | None:
+        """The channel as SQL: the spec's expression, or its column; None: every memory is _global."""
+        spec = self.spec
+        return spec.channel_sql or (f'"{spec.channel}"' if spec.channel is not None else None)
+
+    def created_expr(self) -> str | None:
+        """The creation time as SQL julianday() reads: the spec's expression, or its column."""
+        spec = self.spec
+        return spec.created_sql or (f'"{spec.created}"' if spec.created is not None else None)
 
     def _constant(self, column: str) -> str:
         values = {"kind": self.kind.value, "layer": self.layer.value, "status": self.status.value}
@@ -330,18 +348,18 @@ class SqlFormatSource(FormatSource):
             return {}
         clause, params = where
         spec = self.spec
-        group = f'"{spec.channel}"' if group_by == "channel" and spec.channel is not None else "NULL"
+        channel, created = self.channel_expr(), self.created_expr()
+        group = channel if group_by == "channel" and channel is not None else "NULL"
         directives = set(re.findall(r"%(.)", bin_format))
         counts: dict[tuple[str, str], int] = {}
         now_label = utcnow().strftime(bin_format)  # a memory with no readable time was created now
-        if spec.created is not None and directives <= SQL_STRFTIME:
-            sql = (
-                f'SELECT strftime(?, "{spec.created}"), {group}, count(*) {self._from(clause)} GROUP BY 1, 2'
-            )
+        if created is not None and directives <= SQL_STRFTIME:
+            sql = f"SELECT strftime(?, {created}), {group}, count(*) {self._from(clause)} GROUP BY 1, 2"
             found = [(label or now_label, value, n) for label, value, n in self.rows(sql, [bin_format, *params])]
         else:
-            created = f'"{spec.created}"' if spec.created is not None else "NULL"
-            sql = f"SELECT {created}, {group} {self._from(clause)}"
+            if spec.created_sql is not None:  # read as ISO text, which parse_time reads
+                created = f"strftime('%Y-%m-%dT%H:%M:%f', {spec.created_sql})"
+            sql = f"SELECT {created or 'NULL'}, {group} {self._from(clause)}"
             found = []
             for value, grouped in self.rows(sql, params):
                 when = parse_time(value)
@@ -471,6 +489,20 @@ class _Desc:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+
+def seek_sql(column: str | None, descending: bool, time: Any, item: str, item_sql: str) -> tuple[str, list[Any]]:
+    """SQL keeping the rows after (time, item) in the order ORDER BY column, item_sql (both one
+    way), where SQLite puts a NULL time before every other; no column: by item_sql alone."""
+    if column is None:
+        return f"{item_sql} {'<' if descending else '>'} ?", [item]
+    if time is None:
+        if descending:
+            return f"({column} IS NULL AND {item_sql} < ?)", [item]
+        return f"({column} IS NOT NULL OR {item_sql} > ?)", [item]
+    op = "<" if descending else ">"
+    past_nulls = f" OR {column} IS NULL" if descending else ""
+    return f"({column} {op} ?{past_nulls} OR ({column} = ? AND {item_sql} {op} ?))", [time, time, item]
 
 
 def _like_escaped(needle: str) -> str:

@@ -202,3 +202,38 @@ def test_without_lancedb_the_table_is_said_unread_beside_what_is_read(tmp_path: 
     monkeypatch.delitem(__import__("sys").modules, "lancedb")
     with open_store(root) as store:
         assert store.count() == 6 and store.unread() == [] and store.info()["unread"] == []
+
+
+def test_long_term_memories_filter_count_and_page_in_sql_as_over_every_row(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from mnemoscope.storage.query import MemoryQuery
+    from mnemoscope.storage.source import matches
+
+    db = tmp_path / "long_term_memory_storage.db"
+    con = sqlite3.connect(db)
+    con.execute(LTM_DDL)
+    rows = [(f"Task {i} on tea routes", {"agent": ["Researcher", "Writer", "", 7][i % 4], "quality": i,
+                                         "suggestions": [["cite timetables", "ask Porto"], [], ["one; two"], [3, None]][i % 4]},
+             [f"{1763539200 + 3600 * i}.5", f"{(1763539200 + 3600 * i) * 1000}", f"2025-11-19T{i % 24:02d}:30:00"][i % 3], i / 2)
+            for i in range(40)]
+    con.executemany("INSERT INTO long_term_memories (task_description, metadata, datetime, score) VALUES (?, ?, ?, ?)",
+                    [(t, json.dumps(m), d, s) for t, m, d, s in rows])
+    con.execute("INSERT INTO long_term_memories (task_description, metadata, datetime, score) VALUES "
+                "('A task with broken metadata', 'not json', 'soon', 1)")
+    con.commit()
+    con.close()
+    with open_store(db) as store:
+        every = store.page(limit=100)
+        assert len(every) == store.count() == 41
+        assert every[-1].content == "Task 0 on tea routes\nSuggestions: cite timetables; ask Porto"
+        since = datetime(2025, 11, 19, 12, tzinfo=timezone.utc)
+        queries = [MemoryQuery(channels=(c,)) for c in ("Researcher", "Writer", "7", "_global")] + [
+            MemoryQuery(contains=n) for n in ("porto", "timetables; ask", "suggestions", "none", "one; two", "task 3")
+        ] + [MemoryQuery(since=since), MemoryQuery(until=since)]
+        for query in queries:
+            expected = [m for m in every if matches(m, query)]
+            assert expected, query
+            assert store.page(query, limit=100) == expected, query
+            assert store.count(query) == len(expected), query
+        assert store.counts()["channels"] == {"Researcher": 10, "Writer": 10, "7": 10, "_global": 11}

@@ -102,3 +102,60 @@ def test_import_round_trip(db, tmp_path: Path):
     with open_store(tmp_path / "ws") as store:
         keys = {e.key for e in store.scratch_entries("s1")}
         assert keys == {"step", "app:theme", "user:city"}
+
+
+MANY = """
+import asyncio
+from google.adk.events import Event, EventActions
+from google.adk.sessions import DatabaseSessionService
+from google.genai import types
+async def main():
+    svc = DatabaseSessionService("sqlite+aiosqlite:///" + db)
+    for n, app in enumerate(["trip", "shop"]):
+        s = await svc.create_session(app_name=app, user_id="dana", session_id=f"s{n}/x", state={"n": n})
+        for i in range(6):
+            parts = [types.Part(text=f"{app} note {i} about tea")]
+            if i == 2:
+                parts = [types.Part(function_call=types.FunctionCall(name="find_tea", args={"city": "Porto"}))]
+            if i == 3:
+                parts = [types.Part(function_response=types.FunctionResponse(name="find_tea", response={"shops": 3}))]
+            content = None if i == 4 else types.Content(role="user" if i % 2 else "model", parts=parts)
+            await svc.append_event(s, Event(author="user" if i % 2 else "agent", invocation_id=f"i{i}", content=content,
+                                            actions=EventActions(state_delta={"seen": i} if i == 4 else {})))
+    await svc.close() if hasattr(svc, "close") else None
+asyncio.run(main())
+print(json.dumps("ok"))
+"""
+
+
+def test_filters_orders_and_pages_in_sql_as_over_every_event(tmp_path: Path) -> None:
+    from mnemoscope.storage.query import MemoryQuery, Order
+    from mnemoscope.storage.source import matches, sort_key
+
+    db = tmp_path / "many.db"
+    run_owner(MANY, db=str(db))
+    with open_store(db) as store:
+        every = store.page(limit=100)
+        assert len(every) == store.count() == 12
+        assert {m.content for m in every} >= {'find_tea({"city": "Porto"})', 'find_tea -> {"shops": 3}',
+                                              '(state change: {"seen": 4})'}
+        for order in (Order.RECENT, Order.CREATED, Order.SALIENCE):
+            for descending in (True, False):
+                query = MemoryQuery(order=order, descending=descending)
+                page = store.page(query, limit=100)
+                assert page == sorted(every, key=sort_key(order), reverse=descending)
+                walked, after = [], None
+                while len(walked) < 12:  # seeking past the last one shown, 5 at a time
+                    got = store.page(query, limit=5, after=after)
+                    walked += got
+                    after = got[-1]
+                assert walked == page
+        for needle in ("tea", "find_tea -", "state change", "porto", "without", "shop note 5", "city"):
+            query = MemoryQuery(contains=needle)
+            assert store.page(query, limit=100) == [m for m in every if matches(m, query)], needle
+            assert store.count(query) == len([m for m in every if matches(m, query)])
+        assert store.count(MemoryQuery(channels=("shop",))) == 6
+        assert [t.content for t in store.turns("s1/x")][:2] == ["shop note 0 about tea", "shop note 1 about tea"]
+        assert [(s.id, s.turn_count) for s in store.sessions()] == [("s0/x", 6), ("s1/x", 6)]
+        one = every[3]
+        assert store.get(one.id) == one

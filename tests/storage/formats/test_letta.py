@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,25 @@ def test_import_round_trip(newer: Path, tmp_path: Path):
         persona = next(m for m in store.page(limit=20) if m.content == "I am a careful travel agent.")
         assert persona.layer is Layer.CORE and persona.metadata["import"]["format"] == "letta"
         assert [t.content for t in store.turns("agent-1")] == ["Book the 9:00 train", "Booked."]
+
+
+def test_conversations_are_paged_per_agent_without_reading_every_message(newer: Path):
+    db = newer / ".letta" / "sqlite.db"
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO agents (id, name, created_at) VALUES ('agent-2', 'budget-agent', '2026-11-18 09:00:00')")
+    con.executemany(
+        "INSERT INTO messages (id, agent_id, role, content, sequence_id, created_at, is_deleted) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(f"b-{i}", "agent-2", "user" if i % 2 == 0 else "assistant", json.dumps([{"type": "text", "text": f"line {i}"}]),
+          100 + i, f"2026-11-21 10:{i:02d}:00", int(i == 3)) for i in range(30)],
+    )
+    con.commit()
+    con.close()
+    with open_store(db) as store:
+        assert [(s.id, s.channel, s.turn_count) for s in store.sessions()] == [
+            ("agent-1", "travel-agent", 2), ("agent-2", "budget-agent", 29)]
+        assert [s.id for s in store.sessions(("budget-agent",))] == ["agent-2"]
+        assert store.sessions()[1].started_at == datetime(2026, 11, 21, 10, 0, tzinfo=timezone.utc)
+        deep = store.turns("agent-2", limit=3, offset=25)
+        assert [(t.index, t.content) for t in deep] == [(25, "line 26"), (26, "line 27"), (27, "line 28")]
+        assert "line 3" not in [t.content for t in store.turns("agent-2")]  # Letta deleted it
+        assert sum(store.turn_bin_counts("%Y-%m-%d", None, None).values()) == 31

@@ -23,7 +23,7 @@ from helpers.owners import OFFLINE_ENV, REPO, require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.detect.discover import discover
 from mnemoscope.storage.errors import ConflictError, LockedError, UnsupportedError, WrapsStoresError
-from mnemoscope.storage.formats.mem0_qdrant import RefusedPickle, dump_point, load_point
+from mnemoscope.storage.formats.qdrant_points import RefusedPickle, dump_point, load_point
 from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.opening import open_store
 from mnemoscope.storage.settings import StoreSettings
@@ -431,3 +431,25 @@ def test_a_synthorg_data_folder_offers_each_agents_store(tmp_path: Path):
         assert store.counts()["channels"] == {"agent:ceo": 2}
         assert store.counts()["layers"] == {"semantic": 2}
         assert store.info()["formats"][0]["files"] == [str(data / "ceo" / "qdrant"), str(data / "ceo" / "history.db")]
+
+
+def test_a_plain_page_builds_only_the_memories_it_shows_in_the_order_of_every_memory(mem0_store):
+    from mnemoscope.storage.formats.mem0_qdrant import Mem0QdrantSource
+    from mnemoscope.storage.query import Order
+    from mnemoscope.storage.source import sort_key
+
+    root, _ids = mem0_store
+    with open_store(root) as store:
+        [source] = [s for s in store._sources if isinstance(s, Mem0QdrantSource)]
+        shown = {}
+        for order in (Order.RECENT, Order.CREATED, Order.ACCESSED):
+            for descending in (True, False):
+                query = MemoryQuery(order=order, descending=descending)
+                shown[(order, descending)] = (store.page(query, limit=2, offset=1), store.count(query))
+        assert not source._points().built  # no memory was built but those shown
+        every = source._matching(MemoryQuery(statuses=()))
+        assert source._points().built and len(every) == 3
+        for (order, descending), (page, count) in shown.items():
+            assert page == sorted(every, key=sort_key(order), reverse=descending)[1:3] and count == 3
+        assert store.page(MemoryQuery(channels=("user:dana",)), limit=5) == [
+            m for m in sorted(every, key=sort_key(Order.RECENT), reverse=True) if m.channel == "user:dana"]
