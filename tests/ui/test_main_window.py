@@ -262,6 +262,9 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     """A step repaints the table; the views behind other tabs read the store again only when
     a person shows them, and then show the store as it is."""
     qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
+    # The views' first reads, at open, end first (Salience's in two parts: the rows at risk, then the histogram).
+    qtbot.waitUntil(lambda: bool(window.view("salience").histogram.bins))
+    qtbot.waitUntil(lambda: bool((window.view("timeline").chart.data or {}).get("bins")))
     reloads: list[str] = []
     window.view("salience").loaded.connect(lambda: reloads.append("salience"))
     window.view("timeline").loaded.connect(lambda: reloads.append("timeline"))
