@@ -73,6 +73,7 @@ def test_the_agents_decay_score_is_shown_as_it_keeps_it_and_its_identity_files_s
     assert [row[2] for row in at_risk][:2] == ["fact:facts.db:fact_deploy", "fact:facts.db:fact_tz"]
     assert all(row[2].startswith("fact:") for row in at_risk) and len(at_risk) == 4
     assert at_risk[0][:2] == ["0.050 (owner's)", "—"] and at_risk[1][0] == "0.950 (owner's)"
+    qtbot.waitUntil(lambda: bool(view.histogram.bins), timeout=10_000)  # read once the rows at risk are shown
     assert sum(b["count"] for b in view.histogram.bins) == 4
     assert f"Facts-db salience: {OWNERS}" in view.formulas.text()
     win.close_store()
