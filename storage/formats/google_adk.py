@@ -31,7 +31,7 @@ from ..source import Snapshot
 from ..timeutil import parse_time, utcnow
 from .base import Contents, json_object, plain_row, reading, sqlite_files, sqlite_tables
 from .match import FormatMatch
-from .sql_backed import SqlFormatSource, TableSpec, row_revision, seek_sql
+from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 SESSION_COLUMNS = {"app_name", "user_id", "id", "state", "create_time", "update_time"}
 EVENT_KEYS = {"id", "app_name", "user_id", "session_id"}
@@ -135,15 +135,8 @@ class AdkSource(SqlFormatSource):
         if found is None:  # gone since it was shown: its place is found by its time and id
             return self._page_after_other(query, limit, offset, after)
         timed = query.order not in (Order.SALIENCE, Order.EFFECTIVE_SALIENCE)
-        bound = self.rows(f"SELECT events.timestamp, {EVENT_ID} FROM events WHERE events.rowid = ?", (found[0],))[0]
-        seek, seek_params = seek_sql("events.timestamp" if timed else None, query.descending, bound[0], bound[1], EVENT_ID)
-        clause, params = where
-        rows = self.rows(
-            f"SELECT {self.spec.select} FROM events WHERE {clause + ' AND ' if clause else ''}{seek} "
-            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
-            [*params, *seek_params, limit, offset],
-        )
-        return [self.memory_of(row) for row in rows]
+        return self._page_seeking(query, limit, offset, where, "events", "events.timestamp" if timed else None, EVENT_ID,
+                                  found[0])
 
     def record_key(self, record_id: str) -> int:
         """The rowid of the event a record id names; -1 when the file holds none."""

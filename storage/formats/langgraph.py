@@ -66,7 +66,7 @@ from .base import (
 )
 from .langgraph_threads import Threads
 from .match import FormatMatch
-from .sql_backed import SqlFormatSource, TableSpec, row_revision, seek_sql
+from .sql_backed import SqlFormatSource, TableSpec, row_revision
 
 STORE_COLUMNS = {"prefix", "key", "value"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"}
@@ -221,15 +221,8 @@ class LangGraphSource(SqlFormatSource):
             return []
         if found is None:  # gone since it was shown: its place is found by its time and id
             return self._page_after_other(query, limit, offset, after)
-        bound = self.rows(f"SELECT {column or 'NULL'}, {ITEM_ID} FROM store WHERE store.rowid = ?", (found[0],))[0]
-        seek, seek_params = seek_sql(f"store.{column}" if column else None, query.descending, bound[0], bound[1], ITEM_ID)
-        clause, params = where
-        rows = self.rows(
-            f"SELECT {self.spec.select} FROM store WHERE {clause + ' AND ' if clause else ''}{seek} "
-            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
-            [*params, *seek_params, limit, offset],
-        )
-        return [self.memory_of(row) for row in rows]
+        return self._page_seeking(query, limit, offset, where, "store", f"store.{column}" if column else None, ITEM_ID,
+                                  int(found[0]))
 
     def record_key(self, record_id: str) -> int:
         """The rowid of the item a record id names; -1 when the file holds none."""

@@ -287,6 +287,20 @@ class SqlFormatSource(FormatSource):
         )
         return [self.memory_of(row) for row in rows]
 
+    def _page_seeking(self, query: MemoryQuery, limit: int, offset: int, where: tuple[str, list[Any]], table: str,
+                      time_sql: str | None, id_sql: str, rowid: int) -> list[Memory]:
+        """limit memories from offset past table's row rowid, in the order ORDER BY time_sql, id_sql
+        (both one way; no time_sql: by id_sql alone), that row's place found by seek_sql."""
+        bound = self.rows(f"SELECT {time_sql or 'NULL'}, {id_sql} FROM {table} WHERE {table}.rowid = ?", (rowid,))[0]
+        seek, seek_params = seek_sql(time_sql, query.descending, bound[0], bound[1], id_sql)
+        clause, params = where
+        rows = self.rows(
+            f"SELECT {self.spec.select} FROM {table} WHERE {clause + ' AND ' if clause else ''}{seek} "
+            f"ORDER BY {self._order(query)} LIMIT ? OFFSET ?",
+            [*params, *seek_params, limit, offset],
+        )
+        return [self.memory_of(row) for row in rows]
+
     def _page_after_other(self, query: MemoryQuery, limit: int, offset: int, after: Memory) -> list[Memory]:
         """A page after another source's memory (merging several stores): this source's pages,
         passed over in Python up to that memory's place in the query's order."""
