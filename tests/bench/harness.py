@@ -73,13 +73,20 @@ def paired_medians_s(project: Callable[[], object], baseline: Callable[[], objec
     for _ in range(warmup):
         project()
         baseline()
+    times = paired_times_s(project, baseline, repeat)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def paired_times_s(project: Callable[[], object], baseline: Callable[[], object],
+                   repeat: int) -> tuple[list[float], list[float]]:
+    """The seconds of each run of project and of baseline, run in turns (project, baseline, ...)."""
     times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
         for fn, taken in zip((project, baseline), times, strict=True):
             start = time.perf_counter()
             fn()
             taken.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return times
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from bench import native_store
-from bench.harness import FULL, Row, cached_store, label, record, sizes
+from bench.harness import FULL, Row, cached_store, label, paired_times_s, record, sizes
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.transfer import import_store
 
@@ -41,13 +40,8 @@ def _source(size: int) -> Path:
 
 def _alternating(project: Callable[[], object], baseline: Callable[[], object], repeat: int) -> tuple[float, float]:
     """The smallest of repeat runs of each, taken in turns so a change of load meets both."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeat):
-        for fn, taken in zip((project, baseline), times, strict=True):
-            start = time.perf_counter()
-            fn()
-            taken.append(time.perf_counter() - start)
-    return min(times[0]), min(times[1])
+    project_times, baseline_times = paired_times_s(project, baseline, repeat)
+    return min(project_times), min(baseline_times)
 
 
 # -- import --------------------------------------------------------------------------------------
