@@ -43,6 +43,7 @@ from .rows import (
     scratch_key,
     scratch_text,
 )
+from .stored_as_bound import Kept, as_written
 
 
 class NativeChanges(NativeReads):
@@ -149,7 +150,8 @@ class NativeChanges(NativeReads):
             return []
         ids = json.dumps([c.record for c in run])
         sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
-        names, rows = self._fetch(conn.connection.dbapi_connection, sql + self._lock_rows, (ids,))
+        dbapi = conn.connection.dbapi_connection
+        names, rows = self._fetch(dbapi, sql + self._lock_rows, (ids,))
         current = _as_read(names, rows)
         found: list[tuple[Change, Snapshot | None]] = []
         for change in run:
@@ -160,31 +162,54 @@ class NativeChanges(NativeReads):
                     "nothing was written. Reload and try again."
                 )
             found.append((change, now))
-        self._write_memories(conn, found)
-        after = _as_read(names, self._fetch(conn.connection.dbapi_connection, sql, (ids,))[1])
-        return [Change(c.record, c.before, _snapshot(names, after.get(c.record), c.after), c.writer) for c in run]
+        stored = self._write_memories(conn, found, self._kept_types(dbapi))
+        if stored is None:  # read back: what the database made of what was bound
+            rows = self._fetch(dbapi, sql, (ids,))[1]
+            stored = {i: dict(zip(names, row, strict=True)) for i, row in _as_read(names, rows).items()}
+        return [Change(c.record, c.before, _same_or(stored.get(c.record), c.after), c.writer) for c in run]
+
+    def _kept_types(self, dbapi: Any) -> Kept | None:
+        """What each memories column stores unchanged (stored_as_bound.py); None: rows written
+        are read back."""
+        return None
 
     def _is_memory_record(self, record_id: str) -> bool:
         return not record_id.startswith((SCRATCH_PREFIX, RELATION_PREFIX))
 
-    def _write_memories(self, conn: Connection, changes: list[tuple[Change, Snapshot | None]]) -> None:
+    def _write_memories(self, conn: Connection, changes: list[tuple[Change, Snapshot | None]],
+                        kept: Kept | None = None) -> dict[str, Snapshot | None] | None:
         """memories rows, current as read: deleted, inserted and updated by one executemany per
-        statement shape (the set of columns an update changes)."""
+        statement shape (the set of columns an update changes). Returns each record's row as it
+        is now stored, where kept (the column types stored unchanged) tells it without reading
+        them back (every value bound is of such a type, and inserts name every column); else None."""
         mark = self._mark
         gone = [(c.record,) for c, now in changes if c.after is None and now is not None]
         if gone:
             conn.exec_driver_sql(f"DELETE FROM memories WHERE id = {mark}", gone)
         inserts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         updates: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        stored: dict[str, Snapshot | None] | None = {} if kept is not None else None
         for change, now in changes:
             if change.after is None:
+                if stored is not None:
+                    stored[change.record] = None
                 continue
             if now is None:
                 inserts.setdefault(tuple(change.after), []).append(tuple(change.after.values()))
+                if stored is not None:
+                    if kept is not None and list(change.after) == list(kept) and as_written(change.after, kept):
+                        stored[change.record] = change.after
+                    else:
+                        stored = None
                 continue
             changed = {name: value for name, value in change.after.items() if name not in now or now[name] != value}
             if changed:
                 updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
+            if stored is not None:
+                if kept is not None and as_written(changed, kept):
+                    stored[change.record] = {**now, **changed} if changed else now
+                else:
+                    stored = None
         # driver SQL: nothing to compile, values bound as they were read (see rows.as_stored)
         for names, values in inserts.items():
             columns = ", ".join(_quoted(n) for n in names)
@@ -192,6 +217,7 @@ class NativeChanges(NativeReads):
         for names, values in updates.items():
             assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in names)
             conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE id = {mark}", values)
+        return stored
 
     def read_records(self, record_ids: Sequence[str], *, conn: Connection | None = None,
                      lock: bool = False) -> dict[str, Snapshot]:
@@ -341,3 +367,10 @@ def _snapshot(names: list[str], row: tuple[Any, ...] | None, expected: Snapshot 
         if values == row and tuple(map(type, values)) == tuple(map(type, row)):  # 1 == 1.0, but not as stored
             return expected
     return dict(zip(names, row, strict=True))
+
+
+def _same_or(stored: Snapshot | None, expected: Snapshot | None) -> Snapshot | None:
+    """stored, or expected itself when it holds exactly the same values (see _snapshot)."""
+    if stored is None or expected is None:
+        return stored
+    return _snapshot(list(stored), tuple(stored.values()), expected)

@@ -97,13 +97,24 @@ def remember_intact(db_path: Path) -> None:
 
 def remembered_intact(db_path: Path) -> bool:
     """Whether db_path, in its present state, is remembered intact."""
-    key = _state(db_path)
+    return is_remembered(file_key(db_path))
+
+
+def file_key(db_path: Path, real_path: str | None = None) -> tuple[str, list[object]] | None:
+    """db_path's state as verdicts are keyed (see the module's docstring): stats only, so that an
+    open can take it and look it up later (is_remembered), when a write first needs it.
+    real_path: db_path's real path, when the caller has it."""
+    return _state(db_path, real_path)
+
+
+def is_remembered(key: tuple[str, list[object]] | None) -> bool:
+    """Whether the file was remembered intact in the state key (file_key) describes."""
     return key is not None and _load(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
 
 
-def _state(db_path: Path) -> tuple[str, list[object]] | None:
+def _state(db_path: Path, real_path: str | None = None) -> tuple[str, list[object]] | None:
     """The real path, and the markers that change with any change to the file or its -wal."""
-    real = os.path.realpath(db_path)
+    real = real_path or os.path.realpath(db_path)
     state = file_state(real, real=True)
     if state is None:
         return None

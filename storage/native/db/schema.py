@@ -153,7 +153,7 @@ FTS_INSERT_TRIGGER = (
     "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
     "INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END"
 )
-_FTS_SQLITE = [
+FTS_SQLITE = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
     "content, tags, content='memories', content_rowid='rowid', tokenize='unicode61')",
     FTS_INSERT_TRIGGER,
@@ -195,7 +195,7 @@ def _create_v1(conn: Connection) -> None:
     metadata.create_all(conn)
     journal_tables.migrate(conn)
     if conn.dialect.name == "sqlite":
-        for statement in _FTS_SQLITE:
+        for statement in FTS_SQLITE:
             conn.exec_driver_sql(statement)
     elif conn.dialect.name == "postgresql":
         for statement in _POSTGRESQL_V1:

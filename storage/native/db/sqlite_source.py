@@ -43,10 +43,11 @@ from ...sqlite_files import (
 from ...timeutil import to_iso, utcnow
 from . import fts, fts_search, schema
 from .fts import FTS_PREFIX
-from .intact import check_intact, remember_intact, remembered_intact
+from .intact import check_intact, file_key, is_remembered, remember_intact
 from .positions import Positions
 from .readers import HeldReaders
 from .rows import DB_NAME, ORDER_COLUMNS
+from .stored_as_bound import Kept, StoredAsBound
 from .tables import NativeDb
 
 
@@ -56,13 +57,16 @@ class SqliteSource(NativeDb):
 
     def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
                  schema_version: int | None = None, found_wal: bool = False,
-                 not_null: frozenset[str] | None = None, real_path: str | None = None, intact: bool = False) -> None:
+                 not_null: frozenset[str] | None = None, real_path: str | None = None,
+                 intact: bool | tuple[str, list[object]] | None = False) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
         not_null: the memories columns declared NOT NULL, when the open has read them (a
         read-only open then connects at its first read). real_path: db_path's real path.
-        intact: whether the file is known intact (checked, remembered, or made here)."""
+        intact: whether the file is known intact (checked, remembered, or made here), or its
+        state at the open (intact.file_key), looked up in the remembered verdicts at the first
+        write that asks (reading them costs an open a third of its time)."""
         self.db_path = Path(db_path)
         self._intact = intact
         self._found_wal = found_wal
@@ -85,6 +89,7 @@ class SqliteSource(NativeDb):
             raise
         self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name not in not_null}
         self._positions = Positions(self.change_token)
+        self._stored_as_bound = StoredAsBound()
 
     @property
     def engine(self) -> Engine:
@@ -137,10 +142,10 @@ class SqliteSource(NativeDb):
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
                        real_path=real_path)
-        found_wal = os.path.exists(os.path.realpath(db_path) + "-wal")  # SQLite names it after the real file
+        found_wal = os.path.exists((real_path or os.path.realpath(db_path)) + "-wal")  # named after the real file
         if exists and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
             return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=found_wal,
-                       not_null=not_null, real_path=real_path, intact=remembered_intact(db_path))
+                       not_null=not_null, real_path=real_path, intact=file_key(db_path, real_path))
         if exists and found:  # a migration writes: checked first
             check_intact(db_path)
         engine = sqlite_engine(db_path)
@@ -158,9 +163,14 @@ class SqliteSource(NativeDb):
         """Before a write that could leave something behind if it failed half-way (a step's
         intent in the journal, a write outside one transaction): refuse a damaged file (see
         intact.py), reading it whole once unless it is remembered intact."""
-        if not self._read_only and not self._intact:
+        if not self._read_only and not self._known_intact():
             check_intact(self.db_path)
             self._intact = True
+
+    def _known_intact(self) -> bool:
+        if not isinstance(self._intact, bool):
+            self._intact = is_remembered(self._intact)
+        return self._intact
 
     def close(self) -> None:
         # Another program's -wal is folded into memory.db only by a source that wrote rows
@@ -170,7 +180,7 @@ class SqliteSource(NativeDb):
             self._readers.close()
             if self._engine is not None:
                 self._engine.dispose()
-        if wrote and self._intact:  # our own writes to a file known intact (intact.py)
+        if wrote and self._known_intact():  # our own writes to a file known intact (intact.py)
             remember_intact(self.db_path)
 
     def describe(self) -> dict[str, Any]:
@@ -217,6 +227,9 @@ class SqliteSource(NativeDb):
 
     def _is_memory_record(self, record_id: str) -> bool:
         return not record_id.startswith(FTS_PREFIX) and super()._is_memory_record(record_id)
+
+    def _kept_types(self, dbapi: Any) -> Kept | None:
+        return self._stored_as_bound.kept(dbapi)
 
     def _write_row(self, conn: Connection, record_id: str, expected: Snapshot | None,
                    new: Snapshot | None) -> Snapshot | None:
