@@ -516,7 +516,8 @@ class Curator:
         if not ids:
             raise NothingToDoError("No memory selected.")
         context = self._context()
-        found = memories_of(self.store.source_for, ids)
+        sources: dict[str, Any] = {}
+        found = memories_of(self.store.source_for, ids, sources)
         chosen: dict[str, tuple[Memory, Any, dict[str, Any]]] = {}
         for memory_id in ids:
             if isinstance(expected_revision, Mapping):
@@ -528,7 +529,7 @@ class Curator:
             memory = _at_revision(found[memory_id], memory_id, revision)
             if memory.id in chosen:
                 continue  # a copy's id and its memory's id name one memory
-            source = self.store.source_for(memory.id)
+            source = sources[memory_id] if memory.id == memory_id else self.store.source_for(memory.id)
             caps = source.capabilities(memory.id)
             self._writable(memory, caps)
             chosen[memory.id] = (memory, source, check(memory, caps))

@@ -449,16 +449,19 @@ def summed(dicts: Iterable[dict[Any, int]]) -> dict[Any, int]:
     return total
 
 
-def memories_of(source_for: Callable[[str], Any], ids: Sequence[str]) -> dict[str, Memory]:
+def memories_of(source_for: Callable[[str], Any], ids: Sequence[str],
+                sources: dict[str, Any] | None = None) -> dict[str, Memory]:
     """The memory of each id found (a copy's id finds its memory), keyed by the id asked for: ids
     routed by source_for (NotFoundError: none holds it), each source asked for its ids at once
-    where it reads many in one query (get_many)."""
+    where it reads many in one query (get_many). sources: filled with each id's source."""
     by_source: dict[int, tuple[Any, list[str]]] = {}
     for memory_id in dict.fromkeys(ids):
         try:
             source = source_for(memory_id)
         except NotFoundError:
             continue
+        if sources is not None:
+            sources[memory_id] = source
         by_source.setdefault(id(source), (source, []))[1].append(memory_id)
     found: dict[str, Memory] = {}
     for source, wanted in by_source.values():

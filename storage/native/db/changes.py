@@ -151,22 +151,38 @@ class NativeChanges(NativeReads):
         ids = json.dumps([c.record for c in run])
         sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
         dbapi = conn.connection.dbapi_connection
-        names, rows = self._fetch(dbapi, sql + self._lock_rows, (ids,))
-        current = _as_read(names, rows)
         found: list[tuple[Change, Snapshot | None]] = []
-        for change in run:
-            now = _snapshot(names, current.get(change.record), change.before)
-            if now is not change.before and not same_record(now, change.before):
-                raise ConflictError(
-                    f"{change.record} changed since it was read (another writer touched it); "
-                    "nothing was written. Reload and try again."
-                )
-            found.append((change, now))
+        if self._planned_as_they_are(run):  # nothing committed since the rows were read
+            names = list(run[0].before or ())
+            found = [(change, change.before) for change in run]
+        else:
+            names, rows = self._fetch(dbapi, sql + self._lock_rows, (ids,))
+            current = _as_read(names, rows)
+            for change in run:
+                now = _snapshot(names, current.get(change.record), change.before)
+                if now is not change.before and not same_record(now, change.before):
+                    raise ConflictError(
+                        f"{change.record} changed since it was read (another writer touched it); "
+                        "nothing was written. Reload and try again."
+                    )
+                found.append((change, now))
         stored = self._write_memories(conn, found, self._kept_types(dbapi))
         if stored is None:  # read back: what the database made of what was bound
-            rows = self._fetch(dbapi, sql, (ids,))[1]
+            names, rows = self._fetch(dbapi, sql, (ids,))
             stored = {i: dict(zip(names, row, strict=True)) for i, row in _as_read(names, rows).items()}
         return [Change(c.record, c.before, _same_or(stored.get(c.record), c.after), c.writer) for c in run]
+
+    planned_from: tuple[object, dict[str, Snapshot]] | None = None
+
+    def _planned_as_they_are(self, run: list[Change]) -> bool:
+        """Whether every change of run was planned (plan_many) from the very rows get_many read
+        and the database is in the state it was in before that read (read_state, checked under
+        the write lock): then those rows are what the database holds, and need no second read."""
+        planned, self.planned_from = self.planned_from, None
+        if planned is None or planned[0] != self.read_state():
+            return False
+        rows = planned[1]
+        return all(c.before is not None and rows.get(c.record) is c.before for c in run)
 
     def _kept_types(self, dbapi: Any) -> Kept | None:
         """What each memories column stores unchanged (stored_as_bound.py); None: rows written
@@ -254,12 +270,14 @@ class NativeChanges(NativeReads):
         """plan() of each memory, their rows read in one query (or taken from the get_many that
         just read them, if the database has not changed since)."""
         rows: dict[str, Snapshot] = {}
+        state = None
         if self.just_read is not None:
-            token, rows = self.just_read
+            token, rows, state = self.just_read
             self.just_read = None
             if token != self.change_token():
-                rows = {}
+                rows, state = {}, None
         rows = {m.id: rows[m.id] for m in memories if m.id in rows}
+        self.planned_from = (state, rows) if state is not None else None
         if len(rows) < len(memories):
             rows.update(self.read_records([m.id for m in memories if m.id not in rows]))
         return [self._plan_row(operation, m, rows.get(m.id), fields, context) for m in memories]

@@ -290,15 +290,21 @@ class NativeReads(GraphReads):
         if not memory_ids:
             return {}
         sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
-        token = self.change_token()
+        token, state = self.change_token(), self.read_state()  # both before the read
         with self.reading() as conn:
             names, rows = self._fetch(conn, sql, (json.dumps(list(dict.fromkeys(memory_ids))),))
         now = utcnow()
         by_id = {row["id"]: row for row in (dict(zip(names, row, strict=True)) for row in rows)}
-        self.just_read = (token, by_id)  # the rows a curation step plans from next (see plan_many)
+        self.just_read = (token, by_id, state)  # the rows a curation step plans from next (see plan_many)
         return {memory_id: self._memory(row, now) for memory_id, row in by_id.items()}
 
-    just_read: tuple[str, dict[str, Any]] | None = None
+    just_read: tuple[str, dict[str, Any], object] | None = None
+
+    def read_state(self) -> object:
+        """What changes with every commit to the database by any connection, exactly enough that
+        a write transaction that finds it as it was before a read may write over that read's rows
+        without reading them again; None where it cannot tell (no lock over the whole database)."""
+        return None
 
     def _memory_row(self, memory_id: str) -> dict[str, Any] | None:
         stmt = select(schema.memories).where(schema.memories.c.id == memory_id)

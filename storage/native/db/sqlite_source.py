@@ -189,6 +189,11 @@ class SqliteSource(NativeDb):
     def change_token(self) -> str:
         return "sqlite:" + files_token(self._connect.real_path, real=True)
 
+    def read_state(self) -> object:
+        """memory.db's and its -wal's identity, mtime, size and header counters (file_state): a
+        commit appends to the -wal or, after a checkpoint, starts it over with new salts."""
+        return file_state(self._connect.real_path, real=True)
+
     # -- reading memories ----------------------------------------------------
 
     @contextlib.contextmanager

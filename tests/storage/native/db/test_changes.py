@@ -4,6 +4,7 @@ tested in tests/storage/test_curation.py and, on both databases, in test_native_
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,3 +142,39 @@ def test_many_records_are_written_set_based_all_or_none(source: SqliteSource) ->
     undone = source.write_records([Change(c.record, c.after, c.before) for c in reversed(written)])
     assert [c.after for c in reversed(undone)] == [source.read_record(i) for i in ids]
     assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
+
+
+@pytest.mark.parametrize("agent", [
+    ["UPDATE memories SET salience = 0.9 WHERE id = :id"],
+    # the -wal emptied first: the agent's commit starts it over, at the size it had
+    ["PRAGMA wal_checkpoint(TRUNCATE)", "UPDATE memories SET salience = 0.9 WHERE id = :id"],
+    ["UPDATE memories SET salience = 0.5 WHERE id = :id"],  # a write of the value it held
+])
+def test_rows_planned_from_a_bulk_read_are_checked_again_after_any_commit(source: SqliteSource,
+                                                                          agent: list[str]) -> None:
+    ids = [source.add_memory(f"fact {n}") for n in range(5)]
+    with sqlite3.connect(source.db_path) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    planned = source.plan_many(DELETE, list(source.get_many(ids).values()), {}, CONTEXT)
+    with contextlib.closing(sqlite3.connect(source.db_path, isolation_level=None)) as con:
+        for sql in agent:
+            con.execute(sql, {"id": ids[2]}).fetchall()
+    changes = [c for plan in planned for c in plan.changes]
+    if "0.5" in agent[-1]:  # the row is as planned from: nothing to refuse
+        assert [c.after["status"] for c in source.write_records(changes)] == ["deleted"] * 5  # type: ignore[index]
+        return
+    with pytest.raises(ConflictError, match=ids[2]):
+        source.write_records(changes)
+    assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
+
+
+def test_rows_planned_from_a_bulk_read_are_written_without_a_second_read(source: SqliteSource) -> None:
+    ids = [source.add_memory(f"fact {n}") for n in range(5)]
+    planned = source.plan_many(DELETE, list(source.get_many(ids).values()), {}, CONTEXT)
+    statements: list[str] = []
+    with source.engine.connect() as conn:
+        conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
+    written = source.write_records([c for plan in planned for c in plan.changes])
+    assert {c.record: c.after for c in written} == {i: source.read_record(i) for i in ids}
+    assert not [s for s in statements if s.startswith("SELECT * FROM memories")]
+    assert [s for s in statements if s.startswith("UPDATE memories")]
