@@ -426,7 +426,7 @@ def _redact(conn: Connection, purge: Purge) -> None:
                 conn.execute(
                     update(tables.audit)
                     .where(a.seq == row.seq)
-                    .values(changes=json.dumps(changes, default=_encode), details=json.dumps(details, default=str))
+                    .values(changes=_dumps_changes(changes), details=json.dumps(details, default=str))
                 )
         if purge.ids == ids and purge.texts == texts:
             return
@@ -452,7 +452,25 @@ _BYTES = "$bytes"  # a blob value in a snapshot (SQLite keeps whatever a column 
 
 
 def _changes_json(changes: list[Change]) -> str:
-    return json.dumps([c.to_json() for c in changes], default=_encode)
+    return _dumps_changes([c.to_json() for c in changes])
+
+
+def _dumps_changes(changes: list[dict[str, Any]]) -> str:
+    return json.dumps([_kept_as(change) for change in changes], default=_encode)
+
+
+def _kept_as(change: dict[str, Any]) -> dict[str, Any]:
+    """A change as the journal keeps it (version 2): an after-image with the very columns of its
+    before-image, in their order, as only the values it changes ("set"), half what a bulk step
+    writes and what every later rewrite of its entry copies."""
+    before, after = change.get("before"), change.get("after")
+    if not isinstance(before, dict) or not isinstance(after, dict) or list(before) != list(after):
+        return change
+    changed = {k: v for k, v in after.items() if type(v) is not type(before[k]) or v != before[k]}
+    return {"record": change["record"], "before": before, _SET: changed}
+
+
+_SET = "set"
 
 
 def _encode(value: Any) -> Any:
@@ -462,7 +480,12 @@ def _encode(value: Any) -> Any:
 
 
 def _loads_changes(raw: str) -> Any:
-    return json.loads(raw, object_hook=_decode)
+    """The changes of an entry, each with its after-image whole (see _kept_as)."""
+    changes = json.loads(raw, object_hook=_decode)
+    for change in changes:
+        if _SET in change:
+            change["after"] = {**change["before"], **change.pop(_SET)}
+    return changes
 
 
 def _decode(value: dict[str, Any]) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, Table, Text, text
 from sqlalchemy.engine import Connection
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
 VERSION_KEY = "journal_version"
 
 metadata = MetaData()
@@ -41,7 +41,8 @@ audit = Table(
     # done: applied; undone: reverted by undo (redo-able); dropped: undone, then superseded.
     Column("state", Text, nullable=False, server_default="done"),
     Column("details", Text, nullable=False, server_default="{}"),
-    # JSON list of {"record": id, "before": snapshot|null, "after": snapshot|null}
+    # JSON list of {"record": id, "before": snapshot|null, "after": snapshot|null}; from version 2
+    # an after-image with the before-image's columns is {"record", "before", "set": {changed columns}}
     Column("changes", Text, nullable=False),
     Index("ix_audit_state", "state"),
 )
@@ -59,8 +60,14 @@ def _create_v1(conn: Connection) -> None:
     metadata.create_all(conn)
 
 
+def _after_images_as_changed_columns(conn: Connection) -> None:
+    """Version 2 writes an after-image as the columns it changes (log._kept_as); the entries
+    already written stay as they are (both forms are read): the version tells an older
+    Mnemoscope, which would read such an after-image as missing, not to open the journal."""
+
+
 # MIGRATIONS[n] takes a journal at version n to n+1; version 0 is no journal tables at all.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1, 1: _after_images_as_changed_columns}
 
 
 def read_version(conn: Connection) -> int:

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 
 from ...journal import tables as journal_tables
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # The oldest version a read-only open reads as it is (the versions after it add only indexes).
 READS_FROM = 2
 
@@ -205,6 +205,10 @@ def _create_v1(conn: Connection) -> None:
                 conn.exec_driver_sql(statement)
 
 
+def _journal_version_2(conn: Connection) -> None:
+    journal_tables.migrate(conn)
+
+
 def _add_page_indexes(conn: Connection) -> None:
     for index in PAGE_INDEXES:
         index.create(conn, checkfirst=True)
@@ -223,7 +227,7 @@ def all_tables() -> list[Table]:
 # MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
 # an empty database.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index,
+    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index, 3: _journal_version_2,
 }
 
 

@@ -42,14 +42,28 @@ def test_memory_db_holds_the_journal_tables_at_the_same_version(tmp_path: Path) 
     assert _meta(db)[tables.VERSION_KEY] == str(tables.JOURNAL_VERSION)
 
 
-def test_a_journal_from_before_its_version_was_kept_is_version_1_and_left_as_it_is(tmp_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+def test_a_journal_from_before_its_version_was_kept_is_version_1_and_its_entries_stay_readable(
+        tmp_path: Path) -> None:
+    db = tmp_path / SIDECAR_DIR / SIDECAR_DB
+    db.parent.mkdir()
+    engine = create_engine(f"sqlite:///{db}")
+    old = '[{"record": "m1", "before": {"content": "a", "n": 1}, "after": {"content": "b", "n": 1}}]'
     with engine.begin() as conn:
-        tables.metadata.create_all(conn)  # what sidecars held until now: the tables, no version
+        tables.metadata.create_all(conn)  # what sidecars held at first: the tables, no version
+        conn.exec_driver_sql("INSERT INTO audit(at, operation, targets, actor, state, changes) VALUES "
+                             "('2026-01-01T00:00:00+00:00', 'edit', '[\"m1\"]', 'user', 'done', ?)", (old,))
         assert tables.read_version(conn) == 1
-        assert tables.migrate(conn) == 1
     engine.dispose()
-    assert tables.VERSION_KEY not in _meta(tmp_path / "old.db")  # nothing written
+    journal = Journal.sidecar(tmp_path)
+    journal.record("edit", ["m2"], [Change("m2", {"content": "c", "n": 1}, {"content": "d", "n": 1})])
+    assert _meta(db)[tables.VERSION_KEY] == str(tables.JOURNAL_VERSION) == "2"
+    first, second = sorted(journal.history(), key=lambda e: e.seq)
+    assert first.after == [{"content": "b", "n": 1}] and second.after == [{"content": "d", "n": 1}]
+    journal.close()
+    with sqlite3.connect(db) as con:
+        kept = [r[0] for r in con.execute("SELECT changes FROM audit ORDER BY seq")]
+    assert kept[0] == old  # an entry of version 1 is left as it was written
+    assert '"set": {"content": "d"}' in kept[1] and '"after"' not in kept[1]
 
 
 def test_an_empty_database_is_taken_to_the_journal_version(tmp_path: Path) -> None:

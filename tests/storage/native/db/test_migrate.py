@@ -27,6 +27,8 @@ def _old_file(path: Path, version: int) -> None:
                 conn.exec_driver_sql(f"DROP INDEX {index.name}")
         if version < 3:
             conn.exec_driver_sql(f"DROP INDEX {schema.ENTITY_NAME_INDEX.name}")
+        if version < 4:  # the journal at version 1 (its version was first kept at version 2)
+            conn.exec_driver_sql("DELETE FROM meta WHERE key = 'journal_version'")
         conn.exec_driver_sql(f"INSERT INTO meta (key, value) VALUES ('schema_version', '{version}')")
         conn.exec_driver_sql(f"PRAGMA user_version = {version}")
         conn.exec_driver_sql(
@@ -49,20 +51,22 @@ def _facts(path: Path) -> dict[str, object]:
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_memories_status_%'")),
             "entity_name_index": con.execute(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'ix_entities_lower_name'").fetchone()[0],
+            "journal_version": (con.execute("SELECT value FROM meta WHERE key = 'journal_version'").fetchone()
+                                or ("1",))[0],
         }
     finally:
         con.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_file_from_before_alembic_is_stamped_and_migrated(tmp_path: Path, version: int) -> None:
     _old_file(tmp_path / "memory.db", version)
     assert _facts(tmp_path / "memory.db")["alembic"] is None
     with open_store(tmp_path) as store:
         assert store.get("m-old").content == "kept across the upgrade"
     assert _facts(tmp_path / "memory.db") == {
-        "user_version": 3, "schema_version": "3", "alembic": [("0003",)],
-        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 1}
+        "user_version": 4, "schema_version": "4", "alembic": [("0004",)],
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 1, "journal_version": "2"}
 
 
 def test_a_current_file_from_before_alembic_is_opened_as_it_is(tmp_path: Path) -> None:
@@ -130,7 +134,7 @@ def test_a_version_2_file_opens_read_only_as_it_is_and_finds_names_without_the_i
         assert resolve_entity(store, "STRIPE") == "e-stripe"
     assert _facts(tmp_path / "memory.db") == {
         "user_version": 2, "schema_version": "2", "alembic": None,
-        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 0}
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 0, "journal_version": "1"}
 
 
 def test_a_version_1_file_is_still_refused_read_only(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import MemoryQuery
 from mnemoscope.storage.errors import SecretRefusedError, StoreFileError, UnreadableStoreError
+from mnemoscope.storage.native.db import schema
 from mnemoscope.storage.native.db.postgres_source import PostgresSource, open_postgres_store
 
 
@@ -86,10 +87,11 @@ def test_a_database_without_the_schema_is_refused_and_left_as_it_was(postgres_se
 
 def test_a_created_store_is_stamped_and_a_newer_one_is_refused(postgres_server: Any, database: str) -> None:
     PostgresSource.open(postgres_server.url(database), create=True).close()
-    assert postgres_server.psql("SELECT version_num FROM alembic_version", database) == [("0003",)]
-    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("3",)]
-    postgres_server.psql("UPDATE meta SET value = '4' WHERE key = 'schema_version'", database)
-    with pytest.raises(UnreadableStoreError, match="schema version 4.*Upgrade Mnemoscope"):
+    current = schema.SCHEMA_VERSION
+    assert postgres_server.psql("SELECT version_num FROM alembic_version", database) == [(f"{current:04d}",)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [(str(current),)]
+    postgres_server.psql(f"UPDATE meta SET value = '{current + 1}' WHERE key = 'schema_version'", database)
+    with pytest.raises(UnreadableStoreError, match=f"schema version {current + 1}.*Upgrade Mnemoscope"):
         PostgresSource.open(postgres_server.url(database))
 
 
@@ -102,6 +104,8 @@ def test_a_version_1_database_is_migrated_by_alembic(postgres_server: Any, datab
     with pytest.raises(UnreadableStoreError, match="without read-only"):
         PostgresSource.open(postgres_server.url(database), read_only=True)
     PostgresSource.open(postgres_server.url(database)).close()
-    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [("3",)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [
+        (str(schema.SCHEMA_VERSION),)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'journal_version'", database) == [("2",)]
     assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_memories_status_updated'", database)
     assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_entities_lower_name'", database)
