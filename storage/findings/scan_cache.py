@@ -13,6 +13,7 @@ leaves the last one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -45,6 +46,10 @@ CACHED_BATCH = 2_000
 # loaded machine the worst UI-thread gaps while a scan ran went from 62-98 ms to 37-63 ms). About
 # 5% of a scan's time (a page takes 10-20 ms).
 PAGE_PAUSE_S = 0.001  # findings per batch when they all come from the cache
+# Scans kept: the stores scanned or shown most recently (a file is about 40 bytes a memory, 40 MB
+# at a million); older ones, and what a killed scan left half-written a day ago, are deleted.
+KEPT = 16
+PARTIAL_KEPT_S = 24 * 3600
 
 
 @dataclass
@@ -183,6 +188,8 @@ class _Cache:
         if meta.get("rules") != digest:
             conn.close()
             return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: kept before the scans of stores not shown for longer
         return cls(conn, path)
 
     @classmethod
@@ -239,6 +246,7 @@ class _Cache:
         self.conn.close()
         assert self.temp is not None
         os.replace(self.temp, self.path)
+        forget_old_scans(self.path.parent)
 
     def discard(self) -> None:
         self.conn.close()
@@ -247,6 +255,22 @@ class _Cache:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def forget_old_scans(folder: Path) -> None:
+    """Delete the scans of all but the KEPT stores used last, and .partial files older than
+    PARTIAL_KEPT_S (a scan killed half-way). A file another process still reads stays readable
+    to it (POSIX); one that cannot be deleted is left for next time."""
+    try:
+        entries = [(e.stat().st_mtime, e) for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return
+    scans = sorted((item for item in entries if item[1].name.endswith(".db")), key=lambda item: item[0], reverse=True)
+    stale = time.time() - PARTIAL_KEPT_S
+    gone = [e for _t, e in scans[KEPT:]] + [e for t, e in entries if e.name.endswith(".partial") and t < stale]
+    for entry in gone:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
 
 
 _FIELDS = ("fingerprint", "rule", "category", "severity", "title", "memory_id", "start", "end", "excerpt")

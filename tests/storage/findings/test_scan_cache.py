@@ -5,6 +5,8 @@ file lives in Mnemoscope's data folder and a cancelled scan leaves the last one 
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,33 @@ def test_a_cancelled_scan_leaves_the_last_one(store_path: Path, monkeypatch, _ho
         next(stream)
         stream.close()  # as a worker drops its generator when cancelled
     assert {p.name: p.read_bytes() for p in (_home / scan_cache.FOLDER).iterdir()} == kept
+
+
+def test_only_the_scans_of_the_stores_used_last_are_kept(tmp_path: Path, _home: Path) -> None:
+    stores = []
+    for n in range(scan_cache.KEPT + 2):
+        root = tmp_path / f"small-{n}"
+        store = create_workspace(root)
+        store.add_memories([store.memory_row(f"note {n}: the api key is sk-live-{n:04d}abcdefghijklmnopqrstu")])
+        stores.append(store)
+    folder = _home / scan_cache.FOLDER
+    for store in stores[:3]:
+        _drain(scan_stream(store))
+    killed = folder / "0123456789abcdef01234567.db.x1.partial"  # what a scan killed half-way left
+    killed.write_bytes(b"half")
+    fresh = folder / "0123456789abcdef01234567.db.x2.partial"  # one still being written
+    fresh.write_bytes(b"half")
+    day_ago = time.time() - scan_cache.PARTIAL_KEPT_S - 60
+    os.utime(killed, (day_ago, day_ago))
+    time.sleep(0.02)
+    _drain(scan_stream(stores[0]))  # shown again (from its scan): now the most recently used
+    for store in stores[3:]:
+        time.sleep(0.002)
+        _drain(scan_stream(store))
+    kept = {p.name for p in folder.glob("*.db")}
+    assert len(kept) == scan_cache.KEPT
+    assert scan_cache.cache_path(stores[0]).name in kept  # used again, so kept
+    assert not {scan_cache.cache_path(s).name for s in stores[1:3]} & kept  # the two used least lately
+    assert not killed.exists() and fresh.exists()
+    for store in stores:
+        store.close()
