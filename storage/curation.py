@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from .consistency.repair import repair_kinds
 from .consistency_report import Report
@@ -33,7 +33,7 @@ from .errors import (
 )
 from .journal.log import DONE, FAILED, LOG, UNDONE
 from .journal.redaction import PURGED, Purge, purge_step
-from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, ScratchEntry, Status
+from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, Status
 from .source import (
     DELETE,
     EDIT,
@@ -44,9 +44,11 @@ from .source import (
     RESTORE,
     Capabilities,
     Change,
+    Checked,
     Plan,
     PlanContext,
     PurgeResidue,
+    ScratchWriter,
     Snapshot,
     in_apply_order,
     memories_of,
@@ -81,27 +83,6 @@ class Outcome:
             "notes": self.notes,
             "details": self.details,
         }
-
-
-@runtime_checkable
-class ScratchWriter(Protocol):
-    """A source whose scratchpad keys are records of its write primitive (read_record /
-    write_record), so that editing and deleting one is a curation step like any other."""
-
-    scratch_note: str  # what a user should know when writing there ("" for nothing)
-
-    def scratch_record(self, session_id: str, key: str) -> str:
-        """The record id of one key; raises UnsupportedError for a key that is no scratchpad row."""
-        ...
-
-    def is_scratch_record(self, record_id: str) -> bool: ...
-
-    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
-        """The record holding value as the owner writes it (current itself if the owner would read
-        the same value back from it)."""
-        ...
-
-    def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry: ...
 
 
 @dataclass
@@ -218,7 +199,7 @@ class Curator:
         journal's snapshots of every earlier step, redacted to a marker). A purge cannot be undone."""
         texts: list[str] = []
 
-        def check(memory: Memory, caps: Capabilities) -> dict[str, Any]:
+        def check(memory: Checked, caps: Capabilities) -> dict[str, Any]:
             if not purge and memory.status is Status.DELETED:
                 raise NothingToDoError(f"{memory.id} is already deleted (use --purge to remove it for good).")
             if purge:
@@ -227,7 +208,7 @@ class Curator:
             return {"content": memory.content}
 
         operation = PURGE if purge else DELETE
-        planned = self._plan_each(operation, memory_ids, {}, expected_revision, check)
+        planned = self._plan_each(operation, memory_ids, {}, expected_revision, check, from_rows=not purge)
         return self._run(operation, planned, purged=texts if purge else None)
 
     def redact(
@@ -509,13 +490,19 @@ class Curator:
         fields: dict[str, Any],
         expected_revision: Revisions,
         check: Callable[[Memory, Capabilities], dict[str, Any]],
+        from_rows: bool = False,
     ) -> list[_Planned]:
-        """Validate and plan every memory against the store as it is now; nothing is written."""
+        """Validate and plan every memory against the store as it is now; nothing is written.
+        from_rows: check reads only a RowHead: many memories a source plans from rows build no Memory."""
         self.store.require_writable()
         ids = _as_list(memory_ids)
         if not ids:
             raise NothingToDoError("No memory selected.")
         context = self._context()
+        if from_rows and expected_revision is None and len(ids) > 1:
+            by_rows = self._plan_from_rows(operation, ids, check, context)
+            if by_rows is not None:
+                return by_rows
         sources: dict[str, Any] = {}
         found = memories_of(self.store.source_for, ids, sources)
         chosen: dict[str, tuple[Memory, Any, dict[str, Any]]] = {}
@@ -541,11 +528,29 @@ class Curator:
             planned.append(_Planned(memory.id, memory.channel, plan, details))
         return planned
 
+    def _plan_from_rows(self, operation: str, ids: list[str], check: Callable[[Any, Capabilities], dict[str, Any]],
+                        context: PlanContext) -> list[_Planned] | None:
+        try:
+            source = self.store.source_for(ids[0])
+            if not hasattr(source, "plan_rows") or any(self.store.source_for(i) is not source for i in ids):
+                return None
+        except NotFoundError:
+            return None
+        by_rows = source.plan_rows(operation, ids, context)
+        if by_rows is None:
+            return None
+        caps = source.capabilities(ids[0])
+        planned = []
+        for head, plan in by_rows:
+            self._writable(head, caps)
+            planned.append(_Planned(head.id, head.channel, plan, check(head, caps)))
+        return planned
+
     def _current(self, memory_id: str, expected_revision: str | None) -> Memory:
         return _at_revision(self.store.get(memory_id), memory_id, expected_revision)
 
     @staticmethod
-    def _writable(memory: Memory, caps: Capabilities) -> None:
+    def _writable(memory: Checked, caps: Capabilities) -> None:
         if caps.read_only:
             raise ReadOnlyError(f"{memory.id} cannot be changed: {caps.read_only_reason}.")
 

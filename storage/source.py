@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import NotFoundError
-from .model import Kind, Memory, ScratchEntry, Session, Turn
+from .model import Kind, Memory, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery, Order, sort_key
 
 Snapshot = dict[str, Any]
@@ -69,6 +69,30 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     # For REEMBED: the text whose vector goes into every change that carries "embedding".
     embed_text: str | None = None
+
+
+@dataclass(frozen=True)
+class RowHead:
+    """What a bulk step's checks read of a memory planned from its row alone (plan_rows), where
+    building every Memory would cost more than the step's own SQL."""
+
+    id: str
+    channel: str
+    status: Status
+    content: str
+
+
+class Checked(Protocol):
+    """What a curation step's check reads of a memory: a Memory, or a RowHead."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def channel(self) -> str: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def content(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -225,6 +249,27 @@ def prepare_writes(changes: Iterable[Change]) -> None:
     for source, own in by_source.values():
         if isinstance(source, PreparedWrites):
             source.prepare_write(own)
+
+
+@runtime_checkable
+class ScratchWriter(Protocol):
+    """A source whose scratchpad keys are records of its write primitive (read_record /
+    write_record), so that editing and deleting one is a curation step like any other."""
+
+    scratch_note: str  # what a user should know when writing there ("" for nothing)
+
+    def scratch_record(self, session_id: str, key: str) -> str:
+        """The record id of one key; raises UnsupportedError for a key that is no scratchpad row."""
+        ...
+
+    def is_scratch_record(self, record_id: str) -> bool: ...
+
+    def scratch_snapshot(self, current: Snapshot | None, session_id: str, key: str, value: Any, now: str) -> Snapshot:
+        """The record holding value as the owner writes it (current itself if the owner would read
+        the same value back from it)."""
+        ...
+
+    def scratch_entry(self, snapshot: Snapshot) -> ScratchEntry: ...
 
 
 @runtime_checkable

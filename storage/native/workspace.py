@@ -40,6 +40,7 @@ from ..source import (
     Change,
     Plan,
     PlanContext,
+    RowHead,
     Snapshot,
     counts_by_columns,
     merged_page,
@@ -267,7 +268,8 @@ class NativeWorkspace:
 
     def plan(self, operation: str, memory: Memory, fields: dict[str, Any], context: PlanContext) -> Plan:
         part = self.part_for(memory.id)
-        return self._with_copies(operation, memory, part, part.plan(operation, memory, fields, context), fields, context)
+        return self._with_copies(operation, memory.id, part, part.plan(operation, memory, fields, context), fields,
+                                 context)
 
     def plan_many(
         self, operation: str, memories: Sequence[Memory], fields: dict[str, Any], context: PlanContext
@@ -278,10 +280,20 @@ class NativeWorkspace:
             return [self.plan(operation, m, fields, context) for m in memories]
         planned = dict(zip((m.id for m in db_ones), self.db.plan_many(operation, db_ones, fields, context), strict=True))
         return [
-            self._with_copies(operation, m, self.db, planned[m.id], fields, context) if m.id in planned
+            self._with_copies(operation, m.id, self.db, planned[m.id], fields, context) if m.id in planned
             else self.plan(operation, m, fields, context)
             for m in memories
         ]
+
+    def plan_rows(self, operation: str, ids: Sequence[str], context: PlanContext) -> list[tuple[RowHead, Plan]] | None:
+        """A bulk step on memory.db rows planned from the rows alone (see NativeChanges.plan_rows),
+        with their copies' changes; None where it does not apply (an id that names a copy)."""
+        if self.db is None or not all(self.part_for(i) is self.db for i in ids):
+            return None
+        planned = self.db.plan_rows(operation, ids, context)
+        if planned is None:
+            return None
+        return [(head, self._with_copies(operation, head.id, self.db, plan, {}, context)) for head, plan in planned]
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """get() of each id held here (a copy's id finds its memory), memory.db's in one query."""
@@ -296,7 +308,7 @@ class NativeWorkspace:
         return out
 
     def _with_copies(
-        self, operation: str, memory: Memory, part: Any, plan: Plan, fields: dict[str, Any], context: PlanContext
+        self, operation: str, memory_id: str, part: Any, plan: Plan, fields: dict[str, Any], context: PlanContext
     ) -> Plan:
         """plan, its changes naming their writer, with the changes to the memory's vector and
         markdown copies where it is a memory.db memory."""
@@ -304,9 +316,9 @@ class NativeWorkspace:
         if part is not self.db or not plan.changes:
             return plan
         # the memory's row as planned from; a promotion leaves it as it is and plans its copy
-        row = next((c.before for c in plan.changes if c.record == memory.id), None) or self.db.read_record(memory.id)
+        row = next((c.before for c in plan.changes if c.record == memory_id), None) or self.db.read_record(memory_id)
         assert row is not None
-        vector = self._vector_copy(memory.id)
+        vector = self._vector_copy(memory_id)
         block = self._markdown_copy(row)
         own: Any = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
         if operation == EDIT:

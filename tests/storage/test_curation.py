@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from mnemoscope.storage import (
     open_store,
 )
 from mnemoscope.storage.native.chroma.records import NATIVE_COLLECTION, STALE_KEY, record_id_for
+from mnemoscope.storage.native.db.rows import memory_from_row
 from mnemoscope.storage.timeutil import utcnow
 
 
@@ -426,3 +428,35 @@ def test_a_step_routes_no_record_a_second_time(demo_path: Path, monkeypatch: pyt
         # one routing per change (the store, then the workspace's part), none while writing
         assert sorted(asked) == sorted(r for r in changed for _level in range(2))
         assert store.get(memory_id).status.value == "active"
+
+
+def test_a_bulk_delete_planned_from_rows_writes_and_journals_what_one_by_one_planning_does(
+        demo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many memory.db memories (some with vector and daily-log copies) deleted by the row path,
+    which builds no Memory, leave the store and the journal as the general path leaves a copy."""
+    from mnemoscope.storage import curation
+    from mnemoscope.storage.native.db import reads
+
+    monkeypatch.setattr(curation, "utcnow", lambda: utcnow().replace(year=2026, month=11, day=1, hour=12, minute=0,
+                                                                     second=0, microsecond=0))
+    other = tmp_path / "other"
+    shutil.copytree(demo_path, other)
+    ids = [r[0] for copied in ("IS NOT NULL", "IS NULL") for r in sql_rows(  # half of them with a markdown copy
+        demo_path, f"SELECT id FROM memories WHERE status = 'active' AND md_file {copied} ORDER BY id LIMIT 6")]
+    assert len(ids) == 12
+    built = []
+    monkeypatch.setattr(reads, "memory_from_row", lambda *a, **k: built.append(1) or memory_from_row(*a, **k))
+    entries = []
+    for root, revisions in ((demo_path, None), (other, {})):  # {}: each id's revision unknown, one by one
+        with open_store(root) as store:
+            built.clear()
+            outcome = Curator(store).delete(ids, expected_revision=revisions)
+            entries.append((outcome.details, store._journal.history(limit=1)[0].after))
+            assert (len(built) == 0) is (revisions is None)
+    assert entries[0] == entries[1]
+    assert state_of(demo_path) == state_of(other)
+    active = sql_rows(demo_path, "SELECT id FROM memories WHERE status = 'active' LIMIT 1")[0][0]
+    with open_store(demo_path) as store:  # one already deleted: refused by name, nothing written
+        with pytest.raises(NothingToDoError, match=ids[1]):
+            Curator(store).delete([active, ids[1]])
+    assert state_of(demo_path) == state_of(other)

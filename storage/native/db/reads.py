@@ -289,14 +289,19 @@ class NativeReads(GraphReads):
         """get() of each id held here, from one SELECT over them all."""
         if not memory_ids:
             return {}
+        by_id = self._rows_read(memory_ids)
+        now = utcnow()
+        return {memory_id: self._memory(row, now) for memory_id, row in by_id.items()}
+
+    def _rows_read(self, memory_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The memories rows of memory_ids, by id, from one SELECT, kept as just_read."""
         sql = f"SELECT * FROM memories WHERE {self._among_json.format(column='id', mark=self._mark)}"
         token, state = self.change_token(), self.read_state()  # both before the read
         with self.reading() as conn:
             names, rows = self._fetch(conn, sql, (json.dumps(list(dict.fromkeys(memory_ids))),))
-        now = utcnow()
         by_id = {row["id"]: row for row in (dict(zip(names, row, strict=True)) for row in rows)}
         self.just_read = (token, by_id, state)  # the rows a curation step plans from next (see plan_many)
-        return {memory_id: self._memory(row, now) for memory_id, row in by_id.items()}
+        return by_id
 
     just_read: tuple[str, dict[str, Any], object] | None = None
 
