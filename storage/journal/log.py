@@ -481,7 +481,8 @@ def _encode(value: Any) -> Any:
 
 def _loads_changes(raw: str) -> Any:
     """The changes of an entry, each with its after-image whole (see _kept_as)."""
-    changes = json.loads(raw, object_hook=_decode)
+    # the hook, called for every object of a bulk step's 20,000, only where a blob was encoded
+    changes = json.loads(raw, object_hook=_decode) if _BYTES in raw else json.loads(raw)
     for change in changes:
         if _SET in change:
             change["after"] = {**change["before"], **change.pop(_SET)}

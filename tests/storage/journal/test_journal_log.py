@@ -62,3 +62,15 @@ def test_a_damaged_setting_is_one_clear_error(tmp_path: Path) -> None:
         con.execute("UPDATE meta SET value = '{\"embedder\" \"x\"}' WHERE key = 'settings'")  # a flipped bit
     with pytest.raises(UnreadableStoreError, match="'settings' is damaged"):
         Journal.sidecar(tmp_path).read_setting("settings")
+
+
+def test_blobs_and_text_that_looks_like_one_come_back_as_they_were_journaled(tmp_path: Path) -> None:
+    journal = Journal.sidecar(tmp_path)
+    blob = {"id": "m1", "embedding": b"\x00\x01\xff", "content": "a"}
+    text = {"id": "m2", "embedding": None, "content": 'a value named "$bytes" in prose'}
+    seqs = [journal.record("edit", [r["id"]], [Change(r["id"], r, {**r, "content": "b"})]).seq for r in (blob, text)]
+    for seq, row in zip(seqs, (blob, text), strict=True):
+        (change,) = journal.changes(seq)
+        assert change.before == row and change.after == {**row, "content": "b"}
+        assert [type(v) for v in change.before.values()] == [type(v) for v in row.values()]
+    journal.close()
