@@ -156,7 +156,6 @@ class NativeChanges(NativeReads):
         dbapi = conn.connection.dbapi_connection
         found: list[tuple[Change, Snapshot | None]] = []
         if self._planned_as_they_are(run):  # nothing committed since the rows were read
-            names = list(run[0].before or ())
             found = [(change, change.before) for change in run]
         else:
             names, rows = self._fetch(dbapi, sql + self._lock_rows, (ids,))
