@@ -35,7 +35,9 @@ store.put(("memories", "dana"), "trip", {"text": "Dana is travelling to Lisbon"}
 store.put(("memories", "dana"), "later", {"text": "Dana's lease ends in spring"}, ttl=60 * 24 * 60)
 store.put(("memories", "dana"), "tea", {"text": "Dana likes tea"}, ttl=None)
 store.put(("scratch",), "draft", {"text": "An old draft reply"}, ttl=0.001)
-time.sleep(0.5)
+# past the next whole second: LangGraph's sweep compares with SQLite's CURRENT_TIMESTAMP, which
+# has none of the second's fractions (a sweep within the same second deletes nothing)
+time.sleep(1.1)
 print(json.dumps("ok"))
 """
 
