@@ -22,12 +22,15 @@ from ...model import (
     GLOBAL_CHANNEL,
     Entity,
     Kind,
+    Layer,
     Memory,
     Relation,
     ScratchEntry,
     Session,
     Status,
     Turn,
+    parse_layer,
+    parse_status,
 )
 from ...query import MemoryQuery, Order, sort_key
 from ...salience import PromotionThresholds
@@ -47,6 +50,11 @@ from .rows import (
     number,
     values_revision,
 )
+
+# Counted as each row is read (rows.memory_from_row): a stored layer or status Mnemoscope does not
+# know (another tool's spelling, a damaged page) counts as semantic or active, never as a value
+# no filter can name.
+_READ_AS = {"layer": lambda value: parse_layer(value).value, "status": lambda value: parse_status(value).value}
 
 
 class NativeReads(GraphReads):
@@ -148,6 +156,11 @@ class NativeReads(GraphReads):
             among("channel", query.channels)
         if query.layers:
             among("layer", [layer.value for layer in query.layers])
+            if Layer.SEMANTIC in query.layers:  # and what names no layer Mnemoscope knows, read as semantic
+                known = [layer.value for layer in Layer]
+                clauses[-1] = (f"({clauses[-1]} OR lower({prefix}layer) NOT IN ({', '.join([mark] * len(known))}) "
+                               f"OR {prefix}layer IS NULL)")
+                params.extend(known)
         if query.statuses:
             among("status", [status.value for status in query.statuses])
         if query.since is not None:
@@ -328,7 +341,12 @@ class NativeReads(GraphReads):
             return {self.kind.value: self.count(query)}
         name = schema.memories.c[column].name
         where, params = self._where_sql(query)
-        return {str(k): int(v) for k, v in self._query(f"SELECT {name}, count(*) FROM memories{where} GROUP BY {name}", params)}
+        out: dict[str, int] = {}
+        read_as = _READ_AS.get(column, str)
+        for value, n in self._query(f"SELECT {name}, count(*) FROM memories{where} GROUP BY {name}", params):
+            key = read_as(value)
+            out[key] = out.get(key, 0) + int(n)
+        return out
 
     def counts_by_columns(self, columns: Sequence[str], query: MemoryQuery) -> dict[str, dict[str, int]]:
         """counts_by for several columns from one GROUP BY of them all (one pass over the
@@ -343,7 +361,8 @@ class NativeReads(GraphReads):
         for *values, n in self._query(f"SELECT {grouped}, count(*) FROM memories{where} GROUP BY {grouped}", params):
             total += n
             for column, value in zip(names, values, strict=True):
-                out[column][str(value)] = out[column].get(str(value), 0) + n
+                key = _READ_AS.get(column, str)(value)
+                out[column][key] = out[column].get(key, 0) + n
         if "kind" in columns:
             out["kind"] = {self.kind.value: total}
         return out

@@ -227,3 +227,33 @@ def test_the_other_reads_answer_from_sql(tmp_path: Path) -> None:
                                          "relations": 0, "audit": 0}
     finally:
         source.close()
+
+
+def test_a_layer_or_status_no_one_knows_counts_and_filters_as_it_reads(tmp_path: Path) -> None:
+    """A damaged page or another tool's spelling ("lsemanti", "Bogus"): each row reads as semantic
+    and active, and counts, the semantic filter and a markdown export agree with that, where the
+    export used to stop on "'lsemanti' is not a valid Layer"."""
+    import io
+
+    from mnemoscope.storage.transfer import export_markdown
+
+    source = SqliteSource.open(tmp_path / "memory.db", create=True)
+    odd = source.add_memory("a fact on a damaged page", created_at=T0)
+    source.add_memory("a plain fact", created_at=T0)
+    source.add_memory("what happened", created_at=T0, layer=Layer.EPISODIC)
+    source.close()
+    with sqlite3.connect(tmp_path / "memory.db") as db:
+        db.execute("UPDATE memories SET layer = 'lsemanti', status = 'Bogus' WHERE id = ?", (odd,))
+    store = open_store(tmp_path)
+    try:
+        counts = store.counts()
+        assert counts["layers"] == {"semantic": 2, "episodic": 1}
+        assert counts["statuses"] == {"active": 3}
+        semantic = store.page(MemoryQuery(layers=(Layer.SEMANTIC,), statuses=()), limit=10)
+        assert sorted(m.content for m in semantic) == ["a fact on a damaged page", "a plain fact"]
+        assert [m.content for m in store.page(MemoryQuery(layers=(Layer.EPISODIC,), statuses=()), limit=10)] == ["what happened"]
+        out = io.StringIO()
+        assert export_markdown(store, out, MemoryQuery(statuses=())) == 3
+        assert "a fact on a damaged page" in out.getvalue()
+    finally:
+        store.close()
