@@ -53,6 +53,9 @@ class Journal:
         self._reading = reading
         self._error_wording = errors
         self.label = label
+        # False once a journal from before version 3 (changes in audit, opened as it is to read)
+        # was found: its entries are read from audit alone.
+        self._changes_apart = True
 
     @classmethod
     def in_database(
@@ -201,11 +204,13 @@ class Journal:
         if state == DONE:  # a new step: what was undone can no longer be redone
             conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE state = {mark}", (DROPPED, UNDONE))
         values = (to_iso(utcnow()), operation, json.dumps(targets), channel, actor, state,
-                  json.dumps(details or {}, default=str), _changes_json(changes))
+                  json.dumps(details or {}, default=str))
         seq = int(conn.exec_driver_sql(
-            "INSERT INTO audit(at, operation, targets, channel, actor, state, details, changes) "
+            "INSERT INTO audit(at, operation, targets, channel, actor, state, details) "
             f"VALUES ({', '.join([mark] * len(values))}) RETURNING seq", values,
         ).scalar_one())
+        conn.exec_driver_sql(f"INSERT INTO audit_changes(seq, changes) VALUES ({mark}, {mark})",
+                             (seq, _changes_json(changes)))
         if targets:
             conn.exec_driver_sql(f"INSERT INTO audit_targets(seq, target) VALUES ({mark}, {mark})",
                                  [(seq, t) for t in targets])
@@ -253,11 +258,8 @@ class Journal:
         with self._errors(), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
                 conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
-            conn.execute(
-                update(tables.audit)
-                .where(a.seq == seq)
-                .values(state=state, changes=_changes_json(applied))
-            )
+            conn.execute(update(tables.audit).where(a.seq == seq).values(state=state))
+            _set_changes(conn, seq, applied)
             if replayed is not None:
                 _mark_replayed(conn, replayed)
             if purge is not None:
@@ -275,7 +277,7 @@ class Journal:
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
-        return [_entry(row) for row in self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC", (PENDING,))]
+        return [_entry(row) for row in self._entry_rows(" WHERE a.state = ? ORDER BY a.seq DESC", (PENDING,))]
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._writable_engine()
@@ -283,14 +285,13 @@ class Journal:
 
         from . import tables
 
-        values: dict[str, Any] = {"state": state}
-        if changes is not None:
-            values["changes"] = _changes_json(changes)
         with self._errors(), engine.begin() as conn:
-            conn.execute(update(tables.audit).where(tables.audit.c.seq == seq).values(**values))
+            conn.execute(update(tables.audit).where(tables.audit.c.seq == seq).values(state=state))
+            if changes is not None:
+                _set_changes(conn, seq, changes)
 
     def entry(self, seq: int) -> AuditEntry | None:
-        rows = self._select(lambda sa, tables: sa.select(tables.audit).where(tables.audit.c.seq == seq))
+        rows = self._select(lambda sa, tables, entries: entries.where(tables.audit.c.seq == seq))
         return rows[0] if rows else None
 
     def changes(self, seq: int) -> list[Change]:
@@ -303,7 +304,7 @@ class Journal:
 
         with self._errors(), engine.connect() as conn:
             raw = conn.execute(
-                select(tables.audit.c.changes).where(tables.audit.c.seq == seq)
+                select(tables.audit_changes.c.changes).where(tables.audit_changes.c.seq == seq)
             ).scalar_one()
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
@@ -318,8 +319,7 @@ class Journal:
     def step_to(self, state: str) -> tuple[AuditEntry, list[Change]] | None:
         """The step undo (state UNDONE) or redo (DONE) would replay next, and its changes, its
         JSON read once (a bulk step's is large)."""
-        rows = self._read("SELECT * FROM audit WHERE state = ? ORDER BY seq DESC LIMIT 1" if state == UNDONE
-                          else "SELECT * FROM audit WHERE state = ? ORDER BY seq ASC LIMIT 1",
+        rows = self._entry_rows(f" WHERE a.state = ? ORDER BY a.seq {'DESC' if state == UNDONE else 'ASC'} LIMIT 1",
                           (DONE if state == UNDONE else UNDONE,))
         if not rows:
             return None
@@ -327,9 +327,9 @@ class Journal:
         return _entry(rows[0], parsed), [Change.from_json(c) for c in parsed]
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
-        def stmt(sa: Any, tables: Any) -> Any:
+        def stmt(sa: Any, tables: Any, entries: Any) -> Any:
             a = tables.audit.c
-            found = sa.select(tables.audit).order_by(a.seq.desc()).limit(limit)
+            found = entries.order_by(a.seq.desc()).limit(limit)
             if target is not None:
                 t = tables.audit_targets.c
                 found = found.where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
@@ -340,10 +340,10 @@ class Journal:
     def last_with(self, operations: tuple[str, ...], target: str) -> AuditEntry | None:
         """The newest applied entry of one of these operations on target."""
 
-        def stmt(sa: Any, tables: Any) -> Any:
+        def stmt(sa: Any, tables: Any, entries: Any) -> Any:
             a, t = tables.audit.c, tables.audit_targets.c
             return (
-                sa.select(tables.audit)
+                entries
                 .where(a.operation.in_(operations), a.state == DONE)
                 .where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
                 .order_by(a.seq.desc())
@@ -374,8 +374,20 @@ class Journal:
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
 
-    def _select(self, statement: Callable[[Any, Any], Any]) -> list[AuditEntry]:
-        """The entries statement(sqlalchemy, tables) selects; none, and no import, without a journal."""
+    def _entry_rows(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """The rows of entries where selects (over audit as `a`), each with its changes."""
+        if self._changes_apart:
+            try:
+                return self._read(_ENTRIES + where, params)
+            except Exception as error:
+                self._changes_apart = _changes_table_found(error)
+                if self._changes_apart:
+                    raise
+        return self._read(_ENTRIES_BEFORE_VERSION_3 + where, params)
+
+    def _select(self, statement: Callable[[Any, Any, Any], Any]) -> list[AuditEntry]:
+        """The entries statement(sqlalchemy, tables, entries) selects, entries being the select of
+        every entry with its changes; none, and no import, without a journal."""
         engine = self._get_engine(False)
         if engine is None:
             return []
@@ -383,9 +395,16 @@ class Journal:
 
         from . import tables
 
-        with self._errors(), engine.connect() as conn:
-            rows = conn.execute(statement(sqlalchemy, tables)).all()
-        return [_entry(r._mapping) for r in rows]
+        for apart in (True, False) if self._changes_apart else (False,):
+            try:
+                with self._errors(), engine.connect() as conn:
+                    rows = conn.execute(statement(sqlalchemy, tables, _entries(sqlalchemy, tables, apart))).all()
+                return [_entry(r._mapping) for r in rows]
+            except Exception as error:
+                self._changes_apart = _changes_table_found(error)
+                if self._changes_apart:
+                    raise
+        return []
 
 
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
@@ -395,11 +414,40 @@ def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | No
 
     target, target_state, changes = replayed
     mark = placeholder(conn.engine)
-    if changes is None:  # its snapshots are still what is on disk
-        conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE seq = {mark}", (target_state, target))
-        return
-    conn.exec_driver_sql(f"UPDATE audit SET state = {mark}, changes = {mark} WHERE seq = {mark}",
-                         (target_state, _changes_json(changes), target))
+    conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE seq = {mark}", (target_state, target))
+    if changes is not None:  # else its snapshots are still what is on disk
+        _set_changes(conn, target, changes)
+
+
+def _set_changes(conn: Connection, seq: int, changes: list[Change]) -> None:
+    from ..sqlite_files import placeholder
+
+    mark = placeholder(conn.engine)
+    conn.exec_driver_sql(f"UPDATE audit_changes SET changes = {mark} WHERE seq = {mark}", (_changes_json(changes), seq))
+
+
+# An entry's row with its changes (every entry has them; an outer join all the same, so that a
+# row without them still reads, as no changes).
+_ENTRIES = "SELECT a.*, coalesce(c.changes, '[]') AS changes FROM audit a LEFT JOIN audit_changes c ON c.seq = a.seq"
+_ENTRIES_BEFORE_VERSION_3 = "SELECT a.* FROM audit a"
+
+
+def _entries(sa: Any, tables: Any, apart: bool = True) -> Any:
+    """_ENTRIES (or _ENTRIES_BEFORE_VERSION_3) as a SQLAlchemy select, to add conditions to."""
+    a, c = tables.audit, tables.audit_changes
+    if not apart:
+        return sa.select(a, sa.literal_column("audit.changes").label("changes")).select_from(a)
+    return sa.select(a, sa.func.coalesce(c.c.changes, "[]").label("changes")).select_from(
+        a.outerjoin(c, c.c.seq == a.c.seq))
+
+
+def _changes_table_found(error: BaseException) -> bool:
+    """False where error says there is no audit_changes table (a journal from before version 3)."""
+    while error is not None:
+        if "audit_changes" in str(error):
+            return False
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return True
 
 
 def _redact(conn: Connection, purge: Purge) -> None:
@@ -409,25 +457,23 @@ def _redact(conn: Connection, purge: Purge) -> None:
 
     from . import tables
 
-    a, t = tables.audit.c, tables.audit_targets.c
+    a, c, t = tables.audit.c, tables.audit_changes.c, tables.audit_targets.c
     while True:
         ids, texts = set(purge.ids), set(purge.texts)
         named = select(t.seq).where(t.target.in_(sorted(ids)))
         # a step that changed one of the records without naming it (a repair of a copy)
-        changing = [a.changes.contains(json.dumps({"record": record})[1:-1], autoescape=True) for record in sorted(ids)]
+        changing = [c.changes.contains(json.dumps({"record": record})[1:-1], autoescape=True) for record in sorted(ids)]
         rows = conn.execute(
-            select(a.seq, a.targets, a.details, a.changes)
+            select(a.seq, a.targets, a.details, c.changes)
+            .select_from(tables.audit.join(tables.audit_changes, c.seq == a.seq))
             .where(a.state != PENDING, or_(a.seq.in_(named), *changing))
             .order_by(a.seq.desc())
         ).all()
         for row in rows:
             changes, details = _loads_changes(row.changes), json.loads(row.details or "{}")
             if purge.redact(json.loads(row.targets), changes, details):
-                conn.execute(
-                    update(tables.audit)
-                    .where(a.seq == row.seq)
-                    .values(changes=_dumps_changes(changes), details=json.dumps(details, default=str))
-                )
+                conn.execute(update(tables.audit).where(a.seq == row.seq).values(details=json.dumps(details, default=str)))
+                conn.execute(update(tables.audit_changes).where(c.seq == row.seq).values(changes=_dumps_changes(changes)))
         if purge.ids == ids and purge.texts == texts:
             return
 
@@ -466,7 +512,8 @@ def _kept_as(change: dict[str, Any]) -> dict[str, Any]:
     before, after = change.get("before"), change.get("after")
     if not isinstance(before, dict) or not isinstance(after, dict) or list(before) != list(after):
         return change
-    changed = {k: v for k, v in after.items() if type(v) is not type(before[k]) or v != before[k]}
+    # (a value the step left is mostly the before-image's own object: `is` settles it)
+    changed = {k: v for k, v in after.items() if (b := before[k]) is not v and (type(v) is not type(b) or v != b)}
     return {"record": change["record"], "before": before, _SET: changed}
 
 

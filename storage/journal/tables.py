@@ -1,6 +1,7 @@
 """The journal's own tables: ``meta`` (the store's settings, and memory.db's schema version),
-``audit`` (one row per curation step, its changes as JSON) and ``audit_targets`` (which memories
-each step touched), on SQLite and PostgreSQL.
+``audit`` (one row per curation step), ``audit_changes`` (each step's changes as JSON, apart from
+its row so that marking a step undone or dropped never rewrites megabytes of snapshots) and
+``audit_targets`` (which memories each step touched), on SQLite and PostgreSQL.
 
 One migration path for every journal: ``migrate(conn)`` takes the journal tables on conn to
 JOURNAL_VERSION, whether they live in memory.db (its schema's revisions call it), in a PostgreSQL
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, Table, Text, text
 from sqlalchemy.engine import Connection
 
-JOURNAL_VERSION = 2
+JOURNAL_VERSION = 3
 VERSION_KEY = "journal_version"
 
 metadata = MetaData()
@@ -41,10 +42,16 @@ audit = Table(
     # done: applied; undone: reverted by undo (redo-able); dropped: undone, then superseded.
     Column("state", Text, nullable=False, server_default="done"),
     Column("details", Text, nullable=False, server_default="{}"),
+    Index("ix_audit_state", "state"),
+)
+
+audit_changes = Table(
+    "audit_changes",
+    metadata,
+    Column("seq", Integer, ForeignKey("audit.seq", ondelete="CASCADE"), primary_key=True),
     # JSON list of {"record": id, "before": snapshot|null, "after": snapshot|null}; from version 2
     # an after-image with the before-image's columns is {"record", "before", "set": {changed columns}}
     Column("changes", Text, nullable=False),
-    Index("ix_audit_state", "state"),
 )
 
 audit_targets = Table(
@@ -56,7 +63,8 @@ audit_targets = Table(
 )
 
 
-def _create_v1(conn: Connection) -> None:
+def _create(conn: Connection) -> None:
+    """The tables at JOURNAL_VERSION (a journal made new takes no migration)."""
     metadata.create_all(conn)
 
 
@@ -66,8 +74,18 @@ def _after_images_as_changed_columns(conn: Connection) -> None:
     Mnemoscope, which would read such an after-image as missing, not to open the journal."""
 
 
-# MIGRATIONS[n] takes a journal at version n to n+1; version 0 is no journal tables at all.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {0: _create_v1, 1: _after_images_as_changed_columns}
+def _changes_apart(conn: Connection) -> None:
+    """Version 3 keeps each entry's changes in audit_changes: SQLite and PostgreSQL rewrite a whole
+    row on any update, and a bulk step's row held megabytes that every later state change (undo,
+    a new step dropping what was undone) copied again."""
+    audit_changes.create(conn, checkfirst=True)
+    conn.execute(text("INSERT INTO audit_changes(seq, changes) SELECT seq, changes FROM audit"))
+    conn.execute(text("ALTER TABLE audit DROP COLUMN changes"))
+
+
+# MIGRATIONS[n] takes a journal at version n to n+1; version 0 (no journal tables) is made at
+# JOURNAL_VERSION by _create.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _after_images_as_changed_columns, 2: _changes_apart}
 
 
 def read_version(conn: Connection) -> int:
@@ -98,8 +116,11 @@ def migrate(conn: Connection) -> int:
             "Upgrade Mnemoscope to open it."
         )
     if found < JOURNAL_VERSION:
-        for version in range(found, JOURNAL_VERSION):
-            MIGRATIONS[version](conn)
+        if found == 0:
+            _create(conn)
+        else:
+            for version in range(found, JOURNAL_VERSION):
+                MIGRATIONS[version](conn)
         conn.execute(meta.delete().where(meta.c.key == VERSION_KEY))
         conn.execute(meta.insert().values(key=VERSION_KEY, value=str(JOURNAL_VERSION)))
     return found

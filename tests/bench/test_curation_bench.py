@@ -101,7 +101,7 @@ def _person_undoes(db: Path, seq: int) -> None:
     con = sqlite3.connect(db, isolation_level=None)
     try:
         con.execute("BEGIN IMMEDIATE")
-        (raw,) = con.execute("SELECT changes FROM audit WHERE seq = ?", (seq,)).fetchone()
+        (raw,) = con.execute("SELECT changes FROM audit_changes WHERE seq = ?", (seq,)).fetchone()
         befores = [c["before"] for c in json.loads(raw)]
         _put_back(con, befores)
         _journal(con, "undo", [b["id"] for b in befores], [])
@@ -114,9 +114,10 @@ def _person_undoes(db: Path, seq: int) -> None:
 def _journal(con: sqlite3.Connection, operation: str, targets: list[str], changes: list[dict]) -> int:
     # state 'log': the person's entries are never the product's to undo
     seq = con.execute(
-        "INSERT INTO audit(at, operation, targets, channel, actor, state, details, changes) "
-        "VALUES (?, ?, ?, NULL, 'user', 'log', '{}', ?)", (NOW, operation, json.dumps(targets), json.dumps(changes)),
+        "INSERT INTO audit(at, operation, targets, channel, actor, state, details) "
+        "VALUES (?, ?, ?, NULL, 'user', 'log', '{}')", (NOW, operation, json.dumps(targets)),
     ).lastrowid
+    con.execute("INSERT INTO audit_changes(seq, changes) VALUES (?, ?)", (seq, json.dumps(changes)))
     con.executemany("INSERT INTO audit_targets(seq, target) VALUES (?, ?)", [(seq, t) for t in targets])
     return int(seq)
 

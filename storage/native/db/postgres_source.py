@@ -249,8 +249,9 @@ def _prepare(conn: Connection, location: str, *, read_only: bool, create: bool) 
             )
         conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
         schema.migrate(conn)  # reads the version again: another process may have migrated meanwhile
-        found = _tables(conn)
-    problems = schema.structure_problems({name: (kind, columns) for name, (kind, columns, _) in found.items()})
+        found, version = _tables(conn), schema.SCHEMA_VERSION
+    problems = schema.structure_problems({name: (kind, columns) for name, (kind, columns, _) in found.items()},
+                                         version)
     if problems:
         raise UnreadableStoreError(
             f"{location} is not a store Mnemoscope can use: {'; '.join(problems[:3])}"

@@ -30,9 +30,12 @@ from sqlalchemy.engine import Connection
 
 from ...journal import tables as journal_tables
 
-SCHEMA_VERSION = 4
-# The oldest version a read-only open reads as it is (the versions after it add only indexes).
+SCHEMA_VERSION = 5
+# The oldest version a read-only open reads as it is (the versions after it add indexes, and the
+# journal's audit_changes, whose changes an older file keeps in audit and are read there).
 READS_FROM = 2
+# The tables a version after READS_FROM added (a file of an older version lacks them, rightly).
+TABLES_ADDED_AT = {"audit_changes": 5}
 
 metadata = MetaData()
 
@@ -205,8 +208,14 @@ def _create_v1(conn: Connection) -> None:
                 conn.exec_driver_sql(statement)
 
 
-def _journal_version_2(conn: Connection) -> None:
+def _journal_at_its_version(conn: Connection) -> None:
+    """The journal tables at JOURNAL_VERSION (revision 4 took them to version 2, revision 5 to 3:
+    each runs the journal's own migrations, so either finds them where the other left them); on
+    PostgreSQL a table a migration made bumps the store's revision as the others do."""
     journal_tables.migrate(conn)
+    if conn.dialect.name == "postgresql":
+        for statement in revision_triggers(journal_tables.audit_changes.name):
+            conn.exec_driver_sql(statement)
 
 
 def _add_page_indexes(conn: Connection) -> None:
@@ -227,7 +236,8 @@ def all_tables() -> list[Table]:
 # MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
 # an empty database.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index, 3: _journal_version_2,
+    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index, 3: _journal_at_its_version,
+    4: _journal_at_its_version,
 }
 
 
@@ -255,12 +265,15 @@ def version_of(value: object) -> int | None:
     return version if version >= 0 else None
 
 
-def write_probes() -> list[str]:
+def write_probes(present: Collection[str] | None = None) -> list[str]:
     """Statements that compile every write this schema's tables get, triggers included, and run
     nothing (EXPLAIN ... WHERE 0): a trigger some other program added that cannot work (a table
-    it names is missing, its text is damaged) fails them before a write is made."""
+    it names is missing, its text is damaged) fails them before a write is made. present: the
+    tables the file holds (one an older version lacks is made by its migration, not probed)."""
     probes = []
     for table in all_tables():
+        if present is not None and table.name not in present:
+            continue
         columns = ", ".join(f'"{c.name}" = "{c.name}"' for c in table.columns)
         probes += [
             f'EXPLAIN INSERT INTO "{table.name}" DEFAULT VALUES',
@@ -270,12 +283,14 @@ def write_probes() -> list[str]:
     return probes
 
 
-def structure_problems(found: Mapping[str, tuple[str, Collection[str]]]) -> list[str]:
+def structure_problems(found: Mapping[str, tuple[str, Collection[str]]], version: int = SCHEMA_VERSION) -> list[str]:
     """What in a SQLite file that says it holds this schema version does not match it, given its
     tables and views (name -> (type, column names)): a table missing, replaced by a view, or
     lacking columns. Extra tables, columns, indexes and triggers are the owner's business."""
     problems = []
     for name, expected in _expected_tables():
+        if TABLES_ADDED_AT.get(name, 0) > version:
+            continue
         kind, columns = found.get(name, ("", ()))
         if not kind:
             problems.append(f"no table {name}")

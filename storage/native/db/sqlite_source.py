@@ -385,7 +385,7 @@ def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
             f"{db_path} has schema version {version}; this Mnemoscope understands up to "
             f"{schema.SCHEMA_VERSION}. Upgrade Mnemoscope to open it."
         )
-    problems = schema.structure_problems(found) if version >= schema.READS_FROM else []
+    problems = schema.structure_problems(found, version) if version >= schema.READS_FROM else []
     if problems:
         raise UnreadableStoreError(
             f"{db_path} is not a memory.db Mnemoscope can use: {'; '.join(problems[:3])}"

@@ -3,6 +3,7 @@ ones open and are migrated and stamped; an up-to-date open never loads Alembic."
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +28,13 @@ def _old_file(path: Path, version: int) -> None:
                 conn.exec_driver_sql(f"DROP INDEX {index.name}")
         if version < 3:
             conn.exec_driver_sql(f"DROP INDEX {schema.ENTITY_NAME_INDEX.name}")
+        if version < 5:  # the journal's changes in audit itself (before its version 3)
+            conn.exec_driver_sql("DROP TABLE audit_changes")
+            conn.exec_driver_sql("ALTER TABLE audit ADD COLUMN changes TEXT NOT NULL DEFAULT '[]'")
+            conn.exec_driver_sql("UPDATE meta SET value = '2' WHERE key = 'journal_version'")
+            conn.exec_driver_sql(
+                "INSERT INTO audit (at, operation, targets, actor, state, changes) VALUES ('2025-01-02T00:00:00+00:00', "
+                "'edit', '[\"m-old\"]', 'user', 'done', ?)", (OLD_STEP,))
         if version < 4:  # the journal at version 1 (its version was first kept at version 2)
             conn.exec_driver_sql("DELETE FROM meta WHERE key = 'journal_version'")
         conn.exec_driver_sql(f"INSERT INTO meta (key, value) VALUES ('schema_version', '{version}')")
@@ -37,6 +45,10 @@ def _old_file(path: Path, version: int) -> None:
             "'2025-01-01T00:00:00+00:00', '2025-01-01T00:00:00+00:00')"
         )
     engine.dispose()
+
+
+OLD_STEP = json.dumps([{"record": "m-old", "before": {"content": "as first written"},
+                        "after": {"content": "kept across the upgrade"}}])
 
 
 def _facts(path: Path) -> dict[str, object]:
@@ -58,15 +70,21 @@ def _facts(path: Path) -> dict[str, object]:
         con.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_a_file_from_before_alembic_is_stamped_and_migrated(tmp_path: Path, version: int) -> None:
     _old_file(tmp_path / "memory.db", version)
     assert _facts(tmp_path / "memory.db")["alembic"] is None
     with open_store(tmp_path) as store:
         assert store.get("m-old").content == "kept across the upgrade"
+        (step,) = store.history()
+        assert (step.operation, step.before, step.after) == (
+            "edit", [{"content": "as first written"}], [{"content": "kept across the upgrade"}])
     assert _facts(tmp_path / "memory.db") == {
-        "user_version": 4, "schema_version": "4", "alembic": [("0004",)],
-        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 1, "journal_version": "2"}
+        "user_version": 5, "schema_version": "5", "alembic": [("0005",)],
+        "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 1, "journal_version": "3"}
+    with sqlite3.connect(tmp_path / "memory.db") as con:  # the step's changes moved out of its row
+        assert [r[1] for r in con.execute("PRAGMA table_info(audit)") if r[1] == "changes"] == []
+        assert con.execute("SELECT changes FROM audit_changes").fetchall() == [(OLD_STEP,)]
 
 
 def test_a_current_file_from_before_alembic_is_opened_as_it_is(tmp_path: Path) -> None:
@@ -132,6 +150,7 @@ def test_a_version_2_file_opens_read_only_as_it_is_and_finds_names_without_the_i
     with open_store(tmp_path, read_only=True) as store:
         assert store.get("m-old").content == "kept across the upgrade"
         assert resolve_entity(store, "STRIPE") == "e-stripe"
+        assert [e.after for e in store.history()] == [[{"content": "kept across the upgrade"}]]  # read where it is
     assert _facts(tmp_path / "memory.db") == {
         "user_version": 2, "schema_version": "2", "alembic": None,
         "page_indexes": sorted(i.name for i in schema.PAGE_INDEXES), "entity_name_index": 0, "journal_version": "1"}

@@ -11,6 +11,7 @@ import pytest
 from helpers.postgres_server import postgres_server  # noqa: F401 (fixture)
 from mnemoscope.storage import MemoryQuery
 from mnemoscope.storage.errors import SecretRefusedError, StoreFileError, UnreadableStoreError
+from mnemoscope.storage.journal.tables import JOURNAL_VERSION
 from mnemoscope.storage.native.db import schema
 from mnemoscope.storage.native.db.postgres_source import PostgresSource, open_postgres_store
 
@@ -101,11 +102,18 @@ def test_a_version_1_database_is_migrated_by_alembic(postgres_server: Any, datab
     postgres_server.psql("DROP INDEX ix_entities_lower_name", database)
     postgres_server.psql("UPDATE meta SET value = '1' WHERE key = 'schema_version'", database)
     postgres_server.psql("UPDATE alembic_version SET version_num = '0001'", database)
+    # the journal as it was before its version 3: each step's changes in its audit row
+    postgres_server.psql("DROP TABLE audit_changes", database)
+    postgres_server.psql("ALTER TABLE audit ADD COLUMN changes TEXT NOT NULL DEFAULT '[]'", database)
+    postgres_server.psql("UPDATE meta SET value = '2' WHERE key = 'journal_version'", database)
     with pytest.raises(UnreadableStoreError, match="without read-only"):
         PostgresSource.open(postgres_server.url(database), read_only=True)
     PostgresSource.open(postgres_server.url(database)).close()
     assert postgres_server.psql("SELECT value FROM meta WHERE key = 'schema_version'", database) == [
         (str(schema.SCHEMA_VERSION),)]
-    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'journal_version'", database) == [("2",)]
+    assert postgres_server.psql("SELECT value FROM meta WHERE key = 'journal_version'", database) == [(str(JOURNAL_VERSION),)]
+    assert postgres_server.psql("SELECT 1 FROM pg_trigger WHERE tgname = 'audit_changes_revision'", database)
+    assert not postgres_server.psql("SELECT 1 FROM information_schema.columns WHERE table_name = 'audit' "
+                                    "AND column_name = 'changes'", database)
     assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_memories_status_updated'", database)
     assert postgres_server.psql("SELECT 1 FROM pg_indexes WHERE indexname = 'ix_entities_lower_name'", database)
