@@ -95,7 +95,9 @@ def files_token(*paths: Path | str, real: bool = False) -> str:
     after the real file: a symlink resolved, as SQLite names it). real: the paths are real paths.
 
     A -wal file comes and goes as connections open and close, so it can vanish
-    between listing and stat: a missing file is simply not part of the token."""
+    between listing and stat: a missing file is simply not part of the token, nor is an empty
+    one (it holds no frame: the first reader of a file whose last connection removed its -wal
+    makes one, and the file is what it was)."""
     parts = []
     for path in paths:
         name = os.fspath(path) if real else os.path.realpath(path)
@@ -104,7 +106,8 @@ def files_token(*paths: Path | str, real: bool = False) -> str:
                 st = os.stat(candidate)
             except OSError:
                 continue
-            parts.append(f"{os.path.basename(candidate)}:{st.st_mtime_ns}:{st.st_size}")
+            if st.st_size or candidate is name:
+                parts.append(f"{os.path.basename(candidate)}:{st.st_mtime_ns}:{st.st_size}")
     return "/".join(parts)
 
 

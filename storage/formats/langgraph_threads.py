@@ -13,9 +13,11 @@ holds (an agent's next step changes it), so paging a long thread decodes it once
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +46,13 @@ class Thread:
     problems: list[str] = field(default_factory=list)
 
 
+_CHECKPOINT = "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+_COUNT = "SELECT count(*) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+_LATEST = _CHECKPOINT + "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
+_FIRST = _CHECKPOINT + "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id LIMIT 1"
+_PENDING = "SELECT 1 FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? LIMIT 1"
+
+
 class Threads:
     """The threads of one SqliteSaver file (see the module docstring). ``rows(sql, params)`` runs
     one read-only query on it; decode/unpack/message_text read LangGraph's serialized values."""
@@ -52,13 +61,16 @@ class Threads:
         self,
         path: Path,
         rows: Callable[[str, Sequence[Any]], list[sqlite3.Row]],
+        together: Callable[[], AbstractContextManager[Callable[[str, Sequence[Any]], list[sqlite3.Row]]]],
         has_writes: bool,
         decode: CheckpointDecoder,
         unpack: Unpacker,
         message_text: MessageText,
     ) -> None:
         self.path = path
+        self._real_path = os.path.realpath(path)  # (resolved once: every read asks for the token)
         self.rows = rows
+        self.together = together  # rows() for several statements reading one state of the file
         self.has_writes = has_writes
         self.decode, self.unpack, self.message_text = decode, unpack, message_text
         self._lock = threading.RLock()
@@ -69,7 +81,7 @@ class Threads:
     # -- what is kept between reads -------------------------------------------------------------
 
     def _fresh(self) -> None:
-        token = files_token(self.path)
+        token = files_token(self._real_path, real=True)
         if token != self._token:
             self._token, self._keys, self._threads = token, None, {}
 
@@ -101,32 +113,35 @@ class Threads:
         ]
 
     @staticmethod
-    def _splits(session_id: str) -> tuple[str, list[str]]:
-        """SQL keeping the rows of every (thread, namespace) shown under session_id, and its
-        parameters: the id joins them with "/", which either may hold, so each split is asked for."""
+    def _split_pairs(session_id: str) -> list[tuple[str, str]]:
+        """Every (thread, namespace) shown under session_id, in thread then namespace order: the
+        id joins them with "/", which either may hold, so each split is asked for."""
         splits = [(session_id, "")] + [(session_id[:i], session_id[i + 1 :]) for i, c in enumerate(session_id) if c == "/"]
-        splits = [(t, ns) for t, ns in splits if Threads.session_id(t, ns) == session_id]
+        return sorted((t, ns) for t, ns in splits if Threads.session_id(t, ns) == session_id)
+
+    @staticmethod
+    def _splits(session_id: str) -> tuple[str, list[str]]:
+        """SQL keeping the rows of every split of session_id (_split_pairs), and its parameters."""
+        splits = Threads._split_pairs(session_id)
         return " OR ".join(["(thread_id = ? AND checkpoint_ns = ?)"] * len(splits)), [v for split in splits for v in split]
 
     def _read_one(self, session_id: str) -> list[Thread]:
-        """One session's thread, its key and its two checkpoints found in one query."""
-        where, params = self._splits(session_id)
-        rows = self.rows(
-            "WITH k AS (SELECT thread_id, checkpoint_ns, count(*) AS n, min(checkpoint_id) AS first, "
-            f"max(checkpoint_id) AS latest FROM checkpoints WHERE {where} GROUP BY thread_id, checkpoint_ns) "
-            "SELECT k.thread_id, k.checkpoint_ns, k.n, k.first, k.latest, c.checkpoint_id, c.type, c.checkpoint, "
-            f"{self._pending_sql()} AS pending "
-            "FROM k JOIN checkpoints AS c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.checkpoint_ns "
-            "AND c.checkpoint_id IN (k.first, k.latest) ORDER BY k.thread_id, k.checkpoint_ns",
-            params,
-        )
-        if not rows:
-            return []
-        last = rows[-1]
-        found = {r["checkpoint_id"]: r for r in rows if (r[0], r[1]) == (last[0], last[1])}
-        thread = self._thread(last[0], last[1], int(last[2]), found.get(last[3]), found.get(last[4]))
-        self._threads[session_id] = thread
-        return [thread]
+        """One session's thread: its key and its two checkpoints, read by statements on the
+        key's index in one read transaction (simple ones: a command reads one thread on a new
+        connection, where compiling one query that joins it all took longer than all of them)."""
+        with self.together() as rows:
+            held = [(t, ns, n) for t, ns in self._split_pairs(session_id)
+                    if (n := rows(_COUNT, (t, ns))[0][0])]
+            if not held:
+                return []
+            thread, ns, steps = held[-1]  # two threads shown under one id: the last, as the list has them
+            latest = rows(_LATEST, (thread, ns))
+            first = rows(_FIRST, (thread, ns)) if steps > 1 else latest
+            pending = bool(self.has_writes and latest and rows(_PENDING, (thread, ns, latest[0]["checkpoint_id"])))
+        latest_row = {**dict(latest[0]), "pending": pending} if latest else None
+        shown = self._thread(thread, ns, int(steps), first[0] if first else None, latest_row)
+        self._threads[session_id] = shown
+        return [shown]
 
     def key_of(self, session_id: str) -> tuple[str, str, int, str, str] | None:
         """The key of one session, looked up on the key's index (not every thread's): the id joins
