@@ -403,6 +403,29 @@ def reading(path: Path) -> Iterator[sqlite3.Connection]:
         con.close()
 
 
+class KeptReading:
+    """reading(path) on one connection per thread kept until close (HeldReaders): a source read
+    several times by one command (whether it holds a session, then that session's turns) opens
+    the file and parses its schema once. An idle connection holds no lock."""
+
+    def __init__(self, path: Path) -> None:
+        from ..native.db.readers import HeldReaders
+
+        self.path = path
+        self._readers = HeldReaders(lambda: connect_read_only(path), path)
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[sqlite3.Connection]:
+        try:
+            with self._readers.reading() as con:
+                yield con
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.path, exc) from None
+
+    def close(self) -> None:
+        self._readers.close()
+
+
 def sqlite_tables(path: Path) -> dict[str, set[str]]:
     """Table name -> column names of a SQLite file; {} for anything that is not one.
     Raises LockedError when another program holds it locked (the open fails at once)."""

@@ -15,7 +15,7 @@ back is not one the agent sees; make it through Letta (its API or letta-client).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any
 from ..detect.looks import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
-from .base import Contents, FormatSource, json_object, make_memory, plain_row, reading, sqlite_files, sqlite_tables
+from .base import Contents, FormatSource, KeptReading, json_object, make_memory, plain_row, sqlite_files, sqlite_tables
 from .match import FormatMatch
 
 PASSAGE_TABLES = ("archival_passages", "agent_passages", "passages")
@@ -43,13 +43,18 @@ class LettaSource(FormatSource):
         self.path = path
         self.tables = tables
         self.id_prefix = f"letta:{path.name}:"
+        self._reading = KeptReading(path)
+
+    def close(self) -> None:
+        super().close()
+        self._reading.close()
 
     def _live(self, table: str) -> str:
         return " WHERE is_deleted = 0" if "is_deleted" in self.tables.get(table, set()) else ""
 
     def load(self) -> Contents:
         contents = Contents()
-        with reading(self.path) as con:
+        with self._reading() as con:
             names = {r["id"]: r["name"] for r in con.execute("SELECT id, name FROM agents")} if "agents" in self.tables else {}
             block_agents: dict[str, list[str]] = {}
             if "blocks_agents" in self.tables:
@@ -113,7 +118,7 @@ class LettaSource(FormatSource):
     def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
         if not self._has_messages():
             return []
-        with reading(self.path) as con:
+        with self._reading() as con:
             names = {r["id"]: r["name"] for r in con.execute("SELECT id, name FROM agents")} if "agents" in self.tables else {}
             agents = con.execute(
                 f"SELECT agent_id, count(*) AS n FROM messages WHERE agent_id IS NOT NULL{self._and_live()} "
@@ -136,7 +141,7 @@ class LettaSource(FormatSource):
         """Whether an agent has a conversation here: one lookup on Letta's (agent_id, ...) index."""
         if not self._has_messages():
             return False
-        with reading(self.path) as con:
+        with self._reading() as con:
             return con.execute(
                 f"SELECT 1 FROM messages WHERE agent_id = ?{self._and_live()} LIMIT 1", (session_id,)
             ).fetchone() is not None
@@ -144,13 +149,14 @@ class LettaSource(FormatSource):
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
         if not self._has_messages():
             return []
-        with reading(self.path) as con:
+        with self._reading() as con:
             rows = con.execute(
                 f"SELECT * FROM messages WHERE agent_id = ?{self._and_live()} ORDER BY {self._order()} LIMIT ? OFFSET ?",
                 (session_id, limit, offset),
             ).fetchall()
+        keys = frozenset(rows[0].keys()) if rows else frozenset()  # (a Row's keys() is a new list each time)
         return [
-            Turn(row["agent_id"], index, row["role"], message_text(row), parse_time(row["created_at"]) or utcnow())
+            Turn(row["agent_id"], index, row["role"], message_text(row, keys), parse_time(row["created_at"]) or utcnow())
             for index, row in enumerate(rows, start=offset)
         ]
 
@@ -158,7 +164,7 @@ class LettaSource(FormatSource):
         counts: dict[str, int] = {}
         if not self._has_messages():
             return counts
-        with reading(self.path) as con:
+        with self._reading() as con:
             for (created,) in con.execute(f"SELECT created_at FROM messages WHERE agent_id IS NOT NULL{self._and_live()}"):
                 at = parse_time(created) or utcnow()
                 if (since and at < since) or (until and at >= until):
@@ -168,13 +174,13 @@ class LettaSource(FormatSource):
         return counts
 
 
-def message_text(row: Any) -> str:
+def message_text(row: Any, keys: Collection[str] | None = None) -> str:
     """What a message row says, as Letta's own views show it: its text parts (or the older
     ``text`` column), then the tools it called (``tool_calls``, OpenAI's shape; a MemGPT-style
     agent's reply to the user is its send_message call) and what tools returned (``tool_call``
     and ``tool_return`` parts, the ``tool_returns`` column). Reasoning parts are the agent's own
-    thoughts, shown marked as such."""
-    keys = row.keys()
+    thoughts, shown marked as such. keys: the row's columns, where the caller knows them."""
+    keys = row.keys() if keys is None else keys
     out: list[str] = []
     parts = _json(row["content"]) if "content" in keys else None
     for part in parts if isinstance(parts, list) else []:

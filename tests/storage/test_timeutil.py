@@ -12,11 +12,13 @@ NOON = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 def test_every_spelling_of_a_time_reads_as_the_same_utc_instant() -> None:
     berlin = timezone(timedelta(hours=1))
     for value in ("2026-11-01T12:00:00Z", "2026-11-01T12:00:00+00:00", " 2026-11-01T13:00:00+01:00 ",
-                  "2026-11-01T12:00:00", NOON.timestamp(), int(NOON.timestamp() * 1000),
+                  "2026-11-01T12:00:00", "2026-11-01 12:00:00", "2026-11-01T12:00", "2026-11-01T06:30:00-05:30",
+                  "2026-11-01T12:00:00.000000+00:00", NOON.timestamp(), int(NOON.timestamp() * 1000),
                   datetime(2026, 11, 1, 13, 0, tzinfo=berlin), datetime(2026, 11, 1, 12, 0)):
         parsed = parse_time(value)
         assert parsed == NOON and parsed.tzinfo is not None, value
     assert parse_time(date(2026, 11, 1)) == datetime(2026, 11, 1, tzinfo=timezone.utc)
+    assert parse_time("2026-11-01") == datetime(2026, 11, 1, tzinfo=timezone.utc)  # a bare date: midnight UTC
 
 
 def test_empty_and_unreadable_values_give_the_default() -> None:
