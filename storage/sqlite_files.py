@@ -505,13 +505,16 @@ def empty_wal(engine: Engine, path: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def write_transaction(engine: Engine) -> Iterator[Connection]:
+def write_transaction(engine: Engine, after_commit: Callable[[Connection], None] | None = None) -> Iterator[Connection]:
     """A transaction that holds SQLite's write lock from its first statement, so what it
-    reads (a conflict check) cannot change before it writes (BEGIN IMMEDIATE)."""
+    reads (a conflict check) cannot change before it writes (BEGIN IMMEDIATE). after_commit:
+    run on the connection once the transaction committed, before another may take it."""
     with engine.connect() as conn:
         conn.execution_options(**{IMMEDIATE: True})
         with conn.begin():
             yield conn
+        if after_commit is not None:
+            after_commit(conn)
 
 
 @contextlib.contextmanager

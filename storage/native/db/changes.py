@@ -48,6 +48,9 @@ from .rows import (
 )
 from .stored_as_bound import Kept, as_written
 
+# The most rows of one step kept after it (written_as), for its undo to skip reading them again.
+REMEMBERED_ROWS = 20_000
+
 
 class NativeChanges(NativeReads):
     """The write primitive on the native tables (read_record, write_record, prepare_write) and the
@@ -91,7 +94,10 @@ class NativeChanges(NativeReads):
             written = self._write_rows(conn, changes)
             if then is not None:
                 then(conn, written)
-            return written
+            seen = self._commits_seen(conn)
+            if seen is not None and len(written) <= REMEMBERED_ROWS:
+                self._writing = (seen, {c.record: c.after for c in written})
+        return written
 
     def atomic_transaction(self) -> AbstractContextManager[Connection]:
         """The transaction write_records writes in: all of it or nothing."""
@@ -175,16 +181,33 @@ class NativeChanges(NativeReads):
         return [Change(c.record, c.before, _same_or(stored.get(c.record), c.after), c.writer) for c in run]
 
     planned_from: tuple[object, dict[str, Snapshot]] | None = None
+    # The memories rows the last write_records left, with the state the database was in after
+    # its commit (see SqliteSource._remember_written); _writing: the same, until it commits.
+    written_as: tuple[object, dict[str, Snapshot]] | None = None
+    _writing: tuple[object, dict[str, Snapshot]] | None = None
 
     def _planned_as_they_are(self, run: list[Change]) -> bool:
-        """Whether every change of run was planned (plan_many) from the very rows get_many read
-        and the database is in the state it was in before that read (read_state, checked under
-        the write lock): then those rows are what the database holds, and need no second read."""
+        """Whether the rows of run need no second read, the database being in the state it was
+        in (read_state, checked under the write lock) when either every change of run was
+        planned (plan_many) from the very rows get_many then read, or every change expects the
+        row this source's last step wrote (an undo of it: written_as)."""
         planned, self.planned_from = self.planned_from, None
-        if planned is None or planned[0] != self.read_state():
+        written = self.written_as
+        if planned is None and written is None:
             return False
-        rows = planned[1]
-        return all(c.before is not None and rows.get(c.record) is c.before for c in run)
+        state = self.read_state()
+        if planned is not None and planned[0] == state:
+            rows = planned[1]
+            if all(c.before is not None and rows.get(c.record) is c.before for c in run):
+                return True
+        if written is not None and written[0] == state:
+            rows = written[1]
+            return all(c.before is not None and rows.get(c.record) == c.before for c in run)
+        return False
+
+    def _commits_seen(self, conn: Connection) -> object:
+        """What changes when another connection commits (None: nothing tells)."""
+        return None
 
     def _kept_types(self, dbapi: Any) -> Kept | None:
         """What each memories column stores unchanged (stored_as_bound.py); None: rows written

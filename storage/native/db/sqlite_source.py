@@ -215,7 +215,24 @@ class SqliteSource(NativeDb):
         """A curation step written whole in one transaction with its journal entry (write_records)
         is not checked first: SQLite reports SQLITE_CORRUPT on a damaged page the step reads or
         writes (cell_size_check on), and the transaction then rolls back, its entry with it."""
-        return write_transaction(self.engine)
+        return write_transaction(self.engine, after_commit=self._remember_written)
+
+    def _commits_seen(self, conn: Connection) -> object:
+        # what PRAGMA data_version counts: other connections' commits (never this one's own)
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None
+        return dbapi.execute("PRAGMA data_version").fetchone()[0]
+
+    def _remember_written(self, conn: Connection) -> None:
+        """After a step's commit: the rows it wrote, with the state the file is in, where no other
+        connection committed since the step's last statement (the state is read before that is
+        asked, so it holds this step's commit and nothing after it)."""
+        writing, self._writing, self.written_as = self._writing, None, None
+        if writing is None:
+            return
+        state = self.read_state()
+        if state is not None and self._commits_seen(conn) == writing[0]:
+            self.written_as = (state, writing[1])
 
     def rehearsal(self) -> contextlib.AbstractContextManager[Connection]:
         self.ensure_intact()

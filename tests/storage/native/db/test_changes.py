@@ -5,6 +5,7 @@ tested in tests/storage/test_curation.py and, on both databases, in test_native_
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,3 +179,32 @@ def test_rows_planned_from_a_bulk_read_are_written_without_a_second_read(source:
     assert {c.record: c.after for c in written} == {i: source.read_record(i) for i in ids}
     assert not [s for s in statements if s.startswith("SELECT * FROM memories")]
     assert [s for s in statements if s.startswith("UPDATE memories")]
+
+
+@pytest.mark.parametrize("agent", [
+    [],
+    ["UPDATE memories SET salience = 0.9 WHERE id = :id"],
+    ["PRAGMA wal_checkpoint(TRUNCATE)", "UPDATE memories SET salience = 0.9 WHERE id = :id"],
+])
+def test_the_undo_of_the_last_step_reads_its_rows_again_only_after_another_commit(source: SqliteSource,
+                                                                                  agent: list[str]) -> None:
+    """Right after a step, its rows are what it wrote: its undo writes them back without reading
+    them again; an agent's commit in between (even one the -wal starts over for) is caught."""
+    ids = [source.add_memory(f"fact {n}") for n in range(5)]
+    planned = source.plan_many(DELETE, list(source.get_many(ids).values()), {}, CONTEXT)
+    written = source.write_records([c for plan in planned for c in plan.changes])
+    with contextlib.closing(sqlite3.connect(source.db_path, isolation_level=None)) as con:
+        for sql in agent:
+            con.execute(sql, {"id": ids[2]}).fetchall()
+    back = [Change(c.record, json.loads(json.dumps(c.after)), c.before) for c in reversed(written)]  # as a journal reads it
+    statements: list[str] = []
+    with source.engine.connect() as conn:
+        conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
+    if agent:
+        with pytest.raises(ConflictError, match=ids[2]):
+            source.write_records(back)
+        assert [source.read_record(i)["status"] for i in ids] == ["deleted"] * 5  # type: ignore[index]
+        return
+    source.write_records(back)
+    assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
+    assert not [s for s in statements if s.startswith("SELECT * FROM memories")]
