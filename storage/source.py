@@ -50,6 +50,9 @@ class Change:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
     writer: Any = field(default=None, compare=False, repr=False)
+    # after's columns that differ from before's (in value or type), where the writer worked them
+    # out as it wrote: what the journal keeps of after (journal.log._kept_as), not found again.
+    sets: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"record": self.record, "before": self.before, "after": self.after}

@@ -498,20 +498,23 @@ _BYTES = "$bytes"  # a blob value in a snapshot (SQLite keeps whatever a column 
 
 
 def _changes_json(changes: list[Change]) -> str:
-    return _dumps_changes([c.to_json() for c in changes])
+    return json.dumps([_kept_as(c.to_json(), c.sets) for c in changes], default=_encode)
 
 
 def _dumps_changes(changes: list[dict[str, Any]]) -> str:
     return json.dumps([_kept_as(change) for change in changes], default=_encode)
 
 
-def _kept_as(change: dict[str, Any]) -> dict[str, Any]:
+def _kept_as(change: dict[str, Any], sets: dict[str, Any] | None = None) -> dict[str, Any]:
     """A change as the journal keeps it (version 2): an after-image with the very columns of its
     before-image, in their order, as only the values it changes ("set"), half what a bulk step
-    writes and what every later rewrite of its entry copies."""
+    writes and what every later rewrite of its entry copies. sets: those values, where the
+    writer knows them (Change.sets)."""
     before, after = change.get("before"), change.get("after")
     if not isinstance(before, dict) or not isinstance(after, dict) or list(before) != list(after):
         return change
+    if sets is not None:
+        return {"record": change["record"], "before": before, _SET: sets}
     # (a value the step left is mostly the before-image's own object: `is` settles it)
     changed = {k: v for k, v in after.items() if (b := before[k]) is not v and (type(v) is not type(b) or v != b)}
     return {"record": change["record"], "before": before, _SET: changed}

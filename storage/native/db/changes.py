@@ -174,17 +174,26 @@ class NativeChanges(NativeReads):
                         "nothing was written. Reload and try again."
                     )
                 found.append((change, now))
-        stored = self._write_memories(conn, found, self._kept_types(dbapi))
+        sets: dict[str, Snapshot] = {}
+        stored = self._write_memories(conn, found, self._kept_types(dbapi), sets)
         if stored is None:  # read back: what the database made of what was bound
             names, rows = self._fetch(dbapi, sql, (ids,))
             stored = {i: dict(zip(names, row, strict=True)) for i, row in _as_read(names, rows).items()}
-        return [Change(c.record, c.before, _same_or(stored.get(c.record), c.after), c.writer) for c in run]
+            sets = {}
+        out = []
+        for c in run:
+            after = _same_or(stored.get(c.record), c.after)
+            written = Change(c.record, c.before, after, c.writer)
+            if after is c.after:
+                written.sets = sets.get(c.record)
+            out.append(written)
+        return out
 
     planned_from: tuple[object, dict[str, Snapshot]] | None = None
     # The memories rows the last write_records left, with the state the database was in after
     # its commit (see SqliteSource._remember_written); _writing: the same, until it commits.
-    written_as: tuple[object, dict[str, Snapshot]] | None = None
-    _writing: tuple[object, dict[str, Snapshot]] | None = None
+    written_as: tuple[object, dict[str, Snapshot | None]] | None = None
+    _writing: tuple[object, dict[str, Snapshot | None]] | None = None
 
     def _planned_as_they_are(self, run: list[Change]) -> bool:
         """Whether the rows of run need no second read, the database being in the state it was
@@ -201,8 +210,8 @@ class NativeChanges(NativeReads):
             if all(c.before is not None and rows.get(c.record) is c.before for c in run):
                 return True
         if written is not None and written[0] == state:
-            rows = written[1]
-            return all(c.before is not None and rows.get(c.record) == c.before for c in run)
+            last = written[1]
+            return all(c.before is not None and last.get(c.record) == c.before for c in run)
         return False
 
     def _commits_seen(self, conn: Connection) -> object:
@@ -218,11 +227,14 @@ class NativeChanges(NativeReads):
         return not record_id.startswith((SCRATCH_PREFIX, RELATION_PREFIX))
 
     def _write_memories(self, conn: Connection, changes: list[tuple[Change, Snapshot | None]],
-                        kept: Kept | None = None) -> dict[str, Snapshot | None] | None:
+                        kept: Kept | None = None, sets: dict[str, Snapshot] | None = None
+                        ) -> dict[str, Snapshot | None] | None:
         """memories rows, current as read: deleted, inserted and updated by one executemany per
         statement shape (the set of columns an update changes). Returns each record's row as it
         is now stored, where kept (the column types stored unchanged) tells it without reading
-        them back (every value bound is of such a type, and inserts name every column); else None."""
+        them back (every value bound is of such a type, and inserts name every column); else None.
+        sets: filled with the columns each update changes where its row is its before-image (what
+        the journal keeps of the after-image: Change.sets)."""
         mark = self._mark
         gone = [(c.record,) for c, now in changes if c.after is None and now is not None]
         if gone:
@@ -243,12 +255,18 @@ class NativeChanges(NativeReads):
                     else:
                         stored = None
                 continue
-            changed = {name: value for name, value in change.after.items() if name not in now or now[name] != value}
+            # (1 and 1.0 are not the same value stored; a value the step left is mostly the row's
+            # own object, which `is` settles)
+            changed = {name: value for name, value in change.after.items() if name not in now
+                       or ((was := now[name]) is not value and (was != value or type(was) is not type(value)))}
             if changed:
                 updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
+            if sets is not None and now is change.before:
+                sets[change.record] = changed
             if stored is not None:
                 if kept is not None and as_written(changed, kept):
-                    stored[change.record] = {**now, **changed} if changed else now
+                    # every column now holds the after-image's value, or one of its type: the row is it
+                    stored[change.record] = change.after if now.keys() == change.after.keys() else {**now, **changed}
                 else:
                     stored = None
         # driver SQL: nothing to compile, values bound as they were read (see rows.as_stored)
