@@ -530,11 +530,8 @@ class Curator:
 
     def _plan_from_rows(self, operation: str, ids: list[str], check: Callable[[Any, Capabilities], dict[str, Any]],
                         context: PlanContext) -> list[_Planned] | None:
-        try:
-            source = self.store.source_for(ids[0])
-            if not hasattr(source, "plan_rows") or any(self.store.source_for(i) is not source for i in ids):
-                return None
-        except NotFoundError:
+        source = self.store.sole_source(ids)
+        if source is None or not hasattr(source, "plan_rows"):
             return None
         by_rows = source.plan_rows(operation, ids, context)
         if by_rows is None:

@@ -455,6 +455,16 @@ class MemoryStore:
             return self._workspace
         raise NotFoundError(f"No memory {record_id} in {self.location} (no store holds that kind).")
 
+    def sole_source(self, record_ids: Sequence[str]) -> Source | None:
+        """The one source that can hold every record of record_ids, or None (a lone workspace: unasked)."""
+        if self._sources == [self._workspace] and not any(r.startswith(BASELINE_RECORD_PREFIX) for r in record_ids):
+            return self._workspace
+        try:
+            found = {id(s): s for s in map(self.source_for, record_ids)}
+        except NotFoundError:
+            return None
+        return next(iter(found.values())) if len(found) == 1 else None
+
     def writer_for(self, record_id: str) -> Any:
         """The source that writes record_id: the native part (memory.db, the vectors, the markdown
         files) for a workspace record, else the source that holds it."""
@@ -706,8 +716,7 @@ class MemoryStore:
         self.require_writable()
         native, embedder = self._native(), self.embedder()
         total = len(rows) if isinstance(rows, Sized) else 0
-        added, ids = 0, []
-        it = iter(rows)
+        added, ids, it = 0, [], iter(rows)
         while chunk := list(itertools.islice(it, batch)):
             native.add_memory_rows(chunk, embedder)
             added += len(chunk)

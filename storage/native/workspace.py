@@ -293,6 +293,10 @@ class NativeWorkspace:
         planned = self.db.plan_rows(operation, ids, context)
         if planned is None:
             return None
+        if self.vectors is None and self.markdown is None:  # no copies: each row's change alone
+            for _head, plan in planned:
+                _written_by(plan.changes, lambda _record: self.db)
+            return planned
         return [(head, self._with_copies(operation, head.id, self.db, plan, {}, context)) for head, plan in planned]
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
