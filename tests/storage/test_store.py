@@ -38,6 +38,9 @@ def test_each_record_id_is_routed_to_the_part_that_writes_it(demo_path: Path) ->
         assert store.writer_for(copies["chroma"]) is vectors
         assert store.writer_for(copies["markdown"]) is markdown
         assert store.writer_for(RECORD_PREFIX + "0123456789abcdef") is store.findings_baseline
+        # a bulk step's ids routed at once: the lone workspace, or no one source
+        assert store.sole_source([memory_id, copies["chroma"], "m-any"]) is store._workspace
+        assert store.sole_source([memory_id, RECORD_PREFIX + "0123456789abcdef"]) is None
         # a copy's id finds its memory, and names it
         assert store.canonical_id(copies["chroma"]) == memory_id == store.canonical_id(copies["markdown"])
         assert store.canonical_id("md:MEMORY.md:nothing-copied") == "md:MEMORY.md:nothing-copied"
@@ -198,6 +201,7 @@ def test_vector_collections_mark_the_workspaces_own_native_and_note_what_cannot_
     sidecar.mkdir()
     sources: list[Any] = [ChromaSource.open(demo_path / "vectors", read_only=True), _UnmappedVectors()]
     with MemoryStore(sidecar, sources, Journal.sidecar(sidecar), read_only=True) as store:
+        assert store.sole_source(["vec:memories:m-1", "vec:memories:m-2"]) is sources[0]
         found, notes = store.vector_collections()
         assert [(c.name, c.native, c.count) for c in found] == [("memories", False, native.count)]
         assert notes == ["facts.db vectors: its vectors cannot be mapped yet"]
