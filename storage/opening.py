@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .credentials import Credentials, Secret, credential_name, scrubbed
-from .detect.looks import RememberedLooks, entries, forget, is_file, names, one_look
+from .detect.looks import RememberedLooks, as_path, entries, forget, is_file, names, one_look
 from .detect.store_urls import (
     CHROMA_SERVER,
     PATH,
@@ -259,7 +259,7 @@ def create_workspace(
 # What a path holds: the native kinds, the formats, the stores further down.
 def detect(path: Path) -> dict[Kind, Path]:
     """What store kinds a path holds, and where each one lives."""
-    path = Path(path)
+    path = as_path(path)
     found: dict[Kind, Path] = {}
     if is_file(path):
         if path.name == DB_NAME:
@@ -293,7 +293,7 @@ def detect_everything(path: Path) -> tuple[dict[Kind, Path], list[FormatMatch]]:
     costs a few stats)."""
     # Detectors read these too (the user-scope folders under the home folder, AgenticX's workspace root).
     key = "\0".join([os.path.abspath(path), *(os.environ.get(name, "") for name in _DETECTION_ENVIRONMENT)])
-    found, matches = _DETECTIONS.answer(key, lambda: _detect_everything(Path(path)))
+    found, matches = _DETECTIONS.answer(key, lambda: _detect_everything(as_path(path)))
     return dict(found), list(matches)
 
 

@@ -53,6 +53,12 @@ def forget(keep: Callable[[str], bool]) -> None:
             del seen[key]
 
 
+def as_path(path: str | Path) -> Path:
+    """path as a Path (a Path itself: Path(path) would parse its parts again, for every detector
+    asked about every folder of a look)."""
+    return path if isinstance(path, Path) else Path(path)
+
+
 def looked(what: str, path: str | Path, probe: Callable[[], Any]) -> Any:
     """probe()'s answer about path, asked once per look (every time outside one)."""
     seen = _LOOK.get()
@@ -139,14 +145,14 @@ def is_dir(path: str | Path) -> bool:
 
 def children(folder: str | Path) -> list[Path]:
     """The entries of a folder, sorted by name; [] when it is not a folder that can be listed."""
-    folder = Path(folder)
+    folder = as_path(folder)
     listing = looked("listing", os.fspath(folder), lambda: _listing(os.fspath(folder)))
     return [folder / name for name in sorted(listing)] if listing else []
 
 
 def subfolders(folder: str | Path) -> list[Path]:
     """The folders directly in a folder (following symbolic links), sorted by name."""
-    return list(looked("subfolders", folder, lambda: _subfolders(Path(folder))))
+    return list(looked("subfolders", folder, lambda: _subfolders(as_path(folder))))
 
 
 def _subfolders(folder: Path) -> list[Path]:

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..detect.looks import is_file, looked, names
+from ..detect.looks import as_path, is_file, looked, names
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
 from ..extras import UnreadPart, installed
 from ..model import GLOBAL_CHANNEL, Kind, Layer, Memory, ScratchEntry, Session, SourceRef, Status, Turn
@@ -526,7 +526,7 @@ def vec0_note(path: Path, table: str, count: int) -> str:
 
 def sqlite_files(path: Path, suffixes: tuple[str, ...] = (".db", ".sqlite", ".sqlite3")) -> list[Path]:
     """SQLite files a path names or holds directly (not recursively)."""
-    return list(looked(f"sqlite files {suffixes}", path, lambda: _sqlite_files(Path(path), suffixes)))
+    return list(looked(f"sqlite files {suffixes}", path, lambda: _sqlite_files(as_path(path), suffixes)))
 
 
 def _sqlite_files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:

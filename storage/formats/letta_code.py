@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..detect.looks import is_dir, names
+from ..detect.looks import as_path, is_dir, names
 from ..errors import StoreError, UnsupportedError
 from ..model import Kind, Layer
 from ..source import Capabilities, Snapshot
@@ -283,9 +283,10 @@ def is_memory_repo(path: Path) -> bool:
 def detect(path: Path) -> list[FormatMatch]:
     """The memory repository itself, an agent's folder (``agents/<id>``), or a Letta home
     (``~/.letta``, or the local backend's ``memfs``) holding one per agent."""
-    path = Path(path)
-    candidates = [path, path / "memory"]
-    for agents in (path / "agents", path / "memfs"):
+    path = as_path(path)
+    listed = names(path)  # (a name not there costs no Path: most folders hold none of these)
+    candidates = [path] + [path / "memory" for _ in ("memory",) if "memory" in listed]
+    for agents in (path / folder for folder in ("agents", "memfs") if folder in listed):
         if is_dir(agents):
             candidates += [agents / name / "memory" for name in sorted(names(agents))]
     return [

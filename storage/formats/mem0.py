@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..consistency_report import WARNING, Finding, FindingKind, register_kind
-from ..detect.looks import is_dir, is_file, names, subfolders
+from ..detect.looks import as_path, is_dir, is_file, names, subfolders
 from ..errors import StoreError
 from ..journal.redaction import PURGED
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
@@ -90,7 +90,7 @@ def is_history_db(path: Path) -> bool:
 
 def find_layout(path: Path) -> tuple[Path, Path | None] | None:
     """(chroma dir, history.db or None) for a folder, a chroma dir or a history.db."""
-    path = Path(path)
+    path = as_path(path)
     if is_file(path):
         if path.name == CHROMA_FILE:
             path = path.parent

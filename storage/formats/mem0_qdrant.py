@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..detect.looks import is_dir, is_file, looked, names, subfolders
+from ..detect.looks import as_path, is_dir, is_file, looked, names, subfolders
 from ..errors import LockedError, NotFoundError, ReadOnlyError, StoreError, StoreFileError, UnreadableStoreError
 from ..model import Kind, Memory, Status, parse_layer
 from ..native.chroma.records import STALE_KEY, edited_record, record_text, split_record_id
@@ -154,7 +154,7 @@ def is_mem0_qdrant(folder: Path, *, history_beside: bool) -> bool:
 
 def find_layout(path: Path) -> tuple[Path, Path | None] | None:
     """(Qdrant folder, history.db or None) for a mem0 store folder, its Qdrant folder or its history.db."""
-    path = Path(path)
+    path = as_path(path)
     if is_file(path):
         if path.name != HISTORY_FILE or not is_history_db(path):
             return None

@@ -356,14 +356,14 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
     """Per agent id: its index file and layout, and where its transcripts are."""
     agents: dict[str, dict[str, Any]] = {}
     listed = names(state)
-    memory_dir = state / "memory"
-    indexes = sorted(n for n in names(memory_dir) if n.endswith(".sqlite")) if "memory" in listed and is_dir(memory_dir) else []
-    for db in (memory_dir / name for name in indexes):
+    indexes: list[Path] = []
+    if "memory" in listed and is_dir(memory_dir := state / "memory"):
+        indexes = [memory_dir / name for name in sorted(names(memory_dir)) if name.endswith(".sqlite")]
+    for db in indexes:
         layout = index_layout(sqlite_tables(db))
         if layout is not None:
             agents.setdefault(db.stem, {}).update(index=db, layout=layout)
-    agents_dir = state / "agents"
-    for folder in children(agents_dir) if "agents" in listed and is_dir(agents_dir) else []:
+    for folder in children(state / "agents") if "agents" in listed and is_dir(state / "agents") else []:
         agent_db = folder / "agent" / AGENT_DB
         tables = sqlite_tables(agent_db) if is_file(agent_db) else {}
         if tables:

@@ -53,9 +53,9 @@ SHARED_PARTS = (
 
 
 def detect_formats(path: Path) -> list[FormatMatch]:
-    from ..detect.looks import one_look
+    from ..detect.looks import as_path, one_look
 
-    path = Path(path)
+    path = as_path(path)
     found: list[FormatMatch] = []
     with one_look():
         for name in FORMATS:
