@@ -106,6 +106,7 @@ class ChromaFiles:
     def __init__(self, path: Path, *, may_recover: bool = True) -> None:
         self.path = Path(path)
         self.db = self.path / CHROMA_FILE
+        self._real_db = os.path.realpath(self.db)  # (resolved once: a search asks for the token a dozen times)
         self.may_recover = may_recover
         self._tables: set[str] | None = None
         self._local = threading.local()
@@ -121,7 +122,7 @@ class ChromaFiles:
 
     def token(self) -> str:
         """chroma.sqlite3's change token (see files_token)."""
-        return files_token(self.db)
+        return files_token(self._real_db, real=True)
 
     def _connect(self) -> sqlite3.Connection:
         con = read_only_connection(self.db)
