@@ -269,11 +269,13 @@ def has_changed_rows(engine: Engine) -> bool:
 
 
 def read_only_connection(
-    path: Path, timeout: float = BUSY_TIMEOUT, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None
+    path: Path | str, timeout: float = BUSY_TIMEOUT, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None,
+    real: bool = False,
 ) -> sqlite3.Connection:
     """One connection that writes no byte of the database (see _ReadOnlyConnections); dbapi and
-    prepare: another DB-API module's connection, set up by prepare (an extension loaded)."""
-    return _ReadOnlyConnections(path, timeout, dbapi=dbapi, prepare=prepare)()
+    prepare: another DB-API module's connection, set up by prepare (an extension loaded). real:
+    path is already a real path (a symlink resolved)."""
+    return _ReadOnlyConnections(path, timeout, dbapi=dbapi, prepare=prepare, real=real)()
 
 
 @contextlib.contextmanager

@@ -13,14 +13,12 @@ holds (an agent's next step changes it), so paging a long thread decodes it once
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from ..model import ScratchEntry, Session, Turn
@@ -59,7 +57,7 @@ class Threads:
 
     def __init__(
         self,
-        path: Path,
+        path: str,
         rows: Callable[[str, Sequence[Any]], list[sqlite3.Row]],
         together: Callable[[], AbstractContextManager[Callable[[str, Sequence[Any]], list[sqlite3.Row]]]],
         has_writes: bool,
@@ -67,8 +65,7 @@ class Threads:
         unpack: Unpacker,
         message_text: MessageText,
     ) -> None:
-        self.path = path
-        self._real_path = os.path.realpath(path)  # (resolved once: every read asks for the token)
+        self.path = path  # the file's real path (a symlink resolved): every read asks for its token
         self.rows = rows
         self.together = together  # rows() for several statements reading one state of the file
         self.has_writes = has_writes
@@ -81,7 +78,7 @@ class Threads:
     # -- what is kept between reads -------------------------------------------------------------
 
     def _fresh(self) -> None:
-        token = files_token(self._real_path, real=True)
+        token = files_token(self.path, real=True)
         if token != self._token:
             self._token, self._keys, self._threads = token, None, {}
 

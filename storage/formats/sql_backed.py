@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import heapq
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -104,6 +105,7 @@ class SqlFormatSource(FormatSource):
     def __init__(self, root: Path, files: Sequence[Path], path: Path) -> None:
         super().__init__(root, files)
         self.path = path
+        self.real_path = os.path.realpath(path)  # resolved once, for each connection and change token
         self._con: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
@@ -185,7 +187,7 @@ class SqlFormatSource(FormatSource):
         if self._con is None:
             self._last_pass = None  # its data_version counts on the connection it was read with
             try:
-                con = read_only_connection(self.path)
+                con = read_only_connection(self.real_path, real=True)
             except sqlite3.Error as exc:
                 raise sqlite_error(self.path, exc) from None
             con.row_factory = sqlite3.Row
