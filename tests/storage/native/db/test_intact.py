@@ -81,3 +81,21 @@ def test_a_step_in_one_transaction_on_a_damaged_page_writes_nothing(tmp_path: Pa
         with pytest.raises(StoreError, match="damaged|malformed|corrupt"):
             Curator(store).delete(memory_id)
     assert db_path.read_bytes() == bytes(data)
+
+
+@pytest.mark.parametrize("ddl", [
+    "CREATE TABLE t (x); CREATE VIEW memories AS SELECT x AS id FROM t; CREATE VIEW sessions AS SELECT x AS id FROM t;",
+    "CREATE TABLE t (x); CREATE VIEW audit AS SELECT x AS seq FROM t;",
+])
+def test_a_file_of_an_old_version_whose_tables_are_views_is_refused_and_left_as_it_was(tmp_path: Path, ddl: str) -> None:
+    """Another program's file that says it is memory.db version 1, with views named like our
+    tables: the migration's checks refuse it before a byte is written (a table an older version
+    lacked is not probed; a view in its place is)."""
+    db = tmp_path / "memory.db"
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); "
+                          "INSERT INTO meta VALUES ('schema_version', '1'); " + ddl)
+    before = db.read_bytes()
+    with pytest.raises(StoreError):
+        SqliteSource.open(db).close()
+    assert db.read_bytes() == before
