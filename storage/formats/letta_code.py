@@ -285,7 +285,7 @@ def detect(path: Path) -> list[FormatMatch]:
     (``~/.letta``, or the local backend's ``memfs``) holding one per agent."""
     path = as_path(path)
     listed = names(path)  # (a name not there costs no Path: most folders hold none of these)
-    candidates = [path] + [path / "memory" for _ in ("memory",) if "memory" in listed]
+    candidates = [path, path / "memory"] if "memory" in listed else [path]
     for agents in (path / folder for folder in ("agents", "memfs") if folder in listed):
         if is_dir(agents):
             candidates += [agents / name / "memory" for name in sorted(names(agents))]

@@ -363,7 +363,8 @@ def _agents(state: Path) -> dict[str, dict[str, Any]]:
         layout = index_layout(sqlite_tables(db))
         if layout is not None:
             agents.setdefault(db.stem, {}).update(index=db, layout=layout)
-    for folder in children(state / "agents") if "agents" in listed and is_dir(state / "agents") else []:
+    agents_dir = state / "agents" if "agents" in listed else None
+    for folder in children(agents_dir) if agents_dir is not None and is_dir(agents_dir) else []:
         agent_db = folder / "agent" / AGENT_DB
         tables = sqlite_tables(agent_db) if is_file(agent_db) else {}
         if tables:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model import AuditEntry
 from ..source import Change
@@ -25,6 +25,8 @@ from .redaction import Purge, purged_snapshot
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
+
+_T = TypeVar("_T")
 
 SIDECAR_DIR = ".mnemoscope"
 SIDECAR_DB = "journal.db"
@@ -376,16 +378,22 @@ class Journal:
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
 
-    def _entry_rows(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        """The rows of entries where selects (over audit as `a`), each with its changes."""
+    def _in_its_layout(self, read: Callable[[bool], _T]) -> _T:
+        """read(apart): with apart True while the changes may be in audit_changes, and False from
+        the first answer that there is no such table (a journal from before version 3)."""
         if self._changes_apart:
             try:
-                return self._read(_ENTRIES + where, params)
+                return read(True)
             except Exception as error:
-                self._changes_apart = _changes_table_found(error)
-                if self._changes_apart:
+                if _changes_table_found(error):
                     raise
-        return self._read(_ENTRIES_BEFORE_VERSION_3 + where, params)
+                self._changes_apart = False
+        return read(False)
+
+    def _entry_rows(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """The rows of entries where selects (over audit as `a`), each with its changes."""
+        return self._in_its_layout(
+            lambda apart: self._read((_ENTRIES if apart else _ENTRIES_BEFORE_VERSION_3) + where, params))
 
     def _select(self, statement: Callable[[Any, Any, Any], Any]) -> list[AuditEntry]:
         """The entries statement(sqlalchemy, tables, entries) selects, entries being the select of
@@ -397,16 +405,11 @@ class Journal:
 
         from . import tables
 
-        for apart in (True, False) if self._changes_apart else (False,):
-            try:
-                with self._errors(), engine.connect() as conn:
-                    rows = conn.execute(statement(sqlalchemy, tables, _entries(sqlalchemy, tables, apart))).all()
-                return [_entry(r._mapping) for r in rows]
-            except Exception as error:
-                self._changes_apart = _changes_table_found(error)
-                if self._changes_apart:
-                    raise
-        return []
+        def read(apart: bool) -> Sequence[Any]:
+            with self._errors(), engine.connect() as conn:
+                return conn.execute(statement(sqlalchemy, tables, _entries(sqlalchemy, tables, apart))).all()
+
+        return [_entry(r._mapping) for r in self._in_its_layout(read)]
 
 
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:

@@ -125,7 +125,7 @@ class ChromaFiles:
         return files_token(self._real_db, real=True)
 
     def _connect(self) -> sqlite3.Connection:
-        con = read_only_connection(self.db)
+        con = read_only_connection(self._real_db, real=True)
         con.create_function("mn_contains", 2, _contains, deterministic=True)
         return con
 
