@@ -17,7 +17,7 @@ import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .detect.looks import looked
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
@@ -48,7 +48,9 @@ def sqlite_uri(path: Path | str, query: str = "", *, real: bool = False) -> str:
     "#", "?" and "%" in a folder's name are percent-encoded, where a bare one would end the path
     and open another file (created, in SQLite's default mode). query: "mode=ro" and the like.
     real: path is already a real path."""
-    name = Path(path if real else os.path.realpath(path)).as_posix()
+    name = os.fspath(path) if real else os.path.realpath(path)
+    if os.sep != "/":
+        name = Path(name).as_posix()
     if not name.startswith("/"):  # a Windows drive: file:///C:/...
         name = "/" + name
     return "file://" + urllib.parse.quote(name, safe="/") + (f"?{query}" if query else "")
@@ -61,17 +63,44 @@ def file_state(path: Path | str, *, real: bool = False) -> tuple[int, ...] | Non
     it is reached by (SQLite names the -wal after the real file, a symlink resolved): a key for
     what was read from it. The counters tell apart two writes of one size within one mtime tick,
     and a file replaced by one that got the same inode. real: path is already a real path."""
-    name = os.fspath(path) if real else os.path.realpath(path)
-    try:
-        st = os.stat(name)
-    except OSError:
-        return None
-    state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(database_head(name, 28, st), 24, 28))
-    try:
-        wal = os.stat(name + "-wal")
-    except OSError:
-        return state
-    return (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(name + "-wal", wal), 12, 24))
+    look = FileLook.at(os.fspath(path) if real else os.path.realpath(path))
+    return None if look is None else look.state
+
+
+class FileLook(NamedTuple):
+    """One look at a SQLite file by its real path: its stat, its -wal's (None when there is
+    none) and its header, for every question an open asks of them (file_state, whether it is a
+    database) without a second system call."""
+
+    real: str
+    stat: os.stat_result
+    wal: os.stat_result | None
+    header: bytes | None  # the first 28 bytes (None: not a regular file, or unreadable)
+
+    @classmethod
+    def at(cls, real: str) -> FileLook | None:
+        """None when nothing is at real."""
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        try:
+            wal: os.stat_result | None = os.stat(real + "-wal")
+        except OSError:
+            wal = None
+        return cls(real, st, wal, database_head(real, 28, st))
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.header is not None and self.header[: len(SQLITE_MAGIC)] == SQLITE_MAGIC
+
+    @property
+    def state(self) -> tuple[int, ...]:
+        st, wal = self.stat, self.wal
+        state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(self.header, 24, 28))
+        if wal is None:
+            return state
+        return (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(self.real + "-wal", wal), 12, 24))
 
 
 def _wal_head(name: str, st: os.stat_result) -> bytes | None:
@@ -123,8 +152,9 @@ class _ReadOnlyConnections:
     A WAL database opened with mode=ro creates -wal and -shm files it then cannot remove.
     So a connection is mode=ro only while another program's -wal (or rollback -journal: its
     rollback is not ours to make) exists and none of ours (of this process, to the same file)
-    is open; otherwise it is a query_only connection, and the last of those to close removes
-    the empty WAL they made, checkpointing nothing. Where nothing may be created (a read-only
+    is open, or while the file is in rollback-journal mode and none of ours is open (mode=ro
+    then creates nothing, and opens faster); otherwise it is a query_only connection, and the
+    last of those to close removes the empty WAL they made, checkpointing nothing. Where nothing may be created (a read-only
     folder or file) no one can be writing either, and the file is read as immutable.
 
     dbapi: the DB-API module to connect with (pysqlite3, whose connections load extensions);
@@ -134,8 +164,7 @@ class _ReadOnlyConnections:
         self, path: Path | str, timeout: float, *, dbapi: Any = sqlite3, prepare: Callable[[Any], None] | None = None,
         real: bool = False,
     ) -> None:
-        self.path = Path(path if real else os.path.realpath(path))
-        self._name = os.fspath(self.path)
+        self._name = os.fspath(path) if real else os.path.realpath(path)
         self.timeout = timeout
         self.dbapi = dbapi
         self.prepare = prepare
@@ -157,17 +186,17 @@ class _ReadOnlyConnections:
         return con
 
     def _opened(self) -> sqlite3.Connection:
-        path, name = self.path, self._name
+        name = self._name
         exists = os.path.exists(name)
         if not os.access(os.path.dirname(name), os.W_OK) or (exists and not os.access(name, os.W_OK)):
             return self._connect("mode=ro&immutable=1")
         with _OPEN_LOCK:
             wal, journal = (os.path.exists(name + end) for end in ("-wal", "-journal"))
-            if journal and not wal and in_wal_mode(path):
+            if journal and not wal and in_wal_mode(name):
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
-            if not exists or ((wal or journal) and _OPEN.get(name, 0) == 0):
+            if not exists or (_OPEN.get(name, 0) == 0 and (wal or journal or not in_wal_mode(name))):
                 return self._connect("mode=ro")
             con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
             con._owner = self  # type: ignore[attr-defined]
@@ -204,7 +233,7 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def in_wal_mode(path: Path) -> bool:
+def in_wal_mode(path: Path | str) -> bool:
     """Whether the file's header says WAL (file format version 2 at offsets 18 and 19)."""
     header = database_head(os.fspath(path), 20) or b""
     return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"

@@ -14,6 +14,7 @@ from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.errors import LockedError, StoreFileError, UnreadableStoreError
 from mnemoscope.storage.sqlite_files import (
+    FileLook,
     empty_wal,
     file_state,
     files_token,
@@ -135,6 +136,44 @@ def test_is_sqlite_file_reads_the_header_only_of_regular_files(tmp_path: Path) -
     os.mkfifo(tmp_path / "fifo.db")  # opening it to read would block forever
     (tmp_path / "folder.db").mkdir()
     assert not any(is_sqlite_file(tmp_path / name) for name in ("notes.db", "fifo.db", "folder.db", "missing.db"))
+
+
+def test_one_look_at_a_file_answers_what_an_open_asks_as_the_single_questions_do(tmp_path: Path) -> None:
+    db = _database(tmp_path / "x.db")
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("INSERT INTO t VALUES (2)")
+    writer.commit()  # frames in a -wal: its header is part of the state
+    try:
+        look = FileLook.at(os.path.realpath(db))
+        assert look is not None and look.wal is not None
+        assert (look.is_sqlite, look.state) == (is_sqlite_file(db), file_state(db))
+        writer.execute("INSERT INTO t VALUES (3)")
+        writer.commit()
+        assert FileLook.at(os.path.realpath(db)).state != look.state  # type: ignore[union-attr]
+    finally:
+        writer.close()
+    (tmp_path / "notes.db").write_text("not a database")
+    assert not FileLook.at(str(tmp_path / "notes.db")).is_sqlite  # type: ignore[union-attr]
+    assert FileLook.at(str(tmp_path / "missing.db")) is None
+
+
+def test_a_rollback_journal_database_is_read_without_a_file_made_or_a_byte_written(tmp_path: Path) -> None:
+    db = _database(tmp_path / "x.db")
+    before = db.read_bytes()
+    first, second = read_only_connection(db), read_only_connection(db)
+    try:
+        assert first.execute("SELECT v FROM t").fetchall() == second.execute("SELECT v FROM t").fetchall() == [(1,)]
+        writer = sqlite3.connect(db)  # an agent writes meanwhile: the next read sees it
+        writer.execute("INSERT INTO t VALUES (2)")
+        writer.commit()
+        writer.close()
+        assert first.execute("SELECT count(*) FROM t").fetchall() == [(2,)]
+    finally:
+        first.close()
+        second.close()
+    assert _listing(tmp_path) == ["x.db"]
+    assert read_only_rows(db, "SELECT count(*) FROM t") == [(2,)] and db.read_bytes() != before
 
 
 def test_a_read_only_connection_writes_no_byte_and_the_token_moves_on_a_write(tmp_path: Path) -> None:

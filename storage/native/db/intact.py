@@ -35,7 +35,7 @@ from pathlib import Path
 from ...atomic_file import folder_lock
 from ...data_folder import data_folder
 from ...errors import UnreadableStoreError
-from ...sqlite_files import PROBE_TIMEOUT, file_state, read_only_connection, sqlite_error
+from ...sqlite_files import PROBE_TIMEOUT, FileLook, read_only_connection, sqlite_error
 from . import schema
 
 VERDICTS_FILE = "intact-sqlite.json"
@@ -99,14 +99,17 @@ def remember_intact(db_path: Path) -> None:
 
 def remembered_intact(db_path: Path) -> bool:
     """Whether db_path, in its present state, is remembered intact."""
-    return is_remembered(file_key(db_path))
+    return is_remembered(_state(db_path))
 
 
-def file_key(db_path: Path, real_path: str | None = None) -> tuple[str, list[object]] | None:
-    """db_path's state as verdicts are keyed (see the module's docstring): stats only, so that an
-    open can take it and look it up later (is_remembered), when a write first needs it.
-    real_path: db_path's real path, when the caller has it."""
-    return _state(db_path, real_path)
+def file_key(look: FileLook) -> tuple[str, list[object]]:
+    """A file's state as verdicts are keyed (see the module's docstring), from the look an open
+    took at it (stats only), to be looked up later (is_remembered), when a write first needs it."""
+    markers: list[object] = [sqlite3.sqlite_version, *look.state]
+    for st in (look.stat, look.wal):
+        if st is not None and st.st_size:  # an empty -wal holds nothing; every connection touches it
+            markers.append(st.st_ctime_ns)
+    return look.real, markers
 
 
 def is_remembered(key: tuple[str, list[object]] | None) -> bool:
@@ -114,19 +117,10 @@ def is_remembered(key: tuple[str, list[object]] | None) -> bool:
     return key is not None and _load(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
 
 
-def _state(db_path: Path, real_path: str | None = None) -> tuple[str, list[object]] | None:
+def _state(db_path: Path) -> tuple[str, list[object]] | None:
     """The real path, and the markers that change with any change to the file or its -wal."""
-    real = real_path or os.path.realpath(db_path)
-    state = file_state(real, real=True)
-    if state is None:
-        return None
-    markers: list[object] = [sqlite3.sqlite_version, *state]
-    for name in (real, real + "-wal"):
-        with contextlib.suppress(OSError):
-            st = os.stat(name)
-            if st.st_size:  # an empty -wal holds nothing; every connection touches it
-                markers.append(st.st_ctime_ns)
-    return real, markers
+    look = FileLook.at(os.path.realpath(db_path))
+    return None if look is None else file_key(look)
 
 
 def _load(path: Path) -> dict[str, list[object]]:

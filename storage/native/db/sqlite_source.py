@@ -23,6 +23,7 @@ from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import Change, Snapshot, same_record
 from ...sqlite_files import (
     PROBE_TIMEOUT,
+    FileLook,
     Schema,
     SqliteConnector,
     checkpoint_held_off,
@@ -32,7 +33,6 @@ from ...sqlite_files import (
     friendly_errors,
     has_changed_rows,
     in_wal_mode,
-    is_sqlite_file,
     peek_schema,
     read_only_rows,
     rehearsal,
@@ -115,37 +115,38 @@ class SqliteSource(NativeDb):
         that needs it (ensure_intact; see intact.py for what is checked when); the write engine
         is made at the first write of a file already at this schema version: a writable open
         costs about what a read-only one does."""
-        db_path = Path(path) / DB_NAME if os.path.isdir(path) else Path(path)
-        exists = os.path.exists(db_path)
-        if not exists:
+        name = os.path.join(path, DB_NAME) if os.path.isdir(path) else os.fspath(path)
+        db_path = Path(name)
+        look = FileLook.at(real := os.path.realpath(name))
+        if look is None:
             if not create:
                 raise UnreadableStoreError(f"No {DB_NAME} in {db_path.parent}.")
             db_path.parent.mkdir(parents=True, exist_ok=True)
-        elif not os.access(db_path, os.R_OK):
+        elif not os.access(name, os.R_OK):
             raise StoreFileError(f"Cannot read {db_path}: permission denied.")
-        elif not read_only and not is_sqlite_file(db_path):  # (a read-only open: in _peek_tables)
+        elif not read_only and not look.is_sqlite:  # (a read-only open: in _peek_tables)
             raise _not_sqlite(db_path)
         stored: object = None
         not_null: frozenset[str] | None = None
-        real_path: str | None = None
-        if exists:
+        if look is not None:
             # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
             if not read_only:
-                _check_inside(db_path)
-                _check_writable(db_path)
-                _finish_interrupted_write(db_path)
-            real_path = os.path.realpath(db_path)
-            found, stored, not_null = _peek_tables(db_path, real_path)
+                _check_inside(db_path, real)
+                _check_writable(name)
+                if _finish_interrupted_write(db_path):  # (the file changed)
+                    look = FileLook.at(real) or look
+            found, stored, not_null = _peek_tables(db_path, look)
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
         if read_only:
             _check_read_only_version(db_path, stored)
             return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                       real_path=real_path)
-        found_wal = os.path.exists((real_path or os.path.realpath(db_path)) + "-wal")  # named after the real file
-        if exists and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
-            return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=found_wal,
-                       not_null=not_null, real_path=real_path, intact=file_key(db_path, real_path))
+                       real_path=real)
+        if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
+            return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
+                       not_null=not_null, real_path=real, intact=file_key(look))
+        found_wal = os.path.exists(real + "-wal")  # named after the real file
+        exists = look is not None
         if exists and found:  # a migration writes: checked first
             check_intact(db_path)
         engine = sqlite_engine(db_path)
@@ -347,15 +348,15 @@ class _Peek(NamedTuple):
     not_null: frozenset[str] | None  # the memories columns declared NOT NULL (None: no such table)
 
 
-def _peek_tables(db_path: Path, real_path: str) -> _Peek:
+def _peek_tables(db_path: Path, look: FileLook) -> _Peek:
     """Tables and views with their columns, the schema version meta holds and which memories
     columns are NOT NULL, read without writing a byte (no WAL switch, no migration) and waiting once for a lock, of a
     file that is a memory.db this code reads (or an empty SQLite file); raises otherwise.
     Remembered, as peek_schema is, while the file and its -wal keep their state."""
-    key = file_state(real_path, real=True)
-    if key is not None and key in _PEEKED:
+    key = look.state
+    if key in _PEEKED:
         return _PEEKED[key]
-    if not is_sqlite_file(db_path):
+    if not look.is_sqlite:
         raise _not_sqlite(db_path)
     try:
         found = peek_schema(db_path)
@@ -370,11 +371,10 @@ def _peek_tables(db_path: Path, real_path: str) -> _Peek:
     except UnicodeDecodeError:
         raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
     _check_schema(db_path, found, stored)
-    if key is not None:
-        if len(_PEEKED) >= 16:
-            del _PEEKED[next(iter(_PEEKED))]
-        _PEEKED[key] = _Peek(found, stored, not_null)
-    return _Peek(found, stored, not_null)
+    if len(_PEEKED) >= 16:
+        del _PEEKED[next(iter(_PEEKED))]
+    _PEEKED[key] = _Peek(found, stored, not_null)
+    return _PEEKED[key]
 
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
@@ -410,17 +410,17 @@ def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
         )
 
 
-def _finish_interrupted_write(db_path: Path) -> None:
+def _finish_interrupted_write(db_path: Path) -> bool:
     """Roll back what a killed writer left in a hot -journal, as the next writer of a database
-    always does (a read-only probe cannot read past it). Tried on a copy first: a rollback that
-    would leave the database damaged (a torn or corrupt journal) is refused, not made. Only
-    integrity_check tells: a journal's checksums sample a few bytes of each page."""
+    always does (a read-only probe cannot read past it); whether it did. Tried on a copy first:
+    a rollback that would leave the database damaged (a torn or corrupt journal) is refused, not
+    made. Only integrity_check tells: a journal's checksums sample a few bytes of each page."""
+    if not os.path.exists(os.fspath(db_path) + "-journal"):
+        return False
     journal = db_path.with_name(db_path.name + "-journal")
-    if not journal.exists():
-        return
     try:
         read_only_rows(db_path, "SELECT count(*) FROM sqlite_master", PROBE_TIMEOUT)
-        return  # not hot: nothing to roll back, and the stray file stays as it is
+        return False  # not hot: nothing to roll back, and the stray file stays as it is
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_ROLLBACK":
             raise sqlite_error(db_path, exc) from None
@@ -441,6 +441,7 @@ def _finish_interrupted_write(db_path: Path) -> None:
         _rolled_back(db_path, "SELECT count(*) FROM sqlite_master")
     except sqlite3.Error as exc:
         raise sqlite_error(db_path, exc) from None
+    return True
 
 
 def _rolled_back(db_path: Path, sql: str) -> str:
@@ -449,20 +450,20 @@ def _rolled_back(db_path: Path, sql: str) -> str:
         return str(con.execute(sql).fetchone()[0])
 
 
-def _check_writable(db_path: Path) -> None:
+def _check_writable(name: str) -> None:
     """SQLite would open a read-only file read-only, leave a -wal behind and fail at the first write."""
-    if not os.access(db_path, os.W_OK) or not os.access(db_path.parent, os.W_OK):
+    if not os.access(name, os.W_OK) or not os.access(os.path.dirname(name) or ".", os.W_OK):
         raise StoreFileError(
-            f"{db_path} cannot be written here (a read-only file or folder); nothing was written. "
+            f"{name} cannot be written here (a read-only file or folder); nothing was written. "
             "Commands that only read still work."
         )
 
 
-def _check_inside(db_path: Path) -> None:
-    """A memory.db that is a symlink out of its folder is not written through."""
-    if not db_path.is_symlink():
+def _check_inside(db_path: Path, real: str) -> None:
+    """A memory.db that is a symlink out of its folder (real: where it leads) is not written through."""
+    if not os.path.islink(db_path):
         return
-    target = db_path.resolve()
+    target = Path(real)
     if not target.is_relative_to(db_path.parent.resolve()):
         raise UnreadableStoreError(
             f"{db_path} is a link to {target}, outside the store; Mnemoscope writes only inside the "
