@@ -113,7 +113,7 @@ def open_store(
     the app ask a person). vectors: a Chroma server URL to hold the vectors of the native store."""
     if (isinstance(path, str) and "://" in path) or vectors:
         return built(open_location(path, vectors, read_only=read_only, credentials=credentials))
-    path = Path(path).expanduser()
+    path = path if isinstance(path, Path) and not os.fspath(path).startswith("~") else Path(path).expanduser()
     try:
         is_folder = stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError) as exc:

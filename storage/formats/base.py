@@ -115,8 +115,8 @@ class FormatSource:
     needs_package: tuple[str, str] | None = None
 
     def __init__(self, root: Path, files: Sequence[Path]) -> None:
-        self.root = Path(root)
-        self.files = [Path(f) for f in files]
+        self.root = as_path(root)
+        self.files = [as_path(f) for f in files]
         self._cache: tuple[str, Contents] | None = None
 
     # -- the snapshot ----------------------------------------------------------------

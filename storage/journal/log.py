@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -79,7 +80,7 @@ class Journal:
 
     @classmethod
     def sidecar(cls, root: Path, *, read_only: bool = False) -> Journal:
-        db_path = Path(root) / SIDECAR_DIR / SIDECAR_DB
+        db_path = Path(os.path.join(root, SIDECAR_DIR, SIDECAR_DB))
 
         def factory(create: bool) -> Engine | None:
             if not db_path.exists():
