@@ -21,6 +21,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..detect.looks import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
@@ -222,9 +224,12 @@ def _json(value: Any) -> Any:
     if not isinstance(value, str | bytes):
         return value
     try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return None
+        return orjson.loads(value)  # (a page of turns parses one or two columns of each row)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and Python's json reads: NaN, Infinity
+            return json.loads(value)
+        except (TypeError, ValueError):
+            return None
 
 
 def _plain(value: Any) -> str:

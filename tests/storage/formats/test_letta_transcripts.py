@@ -50,3 +50,25 @@ def test_turns_show_tool_calls_what_tools_returned_and_the_reply_sent_through_a_
         '(returned) {"status": "OK"}',
     ]
     assert [t.role for t in turns] == ["user", "assistant", "assistant", "tool", "assistant", "tool"]
+
+
+def test_a_message_whose_json_holds_nan_reads_as_python_wrote_it(tmp_path: Path) -> None:
+    """Letta's JSON columns are written by Python's json (SQLAlchemy's JSON type), which writes a
+    float NaN as a bare NaN: strict parsers refuse it, the turn must not lose its text for it."""
+    home = build_letta_home(tmp_path)
+    db = home / ".letta" / "sqlite.db"
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE messages ADD COLUMN tool_returns JSON")
+    returns = json.dumps([{"status": "success", "func_response": "scored", "score": float("nan")}])
+    assert "NaN" in returns
+    con.execute(
+        "INSERT INTO messages (id, agent_id, role, content, tool_returns, sequence_id, created_at) "
+        "VALUES ('msg-3', 'agent-1', 'tool', ?, ?, 3, '2026-11-19 10:00:03')",
+        (json.dumps([{"type": "text", "text": "score ready", "confidence": float("nan")}]), returns),
+    )
+    con.commit()
+    con.close()
+    with open_store(home / ".letta", read_only=True) as store:
+        [session] = store.sessions()
+        last = store.turns(session.id)[-1]
+    assert last.content == "score ready\n(returned) scored"
