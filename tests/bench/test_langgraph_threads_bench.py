@@ -145,7 +145,7 @@ def test_langgraph_open_and_list_threads(threads_db: tuple[Path, int]) -> None:
         sessions = store.sessions()
         assert sum(int(s.title.split("(")[1].split()[0]) for s in sessions) == size  # every checkpoint counted
         assert sessions[-1].turn_count == WINDOW
-    project_s, baseline_s = paired_medians_s(project, baseline, repeat=5 if FULL else 9, warmup=1)
+    project_s, baseline_s = paired_medians_s(project, baseline, repeat=9, warmup=1)
     row = record(Row("langgraph-threads", "open + list threads", size, project_s,
                      "GROUP BY + first/latest checkpoint per thread (msgpack)", baseline_s, 2.0))
     holds(row)
