@@ -214,7 +214,7 @@ def test_bulk_delete_and_undo(tmp_path: Path) -> None:
         def by_hand_undo() -> None:
             _person_undoes(db, seqs.pop())
 
-        times = _alternating([delete, undo], [by_hand, by_hand_undo], repeat=5 if FULL else 7)
+        times = _alternating([delete, undo], [by_hand, by_hand_undo], repeat=7)
         active = store.count(MemoryQuery(ids=tuple(ids)))
         store.close()
         assert active == BULK
