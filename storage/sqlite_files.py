@@ -376,17 +376,20 @@ def _schema_state(path: Path) -> tuple[Any, ...] | None:
     return ("schema", st.st_dev, st.st_ino, header[40:44], header[44:48], hashlib.sha1(page_one[100:]).digest())
 
 
-def peek_schema(path: Path) -> Schema:
+def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
     waiting at most PROBE_TIMEOUT for another program's lock. Remembered while the file (and its
     -wal) keep their size and mtime, or, with no -wal holding frames, while the file keeps its
     identity, its schema cookie and the rest of page 1 (where the schema table starts): a write of
-    rows does not make the next open read the schema again. Raises LockedError when it stays locked, sqlite3.Error when it is no database."""
+    rows does not make the next open read the schema again. Raises LockedError when it stays
+    locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
+    caller reads more with (the schema is parsed once for both)."""
     key = _schema_state(path)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:
-        with contextlib.closing(read_only_connection(path, PROBE_TIMEOUT)) as con:
+        with contextlib.nullcontext(con) if con is not None else contextlib.closing(
+                read_only_connection(path, PROBE_TIMEOUT)) as con:
             names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
             schema: Schema = {}
             for name, kind in names:

@@ -34,6 +34,7 @@ from ...sqlite_files import (
     has_changed_rows,
     in_wal_mode,
     peek_schema,
+    read_only_connection,
     read_only_rows,
     rehearsal,
     sqlite_engine,
@@ -359,13 +360,14 @@ def _peek_tables(db_path: Path, look: FileLook) -> _Peek:
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
     try:
-        found = peek_schema(db_path)
-        stored = None
-        if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
-            rows = read_only_rows(db_path, "SELECT value FROM meta WHERE key = 'schema_version'", PROBE_TIMEOUT)
-            stored = rows[0][0] if rows else None
-        not_null = (frozenset(r[1] for r in read_only_rows(db_path, "PRAGMA table_info(memories)", PROBE_TIMEOUT) if r[3])
-                    if "memories" in found else None)
+        with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:  # one schema parse for all
+            found = peek_schema(db_path, con)
+            stored = None
+            if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
+                rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+                stored = rows[0][0] if rows else None
+            not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
+                        if "memories" in found else None)
     except sqlite3.Error as exc:
         raise sqlite_error(db_path, exc) from None
     except UnicodeDecodeError:
