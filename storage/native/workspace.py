@@ -48,7 +48,6 @@ from ..source import (
     revisions_of,
     summed,
 )
-from .chroma.local import ChromaSource
 from .chroma.records import (
     MIRROR_KEY,
     NATIVE_COLLECTION,
@@ -59,12 +58,13 @@ from .chroma.records import (
 )
 from .markdown.blocks import Block
 from .markdown.files import MEMORY_FILE, daily_date, inside
-from .markdown.source import MarkdownSource
 
-if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy: not for a workspace without one
+if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy, Chroma's chromadb, markdown's markdown-it: each only where its part is
     from ..consistency_report import Progress, Report
+    from .chroma.local import ChromaSource
     from .copies.repair import RepairPlan
     from .db.tables import NativeDb
+    from .markdown.source import MarkdownSource
 
 
 class NativeWorkspace:

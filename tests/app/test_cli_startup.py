@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from importlib.metadata import version
@@ -140,6 +141,17 @@ assert callable(check) and not hasattr(check, "__file__"), check
 assert sorted(consistency.__all__) == sorted(consistency._EXPORTS)
 """)
     assert run["stdout"].strip() == "False"
+
+
+def test_a_store_without_markdown_never_loads_markdown_it(sqlite_only: Path) -> None:
+    """markdown-it parses workspace markdown: `ls`, `info` and a write (`rm`, which the journal
+    makes undoable) on a memory.db alone never import it (a fifth of a command's imports)."""
+    con = sqlite3.connect(sqlite_only / "memory.db")
+    (victim,) = con.execute("SELECT id FROM memories WHERE status = 'active' LIMIT 1").fetchone()
+    con.close()
+    for argv in (["ls", str(sqlite_only), "--json"], ["info", str(sqlite_only), "--json"], ["rm", str(sqlite_only), victim]):
+        run = loaded_after(RUN_MAIN.format(argv=argv))
+        assert "markdown_it" not in run["heavy"], (argv, run["heavy"])
 
 
 def test_a_markdown_workspace_never_loads_sqlalchemy(markdown_only: Path) -> None:

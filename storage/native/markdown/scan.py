@@ -15,19 +15,30 @@ their ids only when ids are asked for.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from .blocks import Block, block_from_lines
 from .file_blocks import FileBlocks, PlainRun
 from .files import BOM
 
-_parser = MarkdownIt("commonmark")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@functools.cache
+def _parser() -> MarkdownIt:
+    """CommonMark's parser, made at the first file parsed: a command on a store without markdown
+    files never imports markdown-it (a fifth of a command's imports)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
 
 _BLANK, _HEADING, _BULLET = "blank", "heading", "bullet"
 _NOT_PLAIN_NEXT = re.compile(rb"\n(?![-*+] [^\s\[*_-])")
@@ -290,7 +301,7 @@ def _read_in_context(
         if not budget.parse(sum(map(len, lines[start:end]))):
             return None
         text_lines = [raw.decode("utf-8") for raw in lines[start:end]]
-        tokens = _parser.parse("".join(text_lines))
+        tokens = _parser().parse("".join(text_lines))
         stop = _boundary(tokens, text_lines, line - start)
         if stop is not None or end == len(lines):
             found, heading = _token_blocks(tokens, text_lines, rel_path, heading, start, stop)
