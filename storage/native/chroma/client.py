@@ -16,9 +16,7 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 from collections.abc import Iterator
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +49,9 @@ def _known_migrations() -> tuple[MigrationRow, ...]:
     per chromadb version (the Rust bindings carry their own migrations; the package's .sql files
     lag) and kept in the user's cache folder: importing chromadb and creating a client holds the
     GIL for about a second."""
+    import tempfile  # (these two and importlib.metadata's email parser: only when Chroma is read)
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         chroma_version = version("chromadb")
     except PackageNotFoundError:  # pragma: no cover - chromadb is a hard dependency
