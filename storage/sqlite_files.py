@@ -152,9 +152,10 @@ class _ReadOnlyConnections:
     A WAL database opened with mode=ro creates -wal and -shm files it then cannot remove.
     So a connection is mode=ro only while another program's -wal (or rollback -journal: its
     rollback is not ours to make) exists and none of ours (of this process, to the same file)
-    is open, or while the file is in rollback-journal mode and none of ours is open (mode=ro
-    then creates nothing, and opens faster); otherwise it is a query_only connection, and the
-    last of those to close removes the empty WAL they made, checkpointing nothing. Where nothing may be created (a read-only
+    is open; otherwise it is a query_only connection, and the last of those to close removes
+    the empty WAL they made, checkpointing nothing. (Not mode=ro for a file in rollback-journal
+    mode either: an agent that switches it to WAL while the connection is open would leave it
+    a -wal and -shm it cannot remove.) Where nothing may be created (a read-only
     folder or file) no one can be writing either, and the file is read as immutable.
 
     dbapi: the DB-API module to connect with (pysqlite3, whose connections load extensions);
@@ -196,7 +197,7 @@ class _ReadOnlyConnections:
                 # A stray -journal beside a WAL database: a writable connection would delete it and
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
-            if not exists or (_OPEN.get(name, 0) == 0 and (wal or journal or not in_wal_mode(name))):
+            if not exists or ((wal or journal) and _OPEN.get(name, 0) == 0):
                 return self._connect("mode=ro")
             con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
             con._owner = self  # type: ignore[attr-defined]
