@@ -134,9 +134,11 @@ class SqliteSource(NativeDb):
             if not read_only:
                 _check_inside(db_path, real)
                 _check_writable(name)
-                if _finish_interrupted_write(db_path):  # (the file changed)
+                if _finish_interrupted_write(db_path):  # (it may have rolled back, or waited for a lock)
                     look = FileLook.at(real) or look
-            found, stored, not_null = _peek_tables(db_path, look)
+            (found, stored, not_null), read = _peek_tables(db_path, look)
+            if read and not read_only:  # (it may have waited for another program's lock: the state now)
+                look = FileLook.at(real) or look
             if not found and not create:
                 raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
         if read_only:
@@ -349,14 +351,15 @@ class _Peek(NamedTuple):
     not_null: frozenset[str] | None  # the memories columns declared NOT NULL (None: no such table)
 
 
-def _peek_tables(db_path: Path, look: FileLook) -> _Peek:
+def _peek_tables(db_path: Path, look: FileLook) -> tuple[_Peek, bool]:
     """Tables and views with their columns, the schema version meta holds and which memories
     columns are NOT NULL, read without writing a byte (no WAL switch, no migration) and waiting once for a lock, of a
-    file that is a memory.db this code reads (or an empty SQLite file); raises otherwise.
-    Remembered, as peek_schema is, while the file and its -wal keep their state."""
+    file that is a memory.db this code reads (or an empty SQLite file); raises otherwise. With
+    whether the file was read (and so may have changed meanwhile): it is remembered, as
+    peek_schema is, while the file and its -wal keep the state look saw."""
     key = look.state
     if key in _PEEKED:
-        return _PEEKED[key]
+        return _PEEKED[key], False
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
     try:
@@ -376,7 +379,7 @@ def _peek_tables(db_path: Path, look: FileLook) -> _Peek:
     if len(_PEEKED) >= 16:
         del _PEEKED[next(iter(_PEEKED))]
     _PEEKED[key] = _Peek(found, stored, not_null)
-    return _PEEKED[key]
+    return _PEEKED[key], True
 
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
@@ -414,15 +417,16 @@ def _check_schema(db_path: Path, found: Schema, stored: object) -> None:
 
 def _finish_interrupted_write(db_path: Path) -> bool:
     """Roll back what a killed writer left in a hot -journal, as the next writer of a database
-    always does (a read-only probe cannot read past it); whether it did. Tried on a copy first:
-    a rollback that would leave the database damaged (a torn or corrupt journal) is refused, not
-    made. Only integrity_check tells: a journal's checksums sample a few bytes of each page."""
+    always does (a read-only probe cannot read past it). Tried on a copy first: a rollback that
+    would leave the database damaged (a torn or corrupt journal) is refused, not made. Only
+    integrity_check tells: a journal's checksums sample a few bytes of each page. Whether there
+    was a -journal (the file was probed, waiting for its lock, and may have been rolled back)."""
     if not os.path.exists(os.fspath(db_path) + "-journal"):
         return False
     journal = db_path.with_name(db_path.name + "-journal")
     try:
         read_only_rows(db_path, "SELECT count(*) FROM sqlite_master", PROBE_TIMEOUT)
-        return False  # not hot: nothing to roll back, and the stray file stays as it is
+        return True  # not hot: nothing to roll back, and the stray file stays as it is
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_ROLLBACK":
             raise sqlite_error(db_path, exc) from None

@@ -99,3 +99,37 @@ def test_a_file_of_an_old_version_whose_tables_are_views_is_refused_and_left_as_
     with pytest.raises(StoreError):
         SqliteSource.open(db).close()
     assert db.read_bytes() == before
+
+
+def test_a_commit_made_while_the_open_waits_for_a_lock_is_not_covered_by_the_verdict(tmp_path: Path) -> None:
+    """The verdict is looked up by the state the open leaves the file in: another program that
+    holds the lock while the open reads the schema, and commits, changed a file that was vouched
+    for; its first write reads it whole again."""
+    import threading
+    import time
+
+    db_path = _store(tmp_path)
+    con = sqlite3.connect(db_path)
+    con.execute("PRAGMA journal_mode = DELETE")  # a rollback journal: readers wait for the writer
+    con.close()
+    assert check_intact(db_path) is True
+    locked, done = threading.Event(), threading.Event()
+
+    def other_program() -> None:
+        writer = sqlite3.connect(db_path, isolation_level=None)
+        writer.execute("BEGIN EXCLUSIVE")
+        writer.execute("INSERT INTO meta(key, value) VALUES ('other', 'program')")
+        locked.set()
+        time.sleep(0.8)
+        writer.execute("COMMIT")
+        writer.close()
+        done.set()
+
+    threading.Thread(target=other_program, daemon=True).start()
+    assert locked.wait(10)
+    source = SqliteSource.open(db_path)  # waits for the lock, then reads the schema
+    try:
+        assert done.is_set()
+        assert not source._known_intact()
+    finally:
+        source.close()
