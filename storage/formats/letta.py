@@ -15,6 +15,7 @@ back is not one the agent sees; make it through Letta (its API or letta-client).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from functools import partial
@@ -223,13 +224,21 @@ def _json(value: Any) -> Any:
         return None
     if not isinstance(value, str | bytes):
         return value
+    # orjson (a page of turns parses a column or two of each row) reads an integer past 64 bits
+    # as a float: Python's json keeps it exact, as it reads what orjson refuses (NaN)
+    long_number = _LONG_NUMBER.search(value) if isinstance(value, str) else _LONG_NUMBER_BYTES.search(value)
+    if not long_number:
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
     try:
-        return orjson.loads(value)  # (a page of turns parses one or two columns of each row)
-    except orjson.JSONDecodeError:
-        try:  # what orjson refuses and Python's json reads: NaN, Infinity
-            return json.loads(value)
-        except (TypeError, ValueError):
-            return None
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return None
+
+
+_LONG_NUMBER, _LONG_NUMBER_BYTES = re.compile(r"[0-9]{20}"), re.compile(rb"[0-9]{20}")
 
 
 def _plain(value: Any) -> str:

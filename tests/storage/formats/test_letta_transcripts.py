@@ -72,3 +72,24 @@ def test_a_message_whose_json_holds_nan_reads_as_python_wrote_it(tmp_path: Path)
         [session] = store.sessions()
         last = store.turns(session.id)[-1]
     assert last.content == "score ready\n(returned) scored"
+
+
+def test_an_integer_past_64_bits_in_a_tool_call_is_shown_exactly(tmp_path: Path) -> None:
+    """An agent's tool argument may be a big number (an account, an order id): it is shown as
+    Letta stored it, not rounded to a float."""
+    home = build_letta_home(tmp_path)
+    db = home / ".letta" / "sqlite.db"
+    call = {"id": "call-9", "type": "function",
+            "function": {"name": "refund", "arguments": {"order": 123456789012345678901234567890}}}
+    con = sqlite3.connect(db)
+    con.execute(
+        "INSERT INTO messages (id, agent_id, role, content, tool_calls, sequence_id, created_at) "
+        "VALUES ('msg-3', 'agent-1', 'assistant', ?, ?, 3, '2026-11-19 10:00:03')",
+        (json.dumps([{"type": "text", "text": "Refunding."}]), json.dumps([call])),
+    )
+    con.commit()
+    con.close()
+    with open_store(home / ".letta", read_only=True) as store:
+        [session] = store.sessions()
+        last = store.turns(session.id)[-1]
+    assert last.content == 'Refunding.\nrefund({"order": 123456789012345678901234567890})'
