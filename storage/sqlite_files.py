@@ -40,7 +40,7 @@ def is_sqlite_file(path: Path) -> bool:
 
 
 def _is_sqlite_file(path: Path) -> bool:
-    return database_head(os.fspath(path), len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    return _is_database(database_head(os.fspath(path), len(SQLITE_MAGIC)))
 
 
 def sqlite_uri(path: Path | str, query: str = "", *, real: bool = False) -> str:
@@ -69,13 +69,14 @@ def file_state(path: Path | str, *, real: bool = False) -> tuple[int, ...] | Non
 
 class FileLook(NamedTuple):
     """One look at a SQLite file by its real path: its stat, its -wal's (None when there is
-    none) and its header, for every question an open asks of them (file_state, whether it is a
-    database) without a second system call."""
+    none), whether its header is a database's and its file_state, for every question an open
+    asks of them without a second system call."""
 
     real: str
     stat: os.stat_result
     wal: os.stat_result | None
-    header: bytes | None  # the first 28 bytes (None: not a regular file, or unreadable)
+    is_sqlite: bool
+    state: tuple[int, ...]
 
     @classmethod
     def at(cls, real: str) -> FileLook | None:
@@ -84,23 +85,18 @@ class FileLook(NamedTuple):
             st = os.stat(real)
         except OSError:
             return None
+        header = database_head(real, 28, st)  # None: not a regular file, or unreadable
+        state: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(header, 24, 28))
         try:
-            wal: os.stat_result | None = os.stat(real + "-wal")
+            wal = os.stat(real + "-wal")
         except OSError:
-            wal = None
-        return cls(real, st, wal, database_head(real, 28, st))
+            return cls(real, st, None, _is_database(header), state)
+        state = (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(real + "-wal", wal), 12, 24))
+        return cls(real, st, wal, _is_database(header), state)
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.header is not None and self.header[: len(SQLITE_MAGIC)] == SQLITE_MAGIC
 
-    @property
-    def state(self) -> tuple[int, ...]:
-        st, wal = self.stat, self.wal
-        state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, _header_int(self.header, 24, 28))
-        if wal is None:
-            return state
-        return (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(self.real + "-wal", wal), 12, 24))
+def _is_database(header: bytes | None) -> bool:
+    return header is not None and header[: len(SQLITE_MAGIC)] == SQLITE_MAGIC
 
 
 def _wal_head(name: str, st: os.stat_result) -> bytes | None:

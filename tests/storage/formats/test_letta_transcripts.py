@@ -52,44 +52,40 @@ def test_turns_show_tool_calls_what_tools_returned_and_the_reply_sent_through_a_
     assert [t.role for t in turns] == ["user", "assistant", "assistant", "tool", "assistant", "tool"]
 
 
-def test_a_message_whose_json_holds_nan_reads_as_python_wrote_it(tmp_path: Path) -> None:
-    """Letta's JSON columns are written by Python's json (SQLAlchemy's JSON type), which writes a
-    float NaN as a bare NaN: strict parsers refuse it, the turn must not lose its text for it."""
+def _last_turn_after(tmp_path: Path, role: str, columns: dict[str, str], added: str | None = None) -> str:
+    """The content of the last turn once a message (its JSON columns as given) follows the
+    fixture's conversation; added: a JSON column the fixture's messages table lacks."""
     home = build_letta_home(tmp_path)
-    db = home / ".letta" / "sqlite.db"
-    con = sqlite3.connect(db)
-    con.execute("ALTER TABLE messages ADD COLUMN tool_returns JSON")
-    returns = json.dumps([{"status": "success", "func_response": "scored", "score": float("nan")}])
-    assert "NaN" in returns
+    con = sqlite3.connect(home / ".letta" / "sqlite.db")
+    if added:
+        con.execute(f"ALTER TABLE messages ADD COLUMN {added} JSON")
     con.execute(
-        "INSERT INTO messages (id, agent_id, role, content, tool_returns, sequence_id, created_at) "
-        "VALUES ('msg-3', 'agent-1', 'tool', ?, ?, 3, '2026-11-19 10:00:03')",
-        (json.dumps([{"type": "text", "text": "score ready", "confidence": float("nan")}]), returns),
+        f"INSERT INTO messages (id, agent_id, role, sequence_id, created_at, {', '.join(columns)}) "
+        f"VALUES ('msg-3', 'agent-1', ?, 3, '2026-11-19 10:00:03', {', '.join('?' * len(columns))})",
+        (role, *columns.values()),
     )
     con.commit()
     con.close()
     with open_store(home / ".letta", read_only=True) as store:
         [session] = store.sessions()
-        last = store.turns(session.id)[-1]
-    assert last.content == "score ready\n(returned) scored"
+        return store.turns(session.id)[-1].content
+
+
+def test_a_message_whose_json_holds_nan_reads_as_python_wrote_it(tmp_path: Path) -> None:
+    """Letta's JSON columns are written by Python's json (SQLAlchemy's JSON type), which writes a
+    float NaN as a bare NaN: strict parsers refuse it, the turn must not lose its text for it."""
+    returns = json.dumps([{"status": "success", "func_response": "scored", "score": float("nan")}])
+    assert "NaN" in returns
+    content = json.dumps([{"type": "text", "text": "score ready", "confidence": float("nan")}])
+    last = _last_turn_after(tmp_path, "tool", {"content": content, "tool_returns": returns}, added="tool_returns")
+    assert last == "score ready\n(returned) scored"
 
 
 def test_an_integer_past_64_bits_in_a_tool_call_is_shown_exactly(tmp_path: Path) -> None:
     """An agent's tool argument may be a big number (an account, an order id): it is shown as
     Letta stored it, not rounded to a float."""
-    home = build_letta_home(tmp_path)
-    db = home / ".letta" / "sqlite.db"
     call = {"id": "call-9", "type": "function",
             "function": {"name": "refund", "arguments": {"order": 123456789012345678901234567890}}}
-    con = sqlite3.connect(db)
-    con.execute(
-        "INSERT INTO messages (id, agent_id, role, content, tool_calls, sequence_id, created_at) "
-        "VALUES ('msg-3', 'agent-1', 'assistant', ?, ?, 3, '2026-11-19 10:00:03')",
-        (json.dumps([{"type": "text", "text": "Refunding."}]), json.dumps([call])),
-    )
-    con.commit()
-    con.close()
-    with open_store(home / ".letta", read_only=True) as store:
-        [session] = store.sessions()
-        last = store.turns(session.id)[-1]
-    assert last.content == 'Refunding.\nrefund({"order": 123456789012345678901234567890})'
+    content = json.dumps([{"type": "text", "text": "Refunding."}])
+    last = _last_turn_after(tmp_path, "assistant", {"content": content, "tool_calls": json.dumps([call])})
+    assert last == 'Refunding.\nrefund({"order": 123456789012345678901234567890})'
