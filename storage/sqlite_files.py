@@ -1,6 +1,6 @@
 """Any SQLite file, whichever program wrote it (a tool's database as much as memory.db): what is
-one, its change token, read-only connections, SQLAlchemy engines and write transactions, and
-SQLite errors turned into user messages."""
+one, its change token, read-only connections, and SQLite errors turned into user messages (the
+engines memory.db is written through: sqlite_engine.py)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,13 @@ import stat
 import sys
 import threading
 import urllib.parse
-import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from .detect.looks import looked
 from .errors import LockedError, StoreError, StoreFileError, UnreadableStoreError
 from .sqlite_heads import SQLITE_MAGIC, database_head
-
-if TYPE_CHECKING:  # SQLAlchemy loads with the first engine: reading a markdown or Chroma store needs none
-    from sqlalchemy.engine import Connection, Engine
 
 # How long a statement waits for another program's lock before giving up: long beside an agent's
 # writes (milliseconds), short enough that a database held locked is reported within seconds.
@@ -286,12 +282,9 @@ def checkpoint_held_off(path: Path) -> Iterator[None]:
             guard.close()
 
 
-_CHANGED: weakref.WeakSet[Engine] = weakref.WeakSet()
-
-
-def has_changed_rows(engine: Engine) -> bool:
-    """Whether a transaction of engine's committed a change to a row."""
-    return engine in _CHANGED
+def read_only_connections(path: Path | str, timeout: float = BUSY_TIMEOUT) -> Callable[[], sqlite3.Connection]:
+    """What makes read-only connections to path, one per call (see _ReadOnlyConnections)."""
+    return _ReadOnlyConnections(path, timeout)
 
 
 def read_only_connection(
@@ -409,7 +402,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
 
 class SqliteConnector:
     """New connections to one SQLite file for reading, set up as an engine's are (autocommit,
-    a busy timeout, ln and pow), without SQLAlchemy: a read-only open that only reads needs
+    a busy timeout, ln and pow), held by a reader: a read-only open that only reads needs
     no engine. read_only: connections that write no byte (see _ReadOnlyConnections); else
     query-only connections to a file this process writes through its engine."""
 
@@ -425,7 +418,8 @@ class SqliteConnector:
     def __call__(self) -> sqlite3.Connection:
         con = self.opener()
         try:
-            _set_up(con, read_only=True, wal=False)
+            con.isolation_level = None
+            ensure_math_functions(con)
         except BaseException:
             con.close()
             raise
@@ -440,131 +434,10 @@ def _query_only_connection(path: Path) -> sqlite3.Connection:
     return con
 
 
-def _set_up(dbapi_conn: sqlite3.Connection, *, read_only: bool, wal: bool) -> None:
-    # The driver would begin a transaction only at the first write, after the reads a
-    # conflict check makes; SQLAlchemy's "begin" (sqlite_engine) opens it instead.
-    # (The busy timeout is the driver's: every connection here is made with timeout=BUSY_TIMEOUT.)
-    dbapi_conn.isolation_level = None
-    if not read_only:
-        dbapi_conn.execute("PRAGMA foreign_keys = ON")
-        # What a write removes (an edited text, a deleted row, an index segment merged away) is
-        # zeroed in the file, not left in its free space: a purge means gone (SQLite builds
-        # differ in the default).
-        dbapi_conn.execute("PRAGMA secure_delete = ON")
-        # every cell of a page a write reads is checked: damage there is SQLITE_CORRUPT, not spread
-        dbapi_conn.execute("PRAGMA cell_size_check = ON")
-        if wal:
-            dbapi_conn.execute("PRAGMA journal_mode = WAL")
-            dbapi_conn.execute("PRAGMA synchronous = NORMAL")
-    _ensure_math_functions(dbapi_conn)
-
-
-def sqlite_engine(
-    path: Path, *, read_only: bool = False, wal: bool = True, creator: Callable[[], sqlite3.Connection] | None = None
-) -> Engine:
-    """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions.
-    creator: where a read-only engine gets its connections (a SqliteConnector's opener),
-    so that it and the connector count the same open connections."""
-    from sqlalchemy import create_engine, event
-    from sqlalchemy.exc import DisconnectionError
-    from sqlalchemy.pool import QueuePool
-
-    path = Path(path)
-    # A small pool: a new connection reads the schema again and starts with a cold page cache
-    # (milliseconds per call on a big file). An idle SQLite connection holds no lock, so pooled
-    # ones do not stand in an agent's way; close() (dispose) closes them.
-    pooling: dict[str, Any] = {"poolclass": QueuePool, "pool_size": 2, "max_overflow": -1}
-    if read_only:
-        engine = create_engine("sqlite://", creator=creator or _ReadOnlyConnections(path, BUSY_TIMEOUT), **pooling)
-    else:
-        # Connections made here, not from a URL: a "?" in a folder's name would start its query.
-        name = os.fspath(path.resolve())
-        engine = create_engine(
-            "sqlite://",
-            creator=lambda: sqlite3.connect(name, timeout=BUSY_TIMEOUT, check_same_thread=False),
-            **pooling,
-        )
-
-    @event.listens_for(engine, "checkout")
-    def _on_checkout(_dbapi_conn: sqlite3.Connection, record: Any, _proxy: object) -> None:
-        # A pooled connection reads the file it opened: if another program replaced the file
-        # since, that connection is dropped and a new one opens the file there now.
-        if record.info.get("file") != file_identity(path):
-            raise DisconnectionError("the database file was replaced")
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-        _record.info["file"] = file_identity(path)
-        _set_up(dbapi_conn, read_only=read_only, wal=wal)
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.info["changes"] = conn.connection.dbapi_connection.total_changes  # type: ignore[union-attr]
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(IMMEDIATE) else "BEGIN")
-
-    @event.listens_for(engine, "commit")
-    def _on_commit(conn: Connection) -> None:
-        if conn.connection.dbapi_connection.total_changes != conn.info.get("changes"):  # type: ignore[union-attr]
-            _CHANGED.add(engine)
-
-    return engine
-
-
-IMMEDIATE = "mnemoscope_immediate"
-
-
-def empty_wal(engine: Engine, path: Path) -> list[str]:
-    """Fold path's -wal into the file and empty it (a checkpoint that truncates it), so that no page
-    a write replaced (a purged row's, an index segment's) stays in it; a database not in WAL mode
-    has none. What could not be done, as notes (another program reading the file holds the
-    -wal's frames until it is done: the next checkpoint empties it)."""
-    raw = engine.raw_connection()
-    try:
-        with friendly_errors(path):
-            dbapi = raw.driver_connection
-            assert dbapi is not None
-            (mode,) = dbapi.execute("PRAGMA journal_mode").fetchone()
-            if str(mode).lower() != "wal":
-                return []
-            busy, _frames, _copied = dbapi.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    finally:
-        raw.close()
-    if busy:
-        return [f"{Path(path).name}-wal could not be emptied now: another program is reading {Path(path).name}. "
-                "It is emptied at the next checkpoint (when the last program using the file closes it)."]
-    return []
-
-
-@contextlib.contextmanager
-def write_transaction(engine: Engine, after_commit: Callable[[Connection], None] | None = None) -> Iterator[Connection]:
-    """A transaction that holds SQLite's write lock from its first statement, so what it
-    reads (a conflict check) cannot change before it writes (BEGIN IMMEDIATE). after_commit:
-    run on the connection once the transaction committed, before another may take it."""
-    with engine.connect() as conn:
-        conn.execution_options(**{IMMEDIATE: True})
-        with conn.begin():
-            yield conn
-        if after_commit is not None:
-            after_commit(conn)
-
-
-@contextlib.contextmanager
-def rehearsal(engine: Engine) -> Iterator[Connection]:
-    """A write_transaction that is always rolled back: whether its writes would succeed, and
-    nothing written."""
-    with engine.connect() as conn:
-        conn.execution_options(**{IMMEDIATE: True})
-        transaction = conn.begin()
-        try:
-            yield conn
-        finally:
-            transaction.rollback()
-
-
 _BUILT_IN_MATH: list[bool] = []  # whether this process's SQLite has ln and pow, once known
 
 
-def _ensure_math_functions(dbapi_conn: sqlite3.Connection) -> None:
+def ensure_math_functions(dbapi_conn: sqlite3.Connection) -> None:
     if not _BUILT_IN_MATH:
         try:
             dbapi_conn.execute("SELECT ln(1.0), pow(2.0, 2.0)")
@@ -588,10 +461,18 @@ def friendly_errors(path: Path) -> Iterator[None]:
             f"{Path(path).name} holds text that is not UTF-8 (a corrupt page?); it cannot be read."
         ) from None
     except Exception as exc:
-        sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")  # no engine, no SQLAlchemy error
-        if sqlalchemy_errors is None or not isinstance(exc, sqlalchemy_errors.DBAPIError):
+        if not is_database_error(exc):
             raise
-        raise sqlite_error(path, exc.orig if exc.orig is not None else exc) from exc
+        raise sqlite_error(path, getattr(exc, "orig", None) or exc) from exc
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """Whether exc is the database's own error: sqlite3's, or one SQLAlchemy wrapped (a test's
+    own engine); SQLAlchemy is not imported to ask."""
+    if isinstance(exc, sqlite3.Error):
+        return True
+    sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")
+    return sqlalchemy_errors is not None and isinstance(exc, sqlalchemy_errors.DBAPIError)
 
 
 def sqlite_error(path: Path, exc: BaseException) -> StoreError:

@@ -25,7 +25,8 @@ from ..timeutil import parse_time, to_iso, utcnow
 from .redaction import Purge, purged_snapshot
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine
+    from ..sqlite_engine import AnyConnection as Connection
+    from ..sqlite_engine import AnyEngine as Engine
 
 _T = TypeVar("_T")
 
@@ -87,7 +88,8 @@ class Journal:
                 if not create or read_only:
                     return None
                 db_path.parent.mkdir(parents=True, exist_ok=True)
-            from ..sqlite_files import friendly_errors, sqlite_engine
+            from ..sqlite_engine import sqlite_engine
+            from ..sqlite_files import friendly_errors
             from . import tables
 
             if read_only:
@@ -274,7 +276,7 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None or engine.dialect.name != "sqlite":
             return []
-        from ..sqlite_files import empty_wal
+        from ..sqlite_engine import empty_wal
 
         return empty_wal(engine, self.label)
 

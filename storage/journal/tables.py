@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, Table, Text, text
-from sqlalchemy.engine import Connection
+
+from ..sqlite_engine import AnyConnection as Connection
 
 JOURNAL_VERSION = 3
 VERSION_KEY = "journal_version"
@@ -116,11 +117,14 @@ def migrate(conn: Connection) -> int:
             "Upgrade Mnemoscope to open it."
         )
     if found < JOURNAL_VERSION:
-        if found == 0:
-            _create(conn)
-        else:
-            for version in range(found, JOURNAL_VERSION):
-                MIGRATIONS[version](conn)
-        conn.execute(meta.delete().where(meta.c.key == VERSION_KEY))
-        conn.execute(meta.insert().values(key=VERSION_KEY, value=str(JOURNAL_VERSION)))
+        from ..sqlite_engine import sqlalchemy_connection
+
+        with sqlalchemy_connection(conn) as lent:
+            if found == 0:
+                _create(lent)
+            else:
+                for version in range(found, JOURNAL_VERSION):
+                    MIGRATIONS[version](lent)
+            lent.execute(meta.delete().where(meta.c.key == VERSION_KEY))
+            lent.execute(meta.insert().values(key=VERSION_KEY, value=str(JOURNAL_VERSION)))
     return found

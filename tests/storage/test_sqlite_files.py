@@ -1,5 +1,5 @@
 """sqlite_files.py, on real SQLite files: what is one, read-only connections that write no byte,
-engines and write transactions, SQLite's errors as one sentence. And SQLite files reached by
+write transactions, SQLite's errors as one sentence. And SQLite files reached by
 awkward paths: a folder whose name holds a URI's "#" or "?", and a
 database opened through a symlink (SQLite names its -wal after the file the link resolves to)."""
 
@@ -15,7 +15,6 @@ from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.errors import LockedError, StoreFileError, UnreadableStoreError
 from mnemoscope.storage.sqlite_files import (
     FileLook,
-    empty_wal,
     file_state,
     files_token,
     friendly_errors,
@@ -24,10 +23,7 @@ from mnemoscope.storage.sqlite_files import (
     peek_schema,
     read_only_connection,
     read_only_rows,
-    rehearsal,
-    sqlite_engine,
     sqlite_error,
-    write_transaction,
     writing,
 )
 
@@ -194,61 +190,6 @@ def test_a_read_only_connection_writes_no_byte_and_the_token_moves_on_a_write(tm
         con.execute("INSERT INTO t VALUES (2)")
     assert files_token(db) != token
     assert read_only_rows(db, "SELECT count(*) FROM t") == [(2,)]
-
-
-def test_an_engine_commits_a_write_transaction_and_rolls_back_a_rehearsal(tmp_path: Path) -> None:
-    from sqlalchemy import text
-
-    db = _database(tmp_path / "x.db")
-    engine = sqlite_engine(db)
-    try:
-        with rehearsal(engine) as conn:
-            conn.execute(text("INSERT INTO t VALUES (2)"))
-        with write_transaction(engine) as conn:
-            conn.execute(text("INSERT INTO t VALUES (3)"))
-            assert conn.execute(text("SELECT ln(1.0)")).scalar() == 0.0  # math functions on any SQLite
-        with pytest.raises(UnreadableStoreError, match="does not have the expected tables"), friendly_errors(db):
-            with engine.connect() as conn:
-                conn.execute(text("SELECT * FROM missing"))
-    finally:
-        engine.dispose()
-    assert read_only_rows(db, "SELECT v FROM t ORDER BY v") == [(1,), (3,)]
-
-
-def test_writes_zero_what_they_remove_and_empty_wal_leaves_no_frame_behind(tmp_path: Path) -> None:
-    """A purge relies on both: a removed value is zeroed in the file (secure_delete, whatever the
-    SQLite build's default), and the -wal, emptied, keeps no older page."""
-    from sqlalchemy import text
-
-    db = _database(tmp_path / "x.db")
-    secret = "a text to forget " * 40
-    engine = sqlite_engine(db)
-    try:
-        with write_transaction(engine) as conn:
-            assert conn.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
-            conn.execute(text("CREATE TABLE s (v TEXT)"))
-            conn.execute(text("INSERT INTO s VALUES (:v)"), {"v": secret})
-        reader = sqlite3.connect(db)  # another program holds the file open: the -wal stays
-        try:
-            reader.execute("SELECT count(*) FROM s").fetchall()
-            with write_transaction(engine) as conn:
-                conn.execute(text("DELETE FROM s"))
-            assert secret.encode() in Path(f"{db}-wal").read_bytes()
-            assert empty_wal(engine, db) == []
-            assert Path(f"{db}-wal").stat().st_size == 0
-            assert secret.encode() not in db.read_bytes()
-            reader.execute("BEGIN")
-            reader.execute("SELECT count(*) FROM s").fetchall()  # a read that holds its snapshot
-            with write_transaction(engine) as conn:
-                conn.execute(text("INSERT INTO s VALUES ('x')"))
-            [note] = empty_wal(engine, db)
-            assert "x.db-wal could not be emptied now" in note
-        finally:
-            reader.close()
-    finally:
-        engine.dispose()
-    with writing(db) as con:
-        assert con.execute("PRAGMA secure_delete").fetchone()[0] == 1
 
 
 def test_sqlite_errors_become_one_sentence_naming_the_file(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, update
-from sqlalchemy.engine import Connection
 
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import Layer, Memory, Relation, RelationType, Status, parse_status
@@ -31,6 +30,7 @@ from ...source import (
     Snapshot,
     same_record,
 )
+from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import parse_time
 from . import schema
 from .reads import NativeReads

@@ -19,8 +19,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
-
+from ...sqlite_files import is_database_error
 from .schema import FTS_INSERT_TRIGGER
 
 FTS_TABLE = "memories_fts"
@@ -157,7 +156,9 @@ def index_consistent(conn: Any) -> bool:
                 conn.exec_driver_sql(f"INSERT INTO temp.{_COPY}{part} SELECT * FROM main.{shadow}")
             conn.exec_driver_sql(f"INSERT INTO temp.{_COPY}({_COPY}, rank) VALUES ('integrity-check', 1)")
         return True
-    except DBAPIError:
+    except Exception as exc:
+        if not is_database_error(exc):
+            raise
         return False
     finally:
         with _temp_tables(conn):

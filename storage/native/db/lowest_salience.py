@@ -22,9 +22,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, select, union
-from sqlalchemy.engine import Connection
 
 from ...model import Status
+from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import as_utc, parse_time
 from . import schema
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import Connection
-
 from ...errors import UnreadableStoreError
+from ...sqlite_engine import AnyConnection as Connection
 
 SCRIPTS = Path(__file__).with_name("migrations")
 

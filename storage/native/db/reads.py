@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
-from sqlalchemy.engine import Connection, Engine
 
 from ...lazy_page import LazyPage
 from ...model import (
@@ -35,6 +34,8 @@ from ...model import (
 from ...query import MemoryQuery, Order, sort_key
 from ...salience import PromotionThresholds
 from ...source import Capabilities, Snapshot, page_after_by_key
+from ...sqlite_engine import AnyConnection as Connection
+from ...sqlite_engine import AnyEngine as Engine
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .graph import GraphReads

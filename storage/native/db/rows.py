@@ -14,13 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, type_coerce
-from sqlalchemy.engine import Connection
 from sqlalchemy.types import NullType
 
 from ...errors import NotFoundError
 from ...model import Kind, Layer, Memory, Provenance, Relation, SourceRef, Status, parse_layer, parse_status
 from ...query import Order
 from ...source import Snapshot
+from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 

@@ -26,9 +26,9 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.engine import Connection
 
 from ...journal import tables as journal_tables
+from ...sqlite_engine import AnyConnection as Connection
 
 SCHEMA_VERSION = 5
 # The oldest version a read-only open reads as it is (the versions after it add indexes, and the
@@ -315,9 +315,11 @@ def migrate(conn: Connection) -> int:
     found = read_version(conn)
     check_not_newer(found, "memory.db" if conn.dialect.name == "sqlite" else "The database")
     if found != SCHEMA_VERSION:
+        from ...sqlite_engine import sqlalchemy_connection
         from .migrate import upgrade
 
-        upgrade(conn, found)
+        with sqlalchemy_connection(conn) as lent:
+            upgrade(lent, found)
         conn.execute(
             text(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', :v) "

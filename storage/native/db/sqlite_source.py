@@ -14,32 +14,33 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sqlalchemy import Integer, func
-from sqlalchemy.engine import Connection, Engine
-
 from ...errors import ConflictError, StoreFileError, UnreadableStoreError
 from ...model import Memory
 from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import Change, Snapshot, same_record
+from ...sqlite_engine import AnyConnection as Connection
+from ...sqlite_engine import (
+    SqliteEngine,
+    empty_wal,
+    has_changed_rows,
+    rehearsal,
+    sqlite_engine,
+    write_transaction,
+)
 from ...sqlite_files import (
     PROBE_TIMEOUT,
     FileLook,
     Schema,
     SqliteConnector,
     checkpoint_held_off,
-    empty_wal,
     file_state,
     files_token,
     friendly_errors,
-    has_changed_rows,
     in_wal_mode,
     peek_schema,
     read_only_connection,
     read_only_rows,
-    rehearsal,
-    sqlite_engine,
     sqlite_error,
-    write_transaction,
 )
 from ...timeutil import to_iso, utcnow
 from . import fts, fts_search, schema
@@ -56,7 +57,7 @@ class SqliteSource(NativeDb):
     """The native memory.db of a workspace: its reads run on held sqlite3 connections (see
     reading), its writes through SQLAlchemy."""
 
-    def __init__(self, db_path: Path, *, read_only: bool, engine: Engine | None = None,
+    def __init__(self, db_path: Path, *, read_only: bool, engine: SqliteEngine | None = None,
                  schema_version: int | None = None, found_wal: bool = False,
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
                  intact: bool | tuple[str, list[object]] | None = False) -> None:
@@ -93,7 +94,7 @@ class SqliteSource(NativeDb):
         self._stored_as_bound = StoredAsBound()
 
     @property
-    def engine(self) -> Engine:
+    def engine(self) -> SqliteEngine:
         """The SQLAlchemy engine for writes and the journal, made on first use. Its first
         connection switches a rollback-journal file to WAL and rolls a hot journal back: writes,
         so that a file not in WAL mode already is checked intact first (ensure_intact)."""
@@ -289,6 +290,8 @@ class SqliteSource(NativeDb):
         return effective_salience_sql(rate, boost, at)
 
     def salience_bucket(self, effective: Any, bins: int) -> Any:
+        from sqlalchemy import Integer, func
+
         return func.min(func.cast(effective * bins, Integer), bins - 1)
 
     def effective_salience_key_sql(self, ln_rate: float, boost: float) -> str:
@@ -479,6 +482,8 @@ def _check_inside(db_path: Path, real: str) -> None:
 
 def effective_salience_sql(rate: float, boost: float, at: datetime) -> Any:
     """effective salience computed by SQLite, matching SalienceModel.effective_raw."""
+    from sqlalchemy import func
+
     m = schema.memories.c
     days = func.max(func.julianday(to_iso(at)) - func.julianday(m.last_accessed), 0.0)
     raw = m.salience * func.pow(rate, days) * (1.0 + boost * func.ln(1.0 + m.access_count))
