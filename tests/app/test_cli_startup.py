@@ -166,10 +166,30 @@ def test_a_markdown_workspace_never_loads_sqlalchemy(markdown_only: Path) -> Non
 
 def test_info_on_a_memory_db_makes_no_engine(sqlite_only: Path) -> None:
     """What every open reads (settings, unfinished steps) and what info counts (tables, the
-    journal) go through the store's own sqlite3 connection: no SQLAlchemy engine, whose
-    dialect alone costs an `info` a tenth of its time."""
-    run = loaded_after(RUN_MAIN.format(argv=["info", str(sqlite_only), "--json"]) + """
-assert "sqlalchemy.dialects.sqlite" not in sys.modules, "an engine was made"
+    journal) go through the store's own sqlite3 connection: no engine (a pool of writable
+    connections, each set up for writing) is made."""
+    run = loaded_after("""
+import mnemoscope.storage.sqlite_engine as engines
+made = []
+_init = engines.SqliteEngine.__init__
+engines.SqliteEngine.__init__ = lambda self, *a, **k: (made.append(a[0]), _init(self, *a, **k))[1]
+""" + RUN_MAIN.format(argv=["info", str(sqlite_only), "--json"]) + """
+assert made == [], made
 """)
     info = json.loads(run["stdout"])
     assert info["journal"]["entries"] >= 0 and info["tables"]["memories"] == info["total"] > 0
+
+
+def test_rm_and_undo_on_a_memory_db_never_load_sqlalchemy(sqlite_only: Path) -> None:
+    """memory.db's writes and its journal go through sqlite3 (storage/sqlite_engine.py): `rm ID`
+    and `undo`, which a person runs one at a time, do not pay for importing SQLAlchemy (a quarter
+    of a second here, more than the step itself)."""
+    con = sqlite3.connect(sqlite_only / "memory.db")
+    (victim,) = con.execute("SELECT id FROM memories WHERE status = 'active' LIMIT 1").fetchone()
+    con.close()
+    for argv in (["rm", str(sqlite_only), victim], ["undo", str(sqlite_only)], ["rm", str(sqlite_only), victim]):
+        run = loaded_after(RUN_MAIN.format(argv=argv))
+        assert "sqlalchemy" not in run["heavy"], (argv, run["heavy"])
+    con = sqlite3.connect(sqlite_only / "memory.db")
+    assert con.execute("SELECT status FROM memories WHERE id = ?", (victim,)).fetchone() == ("deleted",)
+    con.close()

@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, update
-
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
 from ...model import Layer, Memory, Relation, RelationType, Status, parse_status
 from ...source import (
@@ -32,15 +30,12 @@ from ...source import (
 )
 from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import parse_time
-from . import schema
 from .reads import NativeReads
 from .rows import (
     RELATION_PREFIX,
     SCRATCH_PREFIX,
-    as_stored,
     json_dict,
     new_id,
-    read_row,
     relation_row,
     same_json,
     scratch_key,
@@ -61,20 +56,25 @@ class NativeChanges(NativeReads):
     def owns(self, record_id: str) -> bool:
         return not record_id.startswith(("md:", "vec:"))
 
-    def _row_for(self, record_id: str) -> tuple[Any, Any]:
-        """The table a record id names and the condition that selects its row."""
+    def _row_for(self, record_id: str) -> tuple[str, str, tuple[str, ...]]:
+        """The table a record id names, the condition that selects its row, and its values."""
+        mark = self._mark
         if record_id.startswith(SCRATCH_PREFIX):
-            session_id, key = scratch_key(record_id)
-            sp = schema.scratchpad.c
-            return schema.scratchpad, and_(sp.session_id == session_id, sp.key == key)
+            return "scratchpad", f"session_id = {mark} AND key = {mark}", scratch_key(record_id)
         if record_id.startswith(RELATION_PREFIX):
-            return schema.relations, schema.relations.c.id == record_id[len(RELATION_PREFIX) :]
-        return schema.memories, schema.memories.c.id == record_id
+            return "relations", f"id = {mark}", (record_id[len(RELATION_PREFIX) :],)
+        return "memories", f"id = {mark}", (record_id,)
+
+    def _read_row(self, conn: Connection, record_id: str, *, lock: bool = False) -> Snapshot | None:
+        """The row record_id names, every column as the driver returns it (as read_records reads
+        memories); with lock, held against other writers until the transaction ends."""
+        table, where, key = self._row_for(record_id)
+        row = conn.exec_driver_sql(f"SELECT * FROM {table} WHERE {where}" + (self._lock_rows if lock else ""), key).first()
+        return dict(row._mapping) if row else None
 
     def read_record(self, record_id: str) -> Snapshot | None:
-        table, where = self._row_for(record_id)
         with self.errors(), self.engine.connect() as conn:
-            return read_row(conn, table, where)
+            return self._read_row(conn, record_id)
 
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
@@ -119,22 +119,28 @@ class NativeChanges(NativeReads):
     def _write_row(
         self, conn: Connection, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
-        table, where = self._row_for(record_id)
-        current = read_row(conn, table, where, lock=True)
+        current = self._read_row(conn, record_id, lock=True)
         if not same_record(current, expected):
             raise ConflictError(
                 f"{record_id} changed since it was read (another writer touched it); "
                 "nothing was written. Reload and try again."
             )
+        # driver SQL, values bound as they were read: a row another program wrote text into a
+        # number column of is written back as it was, not converted or refused
+        table, where, key = self._row_for(record_id)
+        mark = self._mark
         if new is None:
-            conn.execute(delete(table).where(where))
+            conn.exec_driver_sql(f"DELETE FROM {table} WHERE {where}", key)
         elif current is None:
-            conn.execute(insert(table).values(as_stored(new)))
+            columns = ", ".join(_quoted(n) for n in new)
+            conn.exec_driver_sql(f"INSERT INTO {table} ({columns}) VALUES ({', '.join([mark] * len(new))})",
+                                 tuple(new.values()))
         else:
             changed = {name: value for name, value in new.items() if name not in current or current[name] != value}
             if changed:
-                conn.execute(update(table).where(where).values(as_stored(changed)))
-        return read_row(conn, table, where)
+                assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in changed)
+                conn.exec_driver_sql(f"UPDATE {table} SET {assignments} WHERE {where}", (*changed.values(), *key))
+        return self._read_row(conn, record_id)
 
     def _write_rows(self, conn: Connection, changes: Sequence[Change]) -> list[Change]:
         """The changes written in conn's transaction, in their order: each run of memories rows
@@ -269,7 +275,7 @@ class NativeChanges(NativeReads):
                     stored[change.record] = change.after if now.keys() == change.after.keys() else {**now, **changed}
                 else:
                     stored = None
-        # driver SQL: nothing to compile, values bound as they were read (see rows.as_stored)
+        # driver SQL: nothing to compile, values bound as they were read (see _write_row)
         for names, values in inserts.items():
             columns = ", ".join(_quoted(n) for n in names)
             conn.exec_driver_sql(f"INSERT INTO memories ({columns}) VALUES ({', '.join([mark] * len(names))})", values)

@@ -19,14 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Select, select, union
+from typing import TYPE_CHECKING, Any
 
 from ...model import Status
 from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import as_utc, parse_time
 from . import schema
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
 
 FIRST_ROUND = 500  # candidates per index in the first round; x10 each round after
 LAST_ROUND = 50_000
@@ -40,6 +41,8 @@ def lowest_rows(
     """The active rows of least effective salience, weakest first (then by id), as the whole-store
     ``ORDER BY effective, id LIMIT limit`` returns them, and the number of candidates it took
     (0: the whole store was ordered). effective: the database's expression for it."""
+    from sqlalchemy import select
+
     if limit <= 0:
         return [], 0
     m = schema.memories.c
@@ -59,6 +62,8 @@ def lowest_rows(
 
 
 def _round(conn: Connection, effective: Any, active: Any, limit: int, k: int) -> tuple[list[Any], tuple[Any, Any] | None]:
+    from sqlalchemy import select, union
+
     m = schema.memories.c
     by_salience = select(m.id).where(active).order_by(m.salience, m.id).limit(k).subquery()
     by_access = select(m.id).where(active).order_by(m.last_accessed, m.id).limit(k).subquery()
@@ -74,6 +79,8 @@ def _round(conn: Connection, effective: Any, active: Any, limit: int, k: int) ->
 
 
 def _kth(column: Any, active: Any, k: int) -> Select[Any]:
+    from sqlalchemy import select
+
     return select(column).where(active).order_by(column, schema.memories.c.id).offset(k - 1).limit(1)
 
 

@@ -69,7 +69,7 @@ class PostgresSource(NativeDb):
         self._secret = secret
         self._read_only = read_only
         self.schema_version = schema_version
-        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name in nullable}
+        self._nullable_orders = {order for order, column in ORDER_COLUMNS.items() if column in nullable}
         self._positions = Positions(self.change_token)
 
     @classmethod

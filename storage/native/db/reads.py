@@ -1,8 +1,10 @@
 """Reading the native tables on any database (see tables.py): the Source protocol's reads of
-memories, and the sessions, scratchpad, graph and salience an agent's memory holds, through
-SQLAlchemy Core or through SQL the subclass's DB-API connection runs (``reading()``, with its
-driver's placeholder ``_mark``). A subclass supplies the connections, the errors' wording, the
-change token, keyword search, time bins and effective salience in its database's own SQL."""
+memories, and the sessions, scratchpad, graph and salience an agent's memory holds, through SQL
+the subclass's DB-API connection runs (``reading()``, with its driver's placeholder ``_mark``), or
+through SQLAlchemy Core where a read is rarer than the import (imported in the method: a command
+that pages, gets or writes rows never loads it). A subclass supplies the connections, the errors'
+wording, the change token, keyword search, time bins and effective salience in its database's own
+SQL."""
 
 from __future__ import annotations
 
@@ -12,8 +14,6 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-
-from sqlalchemy import and_, func, or_, select
 
 from ...lazy_page import LazyPage
 from ...model import (
@@ -237,7 +237,7 @@ class NativeReads(GraphReads):
             sql, params = self._ordered(query, bound)
             names, rows = self._fetch(conn, f"{sql} LIMIT {self._mark} OFFSET {self._mark}", (*params, limit, offset))
         if start is not None and rows:
-            at, id_at = names.index(ORDER_COLUMNS[query.order].name), names.index("id")
+            at, id_at = names.index(ORDER_COLUMNS[query.order]), names.index("id")
             if before:
                 self._positions.learn(query, token, start - 1, (rows[0][at], rows[0][id_at]))
                 rows = rows[1:]
@@ -266,7 +266,7 @@ class NativeReads(GraphReads):
         if query.order is Order.EFFECTIVE_SALIENCE:
             column = self.effective_salience_key_sql(math.log(query.decay.decay_rate), query.decay.access_boost)
         else:
-            column = ORDER_COLUMNS[query.order].name
+            column = ORDER_COLUMNS[query.order]
         direction = "DESC" if query.descending else "ASC"
         past = []
         if bound is not None:
@@ -279,7 +279,7 @@ class NativeReads(GraphReads):
     def _stored_key(self, conn: Any, order: Order, memory: Memory) -> tuple[Any, str]:
         """memory's (order value, id) as this file holds it; as Mnemoscope writes it when the
         memory is not here (it comes from another source, or was deleted meanwhile)."""
-        column = ORDER_COLUMNS[order].name
+        column = ORDER_COLUMNS[order]
         rows = self._fetch(conn, f"SELECT {column} FROM memories WHERE id = {self._mark}", (memory.id,))[1]
         if rows:
             return rows[0][0], memory.id
@@ -326,10 +326,9 @@ class NativeReads(GraphReads):
         return None
 
     def _memory_row(self, memory_id: str) -> dict[str, Any] | None:
-        stmt = select(schema.memories).where(schema.memories.c.id == memory_id)
-        with self.errors(), self.engine.connect() as conn:
-            row = conn.execute(stmt).first()
-        return dict(row._mapping) if row else None
+        with self.reading() as conn:
+            names, rows = self._fetch(conn, f"SELECT * FROM memories WHERE id = {self._mark}", (memory_id,))
+        return dict(zip(names, rows[0], strict=True)) if rows else None
 
     def _memory(self, row: Any, now: datetime | None = None) -> Memory:
         """A memory from a memories row (see rows.memory_from_row)."""
@@ -381,12 +380,16 @@ class NativeReads(GraphReads):
 
     def stale_vector_ids(self) -> list[str]:
         """Memories whose vector copy no longer matches their content."""
+        from sqlalchemy import select
+
         m = schema.memories.c
         with self.errors(), self.engine.connect() as conn:
             return [r[0] for r in conn.execute(select(m.id).where(m.vector_state == "stale").order_by(m.id))]
 
     def memories_with_markdown_copies(self) -> list[tuple[str, str]]:
         """(md_file, content) of every memory that keeps a copy in workspace markdown."""
+        from sqlalchemy import select
+
         m = schema.memories.c
         stmt = select(m.md_file, m.content).where(m.md_file.is_not(None))
         with self.errors(), self.engine.connect() as conn:
@@ -394,6 +397,8 @@ class NativeReads(GraphReads):
 
     def memory_with_markdown_copy(self, md_file: str, content: str) -> str | None:
         """The memory whose markdown copy is this block of md_file, if one is."""
+        from sqlalchemy import select
+
         m = schema.memories.c
         wanted = " ".join(content.split()).casefold()
         stmt = select(m.id, m.content).where(m.md_file == md_file)
@@ -406,6 +411,8 @@ class NativeReads(GraphReads):
     # -- sessions, scratchpad, graph -------------------------------------------
 
     def sessions(self, channels: Sequence[str] = ()) -> list[Session]:
+        from sqlalchemy import func, select
+
         s, t = schema.sessions.c, schema.turns.c
         turn_count = (
             select(func.count()).where(t.session_id == s.id).correlate(schema.sessions)
@@ -427,6 +434,8 @@ class NativeReads(GraphReads):
             ]
 
     def turns(self, session_id: str, limit: int = 1000, offset: int = 0) -> list[Turn]:
+        from sqlalchemy import select
+
         t = schema.turns.c
         stmt = (
             select(schema.turns)
@@ -455,6 +464,8 @@ class NativeReads(GraphReads):
         return {str(b): int(n) for b, n in self._query(sql, params)}
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
+        from sqlalchemy import select
+
         sp = schema.scratchpad.c
         stmt = select(schema.scratchpad).order_by(sp.session_id, sp.key)
         if session_id:
@@ -471,6 +482,8 @@ class NativeReads(GraphReads):
         )
 
     def entities(self, channels: Sequence[str] = ()) -> list[Entity]:
+        from sqlalchemy import select
+
         e = schema.entities.c
         stmt = select(schema.entities).order_by(e.name)
         if channels:
@@ -495,6 +508,8 @@ class NativeReads(GraphReads):
     def relations(
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:
+        from sqlalchemy import or_, select
+
         r = schema.relations.c
         stmt = select(schema.relations).order_by(r.id)
         if types:
@@ -518,6 +533,8 @@ class NativeReads(GraphReads):
             ]
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
+        from sqlalchemy import and_, select
+
         r, m = schema.relations.c, schema.memories.c
         stmt = (
             select(schema.memories)
@@ -530,6 +547,8 @@ class NativeReads(GraphReads):
             return [self._memory(row._mapping) for row in conn.execute(stmt)]
 
     def salience_histogram(self, rate: float, boost: float, at: datetime, bins: int) -> list[int]:
+        from sqlalchemy import func, select
+
         if bins <= 0:
             return []
         bucket = self.salience_bucket(self.effective_salience(rate, boost, at), bins)

@@ -13,25 +13,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, type_coerce
-from sqlalchemy.types import NullType
-
 from ...errors import NotFoundError
 from ...model import Kind, Layer, Memory, Provenance, Relation, SourceRef, Status, parse_layer, parse_status
 from ...query import Order
-from ...source import Snapshot
-from ...sqlite_engine import AnyConnection as Connection
 from ...timeutil import parse_time, to_iso, utcnow
-from . import schema
 
 DB_NAME = "memory.db"
 RELATION_PREFIX = "relation:"
 SCRATCH_PREFIX = "scratch:"  # + JSON [session id, key]: one scratchpad row
 ORDER_COLUMNS = {
-    Order.RECENT: schema.memories.c.updated_at,
-    Order.CREATED: schema.memories.c.created_at,
-    Order.SALIENCE: schema.memories.c.salience,
-    Order.ACCESSED: schema.memories.c.last_accessed,
+    Order.RECENT: "updated_at",
+    Order.CREATED: "created_at",
+    Order.SALIENCE: "salience",
+    Order.ACCESSED: "last_accessed",
 }
 
 
@@ -242,20 +236,6 @@ def relation_row(relation: Relation) -> dict[str, Any]:
         "weight": relation.weight,
         "created_at": to_iso(relation.created_at) if relation.created_at else None,
     }
-
-
-def as_stored(values: Snapshot) -> dict[str, Any]:
-    """Values bound as they were read, without the column type's conversion: a row another
-    program wrote text into a number column of is written back as it was, not refused."""
-    return {name: type_coerce(value, NullType()) for name, value in values.items()}
-
-
-def read_row(conn: Connection, table: Any, where: Any, *, lock: bool = False) -> dict[str, Any] | None:
-    """The row where selects; with lock, held against other writers until the transaction ends
-    (SELECT ... FOR UPDATE where the database has it; SQLite's write lock holds the whole file)."""
-    statement = select(table).where(where)
-    row = conn.execute(statement.with_for_update() if lock else statement).first()
-    return dict(row._mapping) if row else None
 
 
 def row_revision(row: dict[str, Any]) -> str:

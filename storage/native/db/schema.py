@@ -1,4 +1,9 @@
-"""The native store's schema (SQLAlchemy Core), on SQLite (``memory.db``) and PostgreSQL.
+"""The native store's schema, on SQLite (``memory.db``) and PostgreSQL: its version, its tables'
+columns, full-text search, and what an open checks and migrates.
+
+The tables themselves, for SQLAlchemy Core and Alembic, are in schema_tables.py, loaded at the
+first use of a name such as ``schema.memories`` (see __getattr__): opening memory.db and writing
+rows by SQL (``rm ID``, ``undo``) never imports SQLAlchemy.
 
 Versioning: the schema version lives in the ``meta`` table (key ``schema_version``) on both
 databases, and is mirrored into SQLite's ``PRAGMA user_version`` so the file identifies itself
@@ -10,24 +15,9 @@ downgraded.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
+from typing import Any
 
-from sqlalchemy import (
-    Column,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    MetaData,
-    Table,
-    Text,
-    UniqueConstraint,
-    func,
-    text,
-)
-
-from ...journal import tables as journal_tables
 from ...sqlite_engine import AnyConnection as Connection
 
 SCHEMA_VERSION = 5
@@ -36,121 +26,34 @@ SCHEMA_VERSION = 5
 READS_FROM = 2
 # The tables a version after READS_FROM added (a file of an older version lacks them, rightly).
 TABLES_ADDED_AT = {"audit_changes": 5}
+# Each table of this version with its columns, in schema_tables.all_tables()'s order (the journal's
+# last); tests/storage/native/db/test_schema_tables.py holds them the same as the tables there.
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "entities": ("id", "name", "type", "channel", "description", "aliases", "salience", "access_count",
+                 "first_seen", "last_accessed"),
+    "memories": ("id", "layer", "channel", "content", "created_at", "updated_at", "last_accessed", "access_count",
+                 "salience", "confidence", "conversations", "tags", "metadata", "status", "promoted_from",
+                 "derived_from", "imported_from", "import_key", "md_file", "vector_state"),
+    "relations": ("id", "source_id", "target_id", "type", "channel", "weight", "created_at"),
+    "sessions": ("id", "channel", "title", "user_id", "started_at", "metadata"),
+    "scratchpad": ("session_id", "key", "value", "updated_at"),
+    "turns": ("id", "session_id", "idx", "role", "content", "timestamp"),
+    "audit": ("seq", "at", "operation", "targets", "channel", "actor", "state", "details"),
+    "meta": ("key", "value"),
+    "audit_changes": ("seq", "changes"),
+    "audit_targets": ("seq", "target"),
+}
+# The names schema_tables.py defines, reached through this module.
+_DEFINED = frozenset({"metadata", "sessions", "turns", "scratchpad", "memories", "entities", "relations",
+                      "PAGE_INDEXES", "ENTITY_NAME_INDEX", "MIGRATIONS", "all_tables"})
 
-metadata = MetaData()
 
-sessions = Table(
-    "sessions",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("channel", Text, nullable=False, server_default="_global"),
-    Column("title", Text, nullable=False, server_default=""),
-    Column("user_id", Text, nullable=False, server_default=""),
-    Column("started_at", Text, nullable=False),
-    Column("metadata", Text, nullable=False, server_default="{}"),
-    Index("ix_sessions_channel", "channel"),
-    Index("ix_sessions_started_at", "started_at"),
-)
+def __getattr__(name: str) -> Any:
+    if name in _DEFINED:
+        from . import schema_tables
 
-turns = Table(
-    "turns",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
-    Column("idx", Integer, nullable=False),
-    Column("role", Text, nullable=False),
-    Column("content", Text, nullable=False),
-    Column("timestamp", Text, nullable=False),
-    UniqueConstraint("session_id", "idx", name="uq_turns_session_idx"),
-    Index("ix_turns_timestamp", "timestamp"),
-)
-
-scratchpad = Table(
-    "scratchpad",
-    metadata,
-    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
-    Column("key", Text, primary_key=True),
-    Column("value", Text, nullable=False),
-    Column("updated_at", Text, nullable=False),
-)
-
-memories = Table(
-    "memories",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("layer", Text, nullable=False),
-    Column("channel", Text, nullable=False, server_default="_global"),
-    Column("content", Text, nullable=False),
-    Column("created_at", Text, nullable=False),
-    Column("updated_at", Text, nullable=False),
-    Column("last_accessed", Text, nullable=False),
-    Column("access_count", Integer, nullable=False, server_default="0"),
-    Column("salience", Float, nullable=False, server_default="0.5"),
-    Column("confidence", Float, nullable=False, server_default="1.0"),
-    Column("conversations", Integer, nullable=False, server_default="0"),
-    Column("tags", Text, nullable=False, server_default="[]"),
-    Column("metadata", Text, nullable=False, server_default="{}"),
-    Column("status", Text, nullable=False, server_default="active"),
-    Column("promoted_from", Text),
-    Column("derived_from", Text, nullable=False, server_default="[]"),
-    Column("imported_from", Text),
-    Column("import_key", Text, unique=True),
-    # Relative path of a workspace markdown file holding a copy of this memory.
-    Column("md_file", Text),
-    # none: no vector copy; fresh: vector matches content; stale: content changed, not re-embedded.
-    Column("vector_state", Text, nullable=False, server_default="none"),
-    Index("ix_memories_filter", "status", "channel", "layer"),
-    Index("ix_memories_updated", "updated_at"),
-    Index("ix_memories_created", "created_at"),
-    Index("ix_memories_accessed", "last_accessed"),
-    Index("ix_memories_salience", "salience"),
-    Index("ix_memories_channel_updated", "channel", "updated_at"),
-)
-_m = memories.c
-# One per order a page is asked in, behind the status every page filters on and ending in id as
-# the order does: a page (and a seek to the row after a known one) reads only its own rows.
-PAGE_INDEXES = (
-    Index("ix_memories_status_updated", _m.status, _m.updated_at, _m.id),
-    Index("ix_memories_status_created", _m.status, _m.created_at, _m.id),
-    Index("ix_memories_status_accessed", _m.status, _m.last_accessed, _m.id),
-    Index("ix_memories_status_salience", _m.status, _m.salience, _m.id),
-    Index("ix_memories_status_channel_updated", _m.status, _m.channel, _m.updated_at, _m.id),
-)
-
-entities = Table(
-    "entities",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("name", Text, nullable=False),
-    Column("type", Text, nullable=False, server_default="thing"),
-    Column("channel", Text, nullable=False, server_default="_global"),
-    Column("description", Text, nullable=False, server_default=""),
-    Column("aliases", Text, nullable=False, server_default="[]"),
-    Column("salience", Float, nullable=False, server_default="0.5"),
-    Column("access_count", Integer, nullable=False, server_default="0"),
-    Column("first_seen", Text),
-    Column("last_accessed", Text),
-    Index("ix_entities_name", "name"),
-)
-# An entity is looked up by its name in any case (`graph --center stripe`).
-ENTITY_NAME_INDEX = Index("ix_entities_lower_name", func.lower(entities.c.name))
-
-relations = Table(
-    "relations",
-    metadata,
-    Column("id", Text, primary_key=True),
-    # source/target are entity ids or memory ids (ABOUT, DERIVED_FROM, PROMOTED_FROM).
-    Column("source_id", Text, nullable=False),
-    Column("target_id", Text, nullable=False),
-    Column("type", Text, nullable=False),
-    Column("channel", Text, nullable=False, server_default="_global"),
-    Column("weight", Float, nullable=False, server_default="1.0"),
-    Column("created_at", Text),
-    Index("ix_relations_source", "source_id"),
-    Index("ix_relations_target", "target_id"),
-    Index("ix_relations_type", "type"),
-)
-
+        return getattr(schema_tables, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 FTS_INSERT_TRIGGER = (
     "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
@@ -176,13 +79,6 @@ FTS_DOCUMENT_POSTGRESQL = "to_tsvector('simple'::regconfig, content || ' ' || ta
 # The change token on PostgreSQL: one counter, bumped by a statement-level trigger on every table
 # in the writing transaction, so it changes exactly when another session's commit becomes visible.
 REVISION_TABLE = "store_revision"
-_POSTGRESQL_V1 = [
-    f"CREATE INDEX IF NOT EXISTS ix_memories_fts ON memories USING gin ({FTS_DOCUMENT_POSTGRESQL})",
-    f"CREATE TABLE IF NOT EXISTS {REVISION_TABLE} (id integer PRIMARY KEY CHECK (id = 1), value bigint NOT NULL)",
-    f"INSERT INTO {REVISION_TABLE} (id, value) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
-    "CREATE OR REPLACE FUNCTION mnemoscope_bump_revision() RETURNS trigger LANGUAGE plpgsql AS "
-    f"$$BEGIN UPDATE {REVISION_TABLE} SET value = value + 1 WHERE id = 1; RETURN NULL; END$$",
-]
 
 
 def revision_triggers(table: str) -> list[str]:
@@ -194,58 +90,11 @@ def revision_triggers(table: str) -> list[str]:
     ]
 
 
-def _create_v1(conn: Connection) -> None:
-    metadata.create_all(conn)
-    journal_tables.migrate(conn)
-    if conn.dialect.name == "sqlite":
-        for statement in FTS_SQLITE:
-            conn.exec_driver_sql(statement)
-    elif conn.dialect.name == "postgresql":
-        for statement in _POSTGRESQL_V1:
-            conn.exec_driver_sql(statement)
-        for table in all_tables():
-            for statement in revision_triggers(table.name):
-                conn.exec_driver_sql(statement)
-
-
-def _journal_at_its_version(conn: Connection) -> None:
-    """The journal tables at JOURNAL_VERSION (revision 4 took them to version 2, revision 5 to 3:
-    each runs the journal's own migrations, so either finds them where the other left them); on
-    PostgreSQL a table a migration made bumps the store's revision as the others do."""
-    journal_tables.migrate(conn)
-    if conn.dialect.name == "postgresql":
-        for statement in revision_triggers(journal_tables.audit_changes.name):
-            conn.exec_driver_sql(statement)
-
-
-def _add_page_indexes(conn: Connection) -> None:
-    for index in PAGE_INDEXES:
-        index.create(conn, checkfirst=True)
-
-
-def _add_entity_name_index(conn: Connection) -> None:
-    # (checkfirst does not see an index on an expression)
-    conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {ENTITY_NAME_INDEX.name} ON entities (lower(name))")
-
-
-def all_tables() -> list[Table]:
-    """memory.db's tables, the journal's included."""
-    return [*metadata.sorted_tables, *journal_tables.metadata.sorted_tables]
-
-
-# MIGRATIONS[n] takes a database at version n to n+1 (Alembic revision n+1 runs it). Version 0 is
-# an empty database.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    0: _create_v1, 1: _add_page_indexes, 2: _add_entity_name_index, 3: _journal_at_its_version,
-    4: _journal_at_its_version,
-}
-
-
 def read_version(conn: Connection) -> int:
     has_meta = conn.dialect.has_table(conn, "meta")
     if not has_meta:
         return 0
-    row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
+    row = conn.exec_driver_sql("SELECT value FROM meta WHERE key = 'schema_version'").first()
     if not row:
         return 0
     version = version_of(row[0])
@@ -271,14 +120,14 @@ def write_probes(present: Collection[str] | None = None) -> list[str]:
     it names is missing, its text is damaged) fails them before a write is made. present: the
     tables the file holds (one an older version lacks is made by its migration, not probed)."""
     probes = []
-    for table in all_tables():
-        if present is not None and table.name not in present:
+    for table, names in TABLE_COLUMNS.items():
+        if present is not None and table not in present:
             continue
-        columns = ", ".join(f'"{c.name}" = "{c.name}"' for c in table.columns)
+        columns = ", ".join(f'"{c}" = "{c}"' for c in names)
         probes += [
-            f'EXPLAIN INSERT INTO "{table.name}" DEFAULT VALUES',
-            f'EXPLAIN UPDATE "{table.name}" SET {columns} WHERE 0',
-            f'EXPLAIN DELETE FROM "{table.name}" WHERE 0',
+            f'EXPLAIN INSERT INTO "{table}" DEFAULT VALUES',
+            f'EXPLAIN UPDATE "{table}" SET {columns} WHERE 0',
+            f'EXPLAIN DELETE FROM "{table}" WHERE 0',
         ]
     return probes
 
@@ -288,7 +137,7 @@ def structure_problems(found: Mapping[str, tuple[str, Collection[str]]], version
     tables and views (name -> (type, column names)): a table missing, replaced by a view, or
     lacking columns. Extra tables, columns, indexes and triggers are the owner's business."""
     problems = []
-    for name, expected in _expected_tables():
+    for name, expected in TABLE_COLUMNS.items():
         if TABLES_ADDED_AT.get(name, 0) > version:
             continue
         kind, columns = found.get(name, ("", ()))
@@ -303,12 +152,6 @@ def structure_problems(found: Mapping[str, tuple[str, Collection[str]]], version
     return problems
 
 
-@functools.cache
-def _expected_tables() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each table of this schema version with its columns (sorted_tables sorts anew per call)."""
-    return tuple((t.name, tuple(c.name for c in t.columns)) for t in all_tables())
-
-
 def migrate(conn: Connection) -> int:
     """Bring the database to SCHEMA_VERSION (in conn's transaction); return the version it had.
     An up-to-date database costs one query: Alembic is imported only to upgrade."""
@@ -320,13 +163,15 @@ def migrate(conn: Connection) -> int:
 
         with sqlalchemy_connection(conn) as lent:
             upgrade(lent, found)
-        conn.execute(
-            text(
-                "INSERT INTO meta(key, value) VALUES ('schema_version', :v) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-            ),
-            {"v": str(SCHEMA_VERSION)},
-        )
+            from sqlalchemy import text
+
+            lent.execute(
+                text(
+                    "INSERT INTO meta(key, value) VALUES ('schema_version', :v) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                ),
+                {"v": str(SCHEMA_VERSION)},
+            )
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return found

@@ -89,7 +89,7 @@ class SqliteSource(NativeDb):
         except BaseException:
             self.close()  # a connection left open would keep the -wal it made after we fail
             raise
-        self._nullable_orders = {order for order, col in ORDER_COLUMNS.items() if col.name not in not_null}
+        self._nullable_orders = {order for order, column in ORDER_COLUMNS.items() if column not in not_null}
         self._positions = Positions(self.change_token)
         self._stored_as_bound = StoredAsBound()
 

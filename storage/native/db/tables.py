@@ -1,7 +1,8 @@
 """The native store's tables on any database: what SqliteSource (memory.db) and PostgresSource
 (a PostgreSQL server) do alike. ``NativeDb`` is their common base: the agent's API (this module)
 over the write primitive and its plans (changes.py) over the reads (reads.py); rows.py turns rows
-into the model and back. Memories as rows, sessions, scratchpad and graph, through SQLAlchemy Core."""
+into the model and back. Memories as rows, sessions, scratchpad and graph, through driver SQL or
+SQLAlchemy Core (imported in the method that builds a statement with it: see reads.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
-
-from sqlalchemy import func, insert, select, text, update
 
 from ...errors import NotFoundError
 from ...model import Entity, Layer, Relation, Status
@@ -44,6 +43,8 @@ class NativeDb(NativeChanges):
         user_id: str = "",
         started_at: datetime | None = None,
     ) -> None:
+        from sqlalchemy import insert
+
         with self.errors(), self.write_transaction() as conn:
             conn.execute(
                 insert(schema.sessions).values(
@@ -57,6 +58,8 @@ class NativeDb(NativeChanges):
 
     def add_turns(self, session_id: str, turns: Iterable[tuple[str, str, datetime]]) -> None:
         """Append (role, content, timestamp) turns to a session."""
+        from sqlalchemy import func, insert, select
+
         with self.errors(), self.write_transaction() as conn:
             start = conn.execute(
                 select(func.coalesce(func.max(schema.turns.c.idx) + 1, 0)).where(
@@ -79,6 +82,8 @@ class NativeDb(NativeChanges):
     def set_scratch(
         self, session_id: str, key: str, value: Any, updated_at: datetime | None = None
     ) -> None:
+        from sqlalchemy import text
+
         stored = scratch_text(value)
         when = to_iso(updated_at or utcnow())
         with self.errors(), self.write_transaction() as conn:
@@ -150,6 +155,8 @@ class NativeDb(NativeChanges):
         """memory_row() rows in one transaction. On SQLite one prepared INSERT takes them all
         (executemany of plain tuples: no per-row parameter processing, which costs as much as
         SQLite's own work on a bulk import)."""
+        from sqlalchemy import insert
+
         if not rows:
             return
         columns = tuple(rows[0])
@@ -167,6 +174,8 @@ class NativeDb(NativeChanges):
 
     def existing_values(self, column: str, keys: Sequence[str]) -> set[str]:
         """Which of these values a memories column already holds (ids, import keys)."""
+        from sqlalchemy import select
+
         found: set[str] = set()
         col = schema.memories.c[column]
         with self.errors(), self.engine.connect() as conn:
@@ -177,6 +186,8 @@ class NativeDb(NativeChanges):
 
     def touch(self, memory_id: str, at: datetime | None = None) -> None:
         """Reinforce on retrieval: one more access, last accessed now."""
+        from sqlalchemy import update
+
         m = schema.memories.c
         with self.errors(), self.write_transaction() as conn:
             result = conn.execute(
@@ -188,6 +199,8 @@ class NativeDb(NativeChanges):
                 raise NotFoundError(f"No memory {memory_id}.")
 
     def add_entity(self, entity: Entity) -> None:
+        from sqlalchemy import insert
+
         with self.errors(), self.write_transaction() as conn:
             conn.execute(
                 insert(schema.entities).values(
@@ -205,5 +218,7 @@ class NativeDb(NativeChanges):
             )
 
     def add_relation(self, relation: Relation) -> None:
+        from sqlalchemy import insert
+
         with self.errors(), self.write_transaction() as conn:
             conn.execute(insert(schema.relations).values(**relation_row(relation)))

@@ -123,6 +123,34 @@ def test_scratchpad_rows_are_records_too(source: SqliteSource) -> None:
     assert [(e.key, e.value) for e in source.scratch_entries("s1")] == [("retries", '{"max": 3}')]
 
 
+def test_a_record_is_read_and_written_back_as_stored(source: SqliteSource) -> None:
+    """A relation row, one record at a time: every column as SQLite holds it, a number column
+    holding text another program wrote written back as that text (not converted or refused),
+    deleted and inserted again, and a row another program gave an extra column keeps it."""
+    relation = Relation("r-1", "m-a", "m-b", "ABOUT", "_global", 0.5, None)
+    source.add_relation(relation)
+    record = "relation:r-1"
+    row = source.read_record(record)
+    assert row == {"id": "r-1", "source_id": "m-a", "target_id": "m-b", "type": "ABOUT", "channel": "_global",
+                   "weight": 0.5, "created_at": None}
+    heavy = source.write_record(record, row, {**row, "weight": "heavy"})
+    assert heavy == {**row, "weight": "heavy"} == source.read_record(record)
+    assert source.relations()[0].weight == 1.0  # read as the default, not refused
+    with pytest.raises(ConflictError):
+        source.write_record(record, row, None)
+    assert source.write_record(record, heavy, None) is None and source.read_record(record) is None
+    assert source.write_record(record, None, heavy) == heavy
+    con = sqlite3.connect(source.db_path)
+    con.execute("ALTER TABLE relations ADD COLUMN note TEXT")
+    con.execute("UPDATE relations SET note = 'kept' WHERE id = 'r-1'")
+    con.commit()
+    con.close()
+    noted = source.read_record(record)
+    assert noted == {**heavy, "note": "kept"}
+    assert source.write_record(record, noted, {**noted, "weight": 2.0}) == {**noted, "weight": 2.0}
+    assert source.read_record("relation:r-2") is None
+
+
 def test_many_records_are_written_set_based_all_or_none(source: SqliteSource) -> None:
     ids = [source.add_memory(f"fact {n}") for n in range(5)]
     memories = [source.get(i) for i in ids]
@@ -176,9 +204,10 @@ def test_rows_planned_from_a_bulk_read_are_written_without_a_second_read(source:
     with source.engine.connect() as conn:
         conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
     written = source.write_records([c for plan in planned for c in plan.changes])
+    during = list(statements)  # (the reads below run on the same pooled connection)
     assert {c.record: c.after for c in written} == {i: source.read_record(i) for i in ids}
-    assert not [s for s in statements if s.startswith("SELECT * FROM memories")]
-    assert [s for s in statements if s.startswith("UPDATE memories")]
+    assert not [s for s in during if s.startswith("SELECT * FROM memories")]
+    assert [s for s in during if s.startswith("UPDATE memories")]
 
 
 @pytest.mark.parametrize("agent", [
@@ -206,5 +235,6 @@ def test_the_undo_of_the_last_step_reads_its_rows_again_only_after_another_commi
         assert [source.read_record(i)["status"] for i in ids] == ["deleted"] * 5  # type: ignore[index]
         return
     source.write_records(back)
+    during = list(statements)  # (the reads below run on the same pooled connection)
     assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
-    assert not [s for s in statements if s.startswith("SELECT * FROM memories")]
+    assert not [s for s in during if s.startswith("SELECT * FROM memories")]

@@ -14,6 +14,7 @@ from mnemoscope.storage.native.db import lowest_salience
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.salience import SalienceModel
 from mnemoscope.storage.views.salience import salience_overview
+from sqlalchemy import select
 
 AT = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -49,7 +50,7 @@ def _both(root: Path, model: SalienceModel, limit: int, first_round: int) -> tup
             rows, candidates = lowest_salience.lowest_rows(conn, effective, model.decay_rate, model.access_boost, AT,
                                                            limit, first_round)
             whole = conn.execute(
-                lowest_salience.select(db_memories := lowest_salience.schema.memories)
+                select(db_memories := lowest_salience.schema.memories)
                 .where(db_memories.c.status == Status.ACTIVE.value)
                 .order_by(effective.asc(), db_memories.c.id).limit(limit)
             )

@@ -14,14 +14,12 @@ from mnemoscope.storage.native.db import schema
 from mnemoscope.storage.native.db.rows import (
     DB_NAME,
     SCRATCH_PREFIX,
-    as_stored,
     escape_like,
     json_list,
     memory_dict_from_row,
     memory_from_row,
     new_id,
     number,
-    read_row,
     relation_row,
     row_revision,
     same_json,
@@ -93,24 +91,6 @@ def test_like_patterns_match_their_characters_literally(tmp_path: Path) -> None:
 def test_new_ids_are_prefixed_and_distinct() -> None:
     ids = {new_id() for _ in range(100)}
     assert len(ids) == 100 and all(i.startswith("m-") for i in ids) and new_id("r").startswith("r-")
-
-
-def test_a_row_read_and_written_back_as_stored(tmp_path: Path) -> None:
-    source = SqliteSource.open(tmp_path / "memory.db", create=True)
-    try:
-        relation = Relation("r-1", "m-a", "m-b", "ABOUT", "_global", 0.5, NOW)
-        source.add_relation(relation)
-        where = schema.relations.c.id == "r-1"
-        with source.engine.begin() as conn:
-            row = read_row(conn, schema.relations, where, lock=True)
-            assert row == relation_row(relation)
-            # A number column holding text another program wrote is written back as that text.
-            conn.execute(schema.relations.update().where(where).values(as_stored({"weight": "heavy"})))
-            assert read_row(conn, schema.relations, where)["weight"] == "heavy"
-            assert read_row(conn, schema.relations, schema.relations.c.id == "r-2") is None
-        assert source.relations()[0].weight == 1.0  # read as the default, not refused
-    finally:
-        source.close()
 
 
 def test_a_row_as_a_dict_is_its_memory_to_dict_whatever_it_holds(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ Revises:
 """
 
 from alembic import op
-from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db import schema_tables
 
 revision = "0001"
 down_revision = None
@@ -15,4 +15,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    schema.MIGRATIONS[0](op.get_bind())
+    schema_tables.MIGRATIONS[0](op.get_bind())

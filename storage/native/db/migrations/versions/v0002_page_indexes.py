@@ -5,7 +5,7 @@ Revises: 0001
 """
 
 from alembic import op
-from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db import schema_tables
 
 revision = "0002"
 down_revision = "0001"
@@ -14,4 +14,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    schema.MIGRATIONS[1](op.get_bind())
+    schema_tables.MIGRATIONS[1](op.get_bind())

@@ -5,7 +5,7 @@ Revises: 0004
 """
 
 from alembic import op
-from mnemoscope.storage.native.db import schema
+from mnemoscope.storage.native.db import schema_tables
 
 revision = "0005"
 down_revision = "0004"
@@ -14,4 +14,4 @@ depends_on = None
 
 
 def upgrade() -> None:
-    schema.MIGRATIONS[4](op.get_bind())
+    schema_tables.MIGRATIONS[4](op.get_bind())
