@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -69,6 +68,8 @@ def split_block(text: str) -> tuple[dict[str, str], str, str] | None:
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
+    import subprocess  # (only a Letta Code store runs git: detecting one does not)
+
     try:
         done = subprocess.run(
             ["git", "-c", "core.quotepath=off", *args], cwd=repo, capture_output=True, text=True,

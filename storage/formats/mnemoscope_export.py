@@ -15,7 +15,6 @@ times and provenance left out), not a copy: it is not read back.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from functools import partial
@@ -89,6 +88,8 @@ def _jsonl_records(handle: Any) -> Iterator[tuple[int, Any]]:
 def _csv_records(handle: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each row of a CSV export as the record the JSONL export would hold, with the line it starts
     on; an empty cell is a value the export did not have."""
+    import csv
+
     reader = csv.DictReader(handle)
     start = reader.line_num + 2  # the header's line, then the first row's
     for row in reader:
@@ -157,6 +158,8 @@ def _first_record(path: Path) -> dict[str, Any] | None:
 
 
 def _csv_header(path: Path) -> tuple[str, ...]:
+    import csv  # (imported for a .csv file only: detection asks every folder)
+
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             return tuple(next(csv.reader(handle), ()))

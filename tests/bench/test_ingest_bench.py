@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from bench.harness import FULL, Row, record, sizes
 from mnemoscope.storage import open_store
-from mnemoscope.storage.native.db.schema import FTS_INSERT_TRIGGER
+from mnemoscope.storage.native.db.schema_sql import FTS_INSERT_TRIGGER
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 
 pytestmark = pytest.mark.bench

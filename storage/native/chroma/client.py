@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_cache_dir
-
 from ...atomic_file import atomic_write_bytes
 from ...errors import StoreError, StoreFileError, UnreadableStoreError
 from ...sqlite_files import is_sqlite_file
@@ -56,6 +54,8 @@ def _known_migrations() -> tuple[MigrationRow, ...]:
         chroma_version = version("chromadb")
     except PackageNotFoundError:  # pragma: no cover - chromadb is a hard dependency
         chroma_version = "unknown"
+    from platformdirs import user_cache_dir
+
     cache = Path(user_cache_dir("mnemoscope", "Mnemoscope")) / f"chroma-migration-rows-{chroma_version}.json"
     try:
         return tuple((str(d), int(v), str(f), str(h), str(s)) for d, v, f, h, s in json.loads(cache.read_text()))

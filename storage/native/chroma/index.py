@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import zipfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -176,6 +175,8 @@ class RecordIndex:
     @classmethod
     def load(cls, path: Path, token: str) -> RecordIndex | None:
         """The index saved at path, when it was made at this change token."""
+        import zipfile
+
         import numpy as np
 
         try:

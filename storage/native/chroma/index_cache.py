@@ -9,8 +9,6 @@ import hashlib
 import os
 from pathlib import Path
 
-from platformdirs import user_cache_dir
-
 from .index import RecordIndex
 
 _INDEX_FORMAT = 1
@@ -50,6 +48,8 @@ def _remember(key: str, index: RecordIndex) -> None:
 
 
 def _index_cache_path(key: str) -> Path:
+    from platformdirs import user_cache_dir
+
     return Path(user_cache_dir("mnemoscope", "Mnemoscope")) / "chroma-index" / f"{key}.npz"
 
 

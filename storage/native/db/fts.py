@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...sqlite_files import is_database_error
-from .schema import FTS_INSERT_TRIGGER
+from .schema_sql import FTS_INSERT_TRIGGER
 
 FTS_TABLE = "memories_fts"
 FTS_PREFIX = "fts:"

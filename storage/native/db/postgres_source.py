@@ -2,7 +2,7 @@
 whose agents share one memory (``postgresql+psycopg://USER@HOST/DATABASE``).
 
 What differs from SQLite is said in PostgreSQL's own SQL: keyword search is full-text search
-(``websearch_to_tsquery`` over the index schema.FTS_DOCUMENT_POSTGRESQL, ranked), time bins use
+(``websearch_to_tsquery`` over the index schema_sql.FTS_DOCUMENT_POSTGRESQL, ranked), time bins use
 ``to_char``/``extract``, effective salience ``extract(epoch ...)``, and the change token is a
 revision counter every committed write bumps (statement-level triggers), one cheap query to poll.
 A read-only open runs every transaction read-only on the server. Errors become one readable
@@ -43,6 +43,7 @@ from ...timeutil import to_iso, utcnow
 from . import schema
 from .positions import Positions
 from .rows import ORDER_COLUMNS
+from .schema_sql import FTS_DOCUMENT_POSTGRESQL, REVISION_TABLE
 from .tables import NativeDb
 
 CONNECT_TIMEOUT = 10  # seconds: an unreachable server is reported, not waited for
@@ -134,7 +135,7 @@ class PostgresSource(NativeDb):
 
     def change_token(self) -> str:
         """Changes with every committed write to the store's tables, by any process."""
-        rows = self._query(f"SELECT value FROM {schema.REVISION_TABLE} WHERE id = 1")
+        rows = self._query(f"SELECT value FROM {REVISION_TABLE} WHERE id = 1")
         return f"postgresql:{rows[0][0] if rows else 0}"
 
     # -- PostgreSQL's SQL ------------------------------------------------------------------------
@@ -149,7 +150,7 @@ class PostgresSource(NativeDb):
         if not words:
             return []
         prefixes = " | ".join("'" + word.replace("'", "''") + "':*" for word in words)
-        document = schema.FTS_DOCUMENT_POSTGRESQL.replace("content", "m.content").replace("tags", "m.tags")
+        document = FTS_DOCUMENT_POSTGRESQL.replace("content", "m.content").replace("tags", "m.tags")
         clauses, params = self._filter(query, "m.")
         where = " AND ".join([f"{document} @@ (whole || anyword)", *clauses])
         sql = (

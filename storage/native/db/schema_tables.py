@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from ...journal import tables as journal_tables
-from .schema import FTS_DOCUMENT_POSTGRESQL, FTS_SQLITE, REVISION_TABLE, revision_triggers
+from .schema_sql import FTS_DOCUMENT_POSTGRESQL, FTS_SQLITE, REVISION_TABLE, revision_triggers
 
 POSTGRESQL_V1 = [
     f"CREATE INDEX IF NOT EXISTS ix_memories_fts ON memories USING gin ({FTS_DOCUMENT_POSTGRESQL})",

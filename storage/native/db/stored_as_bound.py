@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .schema import FTS_SQLITE
+from .schema_sql import FTS_SQLITE
 
 NONE = type(None)
 # The types a column of each affinity stores unchanged (bytes are stored as a BLOB whatever it is).
