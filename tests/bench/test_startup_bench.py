@@ -116,10 +116,11 @@ def test_info_on_a_100k_store_against_the_sqlite3_cli() -> None:
 
 def test_rm_and_undo_as_commands_against_the_target(tmp_path: Path) -> None:
     """Issue 27's `rm ID` and `undo` at 1M (100k in CI) under 0.3 s wall each, as a person runs
-    them: a new process each, on a copy of the cached store, in turns (rm, undo, rm, ...). Not
-    held yet: the step itself takes milliseconds (tests/bench/test_curation_bench.py times it in
-    one process); the rest is start-up, of which importing SQLAlchemy (memory.db's writes and
-    journal) is 0.25-0.30 s on this machine. Held to a guard of x2.5 (0.75 s)."""
+    them: a new process each, on a copy of the cached store, in turns (rm, undo, rm, ...). The
+    step itself takes milliseconds (tests/bench/test_curation_bench.py times it in one process);
+    the rest is start-up, which imports no SQLAlchemy (memory.db's writes and journal go through
+    sqlite3: storage/sqlite_engine.py) but still every format's module, asked whether the folder
+    is its store. Guarded at x2 (0.6 s) for a loaded machine."""
     import sqlite3
 
     from bench import native_store
@@ -136,7 +137,7 @@ def test_rm_and_undo_as_commands_against_the_target(tmp_path: Path) -> None:
     _run(undo)
     rm_s, undo_s = paired_medians_s(lambda: _run(rm), lambda: _run(undo), repeat=5, warmup=1)
     rows = [record(Row("cli", f"mnemoscope {name} (a new process)", size, seconds, f"the {TARGET_S:g} s target",
-                       TARGET_S, 1.0, guard=2.5))
+                       TARGET_S, 1.0, guard=2.0))
             for name, seconds in (("rm ID", rm_s), ("undo", undo_s))]
     con = sqlite3.connect(store / "memory.db")
     assert con.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchone() == ("active",)
