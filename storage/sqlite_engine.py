@@ -206,6 +206,9 @@ class SqliteConnection:
     def commit(self) -> None:
         if self._in_transaction:
             self._in_transaction = False
+            if not self._dbapi.in_transaction:  # SQLite ended it after an error a caller went past
+                raise sqlite3.OperationalError(
+                    "the transaction was rolled back by SQLite after an error; what followed was not written with it")
             self._dbapi.execute("COMMIT")
             if self._dbapi.total_changes != self._changes_at_begin:
                 self.engine.changed_rows = True
@@ -228,7 +231,8 @@ class SqliteConnection:
         """A statement built with SQLAlchemy (Core or text()), compiled for SQLite here."""
         many = isinstance(parameters, list)
         sets: list[Mapping[str, Any]] = list(parameters) if isinstance(parameters, list) else [parameters or {}]  # type: ignore[list-item]
-        sql, bind = _compiled(statement, list(sets[0]) if many and sets else None)
+        # (the columns an insert or update names are the parameters' keys, as SQLAlchemy takes them)
+        sql, bind = _compiled(statement, list(sets[0]) if sets and sets[0] else None)
         if many:
             return self.exec_driver_sql(sql, [bind(values) for values in sets])
         return self.exec_driver_sql(sql, bind(sets[0]))
@@ -323,15 +327,22 @@ class SqliteEngine:
         except BaseException:
             dbapi.close()
             raise
+        if file is None:  # the connection made the file
+            file = file_identity(self.path)
         with self._lock:
             self._out[id(dbapi)] = (generation, file)
         return _Pooled(self, dbapi)
 
     def _check_in(self, dbapi: sqlite3.Connection) -> None:
-        if dbapi.in_transaction:  # (a raw connection given back inside a transaction)
-            dbapi.execute("ROLLBACK")
         with self._lock:
             generation, made_on = self._out.pop(id(dbapi), (None, None))
+        try:
+            if dbapi.in_transaction:  # (a raw connection given back inside a transaction)
+                dbapi.execute("ROLLBACK")
+        except BaseException:
+            dbapi.close()  # not kept holding a lock: closing rolls back what it can
+            raise
+        with self._lock:
             if generation == self._generation and len(self._idle) < POOL_SIZE:
                 self._idle.append((dbapi, made_on))
                 return

@@ -230,3 +230,45 @@ def test_writes_zero_what_they_remove_and_empty_wal_leaves_no_frame_behind(tmp_p
         engine.dispose()
     with writing(db) as con:
         assert con.execute("PRAGMA secure_delete").fetchone()[0] == 1
+
+
+def test_a_new_files_first_connection_is_kept_for_the_next_use(tmp_path: Path) -> None:
+    """The connection that made the file is pooled as a connection to that file (not as one to
+    a file since replaced, which would close it and checkpoint on every first write)."""
+    engine = sqlite_engine(tmp_path / "new.db")
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (v)")
+            first = conn.connection.driver_connection
+        with engine.connect() as conn:
+            assert conn.connection.driver_connection is first
+    finally:
+        engine.dispose()
+
+
+def test_one_parameter_set_names_the_columns_an_insert_or_update_writes(tmp_path: Path) -> None:
+    from sqlalchemy import Column, Integer, MetaData, Table, Text, insert, update
+
+    table = Table("m", MetaData(), Column("id", Text, primary_key=True), Column("n", Integer), Column("note", Text))
+    engine = sqlite_engine(tmp_path / "x.db")
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE m (id TEXT PRIMARY KEY, n INTEGER, note TEXT DEFAULT 'kept')")
+            conn.execute(insert(table), {"id": "a", "n": 1})
+            conn.execute(update(table).where(table.c.id == "a"), {"n": 5})
+            assert conn.exec_driver_sql("SELECT id, n, note FROM m").all() == [("a", 5, "kept")]
+    finally:
+        engine.dispose()
+
+
+def test_a_transaction_sqlite_ended_itself_is_not_committed_as_if_whole(tmp_path: Path) -> None:
+    db = _database(tmp_path / "x.db")
+    engine = sqlite_engine(db)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="rolled back by SQLite"), write_transaction(engine) as conn:
+            conn.exec_driver_sql("INSERT INTO t VALUES (2)")
+            conn.exec_driver_sql("ROLLBACK")  # as SQLite does after some errors (a full disk, an I/O error)
+        with engine.connect() as conn:  # the pool still works
+            assert conn.exec_driver_sql("SELECT count(*) FROM t").scalar() == 1
+    finally:
+        engine.dispose()
