@@ -6,7 +6,7 @@ the kernel kept the thread waiting for a core (from /proc's schedstat: on a shar
 machine another process can take both cores, and no application's UI thread ticks then); and
 the UI thread's own CPU time. With hook=True it also records every call into storage code that
 touches a file or a database (STORAGE_IO: SQLAlchemy, sqlite3, Chroma, the journal, memory.db's
-and the markdown and Chroma sources' modules) made on the UI thread: there must be none. Every
+engine and sources, the markdown and Chroma sources' modules) made on the UI thread: there must be none. Every
 call counts, capabilities and owns too: a source's answer may read (a copy's id is looked up),
 and the table's first rows too: they come from a worker like every other page.
 """
@@ -29,6 +29,7 @@ TICK_MS = 10
 # detecting stores. (Modules that mix such calls with pure ones, as the findings scanner, the
 # row decoders and the views' maths, are left out: the window calls their pure parts.)
 STORAGE_IO = ("/sqlalchemy/", "/chromadb/", "/sqlite3/", "/psycopg/", "storage/journal/", "storage/sqlite_files.py",
+              "storage/sqlite_engine.py",
               "storage/atomic_file.py", "storage/native/workspace.py", "storage/native/db/sqlite_source.py",
               "storage/native/db/postgres_source.py", "storage/native/db/readers.py", "storage/native/chroma/",
               "storage/native/markdown/", "storage/embedders/local.py", "storage/embedders/openai_compatible.py",
