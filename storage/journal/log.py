@@ -5,8 +5,9 @@ Chroma only) gets a sidecar ``.mnemoscope/journal.db``, created on the first
 write and never on a read. Each curation step is one entry holding the record
 snapshots it changed, so undo and redo work across separate processes.
 
-SQLAlchemy is imported on the first statement run, not with this module: a store
-without a journal yet (a markdown or Chroma folder opened to read) never needs it.
+Every statement is SQL with `?` placeholders (in the driver's own on PostgreSQL): on SQLite the
+journal is read and written through sqlite3 alone (storage/sqlite_engine.py), and a store without
+a journal yet (a markdown or Chroma folder opened to read) makes no engine.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -145,15 +146,11 @@ class Journal:
 
     def write_setting(self, key: str, value: Any) -> None:
         engine = self._writable_engine()
-        from sqlalchemy import text
-
         with self._errors(), engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO meta(key, value) VALUES (:k, :v) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-                ),
-                {"k": key, "v": json.dumps(value)},
+            conn.exec_driver_sql(
+                _driver(conn, "INSERT INTO meta(key, value) VALUES (?, ?) "
+                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+                (key, json.dumps(value)),
             )
 
     # -- entries ---------------------------------------------------------------------
@@ -250,11 +247,6 @@ class Journal:
         A purge's entry keeps a marker where the records' snapshots were, and every earlier entry
         is redacted of the purged memories in the same transaction (see redaction.py)."""
         engine = self._writable_engine()
-        from sqlalchemy import update
-
-        from . import tables
-
-        a = tables.audit.c
         if purge is not None:
             applied = [
                 Change(c.record, *(None if s is None else purged_snapshot(seq) for s in (c.before, c.after)))
@@ -262,8 +254,8 @@ class Journal:
             ]
         with self._errors(), engine.begin() as conn:
             if state == DONE:  # a new step: what was undone can no longer be redone
-                conn.execute(update(tables.audit).where(a.state == UNDONE).values(state=DROPPED))
-            conn.execute(update(tables.audit).where(a.seq == seq).values(state=state))
+                conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE state = ?"), (DROPPED, UNDONE))
+            conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE seq = ?"), (state, seq))
             _set_changes(conn, seq, applied)
             if replayed is not None:
                 _mark_replayed(conn, replayed)
@@ -288,31 +280,21 @@ class Journal:
 
     def set_state(self, seq: int, state: str, changes: list[Change] | None = None) -> None:
         engine = self._writable_engine()
-        from sqlalchemy import update
-
-        from . import tables
-
         with self._errors(), engine.begin() as conn:
-            conn.execute(update(tables.audit).where(tables.audit.c.seq == seq).values(state=state))
+            conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE seq = ?"), (state, seq))
             if changes is not None:
                 _set_changes(conn, seq, changes)
 
     def entry(self, seq: int) -> AuditEntry | None:
-        rows = self._select(lambda sa, tables, entries: entries.where(tables.audit.c.seq == seq))
-        return rows[0] if rows else None
+        rows = self._entry_rows(" WHERE a.seq = ?", (seq,))
+        return _entry(rows[0]) if rows else None
 
     def changes(self, seq: int) -> list[Change]:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from sqlalchemy import select
-
-        from . import tables
-
         with self._errors(), engine.connect() as conn:
-            raw = conn.execute(
-                select(tables.audit_changes.c.changes).where(tables.audit_changes.c.seq == seq)
-            ).scalar_one()
+            raw = conn.exec_driver_sql(_driver(conn, "SELECT changes FROM audit_changes WHERE seq = ?"), (seq,)).scalar_one()
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
     def next_to_undo(self) -> AuditEntry | None:
@@ -334,31 +316,20 @@ class Journal:
         return _entry(rows[0], parsed), [Change.from_json(c) for c in parsed]
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
-        def stmt(sa: Any, tables: Any, entries: Any) -> Any:
-            a = tables.audit.c
-            found = entries.order_by(a.seq.desc()).limit(limit)
-            if target is not None:
-                t = tables.audit_targets.c
-                found = found.where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
-            return found
-
-        return self._select(stmt)
+        if target is None:
+            rows = self._entry_rows(" ORDER BY a.seq DESC LIMIT ?", (limit,))
+        else:
+            rows = self._entry_rows(f" WHERE {_TARGETING} ORDER BY a.seq DESC LIMIT ?", (target, limit))
+        return [_entry(row) for row in rows]
 
     def last_with(self, operations: tuple[str, ...], target: str) -> AuditEntry | None:
         """The newest applied entry of one of these operations on target."""
-
-        def stmt(sa: Any, tables: Any, entries: Any) -> Any:
-            a, t = tables.audit.c, tables.audit_targets.c
-            return (
-                entries
-                .where(a.operation.in_(operations), a.state == DONE)
-                .where(a.seq.in_(sa.select(t.seq).where(t.target == target)))
-                .order_by(a.seq.desc())
-                .limit(1)
-            )
-
-        rows = self._select(stmt)
-        return rows[0] if rows else None
+        if not operations:
+            return None
+        among = ", ".join("?" * len(operations))
+        rows = self._entry_rows(f" WHERE a.operation IN ({among}) AND a.state = ? AND {_TARGETING} "
+                                "ORDER BY a.seq DESC LIMIT 1", (*operations, DONE, target))
+        return _entry(rows[0]) if rows else None
 
     def count(self) -> int:
         rows = self._read("SELECT count(*) AS entries FROM audit", ())
@@ -398,22 +369,6 @@ class Journal:
         return self._in_its_layout(
             lambda apart: self._read((_ENTRIES if apart else _ENTRIES_BEFORE_VERSION_3) + where, params))
 
-    def _select(self, statement: Callable[[Any, Any, Any], Any]) -> list[AuditEntry]:
-        """The entries statement(sqlalchemy, tables, entries) selects, entries being the select of
-        every entry with its changes; none, and no import, without a journal."""
-        engine = self._get_engine(False)
-        if engine is None:
-            return []
-        import sqlalchemy
-
-        from . import tables
-
-        def read(apart: bool) -> Sequence[Any]:
-            with self._errors(), engine.connect() as conn:
-                return conn.execute(statement(sqlalchemy, tables, _entries(sqlalchemy, tables, apart))).all()
-
-        return [_entry(r._mapping) for r in self._in_its_layout(read)]
-
 
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
     """An undone or redone entry: its new state, and its changes as they now are on disk (None:
@@ -438,15 +393,16 @@ def _set_changes(conn: Connection, seq: int, changes: list[Change]) -> None:
 # row without them still reads, as no changes).
 _ENTRIES = "SELECT a.*, coalesce(c.changes, '[]') AS changes FROM audit a LEFT JOIN audit_changes c ON c.seq = a.seq"
 _ENTRIES_BEFORE_VERSION_3 = "SELECT a.* FROM audit a"
+# The entries (as `a`) that name a target among theirs.
+_TARGETING = "a.seq IN (SELECT seq FROM audit_targets WHERE target = ?)"
 
 
-def _entries(sa: Any, tables: Any, apart: bool = True) -> Any:
-    """_ENTRIES (or _ENTRIES_BEFORE_VERSION_3) as a SQLAlchemy select, to add conditions to."""
-    a, c = tables.audit, tables.audit_changes
-    if not apart:
-        return sa.select(a, sa.literal_column("audit.changes").label("changes")).select_from(a)
-    return sa.select(a, sa.func.coalesce(c.c.changes, "[]").label("changes")).select_from(
-        a.outerjoin(c, c.c.seq == a.c.seq))
+def _driver(conn: Connection, sql: str) -> str:
+    """sql, written with `?` placeholders, in the placeholders of conn's driver."""
+    from ..sqlite_files import placeholder
+
+    mark = placeholder(conn.engine)
+    return sql if mark == "?" else sql.replace("?", mark)
 
 
 def _changes_table_found(error: BaseException) -> bool:
@@ -461,29 +417,32 @@ def _changes_table_found(error: BaseException) -> bool:
 def _redact(conn: Connection, purge: Purge) -> None:
     """Redact every entry that changed a purged memory's records (purge.redact), until no older
     version of them is left to find; the entries of other memories are left as they are."""
-    from sqlalchemy import or_, select, update
-
-    from . import tables
-
-    a, c, t = tables.audit.c, tables.audit_changes.c, tables.audit_targets.c
     while True:
         ids, texts = set(purge.ids), set(purge.texts)
-        named = select(t.seq).where(t.target.in_(sorted(ids)))
+        records = sorted(ids)
+        among = ", ".join("?" * len(records)) if records else "NULL"
         # a step that changed one of the records without naming it (a repair of a copy)
-        changing = [c.changes.contains(json.dumps({"record": record})[1:-1], autoescape=True) for record in sorted(ids)]
-        rows = conn.execute(
-            select(a.seq, a.targets, a.details, c.changes)
-            .select_from(tables.audit.join(tables.audit_changes, c.seq == a.seq))
-            .where(a.state != PENDING, or_(a.seq.in_(named), *changing))
-            .order_by(a.seq.desc())
+        changing = "".join(" OR c.changes LIKE ? ESCAPE '/'" for _ in records)
+        rows = conn.exec_driver_sql(_driver(conn, (
+            "SELECT a.seq, a.targets, a.details, c.changes FROM audit a JOIN audit_changes c ON c.seq = a.seq "
+            f"WHERE a.state != ? AND (a.seq IN (SELECT seq FROM audit_targets WHERE target IN ({among})){changing}) "
+            "ORDER BY a.seq DESC")),
+            (PENDING, *records, *(f"%{_like_escaped(json.dumps({'record': r})[1:-1])}%" for r in records)),
         ).all()
         for row in rows:
             changes, details = _loads_changes(row.changes), json.loads(row.details or "{}")
             if purge.redact(json.loads(row.targets), changes, details):
-                conn.execute(update(tables.audit).where(a.seq == row.seq).values(details=json.dumps(details, default=str)))
-                conn.execute(update(tables.audit_changes).where(c.seq == row.seq).values(changes=_dumps_changes(changes)))
+                conn.exec_driver_sql(_driver(conn, "UPDATE audit SET details = ? WHERE seq = ?"),
+                                     (json.dumps(details, default=str), row.seq))
+                conn.exec_driver_sql(_driver(conn, "UPDATE audit_changes SET changes = ? WHERE seq = ?"),
+                                     (_dumps_changes(changes), row.seq))
         if purge.ids == ids and purge.texts == texts:
             return
+
+
+def _like_escaped(text: str) -> str:
+    """text matched as it is by LIKE ... ESCAPE '/'."""
+    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
 
 
 def _entry(row: Any, parsed: Any = None) -> AuditEntry:

@@ -180,16 +180,19 @@ assert made == [], made
     assert info["journal"]["entries"] >= 0 and info["tables"]["memories"] == info["total"] > 0
 
 
-def test_rm_and_undo_on_a_memory_db_never_load_sqlalchemy(sqlite_only: Path) -> None:
-    """memory.db's writes and its journal go through sqlite3 (storage/sqlite_engine.py): `rm ID`
-    and `undo`, which a person runs one at a time, do not pay for importing SQLAlchemy (a quarter
-    of a second here, more than the step itself)."""
+def test_curation_commands_on_a_memory_db_never_load_sqlalchemy(sqlite_only: Path) -> None:
+    """memory.db's writes and its journal go through sqlite3 (storage/sqlite_engine.py): `rm ID`,
+    `undo`, `history` and a purge, which a person runs one at a time, do not pay for importing
+    SQLAlchemy (a quarter of a second here, more than the step itself)."""
     con = sqlite3.connect(sqlite_only / "memory.db")
-    (victim,) = con.execute("SELECT id FROM memories WHERE status = 'active' LIMIT 1").fetchone()
+    victim, purged = (r[0] for r in con.execute("SELECT id FROM memories WHERE status = 'active' LIMIT 2"))
     con.close()
-    for argv in (["rm", str(sqlite_only), victim], ["undo", str(sqlite_only)], ["rm", str(sqlite_only), victim]):
+    store = str(sqlite_only)
+    for argv in (["rm", store, victim], ["undo", store], ["rm", store, victim], ["rm", store, purged, "--purge"],
+                 ["history", store]):
         run = loaded_after(RUN_MAIN.format(argv=argv))
         assert "sqlalchemy" not in run["heavy"], (argv, run["heavy"])
     con = sqlite3.connect(sqlite_only / "memory.db")
     assert con.execute("SELECT status FROM memories WHERE id = ?", (victim,)).fetchone() == ("deleted",)
+    assert con.execute("SELECT count(*) FROM memories WHERE id = ?", (purged,)).fetchone() == (0,)
     con.close()

@@ -508,16 +508,20 @@ class NativeReads(GraphReads):
     def relations(
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:
-        from sqlalchemy import or_, select
-
-        r = schema.relations.c
-        stmt = select(schema.relations).order_by(r.id)
+        mark = self._mark
+        where: list[str] = []
+        params: list[str] = []
         if types:
-            stmt = stmt.where(r.type.in_(types))
+            where.append(f"type IN ({', '.join([mark] * len(types))})")
+            params += types
         if channels:
-            stmt = stmt.where(r.channel.in_(channels))
+            where.append(f"channel IN ({', '.join([mark] * len(channels))})")
+            params += channels
         if touching:
-            stmt = stmt.where(or_(r.source_id == touching, r.target_id == touching))
+            where.append(f"(source_id = {mark} OR target_id = {mark})")
+            params += [touching, touching]
+        sql = ("SELECT id, source_id, target_id, type, channel, weight, created_at FROM relations"
+               + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id")
         with self.errors(), self.engine.connect() as conn:
             return [
                 Relation(
@@ -529,7 +533,7 @@ class NativeReads(GraphReads):
                     weight=number(row.weight, float, 1.0, {}, "weight"),
                     created_at=parse_time(row.created_at),
                 )
-                for row in conn.execute(stmt)
+                for row in conn.exec_driver_sql(sql, tuple(params))
             ]
 
     def memories_about(self, entity_id: str, limit: int = 50) -> list[Memory]:
