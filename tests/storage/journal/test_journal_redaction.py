@@ -80,3 +80,19 @@ def test_the_journal_redacts_every_earlier_step_of_the_memory_and_no_other(tmp_p
     assert OLDER not in json.dumps([[e.before, e.after, e.details] for e in entries.values()])
     assert journal.settle() == []
     journal.close()
+
+
+def test_a_record_whose_id_holds_like_wildcards_is_found_only_as_itself(tmp_path: Path) -> None:
+    """A step that changed a record without naming it is found by the record's id inside its
+    changes (a LIKE pattern, escaped): it is redacted, and a step of a record whose id differs
+    only where the id has a `_` is left as it was."""
+    journal = Journal.sidecar(tmp_path)
+    lookalike = journal.record("repair", ["vec:other"], [Change("vec:memories:m-1x2", None, {"document": "kept"})]).seq
+    repair = journal.record("repair", ["vec:other"], [Change("vec:memories:m-1_2", None, {"document": SECRET})]).seq
+    removed = [Change("m-1_2", {"content": SECRET}, None)]
+    seq = journal.begin("purge", ["m-1_2"], removed)
+    journal.finish(seq, removed, purge=Purge(seq, {"m-1_2", "vec:memories:m-1_2"}, {SECRET}, lambda record: True))
+    entries = {e.seq: e for e in journal.history()}
+    assert is_purged(entries[repair].after[0])
+    assert entries[lookalike].after == [{"document": "kept"}]
+    journal.close()
