@@ -181,15 +181,15 @@ assert made == [], made
 
 
 def test_curation_commands_on_a_memory_db_never_load_sqlalchemy(sqlite_only: Path) -> None:
-    """memory.db's writes and its journal go through sqlite3 (storage/sqlite_engine.py): `rm ID`,
-    `undo`, `history` and a purge, which a person runs one at a time, do not pay for importing
-    SQLAlchemy (a quarter of a second here, more than the step itself)."""
+    """memory.db's reads, writes and journal go through sqlite3 (storage/sqlite_engine.py): `info`,
+    `show`, `rm ID`, `undo`, a purge and `history`, which a person runs one at a time, do not pay
+    for importing SQLAlchemy (a quarter of a second here, more than the step itself)."""
     con = sqlite3.connect(sqlite_only / "memory.db")
     victim, purged = (r[0] for r in con.execute("SELECT id FROM memories WHERE status = 'active' LIMIT 2"))
     con.close()
     store = str(sqlite_only)
-    for argv in (["rm", store, victim], ["undo", store], ["rm", store, victim], ["rm", store, purged, "--purge"],
-                 ["history", store]):
+    for argv in (["info", store], ["show", store, victim], ["rm", store, victim], ["undo", store], ["rm", store, victim],
+                 ["rm", store, purged, "--purge"], ["history", store]):
         run = loaded_after(RUN_MAIN.format(argv=argv))
         assert "sqlalchemy" not in run["heavy"], (argv, run["heavy"])
     con = sqlite3.connect(sqlite_only / "memory.db")

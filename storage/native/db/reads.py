@@ -339,7 +339,7 @@ class NativeReads(GraphReads):
             return {}
         if column == "kind":
             return {self.kind.value: self.count(query)}
-        name = schema.memories.c[column].name
+        name = schema.column_of("memories", column)
         where, params = self._where_sql(query)
         out: dict[str, int] = {}
         read_as = _READ_AS.get(column, str)
@@ -353,7 +353,7 @@ class NativeReads(GraphReads):
         status, channel, layer index for the sidebar's counts)."""
         if not query.wants_kind(self.kind):
             return {column: {} for column in columns}
-        grouped = ", ".join(schema.memories.c[c].name for c in columns if c != "kind")
+        grouped = ", ".join(schema.column_of("memories", c) for c in columns if c != "kind")
         names = [c for c in columns if c != "kind"]
         where, params = self._where_sql(query)
         out: dict[str, dict[str, int]] = {column: {} for column in columns}

@@ -48,6 +48,14 @@ _DEFINED = frozenset({"metadata", "sessions", "turns", "scratchpad", "memories",
                       "PAGE_INDEXES", "ENTITY_NAME_INDEX", "MIGRATIONS", "all_tables"})
 
 
+def column_of(table: str, name: str) -> str:
+    """name, when it is one of table's columns (a name asked from outside goes into SQL only
+    then); KeyError otherwise."""
+    if name not in TABLE_COLUMNS[table]:
+        raise KeyError(name)
+    return name
+
+
 def __getattr__(name: str) -> Any:
     if name in _DEFINED:
         from . import schema_tables

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from mnemoscope.storage.native.db import schema, schema_tables
 
 
@@ -32,3 +33,9 @@ def test_schema_loads_sqlalchemy_only_when_a_table_is_named() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "True"]
+
+
+def test_a_column_named_from_outside_goes_into_sql_only_when_the_table_has_it() -> None:
+    assert schema.column_of("memories", "channel") == "channel"
+    with pytest.raises(KeyError):
+        schema.column_of("memories", "channel; DROP TABLE memories")
