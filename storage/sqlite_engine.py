@@ -73,9 +73,6 @@ class Row(tuple):
     def _mapping(self) -> dict[str, Any]:
         return dict(zip(self._keys, self, strict=True))
 
-    def _asdict(self) -> dict[str, Any]:
-        return self._mapping
-
 
 @functools.lru_cache(maxsize=256)
 def _row_class(keys: tuple[str, ...]) -> type[Row]:
@@ -93,9 +90,6 @@ class Result:
         self.rowcount = cursor.rowcount
         description = cursor.description
         self._row = _row_class(tuple(d[0] for d in description)) if description else None
-
-    def keys(self) -> list[str]:
-        return list(self._row._keys) if self._row else []
 
     def fetchone(self) -> Row | None:
         raw = self._cursor.fetchone() if self._row else None
@@ -127,12 +121,6 @@ class Result:
 
     def scalar_one(self) -> Any:
         return self.one()[0]
-
-    def scalars(self) -> Iterator[Any]:
-        return (row[0] for row in self)
-
-    def mappings(self) -> Iterator[dict[str, Any]]:
-        return (row._mapping for row in self)
 
 
 class _Pooled:
@@ -181,14 +169,10 @@ class SqliteConnection:
         self._options: dict[str, Any] = {}
         self._in_transaction = False
         self._changes_at_begin = 0
-        self.info: dict[str, Any] = {}
 
     def execution_options(self, **options: Any) -> SqliteConnection:
         self._options.update(options)
         return self
-
-    def get_execution_options(self) -> dict[str, Any]:
-        return dict(self._options)
 
     def in_transaction(self) -> bool:
         return self._in_transaction
@@ -230,7 +214,7 @@ class SqliteConnection:
     def execute(self, statement: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None) -> Result:
         """A statement built with SQLAlchemy (Core or text()), compiled for SQLite here."""
         many = isinstance(parameters, list)
-        sets: list[Mapping[str, Any]] = list(parameters) if isinstance(parameters, list) else [parameters or {}]  # type: ignore[list-item]
+        sets: list[Mapping[str, Any]] = parameters if many else [parameters or {}]  # type: ignore[assignment,list-item]
         # (the columns an insert or update names are the parameters' keys, as SQLAlchemy takes them)
         sql, bind = _compiled(statement, list(sets[0]) if sets and sets[0] else None)
         if many:

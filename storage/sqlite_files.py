@@ -212,6 +212,11 @@ class _ReadOnlyConnections:
                 _OPEN.pop(self._name, None)
 
 
+def escape_like(value: str) -> str:
+    """value matched as it is by LIKE ... ESCAPE '\\' (on SQLite and PostgreSQL alike)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def placeholder(engine: Any) -> str:
     """The engine's driver's parameter placeholder, for SQL run on its DB-API cursor."""
     return "?" if engine.dialect.paramstyle == "qmark" else "%s"

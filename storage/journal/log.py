@@ -198,23 +198,20 @@ class Journal:
         """One entry and its targets (one executemany) written in conn's transaction, and for undo
         and redo the entry it replayed marked (as finish does); the entry's seq. A step whose
         records are written in the same transaction needs no intent: it is all there or none."""
-        from ..sqlite_files import placeholder
-
-        mark = placeholder(conn.engine)
         targets = list(dict.fromkeys(targets))
         # driver SQL: a step's entry costs no statement compilation
         if state == DONE:  # a new step: what was undone can no longer be redone
-            conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE state = {mark}", (DROPPED, UNDONE))
+            conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE state = ?"), (DROPPED, UNDONE))
         values = (to_iso(utcnow()), operation, json.dumps(targets), channel, actor, state,
                   json.dumps(details or {}, default=str))
-        seq = int(conn.exec_driver_sql(
+        seq = int(conn.exec_driver_sql(_driver(conn,
             "INSERT INTO audit(at, operation, targets, channel, actor, state, details) "
-            f"VALUES ({', '.join([mark] * len(values))}) RETURNING seq", values,
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq"), values,
         ).scalar_one())
-        conn.exec_driver_sql(f"INSERT INTO audit_changes(seq, changes) VALUES ({mark}, {mark})",
+        conn.exec_driver_sql(_driver(conn, "INSERT INTO audit_changes(seq, changes) VALUES (?, ?)"),
                              (seq, _changes_json(changes)))
         if targets:
-            conn.exec_driver_sql(f"INSERT INTO audit_targets(seq, target) VALUES ({mark}, {mark})",
+            conn.exec_driver_sql(_driver(conn, "INSERT INTO audit_targets(seq, target) VALUES (?, ?)"),
                                  [(seq, t) for t in targets])
         if replayed is not None:
             _mark_replayed(conn, replayed)
@@ -347,10 +344,8 @@ class Journal:
         engine = self._get_engine(False)
         if engine is None:
             return []
-        from ..sqlite_files import placeholder
-
         with self._errors(), engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.exec_driver_sql(sql.replace("?", placeholder(engine)), params)]
+            return [dict(r._mapping) for r in conn.exec_driver_sql(_driver(conn, sql), params)]
 
     def _in_its_layout(self, read: Callable[[bool], _T]) -> _T:
         """read(apart): with apart True while the changes may be in audit_changes, and False from
@@ -373,20 +368,14 @@ class Journal:
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
     """An undone or redone entry: its new state, and its changes as they now are on disk (None:
     as the entry holds them)."""
-    from ..sqlite_files import placeholder
-
     target, target_state, changes = replayed
-    mark = placeholder(conn.engine)
-    conn.exec_driver_sql(f"UPDATE audit SET state = {mark} WHERE seq = {mark}", (target_state, target))
+    conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE seq = ?"), (target_state, target))
     if changes is not None:  # else its snapshots are still what is on disk
         _set_changes(conn, target, changes)
 
 
 def _set_changes(conn: Connection, seq: int, changes: list[Change]) -> None:
-    from ..sqlite_files import placeholder
-
-    mark = placeholder(conn.engine)
-    conn.exec_driver_sql(f"UPDATE audit_changes SET changes = {mark} WHERE seq = {mark}", (_changes_json(changes), seq))
+    conn.exec_driver_sql(_driver(conn, "UPDATE audit_changes SET changes = ? WHERE seq = ?"), (_changes_json(changes), seq))
 
 
 # An entry's row with its changes (every entry has them; an outer join all the same, so that a
@@ -417,17 +406,19 @@ def _changes_table_found(error: BaseException) -> bool:
 def _redact(conn: Connection, purge: Purge) -> None:
     """Redact every entry that changed a purged memory's records (purge.redact), until no older
     version of them is left to find; the entries of other memories are left as they are."""
+    from ..sqlite_files import escape_like
+
     while True:
         ids, texts = set(purge.ids), set(purge.texts)
         records = sorted(ids)
         among = ", ".join("?" * len(records)) if records else "NULL"
         # a step that changed one of the records without naming it (a repair of a copy)
-        changing = "".join(" OR c.changes LIKE ? ESCAPE '/'" for _ in records)
+        changing = "".join(" OR c.changes LIKE ? ESCAPE '\\'" for _ in records)
         rows = conn.exec_driver_sql(_driver(conn, (
             "SELECT a.seq, a.targets, a.details, c.changes FROM audit a JOIN audit_changes c ON c.seq = a.seq "
             f"WHERE a.state != ? AND (a.seq IN (SELECT seq FROM audit_targets WHERE target IN ({among})){changing}) "
             "ORDER BY a.seq DESC")),
-            (PENDING, *records, *(f"%{_like_escaped(json.dumps({'record': r})[1:-1])}%" for r in records)),
+            (PENDING, *records, *(f"%{escape_like(json.dumps({'record': r})[1:-1])}%" for r in records)),
         ).all()
         for row in rows:
             changes, details = _loads_changes(row.changes), json.loads(row.details or "{}")
@@ -438,11 +429,6 @@ def _redact(conn: Connection, purge: Purge) -> None:
                                      (_dumps_changes(changes), row.seq))
         if purge.ids == ids and purge.texts == texts:
             return
-
-
-def _like_escaped(text: str) -> str:
-    """text matched as it is by LIKE ... ESCAPE '/'."""
-    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
 
 
 def _entry(row: Any, parsed: Any = None) -> AuditEntry:

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers.small_db import one_row_database
 from mnemoscope.storage.errors import UnreadableStoreError
 from mnemoscope.storage.sqlite_engine import (
     empty_wal,
@@ -25,17 +26,8 @@ from mnemoscope.storage.sqlite_engine import (
 from mnemoscope.storage.sqlite_files import friendly_errors, read_only_rows, writing
 
 
-def _database(path: Path) -> Path:
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE t (v)")
-    con.execute("INSERT INTO t VALUES (1)")
-    con.commit()
-    con.close()
-    return path
-
-
 def test_an_engine_commits_a_write_transaction_and_rolls_back_a_rehearsal(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db)
     try:
         with rehearsal(engine) as conn:
@@ -59,7 +51,7 @@ def test_an_engine_commits_a_write_transaction_and_rolls_back_a_rehearsal(tmp_pa
 
 
 def test_a_write_transaction_holds_the_write_lock_before_it_reads(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db)
     other = sqlite3.connect(db, timeout=0.05)
     try:
@@ -77,7 +69,7 @@ def test_a_write_transaction_holds_the_write_lock_before_it_reads(tmp_path: Path
 
 
 def test_rows_read_by_position_by_name_and_as_a_mapping(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db)
     try:
         with engine.connect() as conn:
@@ -116,7 +108,7 @@ def test_statements_built_with_sqlalchemy_run_compiled_for_sqlite(tmp_path: Path
 
 
 def test_a_pooled_connection_to_a_file_since_replaced_is_not_used(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db, wal=False)
     try:
         with engine.connect() as conn:
@@ -135,7 +127,7 @@ def test_a_pooled_connection_to_a_file_since_replaced_is_not_used(tmp_path: Path
 
 
 def test_threads_each_get_their_own_connection(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db)
     errors: list[BaseException] = []
 
@@ -162,7 +154,7 @@ def test_alembic_and_create_all_run_inside_the_engines_transaction(tmp_path: Pat
     runs in: rolled back with it, committed with it."""
     from sqlalchemy import Column, MetaData, Table, Text
 
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     metadata = MetaData()
     Table("made", metadata, Column("id", Text, primary_key=True))
     engine = sqlite_engine(db)
@@ -182,7 +174,7 @@ def test_alembic_and_create_all_run_inside_the_engines_transaction(tmp_path: Pat
 
 
 def test_writing_through_an_engine_never_imports_sqlalchemy(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     script = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -201,7 +193,7 @@ def test_writing_through_an_engine_never_imports_sqlalchemy(tmp_path: Path) -> N
 def test_writes_zero_what_they_remove_and_empty_wal_leaves_no_frame_behind(tmp_path: Path) -> None:
     """A purge relies on both: a removed value is zeroed in the file (secure_delete, whatever the
     SQLite build's default), and the -wal, emptied, keeps no older page."""
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     secret = "a text to forget " * 40
     engine = sqlite_engine(db)
     try:
@@ -262,7 +254,7 @@ def test_one_parameter_set_names_the_columns_an_insert_or_update_writes(tmp_path
 
 
 def test_a_transaction_sqlite_ended_itself_is_not_committed_as_if_whole(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     engine = sqlite_engine(db)
     try:
         with pytest.raises(sqlite3.OperationalError, match="rolled back by SQLite"), write_transaction(engine) as conn:

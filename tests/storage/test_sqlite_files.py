@@ -10,14 +10,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers.small_db import one_row_database
 from mnemoscope.storage import MemoryQuery, open_store
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.errors import LockedError, StoreFileError, UnreadableStoreError
 from mnemoscope.storage.sqlite_files import (
     FileLook,
+    escape_like,
     file_state,
     files_token,
-    friendly_errors,
     holders,
     is_sqlite_file,
     peek_schema,
@@ -117,17 +118,9 @@ def test_file_state_tells_apart_two_writes_of_the_same_size_in_one_mtime_tick(tm
     assert file_state(db) != state
 
 
-def _database(path: Path) -> Path:
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE t (v)")
-    con.execute("INSERT INTO t VALUES (1)")
-    con.commit()
-    con.close()
-    return path
-
 
 def test_is_sqlite_file_reads_the_header_only_of_regular_files(tmp_path: Path) -> None:
-    assert is_sqlite_file(_database(tmp_path / "x.db"))
+    assert is_sqlite_file(one_row_database(tmp_path / "x.db"))
     (tmp_path / "notes.db").write_text("not a database")
     os.mkfifo(tmp_path / "fifo.db")  # opening it to read would block forever
     (tmp_path / "folder.db").mkdir()
@@ -135,7 +128,7 @@ def test_is_sqlite_file_reads_the_header_only_of_regular_files(tmp_path: Path) -
 
 
 def test_one_look_at_a_file_answers_what_an_open_asks_as_the_single_questions_do(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     writer = sqlite3.connect(db)
     writer.execute("PRAGMA journal_mode = WAL")
     writer.execute("INSERT INTO t VALUES (2)")
@@ -157,7 +150,7 @@ def test_one_look_at_a_file_answers_what_an_open_asks_as_the_single_questions_do
 def test_a_rollback_journal_database_switched_to_wal_while_read_is_left_without_our_files(tmp_path: Path) -> None:
     """An agent that first connects while Mnemoscope reads may switch the file to WAL: the
     read-only connections then read its frames and leave no -wal or -shm of their own behind."""
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     first, second = read_only_connection(db), read_only_connection(db)
     try:
         assert first.execute("SELECT v FROM t").fetchall() == second.execute("SELECT v FROM t").fetchall() == [(1,)]
@@ -176,7 +169,7 @@ def test_a_rollback_journal_database_switched_to_wal_while_read_is_left_without_
 
 
 def test_a_read_only_connection_writes_no_byte_and_the_token_moves_on_a_write(tmp_path: Path) -> None:
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     token, state = files_token(db), file_state(db)
     con = read_only_connection(db)
     try:
@@ -206,7 +199,7 @@ def test_holders_names_another_program_that_has_the_file_open(tmp_path: Path) ->
     import subprocess
     import sys
 
-    db = _database(tmp_path / "x.db")
+    db = one_row_database(tmp_path / "x.db")
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import sqlite3, sys, time; c = sqlite3.connect({str(db)!r}); "
          "c.execute('SELECT * FROM t').fetchall(); print('open', flush=True); time.sleep(30)"],
@@ -218,3 +211,15 @@ def test_holders_names_another_program_that_has_the_file_open(tmp_path: Path) ->
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_like_patterns_match_their_characters_literally(tmp_path: Path) -> None:
+    con = sqlite3.connect(tmp_path / "like.db")
+    con.execute("CREATE TABLE t (v TEXT)")
+    con.executemany("INSERT INTO t VALUES (?)", [("100%",), ("1000",), ("a_b",), ("axb",), ("c\\d",)])
+    found = {
+        text: [v for (v,) in con.execute("SELECT v FROM t WHERE v LIKE ? ESCAPE '\\'", (f"%{escape_like(text)}%",))]
+        for text in ("0%", "_", "\\")
+    }
+    con.close()
+    assert found == {"0%": ["100%"], "_": ["a_b"], "\\": ["c\\d"]}

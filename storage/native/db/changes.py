@@ -65,16 +65,16 @@ class NativeChanges(NativeReads):
             return "relations", f"id = {mark}", (record_id[len(RELATION_PREFIX) :],)
         return "memories", f"id = {mark}", (record_id,)
 
-    def _read_row(self, conn: Connection, record_id: str, *, lock: bool = False) -> Snapshot | None:
-        """The row record_id names, every column as the driver returns it (as read_records reads
-        memories); with lock, held against other writers until the transaction ends."""
-        table, where, key = self._row_for(record_id)
+    def _read_row(self, conn: Connection, table: str, where: str, key: tuple[str, ...], *,
+                  lock: bool = False) -> Snapshot | None:
+        """The row of table where selects (_row_for), every column as the driver returns it (as
+        read_records reads memories); with lock, held against other writers until the transaction ends."""
         row = conn.exec_driver_sql(f"SELECT * FROM {table} WHERE {where}" + (self._lock_rows if lock else ""), key).first()
         return dict(row._mapping) if row else None
 
     def read_record(self, record_id: str) -> Snapshot | None:
         with self.errors(), self.engine.connect() as conn:
-            return self._read_row(conn, record_id)
+            return self._read_row(conn, *self._row_for(record_id))
 
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None
@@ -119,7 +119,8 @@ class NativeChanges(NativeReads):
     def _write_row(
         self, conn: Connection, record_id: str, expected: Snapshot | None, new: Snapshot | None
     ) -> Snapshot | None:
-        current = self._read_row(conn, record_id, lock=True)
+        table, where, key = self._row_for(record_id)
+        current = self._read_row(conn, table, where, key, lock=True)
         if not same_record(current, expected):
             raise ConflictError(
                 f"{record_id} changed since it was read (another writer touched it); "
@@ -127,7 +128,6 @@ class NativeChanges(NativeReads):
             )
         # driver SQL, values bound as they were read: a row another program wrote text into a
         # number column of is written back as it was, not converted or refused
-        table, where, key = self._row_for(record_id)
         mark = self._mark
         if new is None:
             conn.exec_driver_sql(f"DELETE FROM {table} WHERE {where}", key)
@@ -140,7 +140,7 @@ class NativeChanges(NativeReads):
             if changed:
                 assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in changed)
                 conn.exec_driver_sql(f"UPDATE {table} SET {assignments} WHERE {where}", (*changed.values(), *key))
-        return self._read_row(conn, record_id)
+        return self._read_row(conn, table, where, key)
 
     def _write_rows(self, conn: Connection, changes: Sequence[Change]) -> list[Change]:
         """The changes written in conn's transaction, in their order: each run of memories rows

@@ -36,6 +36,7 @@ from ...salience import PromotionThresholds
 from ...source import Capabilities, Snapshot, page_after_by_key
 from ...sqlite_engine import AnyConnection as Connection
 from ...sqlite_engine import AnyEngine as Engine
+from ...sqlite_files import escape_like
 from ...timeutil import parse_time, to_iso, utcnow
 from . import schema
 from .graph import GraphReads
@@ -44,7 +45,6 @@ from .positions import Positions
 from .rows import (
     DB_NAME,
     ORDER_COLUMNS,
-    escape_like,
     json_list,
     memory_dict_from_row,
     memory_from_row,
@@ -508,20 +508,12 @@ class NativeReads(GraphReads):
     def relations(
         self, types: Sequence[str] = (), channels: Sequence[str] = (), touching: str | None = None
     ) -> list[Relation]:
-        mark = self._mark
-        where: list[str] = []
-        params: list[str] = []
-        if types:
-            where.append(f"type IN ({', '.join([mark] * len(types))})")
-            params += types
-        if channels:
-            where.append(f"channel IN ({', '.join([mark] * len(channels))})")
-            params += channels
+        params: list[Any] = []
+        where = "1 = 1" + self._among("type", types, params) + self._among("channel", channels, params)
         if touching:
-            where.append(f"(source_id = {mark} OR target_id = {mark})")
+            where += f" AND (source_id = {self._mark} OR target_id = {self._mark})"
             params += [touching, touching]
-        sql = ("SELECT id, source_id, target_id, type, channel, weight, created_at FROM relations"
-               + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id")
+        sql = f"SELECT id, source_id, target_id, type, channel, weight, created_at FROM relations WHERE {where} ORDER BY id"
         with self.errors(), self.engine.connect() as conn:
             return [
                 Relation(

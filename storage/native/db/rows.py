@@ -249,6 +249,3 @@ def values_revision(values: Sequence[Any]) -> str:
     DB-API cursor returned it: nothing decoded)."""
     return hashlib.sha1(repr(tuple(values)).encode("utf-8")).hexdigest()[:12]
 
-
-def escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

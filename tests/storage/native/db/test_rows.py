@@ -9,18 +9,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage import Layer, NotFoundError, Relation, Status
-from mnemoscope.storage.native.db import schema
+from mnemoscope.storage import Layer, NotFoundError, Status
 from mnemoscope.storage.native.db.rows import (
     DB_NAME,
     SCRATCH_PREFIX,
-    escape_like,
     json_list,
     memory_dict_from_row,
     memory_from_row,
     new_id,
     number,
-    relation_row,
     row_revision,
     same_json,
     scratch_key,
@@ -74,18 +71,6 @@ def test_scratch_values_and_record_ids() -> None:
         scratch_key(SCRATCH_PREFIX + "nonsense")
     assert same_json('{"b": 2, "a": 1}', {"a": 1, "b": 2})
     assert not same_json('"x"', "x") and not same_json("{", {})
-
-
-def test_like_patterns_match_their_characters_literally(tmp_path: Path) -> None:
-    con = sqlite3.connect(tmp_path / "like.db")
-    con.execute("CREATE TABLE t (v TEXT)")
-    con.executemany("INSERT INTO t VALUES (?)", [("100%",), ("1000",), ("a_b",), ("axb",), ("c\\d",)])
-    found = {
-        text: [v for (v,) in con.execute("SELECT v FROM t WHERE v LIKE ? ESCAPE '\\'", (f"%{escape_like(text)}%",))]
-        for text in ("0%", "_", "\\")
-    }
-    con.close()
-    assert found == {"0%": ["100%"], "_": ["a_b"], "\\": ["c\\d"]}
 
 
 def test_new_ids_are_prefixed_and_distinct() -> None:
