@@ -32,7 +32,7 @@ PROBE_TIMEOUT = 3.0
 
 
 def is_sqlite_file(path: Path) -> bool:
-    return bool(looked("sqlite magic", path, lambda: _is_sqlite_file(path)))
+    return bool(looked("sqlite magic", path, lambda: _is_sqlite_file(path), state=schema_state))
 
 
 def _is_sqlite_file(path: Path) -> bool:
@@ -347,10 +347,11 @@ _SCHEMAS: dict[tuple[Any, ...], Schema] = {}
 SCHEMAS_KEPT = 256  # a home of a few hundred stores discovered again reads none twice
 
 
-def _schema_state(path: Path) -> tuple[Any, ...] | None:
-    """What tells that a SQLite file still holds the same schema: device, inode, the schema cookie
-    SQLite bumps on every schema change and a hash of page 1 past its header; file_state when a
-    -wal holds frames (the page 1 in the file may not be the current one)."""
+def schema_state(path: Path | str) -> tuple[Any, ...] | None:
+    """What tells that a SQLite file still holds the same schema: device, inode, the header's
+    fixed fields (magic, page size, versions), the schema cookie SQLite bumps on every schema
+    change and a hash of page 1 past its header; file_state when a -wal holds frames (the page 1
+    in the file may not be the current one). A write of rows leaves it as it was."""
     name = os.path.realpath(path)
     try:
         if os.stat(name + "-wal").st_size:
@@ -368,7 +369,7 @@ def _schema_state(path: Path) -> tuple[Any, ...] | None:
     page_one = database_head(name, 65536 if size == 1 else size, st)
     if page_one is None:
         return None
-    return ("schema", st.st_dev, st.st_ino, header[40:44], header[44:48], hashlib.sha1(page_one[100:]).digest())
+    return ("schema", st.st_dev, st.st_ino, header[:24], header[40:48], hashlib.sha1(page_one[100:]).digest())
 
 
 def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
@@ -379,7 +380,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
     rows does not make the next open read the schema again. Raises LockedError when it stays
     locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
     caller reads more with (the schema is parsed once for both)."""
-    key = _schema_state(path)
+    key = schema_state(path)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:

@@ -59,15 +59,36 @@ def as_path(path: str | Path) -> Path:
     return path if isinstance(path, Path) else Path(path)
 
 
-def looked(what: str, path: str | Path, probe: Callable[[], Any]) -> Any:
-    """probe()'s answer about path, asked once per look (every time outside one)."""
+def looked(what: str, path: str | Path, probe: Callable[[], Any], *, state: Callable[[str], Any] | None = None) -> Any:
+    """probe()'s answer about path, asked once per look (every time outside one). state: what
+    the answer depends on alone (a SQLite file's schema, not its rows), taken before the probe
+    reads: a remembered look whose every probe of path gives one holds while state(path) does,
+    whatever else changes in the file (see RememberedLooks)."""
     seen = _LOOK.get()
     if seen is None:
         return probe()
-    key = (what, os.fspath(path))
+    name = os.fspath(path)
+    key = (what, name)
     if key not in seen:
+        if state is not None:
+            kept = seen.get((_STATE, name))
+            if kept is None or kept.state is not state:
+                kept = seen[(_STATE, name)] = _StateProbed(state, state(name))
+            kept.whats.add(what)
         seen[key] = probe()
     return seen[key]
+
+
+_STATE = "state"  # seen[(_STATE, path)]: the _StateProbed of path's probes that gave a state
+
+
+class _StateProbed:
+    """What path's state was before the probes that gave it (whats) read the file."""
+
+    __slots__ = ("state", "before", "whats")
+
+    def __init__(self, state: Callable[[str], Any], before: Any) -> None:
+        self.state, self.before, self.whats = state, before, {_STATE}
 
 
 def _entry(path: str | Path) -> os.DirEntry[str] | None | bool:
@@ -244,21 +265,74 @@ def _states(seen: dict[tuple[str, str], Any], before_ns: int) -> dict[str, Any] 
             states[path] = _Listed(_names(seen[(what, path)]), _stamp(st) if settled else None)
     for _what, path in seen:
         if path not in states:
+            kept = _by_state(seen, path, before_ns)
+            if kept is not None:
+                states[path] = kept
+                continue
             state = states[path] = _state(path)
             if state is not None and any(times is not None and max(times[2:]) >= before_ns for times in state):
                 return None
     return states
 
 
+def _by_state(seen: dict[tuple[str, str], Any], path: str, before_ns: int) -> _Kept | None:
+    """path kept by the state its probes gave (looked's state), when every probe of it gave one
+    and the state is still what it was before they read; None otherwise. Its stat state is kept
+    too when its times are earlier than before_ns (see _RACY_NS)."""
+    probed = seen.get((_STATE, path))
+    if probed is None or any(what not in probed.whats for what, other in seen if other == path):
+        return None
+    if probed.state(path) != probed.before:  # changed while the look read it
+        return None
+    stat = _state(path)
+    racy = stat is not None and any(times is not None and max(times[2:]) >= before_ns for times in stat)
+    return _Kept(None if racy else stat, probed.state, probed.before)
+
+
+class _Kept:
+    """A file kept by a state of its own (looked's state), and its stat state when the look ended:
+    an unchanged stat answers at once, a changed one asks the state."""
+
+    __slots__ = ("stat", "state", "value")
+
+    def __init__(self, stat: Any, state: Callable[[str], Any], value: Any) -> None:
+        self.stat, self.state, self.value = stat, state, value
+
+    def holds(self, path: str) -> bool:
+        asked = time.time_ns()
+        stat = _state(path)
+        if self.stat is not None and stat == self.stat:
+            return True
+        if self.state(path) != self.value:
+            return False
+        racy = stat is None or any(times is not None and max(times[2:]) >= asked - _RACY_NS for times in stat)
+        self.stat = None if racy else stat
+        return True
+
+
 def _unchanged(states: dict[str, Any]) -> bool:
+    """Whether every path is as states keep it; a folder listed again or a file whose state was
+    asked, found unchanged, is kept by its stat from then on where that stat has settled."""
     for path, was in states.items():
         if isinstance(was, _Listed):
-            if was.stamp is None or _stamp(_stat(path)) != was.stamp:
+            asked = time.time_ns()
+            st = _stat(path)
+            if was.stamp is None or _stamp(st) != was.stamp:
                 if _names(_listing(path)) != was.names:
                     return False
+                was.stamp = _stamp(st) if _settled(st, asked) else None
+        elif isinstance(was, _Kept):
+            if not was.holds(path):
+                return False
         elif _state(path) != was:
             return False
     return True
+
+
+def _settled(st: os.stat_result | None, asked_ns: int) -> bool:
+    """Whether a stat taken at asked_ns shows times far enough before it (_RACY_NS) that a later
+    change cannot keep them."""
+    return st is not None and max(st.st_mtime_ns, st.st_ctime_ns) < asked_ns - _RACY_NS
 
 
 def _names(listing: dict[str, os.DirEntry[str]] | None) -> frozenset[tuple[str, bool, bool]] | None:

@@ -51,6 +51,7 @@ from ..sqlite_files import (
     is_sqlite_file,
     peek_schema,
     read_only_connection,
+    schema_state,
     sqlite_error,
     writing,  # the formats' write transaction (imported from here by each format)
 )
@@ -429,7 +430,7 @@ class KeptReading:
 def sqlite_tables(path: Path) -> dict[str, set[str]]:
     """Table name -> column names of a SQLite file; {} for anything that is not one.
     Raises LockedError when another program holds it locked (the open fails at once)."""
-    tables: dict[str, set[str]] = looked("tables", path, lambda: _sqlite_tables(path))
+    tables: dict[str, set[str]] = looked("tables", path, lambda: _sqlite_tables(path), state=schema_state)
     return {name: set(columns) for name, columns in tables.items()}
 
 

@@ -1,56 +1,25 @@
 """Opening the same store again reuses its detection while the files it looked at are as they were
 (storage/detect/looks.py, RememberedLooks): a file added beside the store, a table an agent adds in
-the -wal, or a change made just before the look are all seen by the next open."""
+the -wal, or a change made just before the look are all seen by the next open; rows written to a
+SQLite file whose tables are all a detection read of it are not a change."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import time
-import urllib.parse
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from mnemoscope.storage import open_store
+from detect.test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
+from helpers.file_calls import file_named, file_system_calls
+from mnemoscope.storage import Curator, MemoryQuery, open_store, opening
 from mnemoscope.storage.demo import write_demo
 from mnemoscope.storage.detect.looks import consulted, one_look
 from mnemoscope.storage.model import Kind
 from mnemoscope.storage.opening import _detect_everything, detect_everything
-from detect.test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
-
-_EVENTS: list[tuple[str, str]] | None = None
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _EVENTS is None or event not in ("open", "os.scandir", "os.listdir", "sqlite3.connect"):
-        return
-    target = args[0] if args else None
-    if isinstance(target, (str, bytes, os.PathLike)):
-        _EVENTS.append((event, os.fsdecode(target)))
-
-
-sys.addaudithook(_audit)
-
-
-@contextmanager
-def file_system_calls() -> Iterator[list[tuple[str, str]]]:
-    """The files opened and folders listed in the block."""
-    global _EVENTS
-    _EVENTS = events = []
-    try:
-        yield events
-    finally:
-        _EVENTS = None
-
-
-def _file_named(target: str) -> str:
-    if target.startswith("file:"):  # a SQLite URI
-        target = urllib.parse.unquote(urllib.parse.urlsplit(target).path)
-    return os.path.realpath(target)
 
 
 def _settle() -> None:
@@ -77,8 +46,8 @@ def test_every_file_a_detection_reads_is_one_it_consulted(home: dict[str, Path])
         with file_system_calls() as calls, one_look():
             _detect_everything(path)
             looked_at = {os.path.realpath(p) for p in consulted()}
-        unseen += [f"{tool}: {event} {_file_named(target)}" for event, target in calls
-                   if _file_named(target) not in looked_at]
+        unseen += [f"{tool}: {event} {file_named(target)}" for event, target in calls
+                   if file_named(target) not in looked_at]
     assert unseen == [], "\n".join(unseen)
 
 
@@ -190,3 +159,49 @@ def test_another_home_folder_is_another_detection(tmp_path: Path, monkeypatch: p
     assert detect_everything(project)[1] == []
     monkeypatch.setenv("HOME", str(second))
     assert [m.format for m in detect_everything(project)[1]] == ["agentix"]
+
+
+@pytest.fixture
+def detections(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The paths detected afresh (not answered from a remembered look) from here on."""
+    fresh: list[Path] = []
+    detect = opening._detect_everything
+
+    def counted(path: Path) -> object:
+        fresh.append(path)
+        return detect(path)
+
+    monkeypatch.setattr(opening, "_detect_everything", counted)
+    return fresh
+
+
+def test_a_store_whose_rows_were_just_written_is_not_detected_again(workspace: Path, detections: list[Path]) -> None:
+    _settle()
+    detect_everything(workspace)
+    detections.clear()
+    with open_store(workspace) as store:  # remembered: memory.db as the look saw it
+        Curator(store).delete(store.page(MemoryQuery(), 1)[0].id)
+    with open_store(workspace) as store:  # memory.db's rows changed a moment ago, not its tables
+        Curator(store).undo()
+    with file_system_calls() as calls:
+        detect_everything(workspace)
+    assert detections == []
+    assert [target for event, target in calls if event == "sqlite3.connect"] == []
+
+
+def test_a_table_added_to_a_file_without_a_wal_is_seen_at_once(tmp_path: Path, detections: list[Path]) -> None:
+    """A change to a file's tables moves its schema cookie: seen even within the file clock's tick."""
+    db = tmp_path / "agent.db"
+    with closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TABLE notes (body TEXT)")
+        con.commit()
+    _settle()
+    assert detect_everything(tmp_path)[1] == []
+    with closing(sqlite3.connect(db)) as con:  # rows: the detection holds
+        con.execute("INSERT INTO notes VALUES ('one')")
+        con.commit()
+    assert detect_everything(tmp_path)[1] == [] and len(detections) == 1
+    _add_langgraph_table(db)  # no -wal: the file itself holds the new table
+    assert not (tmp_path / "agent.db-wal").exists()
+    assert [m.format for m in detect_everything(tmp_path)[1]] == ["langgraph"]
+    assert len(detections) == 2
