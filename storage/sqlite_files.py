@@ -63,6 +63,9 @@ def file_state(path: Path | str, *, real: bool = False) -> tuple[int, ...] | Non
     return None if look is None else look.state
 
 
+_OWN_STATE = 5  # FileLook.state: the file's own fields, then its -wal's
+
+
 class FileLook(NamedTuple):
     """One look at a SQLite file by its real path: its stat, its -wal's (None when there is
     none), whether its header is a database's and its file_state, for every question an open
@@ -89,6 +92,13 @@ class FileLook(NamedTuple):
             return cls(real, st, None, _is_database(header), state)
         state = (*state, wal.st_mtime_ns, wal.st_size, _header_int(_wal_head(real + "-wal", wal), 12, 24))
         return cls(real, st, wal, _is_database(header), state)
+
+    def without_empty_wal(self) -> FileLook:
+        """This look as it would be without its -wal if that is empty (as a reading connection
+        makes it: it holds nothing)."""
+        if self.wal is None or self.wal.st_size:
+            return self
+        return self._replace(wal=None, state=self.state[:_OWN_STATE])
 
 
 def _is_database(header: bytes | None) -> bool:
@@ -422,9 +432,16 @@ class SqliteConnector:
         )
 
     def __call__(self) -> sqlite3.Connection:
-        con = self.opener()
+        return self.prepared(self.opener())
+
+    @staticmethod
+    def prepared(con: sqlite3.Connection, *, busy_timeout: bool = False) -> sqlite3.Connection:
+        """con set up as this connector's connections are (closed if that fails); busy_timeout:
+        con is one of the same kind made elsewhere, with another busy timeout."""
         try:
             con.isolation_level = None
+            if busy_timeout:
+                con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
             ensure_math_functions(con)
         except BaseException:
             con.close()

@@ -55,6 +55,12 @@ class HeldReaders:
             with self._lock:
                 held.busy -= 1
 
+    def adopt(self, dbapi: Any) -> None:
+        """Hold dbapi, a connection to the file made elsewhere, as this thread's (which holds none yet)."""
+        held = _Held(dbapi, file_identity(self._path), time.monotonic(), 0)
+        with self._lock:
+            self._held[threading.get_ident()] = held
+
     def _take(self) -> _Held:
         thread = threading.get_ident()
         identity = file_identity(self._path)

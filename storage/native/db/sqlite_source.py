@@ -60,7 +60,8 @@ class SqliteSource(NativeDb):
     def __init__(self, db_path: Path, *, read_only: bool, engine: SqliteEngine | None = None,
                  schema_version: int | None = None, found_wal: bool = False,
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
-                 intact: bool | tuple[str, list[object]] | None = False) -> None:
+                 intact: bool | tuple[str, list[object]] | None = False,
+                 reader: sqlite3.Connection | None = None) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
@@ -68,7 +69,9 @@ class SqliteSource(NativeDb):
         read-only open then connects at its first read). real_path: db_path's real path.
         intact: whether the file is known intact (checked, remembered, or made here), or its
         state at the open (intact.file_key), looked up in the remembered verdicts at the first
-        write that asks (reading them costs an open a third of its time)."""
+        write that asks (reading them costs an open a third of its time). reader: a connection
+        the open read the schema with, held as this thread's reading connection (a new one
+        would parse the schema again)."""
         self.db_path = Path(db_path)
         self._intact = intact
         self._found_wal = found_wal
@@ -79,6 +82,8 @@ class SqliteSource(NativeDb):
         self._engine_lock = threading.Lock()
         self._readers = HeldReaders(self._connect, self.db_path)
         try:
+            if reader is not None:
+                self._readers.adopt(self._connect.prepared(reader, busy_timeout=True))
             if schema_version is None:
                 with friendly_errors(self.db_path), self.engine.connect() as conn:
                     schema_version = schema.read_version(conn)
@@ -130,25 +135,35 @@ class SqliteSource(NativeDb):
             raise _not_sqlite(db_path)
         stored: object = None
         not_null: frozenset[str] | None = None
-        if look is not None:
-            # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
-            if not read_only:
-                _check_inside(db_path, real)
-                _check_writable(name)
-                if _finish_interrupted_write(db_path):  # (it may have rolled back, or waited for a lock)
-                    look = FileLook.at(real) or look
-            (found, stored, not_null), read = _peek_tables(db_path, look)
-            if read and not read_only:  # (it may have waited for another program's lock: the state now)
-                look = FileLook.at(real) or look
-            if not found and not create:
-                raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
-        if read_only:
-            _check_read_only_version(db_path, stored)
-            return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                       real_path=real)
-        if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
-            return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
-                       not_null=not_null, real_path=real, intact=file_key(look))
+        peeked_on: sqlite3.Connection | None = None  # the peek's connection, kept as the first reader
+        try:
+            if look is not None:
+                # Refused here, before an engine switches the file to WAL, migrates it or writes to it.
+                if not read_only:
+                    _check_inside(db_path, real)
+                    _check_writable(name)
+                    if _finish_interrupted_write(db_path):  # (it may have rolled back, or waited for a lock)
+                        look = FileLook.at(real) or look
+                (found, stored, not_null), read, peeked_on = _peek_tables(db_path, look, read_only=read_only)
+                if read and not read_only:  # (it may have waited for another program's lock: the state now)
+                    again = FileLook.at(real) or look
+                    # (without the empty -wal that the peek's connection, kept open, made on a file that had none)
+                    look = again.without_empty_wal() if peeked_on is not None and look.wal is None else again
+                if not found and not create:
+                    raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
+            if read_only:
+                _check_read_only_version(db_path, stored)
+                return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
+                           real_path=real, reader=peeked_on)
+            if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
+                return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
+                           not_null=not_null, real_path=real, intact=file_key(look), reader=peeked_on)
+        except BaseException:
+            if peeked_on is not None:
+                peeked_on.close()
+            raise
+        if peeked_on is not None:
+            peeked_on.close()
         found_wal = os.path.exists(real + "-wal")  # named after the real file
         exists = look is not None
         if exists and found:  # a migration writes: checked first
@@ -354,35 +369,45 @@ class _Peek(NamedTuple):
     not_null: frozenset[str] | None  # the memories columns declared NOT NULL (None: no such table)
 
 
-def _peek_tables(db_path: Path, look: FileLook) -> tuple[_Peek, bool]:
+def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Peek, bool, sqlite3.Connection | None]:
     """Tables and views with their columns, the schema version meta holds and which memories
     columns are NOT NULL, read without writing a byte (no WAL switch, no migration) and waiting once for a lock, of a
-    file that is a memory.db this code reads (or an empty SQLite file); raises otherwise. With
-    whether the file was read (and so may have changed meanwhile): it is remembered, as
-    peek_schema is, while the file and its -wal keep the state look saw."""
+    file that is a memory.db this code reads (or an empty SQLite file); raises otherwise. It is
+    remembered, as peek_schema is, while the file and its -wal keep the state look saw. With
+    whether the file was read (and so may have changed since look), and the connection that read
+    it, for the caller to read with or close: a read-only open's, or a writable open's that
+    refuses writes as its reading connections do (query_only); else None."""
     key = look.state
     if key in _PEEKED:
-        return _PEEKED[key], False
+        return _PEEKED[key], False, None
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
+    con = None
     try:
-        with contextlib.closing(read_only_connection(db_path, PROBE_TIMEOUT)) as con:  # one schema parse for all
-            found = peek_schema(db_path, con)
-            stored = None
-            if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
-                rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-                stored = rows[0][0] if rows else None
-            not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
-                        if "memories" in found else None)
-    except sqlite3.Error as exc:
-        raise sqlite_error(db_path, exc) from None
-    except UnicodeDecodeError:
-        raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
-    _check_schema(db_path, found, stored)
+        con = read_only_connection(db_path, PROBE_TIMEOUT)  # one schema parse for all
+        found = peek_schema(db_path, con)
+        stored = None
+        if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
+            rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+            stored = rows[0][0] if rows else None
+        not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
+                    if "memories" in found else None)
+        _check_schema(db_path, found, stored)
+    except BaseException as exc:
+        if con is not None:
+            con.close()
+        if isinstance(exc, sqlite3.Error):
+            raise sqlite_error(db_path, exc) from None
+        if isinstance(exc, UnicodeDecodeError):
+            raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
+        raise
     if len(_PEEKED) >= 16:
         del _PEEKED[next(iter(_PEEKED))]
     _PEEKED[key] = _Peek(found, stored, not_null)
-    return _PEEKED[key], True
+    if not read_only and not getattr(con, "_counted", False):  # a mode=ro connection: not a writable store's reader
+        con.close()
+        return _PEEKED[key], True, None
+    return _PEEKED[key], True, con
 
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}

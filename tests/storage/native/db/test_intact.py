@@ -133,3 +133,15 @@ def test_a_commit_made_while_the_open_waits_for_a_lock_is_not_covered_by_the_ver
         assert not source._known_intact()
     finally:
         source.close()
+
+
+def test_the_verdict_holds_for_the_next_open_whose_reading_connection_made_a_wal(tmp_path: Path) -> None:
+    """The open's look at the schema stays open as its reader, and the -wal it made holds nothing:
+    the file is as the source that wrote it left it, and nothing reads it whole again."""
+    db_path = _store(tmp_path)
+    source = SqliteSource.open(db_path)
+    try:
+        assert (tmp_path / "memory.db-wal").exists()
+        assert source._known_intact()
+    finally:
+        source.close()

@@ -129,3 +129,26 @@ def test_text_another_program_put_in_number_columns_reads_and_deletes(tmp_path: 
         "high", "many", b"\x00",
     )
     con.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_an_open_reads_on_the_connection_that_read_the_schema(tmp_path: Path, read_only: bool) -> None:
+    """A file whose rows changed since this process read it: the open's look at its schema stays
+    open as the first reader, so the open and its first page parse the schema once; and its empty
+    -wal is gone when the store closes."""
+    from helpers.file_calls import connections_to, file_system_calls
+    from mnemoscope.storage.opening import detect_everything
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    source.add_memory("the deploy key rotates monthly")
+    source.close()
+    detect_everything(tmp_path)  # (remembered: the rows written next leave the file's tables as they are)
+    with sqlite3.connect(db) as con:  # another program
+        con.execute("UPDATE memories SET salience = 0.75")
+    con.close()
+    with file_system_calls() as calls, open_store(tmp_path, read_only=read_only) as store:
+        assert [m.salience for m in store.page(MemoryQuery(), limit=10)] == [0.75]
+        assert store.count() == 1
+    assert connections_to(calls, db) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]
