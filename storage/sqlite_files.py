@@ -428,7 +428,7 @@ class SqliteConnector:
         # so that both count the same open connections.
         self.opener: Callable[[], sqlite3.Connection] = (
             _ReadOnlyConnections(self.real_path, BUSY_TIMEOUT, real=True) if read_only
-            else functools.partial(_query_only_connection, Path(self.real_path))
+            else functools.partial(_query_only_connection, self.real_path)
         )
 
     def __call__(self) -> sqlite3.Connection:
@@ -449,7 +449,7 @@ class SqliteConnector:
         return con
 
 
-def _query_only_connection(path: Path) -> sqlite3.Connection:
+def _query_only_connection(path: Path | str) -> sqlite3.Connection:
     """A connection for reading a database this process may write: it refuses writes itself
     (writes go through the engine, in a transaction with a conflict check)."""
     con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, check_same_thread=False)

@@ -85,7 +85,7 @@ class MemoryStore:
     ) -> None:
         # root: the folder the store's files (or, for a server, Mnemoscope's own files about it) live in;
         # location: what a person is shown and what reopens it, a path or a server URL without secrets.
-        self.root = Path(root)
+        self.root = root if isinstance(root, Path) else Path(root)
         self.location = location or str(self.root)
         # What open_store takes to open it again (the recent list keeps it): target, vectors URL.
         self.opened_as: tuple[str, str | None] = (self.location, None)

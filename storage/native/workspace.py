@@ -81,7 +81,7 @@ class NativeWorkspace:
         vectors: ChromaSource | None = None,
         markdown: MarkdownSource | None = None,
     ) -> None:
-        self.root = Path(root)
+        self.root = root if isinstance(root, Path) else Path(root)
         self.db = db
         self.vectors = vectors
         self.markdown = markdown

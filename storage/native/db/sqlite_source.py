@@ -72,7 +72,7 @@ class SqliteSource(NativeDb):
         write that asks (reading them costs an open a third of its time). reader: a connection
         the open read the schema with, held as this thread's reading connection (a new one
         would parse the schema again)."""
-        self.db_path = Path(db_path)
+        self.db_path = db_path if isinstance(db_path, Path) else Path(db_path)
         self._intact = intact
         self._found_wal = found_wal
         self.root = self.db_path.parent
@@ -122,8 +122,12 @@ class SqliteSource(NativeDb):
         that needs it (ensure_intact; see intact.py for what is checked when); the write engine
         is made at the first write of a file already at this schema version: a writable open
         costs about what a read-only one does."""
-        name = os.path.join(path, DB_NAME) if os.path.isdir(path) else os.fspath(path)
-        db_path = Path(name)
+        if os.path.isdir(path):
+            name = os.path.join(path, DB_NAME)
+            db_path = Path(name)
+        else:  # (a Path taken as it is: parsing one again costs a tenth of an open's Python)
+            name = os.fspath(path)
+            db_path = path if isinstance(path, Path) else Path(name)
         look = FileLook.at(real := os.path.realpath(name))
         if look is None:
             if not create:
