@@ -384,10 +384,11 @@ def schema_state(path: Path | str) -> tuple[Any, ...] | None:
 
 def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
-    waiting at most PROBE_TIMEOUT for another program's lock. Remembered while the file (and its
-    -wal) keep their size and mtime, or, with no -wal holding frames, while the file keeps its
-    identity, its schema cookie and the rest of page 1 (where the schema table starts): a write of
-    rows does not make the next open read the schema again. Raises LockedError when it stays
+    waiting at most PROBE_TIMEOUT for another program's lock. Remembered, while no -wal holds
+    frames, as long as the file keeps its identity, its schema cookie and the rest of page 1
+    (where the schema table starts): a write of rows does not make the next open read the schema
+    again. (A -wal with frames is told by its times and size, which a reused -wal can keep: then
+    the schema is read every time.) Raises LockedError when it stays
     locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
     caller reads more with (the schema is parsed once for both)."""
     key = schema_state(path)
@@ -409,7 +410,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
         if isinstance(error, LockedError):
             raise error from None
         raise
-    if key is not None:
+    if key is not None and key[0] == "schema":  # (file_state, of a -wal with frames: its times may not tell a change)
         if len(_SCHEMAS) >= SCHEMAS_KEPT:
             del _SCHEMAS[next(iter(_SCHEMAS))]
         _SCHEMAS[key] = schema

@@ -285,6 +285,8 @@ def _by_state(seen: dict[tuple[str, str], Any], path: str, before_ns: int) -> _K
     if probed.state(path) != probed.before:  # changed while the look read it
         return None
     stat = _state(path)
+    if stat is not None and stat[1] is not None and stat[1][1]:  # a -wal with frames: kept by its stat, as before
+        return None
     racy = stat is not None and any(times is not None and max(times[2:]) >= before_ns for times in stat)
     return _Kept(None if racy else stat, probed.state, probed.before)
 

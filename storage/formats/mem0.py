@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..consistency_report import WARNING, Finding, FindingKind, register_kind
-from ..detect.looks import as_path, is_dir, is_file, names, subfolders
+from ..detect.looks import as_path, is_dir, is_file, looked, names, subfolders
 from ..errors import StoreError
 from ..journal.redaction import PURGED
 from ..model import GLOBAL_CHANNEL, Kind, Memory, Session, Turn
@@ -68,8 +68,11 @@ def is_mem0_chroma(chroma_dir: Path) -> bool:
     if CHROMA_FILE not in names(chroma_dir):
         return False
     db = Path(chroma_dir) / CHROMA_FILE
-    if not is_sqlite_file(db):
-        return False
+    # A probe of the rows (not a state of the schema): a remembered detection holds while the file does.
+    return is_sqlite_file(db) and bool(looked("mem0 metadata", db, lambda: _has_mem0_metadata(db)))
+
+
+def _has_mem0_metadata(db: Path) -> bool:
     try:
         rows = read_only_rows(
             db,

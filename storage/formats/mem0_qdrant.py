@@ -123,12 +123,17 @@ def _newest_point_is_mem0(storage: Path, marks: tuple[bytes, ...] = (b"PointStru
     # The bytes are looked at, never unpickled: detecting a store must not run its pickles.
     if not is_sqlite_file(storage):
         return False
+    # A probe of the rows (not a state of the schema): a remembered detection holds while the file does.
+    blob = looked("newest point", storage, lambda: _newest_point(storage))
+    return isinstance(blob, bytes) and all(mark in blob for mark in marks)
+
+
+def _newest_point(storage: Path) -> object:
     try:
         rows = read_only_rows(storage, "SELECT point FROM points ORDER BY rowid DESC LIMIT 1")
     except sqlite3.Error:
-        return False
-    blob = rows[0][0] if rows else None
-    return isinstance(blob, bytes) and all(mark in blob for mark in marks)
+        return None
+    return rows[0][0] if rows else None
 
 
 def is_synthorg(folder: Path) -> bool:

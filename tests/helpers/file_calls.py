@@ -1,14 +1,17 @@
 """The files a block of code opens, the folders it lists and the SQLite connections it makes,
 seen through Python's audit hooks (sys.addaudithook: a hook stays for the process, so one is
-added, the first time this module is imported, and records only inside file_system_calls)."""
+added, the first time this module is imported, and records only inside file_system_calls); and
+the SQL statements its sqlite3 connections run (sql_statements)."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 _EVENTS: list[tuple[str, str]] | None = None
 EVENTS = ("open", "os.scandir", "os.listdir", "sqlite3.connect")
@@ -47,3 +50,30 @@ def connections_to(events: list[tuple[str, str]], path: os.PathLike[str] | str) 
     """How many SQLite connections the events made to the file at path."""
     real = os.path.realpath(path)
     return sum(1 for event, target in events if event == "sqlite3.connect" and file_named(target) == real)
+
+
+@contextmanager
+def sql_statements() -> Iterator[list[tuple[str, str]]]:
+    """(real path of the database, statement) of each SQL statement run on a sqlite3 connection
+    made in the block (sqlite3.connect wrapped while it lasts)."""
+    statements: list[tuple[str, str]] = []
+    connect = sqlite3.connect
+
+    def traced(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        con = connect(database, *args, **kwargs)
+        path = file_named(os.fsdecode(database))
+        con.set_trace_callback(lambda sql: statements.append((path, sql)))
+        return con
+
+    sqlite3.connect = traced  # type: ignore[assignment]
+    try:
+        yield statements
+    finally:
+        sqlite3.connect = connect
+
+
+def reads_rows(sql: str) -> bool:
+    """Whether a statement reads more of a database than its schema: sqlite_master, PRAGMAs, and
+    the config row an FTS5 table reads of itself when its columns are asked for are schema."""
+    text = sql.strip().upper()
+    return not (text.startswith(("PRAGMA", "SELECT LN(", "SELECT K, V FROM 'MAIN'.")) or "SQLITE_MASTER" in text)

@@ -55,9 +55,10 @@ class HeldReaders:
             with self._lock:
                 held.busy -= 1
 
-    def adopt(self, dbapi: Any) -> None:
-        """Hold dbapi, a connection to the file made elsewhere, as this thread's (which holds none yet)."""
-        held = _Held(dbapi, file_identity(self._path), time.monotonic(), 0)
+    def adopt(self, dbapi: Any, identity: object) -> None:
+        """Hold dbapi, a connection to the file made elsewhere, as this thread's (which holds none
+        yet); identity: the file's (device, inode) taken before dbapi connected (see _take)."""
+        held = _Held(dbapi, identity, time.monotonic(), 0)
         with self._lock:
             self._held[threading.get_ident()] = held
 

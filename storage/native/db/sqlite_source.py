@@ -61,7 +61,7 @@ class SqliteSource(NativeDb):
                  schema_version: int | None = None, found_wal: bool = False,
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
                  intact: bool | tuple[str, list[object]] | None = False,
-                 reader: sqlite3.Connection | None = None) -> None:
+                 reader: tuple[sqlite3.Connection, tuple[int, int]] | None = None) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
@@ -71,7 +71,8 @@ class SqliteSource(NativeDb):
         state at the open (intact.file_key), looked up in the remembered verdicts at the first
         write that asks (reading them costs an open a third of its time). reader: a connection
         the open read the schema with, held as this thread's reading connection (a new one
-        would parse the schema again)."""
+        would parse the schema again), and the file's (device, inode) as the open saw it before
+        connecting (a file replaced since is then not taken for the one it reads)."""
         self.db_path = db_path if isinstance(db_path, Path) else Path(db_path)
         self._intact = intact
         self._found_wal = found_wal
@@ -83,7 +84,7 @@ class SqliteSource(NativeDb):
         self._readers = HeldReaders(self._connect, self.db_path)
         try:
             if reader is not None:
-                self._readers.adopt(self._connect.prepared(reader, busy_timeout=True))
+                self._readers.adopt(self._connect.prepared(reader[0], busy_timeout=True), reader[1])
             if schema_version is None:
                 with friendly_errors(self.db_path), self.engine.connect() as conn:
                     schema_version = schema.read_version(conn)
@@ -148,6 +149,7 @@ class SqliteSource(NativeDb):
                     _check_writable(name)
                     if _finish_interrupted_write(db_path):  # (it may have rolled back, or waited for a lock)
                         look = FileLook.at(real) or look
+                opened_on = (look.stat.st_dev, look.stat.st_ino)
                 (found, stored, not_null), read, peeked_on = _peek_tables(db_path, look, read_only=read_only)
                 if read and not read_only:  # (it may have waited for another program's lock: the state now)
                     again = FileLook.at(real) or look
@@ -158,10 +160,11 @@ class SqliteSource(NativeDb):
             if read_only:
                 _check_read_only_version(db_path, stored)
                 return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                           real_path=real, reader=peeked_on)
+                           real_path=real, reader=None if peeked_on is None else (peeked_on, opened_on))
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
-                           not_null=not_null, real_path=real, intact=file_key(look), reader=peeked_on)
+                           not_null=not_null, real_path=real, intact=file_key(look),
+                           reader=None if peeked_on is None else (peeked_on, opened_on))
         except BaseException:
             if peeked_on is not None:
                 peeked_on.close()

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from detect.test_discover import home  # noqa: F401  (the fixture: a home folder with every tool's store)
-from helpers.file_calls import file_named, file_system_calls
+from helpers.file_calls import file_named, file_system_calls, reads_rows, sql_statements
 from mnemoscope.storage import Curator, MemoryQuery, open_store, opening
 from mnemoscope.storage.demo import write_demo
+from mnemoscope.storage.detect import looks
 from mnemoscope.storage.detect.looks import consulted, one_look
 from mnemoscope.storage.model import Kind
 from mnemoscope.storage.opening import _detect_everything, detect_everything
@@ -49,6 +50,22 @@ def test_every_file_a_detection_reads_is_one_it_consulted(home: dict[str, Path])
         unseen += [f"{tool}: {event} {file_named(target)}" for event, target in calls
                    if file_named(target) not in looked_at]
     assert unseen == [], "\n".join(unseen)
+
+
+def test_a_file_a_detection_reads_rows_of_is_not_kept_by_its_schema(home: dict[str, Path]) -> None:  # noqa: F811
+    # A detection is kept across writes of rows to a SQLite file only when it read nothing of
+    # the file but its schema (looks._Kept); a detector that reads rows must consult the file
+    # with a probe of its own, so that the file's stat keeps the detection as before.
+    kept_though_rows_read: list[str] = []
+    for tool, path in home.items():
+        with sql_statements() as statements, one_look():
+            started = time.time_ns()
+            _detect_everything(path)
+            seen = dict(looks._LOOK.get() or {})
+        states = looks._states(seen, started) or {}
+        read = {file for file, sql in statements if reads_rows(sql)}
+        kept_though_rows_read += [f"{tool}: {file}" for file in read if isinstance(states.get(file), looks._Kept)]
+    assert kept_though_rows_read == []
 
 
 def test_opening_a_store_again_detects_nothing_again(workspace: Path) -> None:
@@ -205,3 +222,27 @@ def test_a_table_added_to_a_file_without_a_wal_is_seen_at_once(tmp_path: Path, d
     assert not (tmp_path / "agent.db-wal").exists()
     assert [m.format for m in detect_everything(tmp_path)[1]] == ["langgraph"]
     assert len(detections) == 2
+
+
+def test_a_table_added_in_a_reused_wal_within_the_clock_tick_is_seen(tmp_path: Path) -> None:
+    """A -wal that starts over after a checkpoint keeps its size; its mtime may not move within the
+    file clock's tick: a file whose -wal holds frames is kept by its stat under the racy rule, and
+    its schema is read again."""
+    db = tmp_path / "agent.db"
+    wal = Path(f"{db}-wal")
+    with closing(sqlite3.connect(db, isolation_level=None)) as agent:
+        agent.execute("PRAGMA journal_mode = WAL")
+        agent.execute("PRAGMA wal_autocheckpoint = 0")
+        agent.execute("CREATE TABLE notes (body TEXT)")
+        for _ in range(50):
+            agent.execute("INSERT INTO notes VALUES (?)", ("x" * 3000,))
+        agent.execute("PRAGMA wal_checkpoint(PASSIVE)")  # every frame copied back: the next write starts the -wal over
+        _settle()
+        agent.execute("INSERT INTO notes VALUES ('again')")
+        seen = os.stat(wal)
+        assert detect_everything(tmp_path)[1] == []
+        agent.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
+        os.utime(wal, ns=(seen.st_atime_ns, seen.st_mtime_ns))  # within the tick the look saw
+        assert wal.stat().st_size == seen.st_size  # (else this test shows nothing)
+        _settle()
+        assert [m.format for m in detect_everything(tmp_path)[1]] == ["langgraph"]

@@ -152,3 +152,28 @@ def test_an_open_reads_on_the_connection_that_read_the_schema(tmp_path: Path, re
         assert store.count() == 1
     assert connections_to(calls, db) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]
+
+
+def test_a_file_replaced_while_the_open_reads_its_schema_is_read_as_it_is_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The open's schema connection is kept as the first reader under the identity the file had
+    before it connected: a file replaced meanwhile (a restore, a sync) is read anew, not through
+    the old one's connection."""
+    from mnemoscope.storage.native.db import sqlite_source
+
+    for name, text in (("old", "the old file's memory"), ("new", "the new file's memory")):
+        source = SqliteSource.open(tmp_path / name / "memory.db", create=True)
+        source.add_memory(text)
+        source.close()
+    connect = sqlite_source.read_only_connection
+
+    def connect_then_replace(*args: object, **kwargs: object) -> sqlite3.Connection:
+        con = connect(*args, **kwargs)
+        (tmp_path / "new" / "memory.db").replace(tmp_path / "old" / "memory.db")
+        return con
+
+    monkeypatch.setattr(sqlite_source, "read_only_connection", connect_then_replace)
+    with open_store(tmp_path / "old", read_only=True) as store:
+        monkeypatch.undo()
+        assert [m.content for m in store.page(MemoryQuery(), limit=10)] == ["the new file's memory"]
