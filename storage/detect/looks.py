@@ -210,10 +210,12 @@ class RememberedLooks(Generic[T]):
     lands there first). Asking again costs a stat per path instead of the look: a file's content
     changes its size or mtime, a chmod its ctime, a folder's names its mtime. A folder whose
     mtime moved is listed again and compared by its names: a -wal that SQLite made while a store
-    was read and removed when it was closed leaves the answer standing. A look whose answer
-    depends on a file must consult it (looked, or a listing of its folder):
-    tests/storage/detect/test_remembered_detection.py checks every file a detection opens is among them.
-    At most `size` answers are kept."""
+    was read and removed when it was closed leaves the answer standing. A file every probe of
+    which gave a state (looked's state: a SQLite file's schema) and has no -wal with frames is
+    kept by that state once its stat moves (_Kept): rows written to it leave the answer standing,
+    a table added does not. A look whose answer depends on a file must consult it (looked, or a
+    listing of its folder), and a probe that reads more of it than its state tells must give none:
+    tests/storage/detect/test_remembered_detection.py checks both. At most `size` answers are kept."""
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
