@@ -272,7 +272,7 @@ def _states(seen: dict[tuple[str, str], Any], before_ns: int) -> dict[str, Any] 
                 states[path] = kept
                 continue
             state = states[path] = _state(path)
-            if state is not None and any(times is not None and max(times[2:]) >= before_ns for times in state):
+            if not _times_before(state, before_ns):
                 return None
     return states
 
@@ -289,8 +289,7 @@ def _by_state(seen: dict[tuple[str, str], Any], path: str, before_ns: int) -> _K
     stat = _state(path)
     if stat is not None and stat[1] is not None and stat[1][1]:  # a -wal with frames: kept by its stat, as before
         return None
-    racy = stat is not None and any(times is not None and max(times[2:]) >= before_ns for times in stat)
-    return _Kept(None if racy else stat, probed.state, probed.before)
+    return _Kept(stat if _times_before(stat, before_ns) else None, probed.state, probed.before)
 
 
 class _Kept:
@@ -309,8 +308,7 @@ class _Kept:
             return True
         if self.state(path) != self.value:
             return False
-        racy = stat is None or any(times is not None and max(times[2:]) >= asked - _RACY_NS for times in stat)
-        self.stat = None if racy else stat
+        self.stat = stat if _times_before(stat, asked - _RACY_NS) else None
         return True
 
 
@@ -331,6 +329,12 @@ def _unchanged(states: dict[str, Any]) -> bool:
         elif _state(path) != was:
             return False
     return True
+
+
+def _times_before(state: Any, before_ns: int) -> bool:
+    """Whether a path's _state (None: nothing there) shows every time of it and its -wal earlier
+    than before_ns."""
+    return state is None or all(times is None or max(times[2:]) < before_ns for times in state)
 
 
 def _settled(st: os.stat_result | None, asked_ns: int) -> bool:

@@ -157,14 +157,14 @@ class SqliteSource(NativeDb):
                     look = again.without_empty_wal() if peeked_on is not None and look.wal is None else again
                 if not found and not create:
                     raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
+            reader = None if peeked_on is None else (peeked_on, opened_on)
             if read_only:
                 _check_read_only_version(db_path, stored)
                 return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                           real_path=real, reader=None if peeked_on is None else (peeked_on, opened_on))
+                           real_path=real, reader=reader)
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
-                           not_null=not_null, real_path=real, intact=file_key(look),
-                           reader=None if peeked_on is None else (peeked_on, opened_on))
+                           not_null=not_null, real_path=real, intact=file_key(look), reader=reader)
         except BaseException:
             if peeked_on is not None:
                 peeked_on.close()
@@ -389,25 +389,24 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
         return _PEEKED[key], False, None
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
-    con = None
     try:
         con = read_only_connection(db_path, PROBE_TIMEOUT)  # one schema parse for all
-        found = peek_schema(db_path, con)
-        stored = None
-        if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
-            rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-            stored = rows[0][0] if rows else None
-        not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
-                    if "memories" in found else None)
-        _check_schema(db_path, found, stored)
-    except BaseException as exc:
-        if con is not None:
+        try:
+            found = peek_schema(db_path, con)
+            stored = None
+            if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
+                rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+                stored = rows[0][0] if rows else None
+            not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
+                        if "memories" in found else None)
+            _check_schema(db_path, found, stored)
+        except BaseException:
             con.close()
-        if isinstance(exc, sqlite3.Error):
-            raise sqlite_error(db_path, exc) from None
-        if isinstance(exc, UnicodeDecodeError):
-            raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
-        raise
+            raise
+    except sqlite3.Error as exc:
+        raise sqlite_error(db_path, exc) from None
+    except UnicodeDecodeError:
+        raise UnreadableStoreError(f"{db_path} holds names that are not UTF-8 (a corrupt page?).") from None
     if len(_PEEKED) >= 16:
         del _PEEKED[next(iter(_PEEKED))]
     _PEEKED[key] = _Peek(found, stored, not_null)

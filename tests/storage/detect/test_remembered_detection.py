@@ -27,11 +27,16 @@ def _settle() -> None:
     time.sleep(0.05)  # past the look's "racily clean" margin (looks._RACY_NS)
 
 
+def _run(db: Path, statement: str) -> None:
+    """statement, committed, in a new or existing SQLite file (another program's write)."""
+    with closing(sqlite3.connect(db)) as con:
+        con.execute(statement)
+        con.commit()
+
+
 def _add_langgraph_table(db: Path) -> None:
     """LangGraph's store table, in a new or existing SQLite file."""
-    with closing(sqlite3.connect(db)) as con:
-        con.execute("CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
-        con.commit()
+    _run(db, "CREATE TABLE store (prefix TEXT, key TEXT, value TEXT, PRIMARY KEY (prefix, key))")
 
 
 @pytest.fixture
@@ -140,9 +145,7 @@ def test_a_look_at_a_folder_changed_a_moment_ago_sees_the_next_change(workspace:
 
 def test_a_sqlite_file_opened_by_its_own_path_is_read_again_when_it_changes(tmp_path: Path) -> None:
     db = tmp_path / "checkpoints.sqlite"
-    with closing(sqlite3.connect(db)) as con:
-        con.execute("CREATE TABLE other (x)")
-        con.commit()
+    _run(db, "CREATE TABLE other (x)")
     _settle()
     assert detect_everything(db)[1] == []
     assert detect_everything(db)[1] == []  # remembered
@@ -209,14 +212,10 @@ def test_a_store_whose_rows_were_just_written_is_not_detected_again(workspace: P
 def test_a_table_added_to_a_file_without_a_wal_is_seen_at_once(tmp_path: Path, detections: list[Path]) -> None:
     """A change to a file's tables moves its schema cookie: seen even within the file clock's tick."""
     db = tmp_path / "agent.db"
-    with closing(sqlite3.connect(db)) as con:
-        con.execute("CREATE TABLE notes (body TEXT)")
-        con.commit()
+    _run(db, "CREATE TABLE notes (body TEXT)")
     _settle()
     assert detect_everything(tmp_path)[1] == []
-    with closing(sqlite3.connect(db)) as con:  # rows: the detection holds
-        con.execute("INSERT INTO notes VALUES ('one')")
-        con.commit()
+    _run(db, "INSERT INTO notes VALUES ('one')")  # rows: the detection holds
     assert detect_everything(tmp_path)[1] == [] and len(detections) == 1
     _add_langgraph_table(db)  # no -wal: the file itself holds the new table
     assert not (tmp_path / "agent.db-wal").exists()
