@@ -263,10 +263,12 @@ class SqliteEngine:
     dialect = DIALECT
 
     def __init__(self, path: Path, connect: Callable[[], sqlite3.Connection],
-                 set_up: Callable[[sqlite3.Connection], None]) -> None:
+                 set_up: Callable[[sqlite3.Connection], None],
+                 spare: Callable[[object], sqlite3.Connection | None] | None = None) -> None:
         self.path = path
         self._connect = connect
         self._set_up = set_up
+        self._spare = spare
         self._idle: list[tuple[sqlite3.Connection, object]] = []
         self._lock = threading.Lock()
         self._generation = 0
@@ -305,7 +307,7 @@ class SqliteEngine:
                     return _Pooled(self, dbapi)
                 dbapi.close()
             generation = self._generation
-        dbapi = self._connect()
+        dbapi = (self._spare(file) if self._spare is not None and file is not None else None) or self._connect()
         try:
             self._set_up(dbapi)
         except BaseException:
@@ -353,11 +355,15 @@ def _set_up(dbapi: sqlite3.Connection, *, read_only: bool, wal: bool) -> None:
 
 
 def sqlite_engine(
-    path: Path, *, read_only: bool = False, wal: bool = True, creator: Callable[[], sqlite3.Connection] | None = None
+    path: Path, *, read_only: bool = False, wal: bool = True, creator: Callable[[], sqlite3.Connection] | None = None,
+    spare: Callable[[object], sqlite3.Connection | None] | None = None,
 ) -> SqliteEngine:
     """An engine on one SQLite file: WAL, a busy timeout, foreign keys, math functions.
     creator: where a read-only engine gets its connections (a SqliteConnector's opener),
-    so that it and the connector count the same open connections."""
+    so that it and the connector count the same open connections. spare: asked, when the pool
+    has no idle connection, for a read-write connection made elsewhere to the file of the given
+    (device, inode) that is free to take (one whose schema is parsed already: a new connection's
+    first statement parses it again), or None; the engine sets it up as its own."""
     path = Path(path)
     if read_only:
         connect = creator or read_only_connections(path, BUSY_TIMEOUT)
@@ -368,7 +374,7 @@ def sqlite_engine(
         def connect() -> sqlite3.Connection:
             return sqlite3.connect(name, timeout=BUSY_TIMEOUT, check_same_thread=False)
 
-    return SqliteEngine(path, connect, functools.partial(_set_up, read_only=read_only, wal=wal))
+    return SqliteEngine(path, connect, functools.partial(_set_up, read_only=read_only, wal=wal), spare)
 
 
 def has_changed_rows(engine: Any) -> bool:

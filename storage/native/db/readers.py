@@ -62,6 +62,17 @@ class HeldReaders:
         with self._lock:
             self._held[threading.get_ident()] = held
 
+    def hand_over(self, identity: object) -> Any | None:
+        """This thread's connection, no longer held, for another use (the write engine's) when no
+        read is using it and it reads the file of identity (device, inode); else None."""
+        thread = threading.get_ident()
+        with self._lock:
+            held = self._held.get(thread)
+            if held is None or held.busy or held.identity != identity:
+                return None
+            del self._held[thread]
+        return held.dbapi
+
     def _take(self) -> _Held:
         thread = threading.get_ident()
         identity = file_identity(self._path)

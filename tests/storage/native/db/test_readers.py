@@ -48,3 +48,23 @@ def test_a_replaced_file_is_read_anew(tmp_path: Path) -> None:
         shutil.copy(tmp_path / "b" / "memory.db", tmp_path / "a" / "memory.db.new")
         (tmp_path / "a" / "memory.db.new").replace(tmp_path / "a" / "memory.db")
         assert store.count(MemoryQuery()) == 7
+
+
+def test_a_connection_is_handed_over_only_when_idle_and_still_on_the_file(tmp_path: Path) -> None:
+    """The write engine takes this thread's reading connection only when no read is using it and
+    the file is still the one it opened; the next read connects again."""
+    from mnemoscope.storage.sqlite_files import file_identity
+
+    _fill(tmp_path, 10)
+    with open_store(tmp_path) as store:
+        readers = store._workspace.db._readers
+        assert len(store.page(MemoryQuery(), 5)) == 5
+        identity = file_identity(tmp_path / "memory.db")
+        with readers.reading() as busy:
+            assert readers.hand_over(identity) is None
+        assert readers.hand_over((0, 0)) is None
+        given = readers.hand_over(identity)
+        assert given is busy and len(readers) == 0
+        with readers.reading() as again:
+            assert again is not given
+        given.close()

@@ -177,3 +177,30 @@ def test_a_file_replaced_while_the_open_reads_its_schema_is_read_as_it_is_now(
     with open_store(tmp_path / "old", read_only=True) as store:
         monkeypatch.undo()
         assert [m.content for m in store.page(MemoryQuery(), limit=10)] == ["the new file's memory"]
+
+
+def test_rm_and_undo_each_connect_once_and_reads_after_them_still_refuse_writes(tmp_path: Path) -> None:
+    """`rm ID` and `undo` as the CLI runs them (open, step, close): the step writes on the
+    connection the open read the schema with, so each command parses the schema once; a read
+    after the step connects again, and that connection refuses writes as every reader does."""
+    from helpers.file_calls import connections_to, file_system_calls
+    from mnemoscope.storage import Curator
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    kept, gone = (source.add_memory(text) for text in ("the deploy key rotates monthly", "staging is on port 8443"))
+    source.close()
+    open_store(tmp_path).close()
+    for step in (lambda curator: curator.delete(gone), lambda curator: curator.undo()):
+        with file_system_calls() as calls, open_store(tmp_path) as store:
+            step(Curator(store))
+        assert connections_to(calls, db) == 1
+    with open_store(tmp_path) as store:
+        Curator(store).delete(gone)
+        assert store.get(gone).status is Status.DELETED
+        with store._workspace.db.reading() as dbapi, pytest.raises(sqlite3.OperationalError, match="readonly"):
+            dbapi.execute("DELETE FROM memories")
+        Curator(store).undo()
+    with open_store(tmp_path, read_only=True) as store:
+        assert {m.id: m.status for m in store.page(MemoryQuery(), limit=10)} == {kept: Status.ACTIVE, gone: Status.ACTIVE}
+
