@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -61,7 +62,8 @@ class SqliteSource(NativeDb):
                  schema_version: int | None = None, found_wal: bool = False,
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
                  intact: bool | tuple[str, list[object]] | None = False,
-                 reader: tuple[sqlite3.Connection, tuple[int, int]] | None = None) -> None:
+                 reader: tuple[sqlite3.Connection, tuple[int, int]] | None = None,
+                 settled: tuple[int, ...] | None = None) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
@@ -72,9 +74,12 @@ class SqliteSource(NativeDb):
         write that asks (reading them costs an open a third of its time). reader: a connection
         the open read the schema with, held as this thread's reading connection (a new one
         would parse the schema again), and the file's (device, inode) as the open saw it before
-        connecting (a file replaced since is then not taken for the one it reads)."""
+        connecting (a file replaced since is then not taken for the one it reads). settled: the
+        file's state at the open when no write to it is recent enough to share its clock tick
+        (_settled_state), under which this process remembers finding no unfinished step."""
         self.db_path = db_path if isinstance(db_path, Path) else Path(db_path)
         self._intact = intact
+        self._settled = settled
         self._found_wal = found_wal
         self.root = self.db_path.parent
         self._connect = SqliteConnector(self.db_path, read_only=read_only, real_path=real_path)
@@ -178,7 +183,8 @@ class SqliteSource(NativeDb):
                            real_path=real, reader=reader)
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
-                           not_null=not_null, real_path=real, intact=file_key(look), reader=reader)
+                           not_null=not_null, real_path=real, intact=file_key(look), reader=reader,
+                           settled=_settled_state(look))
         except BaseException:
             if peeked_on is not None:
                 peeked_on.close()
@@ -207,6 +213,19 @@ class SqliteSource(NativeDb):
         if not self._read_only and not self._known_intact():
             check_intact(self.db_path)
             self._intact = True
+
+    def without_unfinished_steps(self) -> bool:
+        """Whether this process found no unfinished step in the journal of this file in the state
+        the open saw: every open asks (MemoryStore), and the question costs a new connection its
+        schema parse, most of an open's time, when the answer cannot have changed."""
+        return self._settled is not None and self._settled in _FINISHED
+
+    def found_no_unfinished_steps(self) -> None:
+        """Remember that the journal, read after the open's look, held no unfinished step."""
+        if self._settled is not None:
+            _FINISHED[self._settled] = None
+            while len(_FINISHED) > 16:
+                del _FINISHED[next(iter(_FINISHED))]
 
     def _known_intact(self) -> bool:
         if not isinstance(self._intact, bool):
@@ -431,6 +450,19 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
 
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
+_FINISHED: dict[tuple[int, ...], None] = {}  # file states in which this process found no unfinished step
+SETTLED_NS = 50_000_000  # a write's time stamps come from a clock that ticks every few milliseconds
+
+
+def _settled_state(look: FileLook) -> tuple[int, ...] | None:
+    """look's state with its ctimes, when the file and its -wal were last changed at least
+    SETTLED_NS before now: a write after the look then gives another state, even one that
+    keeps the size and, in WAL mode, SQLite's change counter; else None."""
+    before = time.time_ns() - SETTLED_NS
+    stats = [look.stat] if look.wal is None else [look.stat, look.wal]
+    if any(max(st.st_mtime_ns, st.st_ctime_ns) >= before for st in stats):
+        return None
+    return (*look.state, *(st.st_ctime_ns for st in stats))
 
 
 def _check_schema(db_path: Path, found: Schema, stored: object) -> None:

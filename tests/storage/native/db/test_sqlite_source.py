@@ -204,3 +204,41 @@ def test_rm_and_undo_each_connect_once_and_reads_after_them_still_refuse_writes(
     with open_store(tmp_path, read_only=True) as store:
         assert {m.id: m.status for m in store.page(MemoryQuery(), limit=10)} == {kept: Status.ACTIVE, gone: Status.ACTIVE}
 
+
+def _killed_mid_step(db: Path, seq: int) -> None:
+    """Another process's step, its intent written and the process killed before it finished."""
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE audit SET state = 'pending' WHERE seq = ?", (seq,))
+    con.close()
+
+
+@pytest.mark.parametrize("settle", [True, False], ids=["settled", "just-written"])
+def test_a_step_killed_in_another_process_is_undone_at_the_next_open_of_this_one(tmp_path: Path, settle: bool) -> None:
+    """Every writable open asks the journal for unfinished steps. This process remembers the
+    answer "none" for the file in the state the open saw, once its last write is older than a
+    clock tick: opening the unchanged file again connects to nothing; any write since (another
+    process's step killed half-way), even one that keeps the file's size, is asked about and undone."""
+    import time
+
+    from helpers.file_calls import connections_to, file_system_calls
+    from mnemoscope.storage import Curator
+    from mnemoscope.storage.native.db.sqlite_source import SETTLED_NS
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    memory_id = source.add_memory("the deploy key rotates monthly")
+    source.close()
+    with open_store(tmp_path) as store:
+        seq = Curator(store).delete(memory_id).seq
+    if settle:
+        time.sleep(SETTLED_NS / 1e9)
+    open_store(tmp_path).close()
+    with file_system_calls() as calls:
+        open_store(tmp_path).close()
+    assert connections_to(calls, db) == (0 if settle else 1)
+    _killed_mid_step(db, seq)
+    if settle:
+        time.sleep(SETTLED_NS / 1e9)
+    with open_store(tmp_path) as store:
+        assert store.recovered == [f"Step #{seq} (delete) was interrupted; what it had written was undone."]
+        assert store.get(memory_id).status is Status.ACTIVE
