@@ -114,13 +114,31 @@ def file_key(look: FileLook) -> tuple[str, list[object]]:
 
 def is_remembered(key: tuple[str, list[object]] | None) -> bool:
     """Whether the file was remembered intact in the state key (file_key) describes."""
-    return key is not None and _load(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
+    return key is not None and _read(data_folder() / VERDICTS_FILE).get(key[0]) == key[1]
 
 
 def _state(db_path: Path) -> tuple[str, list[object]] | None:
     """The real path, and the markers that change with any change to the file or its -wal."""
     look = FileLook.at(os.path.realpath(db_path))
     return None if look is None else file_key(look)
+
+
+def _read(path: Path) -> dict[str, list[object]]:
+    """The verdicts, parsed again only when the file was replaced: a verdict, once written,
+    stays true of the state it names, so a file read a moment stale only costs a check."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if _READ and _READ[0][0] == stamp:
+        return _READ[0][1]
+    verdicts = _load(path)
+    _READ[:] = [(stamp, verdicts)]
+    return verdicts
+
+
+_READ: list[tuple[tuple[int, ...], dict[str, list[object]]]] = []  # the verdicts file's stat and content, last read
 
 
 def _load(path: Path) -> dict[str, list[object]]:

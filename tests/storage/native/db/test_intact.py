@@ -145,3 +145,25 @@ def test_the_verdict_holds_for_the_next_open_whose_reading_connection_made_a_wal
         assert source._known_intact()
     finally:
         source.close()
+
+
+def test_verdicts_another_process_wrote_since_the_last_read_are_seen(tmp_path: Path) -> None:
+    """The verdicts are kept parsed between opens while their file stays as it was: one another
+    process wrote meanwhile (a `check` run from a terminal) counts at the next look."""
+    import json
+    import os
+
+    from mnemoscope.storage.data_folder import data_folder
+    from mnemoscope.storage.native.db import intact
+
+    db_path = _store(tmp_path)
+    key = intact._state(db_path)
+    assert key is not None and intact.is_remembered(key)
+    verdicts = data_folder() / intact.VERDICTS_FILE
+    scratch = verdicts.with_name("elsewhere")
+    scratch.write_text(json.dumps({}))
+    os.replace(scratch, verdicts)  # another process forgot them all (its own copy of the file)
+    assert not intact.is_remembered(key)
+    scratch.write_text(json.dumps({key[0]: key[1]}))
+    os.replace(scratch, verdicts)
+    assert intact.is_remembered(key)
