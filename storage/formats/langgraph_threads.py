@@ -74,13 +74,14 @@ class Threads:
         self._token = ""
         self._keys: list[tuple[str, str, int, str, str]] | None = None
         self._threads: dict[str, Thread] = {}
+        self._latest: dict[str, Thread | None] = {}  # a session's turns and scratchpad alone (_latest_of)
 
     # -- what is kept between reads -------------------------------------------------------------
 
     def _fresh(self) -> None:
         token = files_token(self.path, real=True)
         if token != self._token:
-            self._token, self._keys, self._threads = token, None, {}
+            self._token, self._keys, self._threads, self._latest = token, None, {}, {}
 
     def keys(self) -> list[tuple[str, str, int, str, str]]:
         """(thread_id, checkpoint_ns, checkpoints, first checkpoint_id, latest checkpoint_id) of
@@ -158,7 +159,31 @@ class Threads:
         return (rows[-1][0], rows[-1][1], int(rows[-1][2]), rows[-1][3], rows[-1][4]) if rows else None
 
     def holds(self, session_id: str) -> bool:
-        return bool(self.threads(session_id=session_id))  # (read once: its turns are asked for next)
+        return self._latest_of(session_id) is not None  # (read once: its turns are asked for next)
+
+    def _latest_of(self, session_id: str) -> Thread | None:
+        """One session's turns and scratchpad (a Thread without its session: the list's count of
+        checkpoints and start need more): its latest checkpoint and whether writes are pending on
+        it, two statements on the key's index, the checkpoint decoded once. None: no such thread."""
+        with self._lock:
+            self._fresh()
+            if session_id in self._threads:
+                return self._threads[session_id]
+            if self._keys is not None:
+                shown = self.threads(session_id=session_id)
+                return shown[0] if shown else None
+            if session_id not in self._latest:
+                with self.together() as rows:
+                    found = [(t, ns, latest) for t, ns in self._split_pairs(session_id) if (latest := rows(_LATEST, (t, ns)))]
+                    if found:  # two threads shown under one id: the last, as the list has them
+                        thread, ns, latest = found[-1]
+                        pending = bool(self.has_writes and rows(_PENDING, (thread, ns, latest[0]["checkpoint_id"])))
+                if found:
+                    step = {**dict(latest[0]), "pending": pending}
+                    self._latest[session_id] = self._thread(thread, ns, 0, step, step)
+                else:
+                    self._latest[session_id] = None
+            return self._latest[session_id]
 
     def threads(self, channels: Sequence[str] = (), session_id: str | None = None) -> list[Thread]:
         """The threads asked for (every one by default), each decoded once per change of the file."""
@@ -209,8 +234,8 @@ class Threads:
         try:
             if first_row is None or latest_row is None:
                 raise ValueError("the row went while it was read")
-            first = self.decode(first_row["type"], first_row["checkpoint"])
             latest = self.decode(latest_row["type"], latest_row["checkpoint"])
+            first = latest if first_row is latest_row else self.decode(first_row["type"], first_row["checkpoint"])
         except ValueError as exc:
             return Thread(None, problems=[f"thread {session_id}: checkpoint not readable ({exc})"])
         started = parse_time(first.get("ts")) or utcnow()
@@ -267,10 +292,14 @@ class Threads:
         return [t.session for t in self.threads(channels) if t.session is not None]
 
     def turns(self, session_id: str, limit: int, offset: int) -> list[Turn]:
-        return [turn for t in self.threads(session_id=session_id) for turn in t.turns][offset : offset + limit]
+        shown = self._latest_of(session_id)
+        return [] if shown is None else shown.turns[offset : offset + limit]
 
     def scratch_entries(self, session_id: str | None = None) -> list[ScratchEntry]:
-        return [entry for t in self.threads(session_id=session_id) for entry in t.scratch]
+        if session_id is not None:
+            shown = self._latest_of(session_id)
+            return [] if shown is None else list(shown.scratch)
+        return [entry for t in self.threads() for entry in t.scratch]
 
     def problems(self) -> list[str]:
         return [line for t in self.threads() for line in t.problems]

@@ -64,11 +64,19 @@ def test_every_thread_and_namespace_is_a_session_with_its_latest_messages(db: Pa
 
 
 def test_one_thread_is_read_without_listing_the_others(db: Path) -> None:
+    """A thread's turns: its latest checkpoint and whether writes are pending on it, no GROUP BY
+    over every thread, no count or first checkpoint of its own (the list's title needs those)."""
+    from helpers.file_calls import sql_statements
+
     with open_store(db) as store:
         [source] = [s for s in store._sources if getattr(s, "threads", None) is not None]
-        assert [t.content for t in store.turns("t-b")][-1] == "t-b  says 2"
-        assert source.threads._keys is None  # no GROUP BY over every thread was run
-        assert list(source.threads._threads) == ["t-b"]
+        with sql_statements() as statements:
+            assert [t.content for t in store.turns("t-b")][-1] == "t-b  says 2"
+        assert source.threads._keys is None
+        assert [s.split(" WHERE")[0] for _db, s in statements if s.startswith("SELECT")] == [
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints", "SELECT 1 FROM writes",
+        ]
+        assert {s.id: s.title for s in store.sessions()}["t-b"] == "thread t-b (3 checkpoints)"
 
 
 def test_an_agents_next_step_is_seen_on_the_next_read(db: Path) -> None:
