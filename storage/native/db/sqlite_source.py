@@ -234,9 +234,11 @@ class SqliteSource(NativeDb):
 
     def close(self) -> None:
         # Another program's -wal is folded into memory.db only by a source that wrote rows
-        # itself: a refused or failed write leaves every file as it found them.
+        # itself: a refused or failed write leaves every file as it found them (a source that
+        # made no connection has none to close).
         wrote = self._engine is not None and has_changed_rows(self._engine)
-        with checkpoint_held_off(self.db_path) if self._found_wal and not wrote else contextlib.nullcontext():
+        hold_off = self._found_wal and not wrote and (self._engine is not None or len(self._readers) > 0)
+        with checkpoint_held_off(self.db_path) if hold_off else contextlib.nullcontext():
             self._readers.close()
             if self._engine is not None:
                 self._engine.dispose()
@@ -423,9 +425,9 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
     try:
-        con = read_only_connection(db_path, PROBE_TIMEOUT)  # one schema parse for all
+        con = read_only_connection(look.real, PROBE_TIMEOUT, real=True)  # one schema parse for all
         try:
-            found = peek_schema(db_path, con)
+            found = peek_schema(db_path, con, real=look.real)
             stored = None
             if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
                 rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
@@ -457,7 +459,10 @@ SETTLED_NS = 50_000_000  # a write's time stamps come from a clock that ticks ev
 def _settled_state(look: FileLook) -> tuple[int, ...] | None:
     """look's state with its ctimes, when the file and its -wal were last changed at least
     SETTLED_NS before now: a write after the look then gives another state, even one that
-    keeps the size and, in WAL mode, SQLite's change counter; else None."""
+    keeps the size and, in WAL mode, SQLite's change counter; else None. An empty -wal holds
+    nothing and is left out (SQLite, run as root, gives it to the file's owner at every
+    connection: its ctime moves)."""
+    look = look.without_empty_wal()
     before = time.time_ns() - SETTLED_NS
     stats = [look.stat] if look.wal is None else [look.stat, look.wal]
     if any(max(st.st_mtime_ns, st.st_ctime_ns) >= before for st in stats):
