@@ -357,12 +357,13 @@ _SCHEMAS: dict[tuple[Any, ...], Schema] = {}
 SCHEMAS_KEPT = 256  # a home of a few hundred stores discovered again reads none twice
 
 
-def schema_state(path: Path | str) -> tuple[Any, ...] | None:
+def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | None:
     """What tells that a SQLite file still holds the same schema: device, inode, the header's
     fixed fields (magic, page size, versions), the schema cookie SQLite bumps on every schema
     change and a hash of page 1 past its header; file_state when a -wal holds frames (the page 1
-    in the file may not be the current one). A write of rows leaves it as it was."""
-    name = os.path.realpath(path)
+    in the file may not be the current one). A write of rows leaves it as it was. real: path is
+    already a real path."""
+    name = os.fspath(path) if real else os.path.realpath(path)
     try:
         if os.stat(name + "-wal").st_size:
             return file_state(name, real=True)
@@ -382,7 +383,7 @@ def schema_state(path: Path | str) -> tuple[Any, ...] | None:
     return ("schema", st.st_dev, st.st_ino, header[:24], header[40:48], hashlib.sha1(page_one[100:]).digest())
 
 
-def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
+def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real: str | None = None) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
     waiting at most PROBE_TIMEOUT for another program's lock. Remembered, while no -wal holds
     frames, as long as the file keeps its identity, its schema cookie and the rest of page 1
@@ -390,8 +391,9 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None) -> Schema:
     again. (A -wal with frames is told by its times and size, which a reused -wal can keep: then
     the schema is read every time.) Raises LockedError when it stays
     locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
-    caller reads more with (the schema is parsed once for both)."""
-    key = schema_state(path)
+    caller reads more with (the schema is parsed once for both). real: path's real path, when
+    the caller knows it."""
+    key = schema_state(real, real=True) if real is not None else schema_state(path)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:
