@@ -1,8 +1,9 @@
 """Curation on the native memory.db against the SQL a person writes for the same state change.
 
 Rows: a writable open (which reads no page of rows: see storage/native/db/intact.py) against a
-connect and the two reads a person's writer makes, and, with the first page, against a read-only
-open; `rm ID` then `undo` as the CLI runs them (open, step, close)
+connect and the two reads a person's writer makes, again right after an agent's write (an open
+of a file unchanged since this process read its journal asks it nothing), and, with the first
+page, against a read-only open; `rm ID` then `undo` as the CLI runs them (open, step, close)
 against a connect, the row's before-image read, one UPDATE, the journal rows, commit; a bulk
 delete and its undo against a temp table of the ids and one UPDATE plus the journal rows. Every
 pair is timed interleaved. Each test works on a copy of the cached store (cached stores are
@@ -26,6 +27,7 @@ from bench import native_store
 from bench.harness import FULL, Row, cached_store, paired_medians_s, record, sizes
 from mnemoscope.storage import Curator, MemoryQuery, open_store
 from mnemoscope.storage.model import Status
+from mnemoscope.storage.native.db.sqlite_source import SETTLED_NS
 
 pytestmark = pytest.mark.bench
 SIZES = sizes(full=[100_000, 1_000_000], ci=[10_000, 100_000])
@@ -53,6 +55,7 @@ def _copy(size: int, tmp_path: Path) -> Iterator[Path]:
 def test_writable_open(size: int, tmp_path: Path) -> None:
     with _copy(size, tmp_path) as path:
         db = path / "memory.db"
+        time.sleep(SETTLED_NS / 1e9)  # a store at rest: its copy's last write a clock tick ago
 
         def writable() -> None:
             open_store(path).close()
@@ -74,10 +77,35 @@ def test_writable_open(size: int, tmp_path: Path) -> None:
         project_s, baseline_s = paired_medians_s(writable, by_hand)
         rows = [_row("writable open", size, project_s,
                      "sqlite3 connect + schema version + unfinished steps", baseline_s, 1.5, guard=3.0)]
+        # An open of a file this process has not seen in its present state (an agent wrote a row
+        # just before) reads its journal again: each side opens right after another program's write.
+        project_s, baseline_s = _after_a_write(db, writable, by_hand)
+        rows.append(_row("writable open after an agent's write", size, project_s,
+                         "sqlite3 connect + schema version + unfinished steps", baseline_s, 1.5, guard=3.0))
         project_s, baseline_s = paired_medians_s(writable_page, read_only_page)
         rows.append(_row(f"writable open + first page of {PAGE}", size, project_s, "read-only open + first page",
                          baseline_s, 1.5, guard=3.0))
         assert all(row.bounded for row in rows)
+
+
+def _after_a_write(db: Path, project: Callable[[], object], baseline: Callable[[], object],
+                   repeat: int = 31) -> tuple[float, float]:
+    """The median seconds of project and of baseline, each run right after an agent's write of
+    one row (not timed), the side that goes first swapped every round."""
+    def agent_writes() -> None:
+        with contextlib.closing(sqlite3.connect(db)) as con, con:
+            con.execute("UPDATE memories SET access_count = access_count + 1 WHERE rowid = 1")
+
+    project_times: list[float] = []
+    baseline_times: list[float] = []
+    sides = [(project, project_times), (baseline, baseline_times)]
+    for n in range(repeat):
+        for fn, times in sides if n % 2 == 0 else sides[::-1]:
+            agent_writes()
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return statistics.median(project_times), statistics.median(baseline_times)
 
 
 def _person_deletes(db: Path, memory_id: str) -> int:
