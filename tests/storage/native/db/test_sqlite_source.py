@@ -242,3 +242,31 @@ def test_a_step_killed_in_another_process_is_undone_at_the_next_open_of_this_one
     with open_store(tmp_path) as store:
         assert store.recovered == [f"Step #{seq} (delete) was interrupted; what it had written was undone."]
         assert store.get(memory_id).status is Status.ACTIVE
+
+
+def test_a_store_at_rest_beside_an_agents_open_connection_is_opened_again_without_connecting(tmp_path: Path) -> None:
+    """An agent that keeps its connection open keeps an empty -wal beside memory.db (SQLite, run
+    as root, hands it to the file's owner at every connection, moving its ctime): the store is
+    at rest all the same, and opening it again neither reads the journal nor holds off a
+    checkpoint it cannot cause."""
+    import time
+
+    from helpers.file_calls import connections_to, file_system_calls
+    from mnemoscope.storage.native.db.sqlite_source import SETTLED_NS
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    source.add_memory("the deploy key rotates monthly")
+    source.close()
+    agent = sqlite3.connect(db)
+    try:
+        assert agent.execute("SELECT count(*) FROM memories").fetchone() == (1,)
+        assert (tmp_path / "memory.db-wal").stat().st_size == 0
+        time.sleep(SETTLED_NS / 1e9)
+        open_store(tmp_path).close()
+        with file_system_calls() as calls:
+            open_store(tmp_path).close()
+        assert connections_to(calls, db) == 0
+        assert (tmp_path / "memory.db-wal").exists()
+    finally:
+        agent.close()
