@@ -113,8 +113,7 @@ class MemoryStore:
 
     @functools.cached_property
     def recovered(self) -> list[str]:
-        """What opening did about steps a killed process never finished (read-only: what it
-        would do)."""
+        """What opening did about steps a killed process never finished (read-only: would do)."""
         return self._pending_untouched()
 
     def close(self) -> None:
@@ -529,13 +528,15 @@ class MemoryStore:
     def change_token(self) -> str:
         return "|".join(s.change_token() for s in self._sources)
 
-    def counts(self, query: MemoryQuery = MemoryQuery(statuses=())) -> dict[str, Any]:
-        """How many memories the query matches (all statuses by default), per kind, channel,
-        layer and status; every axis counts the same memories, copies once."""
-        columns = [column for _axis, column in COUNT_AXES]
-        per_source = [counts_by_columns(s, columns, query) for s in self._sources]
-        axes = {axis: summed(counts[column] for counts in per_source) for axis, column in COUNT_AXES}
-        return {**axes, "total": sum(axes["kinds"].values())}
+    def counts(self, query: MemoryQuery = MemoryQuery(statuses=()), axes: Sequence[str] | None = None) -> dict[str, Any]:
+        """How many memories the query matches (all statuses by default), per kind, channel, layer
+        and status (or the axes of COUNT_AXES named), and in all; each axis counts them once."""
+        wanted = [(axis, column) for axis, column in COUNT_AXES if axes is None or axis in axes]
+        if not wanted:
+            raise ValueError(f"no such axes: {axes}")
+        per_source = [counts_by_columns(s, [column for _axis, column in wanted], query) for s in self._sources]
+        counted = {axis: summed(counts[column] for counts in per_source) for axis, column in wanted}
+        return {**counted, "total": sum(counted[wanted[0][0]].values())}
 
     def tag_counts(self, query: MemoryQuery = MemoryQuery()) -> dict[str, int] | None:
         """How many memories the query matches per tag, where every part of the store can count
@@ -598,9 +599,8 @@ class MemoryStore:
         return [g for s in self._with("graph") if (g := s.entity_graph()) is not None]
 
     def promotion_shortfall(self, memory: Memory) -> list[str]:
-        """The promotion thresholds memory misses ("access_count 2 < 5"); none where nothing
-        counts its accesses (a markdown bullet): such memories are promoted by hand, as their
-        owner does."""
+        """The promotion thresholds memory misses ("access_count 2 < 5"); none where nothing counts
+        its accesses (a markdown bullet): such memories are promoted by hand, as their owner does."""
         if not self.source_for(memory.id).capabilities(memory.id).can_reinforce:
             return []
         return list(self.settings.promotion.check(memory)["failed"])

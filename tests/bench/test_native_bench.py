@@ -170,9 +170,9 @@ def test_sidebar_counts(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> 
         con.execute("SELECT channel, layer, count(*) FROM memories WHERE status = 'active' GROUP BY channel, layer").fetchall()
         con.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
 
-    def project() -> None:
+    def project() -> None:  # as the sidebar asks (ui/widgets/sidebar.py)
         store.counts(MemoryQuery())
-        store.counts()
+        store.counts(axes=("statuses",))
 
     project_s, baseline_s = _paired(project, baseline, size)
     row = _row("sidebar counts", size, project_s, "two GROUP BY queries", baseline_s, 1.5, guard=2.0)

@@ -77,6 +77,7 @@ def test_counts_agree_on_every_axis_and_with_count(demo_path: Path) -> None:
         assert after["total"] == total and after["statuses"] == {"active": total - 1, "deleted": 1}
         assert store.count() == total - 1  # the default query: active only
         assert store.counts(MemoryQuery(channels=("webshop",), statuses=()))["total"] == counts["channels"]["webshop"]
+        assert store.counts(axes=("statuses",)) == {"statuses": after["statuses"], "total": total}
 
 
 def test_history_and_next_steps_follow_the_journal(demo_path: Path) -> None:

@@ -17,7 +17,7 @@ def gather_counts(store: MemoryStore) -> dict[str, Any]:
     """What the sidebar shows and the store's notes (runs on a worker). Kinds, channels and
     layers count what clicking them shows (active memories, as the table does); the Status
     group counts every status."""
-    counts = {**store.counts(MemoryQuery()), "statuses": store.counts()["statuses"]}
+    counts = {**store.counts(MemoryQuery()), "statuses": store.counts(axes=("statuses",))["statuses"]}
     counts["sub_agents"] = store.sub_agents(counts["channels"])
     # A tag facet where the store can count its tags: each tag with the ids its entry filters by.
     tags = store.tag_counts(MemoryQuery()) or {}
