@@ -531,9 +531,9 @@ class MemoryStore:
     def counts(self, query: MemoryQuery = MemoryQuery(statuses=()), axes: Sequence[str] | None = None) -> dict[str, Any]:
         """How many memories the query matches (all statuses by default), per kind, channel, layer
         and status (or the axes of COUNT_AXES named), and in all; each axis counts them once."""
+        if axes is not None and (isinstance(axes, str) or not set(axes) <= {axis for axis, _ in COUNT_AXES} or not axes):
+            raise ValueError(f"axes: some of {[axis for axis, _ in COUNT_AXES]}, not {axes!r}")
         wanted = [(axis, column) for axis, column in COUNT_AXES if axes is None or axis in axes]
-        if not wanted:
-            raise ValueError(f"no such axes: {axes}")
         per_source = [counts_by_columns(s, [column for _axis, column in wanted], query) for s in self._sources]
         counted = {axis: summed(counts[column] for counts in per_source) for axis, column in wanted}
         return {**counted, "total": sum(counted[wanted[0][0]].values())}

@@ -5,8 +5,10 @@ the primary key SqliteSaver declares. What Mnemoscope shows of a thread comes fr
 its first checkpoint (when it started) and its latest (its messages as turns, its other channel
 values as scratchpad entries), plus the pending ``writes`` of that latest checkpoint. So the list
 of threads is one GROUP BY on the key's index (no checkpoint is read to count them), and a
-thread's turns or scratchpad decode two checkpoints, whatever the thread's length or the file's:
-no read loads every checkpoint. What a thread decodes to is kept while the file's change token
+thread's turns or scratchpad decode its latest checkpoint alone (its start and count are the
+list's), whatever the thread's length or the file's: no read loads every checkpoint. (A latest
+checkpoint without a ``ts`` dates its turns now when read alone, and at the thread's start in the
+list; SqliteSaver always writes one.) What a thread decodes to is kept while the file's change token
 holds (an agent's next step changes it), so paging a long thread decodes it once.
 """
 

@@ -78,6 +78,9 @@ def test_counts_agree_on_every_axis_and_with_count(demo_path: Path) -> None:
         assert store.count() == total - 1  # the default query: active only
         assert store.counts(MemoryQuery(channels=("webshop",), statuses=()))["total"] == counts["channels"]["webshop"]
         assert store.counts(axes=("statuses",)) == {"statuses": after["statuses"], "total": total}
+        assert store.counts(axes=("kinds",)) == {"kinds": after["kinds"], "total": total}
+        with pytest.raises(ValueError, match="axes"):
+            store.counts(axes="statuses")
 
 
 def test_history_and_next_steps_follow_the_journal(demo_path: Path) -> None:

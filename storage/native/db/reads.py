@@ -355,6 +355,8 @@ class NativeReads(GraphReads):
             return {column: {} for column in columns}
         grouped = ", ".join(schema.column_of("memories", c) for c in columns if c != "kind")
         names = [c for c in columns if c != "kind"]
+        if not names:  # the kind alone: every row is of this source's kind
+            return {"kind": {self.kind.value: n} if (n := self.count(query)) else {}}
         where, params = self._where_sql(query)
         out: dict[str, dict[str, int]] = {column: {} for column in columns}
         total = 0

@@ -127,9 +127,9 @@ class SqliteSource(NativeDb):
         if dbapi is not None:
             try:
                 dbapi.execute("PRAGMA query_only = OFF")
-            except BaseException:
+            except sqlite3.Error:  # the engine connects anew
                 dbapi.close()
-                raise
+                return None
         return dbapi
 
     # -- opening -------------------------------------------------------------
@@ -221,8 +221,14 @@ class SqliteSource(NativeDb):
         return self._settled is not None and self._settled in _FINISHED
 
     def found_no_unfinished_steps(self) -> None:
-        """Remember that the journal, read after the open's look, held no unfinished step."""
-        if self._settled is not None:
+        """Remember that the journal, read after the open's look, held no unfinished step: when
+        the file is still in the state that look saw (nothing written between them)."""
+        if self._settled is None:
+            return
+        now = FileLook.at(self._connect.real_path)
+        if now is None or _settled_state(now) != self._settled:
+            return
+        with _FINISHED_LOCK:
             _FINISHED[self._settled] = None
             while len(_FINISHED) > 16:
                 del _FINISHED[next(iter(_FINISHED))]
@@ -453,7 +459,9 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
 _FINISHED: dict[tuple[int, ...], None] = {}  # file states in which this process found no unfinished step
+_FINISHED_LOCK = threading.Lock()
 SETTLED_NS = 50_000_000  # a write's time stamps come from a clock that ticks every few milliseconds
+_COARSE_SETTLED_NS = 2_000_000_000  # times in whole seconds (ext3, HFS+, FAT's two): two seconds
 
 
 def _settled_state(look: FileLook) -> tuple[int, ...] | None:
@@ -463,9 +471,10 @@ def _settled_state(look: FileLook) -> tuple[int, ...] | None:
     nothing and is left out (SQLite, run as root, gives it to the file's owner at every
     connection: its ctime moves)."""
     look = look.without_empty_wal()
-    before = time.time_ns() - SETTLED_NS
     stats = [look.stat] if look.wal is None else [look.stat, look.wal]
-    if any(max(st.st_mtime_ns, st.st_ctime_ns) >= before for st in stats):
+    times = [t for st in stats for t in (st.st_mtime_ns, st.st_ctime_ns)]
+    coarse = all(t % 1_000_000_000 == 0 for t in times)  # a file system that keeps whole seconds
+    if max(times) >= time.time_ns() - (_COARSE_SETTLED_NS if coarse else SETTLED_NS):
         return None
     return (*look.state, *(st.st_ctime_ns for st in stats))
 

@@ -270,3 +270,26 @@ def test_a_store_at_rest_beside_an_agents_open_connection_is_opened_again_withou
         assert (tmp_path / "memory.db-wal").exists()
     finally:
         agent.close()
+
+
+def test_a_file_system_keeping_whole_seconds_makes_a_store_settle_later() -> None:
+    """A file whose times are whole seconds (ext3, HFS+, FAT) may be written again within that
+    second without a change of its times: its state is trusted two seconds on, not fifty
+    milliseconds."""
+    import os
+    import time
+
+    from mnemoscope.storage.native.db.sqlite_source import _settled_state
+    from mnemoscope.storage.sqlite_files import FileLook
+
+    def look(age_s: float, whole_seconds: bool) -> FileLook:
+        at = time.time_ns() - int(age_s * 1e9)
+        at -= at % 1_000_000_000 if whole_seconds else 0
+        st = os.stat_result((0o100644, 7, 1, 1, 0, 0, 4096, 0, 0, 0),
+                            {"st_mtime_ns": at, "st_ctime_ns": at, "st_atime_ns": at})
+        return FileLook("/nowhere/memory.db", st, None, True, (1, 7, at, 4096, 3))
+
+    assert _settled_state(look(1, whole_seconds=False)) is not None
+    assert _settled_state(look(1, whole_seconds=True)) is None
+    assert _settled_state(look(3, whole_seconds=True)) is not None
+    assert _settled_state(look(0.01, whole_seconds=False)) is None
