@@ -133,7 +133,7 @@ class LangGraphSource(SqlFormatSource):
         self._location = f"{path.name}:store/"
         self._folding: tuple[str, _Folding] | None = None
         self.threads = (
-            Threads(self.real_path, self.rows, self.reading_together, self.has_writes, decode_checkpoint, unpack,
+            Threads(self.real_path, self.rows, self.has_writes, decode_checkpoint, unpack,
                     message_text)
             if self.has_checkpoints else None
         )

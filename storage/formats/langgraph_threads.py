@@ -18,7 +18,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -46,11 +45,6 @@ class Thread:
     problems: list[str] = field(default_factory=list)
 
 
-_CHECKPOINT = "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
-_COUNT = "SELECT count(*) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
-_LATEST = _CHECKPOINT + "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
-_FIRST = _CHECKPOINT + "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id LIMIT 1"
-_PENDING = "SELECT 1 FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? LIMIT 1"
 
 
 class Threads:
@@ -61,7 +55,6 @@ class Threads:
         self,
         path: str,
         rows: Callable[[str, Sequence[Any]], list[sqlite3.Row]],
-        together: Callable[[], AbstractContextManager[Callable[[str, Sequence[Any]], list[sqlite3.Row]]]],
         has_writes: bool,
         decode: CheckpointDecoder,
         unpack: Unpacker,
@@ -69,7 +62,6 @@ class Threads:
     ) -> None:
         self.path = path  # the file's real path (a symlink resolved): every read asks for its token
         self.rows = rows
-        self.together = together  # rows() for several statements reading one state of the file
         self.has_writes = has_writes
         self.decode, self.unpack, self.message_text = decode, unpack, message_text
         self._lock = threading.RLock()
@@ -125,24 +117,6 @@ class Threads:
         splits = Threads._split_pairs(session_id)
         return " OR ".join(["(thread_id = ? AND checkpoint_ns = ?)"] * len(splits)), [v for split in splits for v in split]
 
-    def _read_one(self, session_id: str) -> list[Thread]:
-        """One session's thread: its key and its two checkpoints, read by statements on the
-        key's index in one read transaction (simple ones: a command reads one thread on a new
-        connection, where compiling one query that joins it all took longer than all of them)."""
-        with self.together() as rows:
-            held = [(t, ns, n) for t, ns in self._split_pairs(session_id)
-                    if (n := rows(_COUNT, (t, ns))[0][0])]
-            if not held:
-                return []
-            thread, ns, steps = held[-1]  # two threads shown under one id: the last, as the list has them
-            latest = rows(_LATEST, (thread, ns))
-            first = rows(_FIRST, (thread, ns)) if steps > 1 else latest
-            pending = bool(self.has_writes and latest and rows(_PENDING, (thread, ns, latest[0]["checkpoint_id"])))
-        latest_row = {**dict(latest[0]), "pending": pending} if latest else None
-        shown = self._thread(thread, ns, int(steps), first[0] if first else None, latest_row)
-        self._threads[session_id] = shown
-        return [shown]
-
     def key_of(self, session_id: str) -> tuple[str, str, int, str, str] | None:
         """The key of one session, looked up on the key's index (not every thread's): the id joins
         thread and namespace with "/", which either may hold, so each way to split it is asked for
@@ -166,7 +140,7 @@ class Threads:
     def _latest_of(self, session_id: str) -> Thread | None:
         """One session's turns and scratchpad (a Thread without its session: the list's count of
         checkpoints and start need more): its latest checkpoint and whether writes are pending on
-        it, two statements on the key's index, the checkpoint decoded once. None: no such thread."""
+        it, one statement on the key's index, the checkpoint decoded once. None: no such thread."""
         with self._lock:
             self._fresh()
             if session_id in self._threads:
@@ -175,14 +149,14 @@ class Threads:
                 shown = self.threads(session_id=session_id)
                 return shown[0] if shown else None
             if session_id not in self._latest:
-                with self.together() as rows:
-                    found = [(t, ns, latest) for t, ns in self._split_pairs(session_id) if (latest := rows(_LATEST, (t, ns)))]
-                    if found:  # two threads shown under one id: the last, as the list has them
-                        thread, ns, latest = found[-1]
-                        pending = bool(self.has_writes and rows(_PENDING, (thread, ns, latest[0]["checkpoint_id"])))
-                if found:
-                    step = {**dict(latest[0]), "pending": pending}
-                    self._latest[session_id] = self._thread(thread, ns, 0, step, step)
+                # one statement per split (an id without "/" has one): the checkpoint and its pending writes together
+                latest_sql = (f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, "
+                              f"{self._pending_sql()} AS pending FROM checkpoints AS c "
+                              "WHERE c.thread_id = ? AND c.checkpoint_ns = ? ORDER BY c.checkpoint_id DESC LIMIT 1")
+                found = [latest for t, ns in self._split_pairs(session_id) if (latest := self.rows(latest_sql, (t, ns)))]
+                if found:  # two threads shown under one id: the last, as the list has them
+                    step = found[-1][0]
+                    self._latest[session_id] = self._thread(step["thread_id"], step["checkpoint_ns"], 0, step, step)
                 else:
                     self._latest[session_id] = None
             return self._latest[session_id]
@@ -194,8 +168,6 @@ class Threads:
                 self._fresh()
                 if session_id in self._threads:
                     return [self._threads[session_id]]
-                if self._keys is None:
-                    return self._read_one(session_id)
                 key = self.key_of(session_id)
                 keys = [key] if key is not None else []
             else:

@@ -29,7 +29,6 @@ DBs are SQL too and can move onto this base the same way: a TableSpec, ``memory_
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import heapq
 import json
@@ -37,7 +36,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -155,25 +154,6 @@ class SqlFormatSource(FormatSource):
         with self._lock:
             try:
                 return self._connection().execute(sql, tuple(params)).fetchall()
-            except sqlite3.Error as exc:
-                raise sqlite_error(self.path, exc) from None
-
-    @contextlib.contextmanager
-    def reading_together(self) -> Iterator[Callable[[str, Sequence[Any]], list[sqlite3.Row]]]:
-        """rows() for statements that read one state of the file, in one read transaction (a
-        statement on its own reads whatever was committed when it ran)."""
-        with self._lock:
-            try:
-                con = self._connection()
-                con.execute("BEGIN")
-
-                def rows(sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-                    return con.execute(sql, tuple(params)).fetchall()
-
-                try:
-                    yield rows
-                finally:
-                    con.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise sqlite_error(self.path, exc) from None
 

@@ -208,23 +208,3 @@ def test_a_rows_revision_changes_with_any_of_its_values(db: Path) -> None:
     con.close()
     assert row_revision(row) == row_revision(same) and len(row_revision(row)) == 12
     assert row_revision(changed) != row_revision(row)
-
-
-def test_statements_read_together_see_one_state_of_the_file(tmp_path: Path) -> None:
-    """An agent's commit between two statements read together is not seen by the second (one
-    read transaction), and is by the next read."""
-    db = build(tmp_path / "agent.db")
-    with sqlite3.connect(db) as con:
-        con.execute("PRAGMA journal_mode = WAL")  # the agent's writes go on while a reader reads
-    con.close()
-    source = LogSource(db)
-    agent = sqlite3.connect(db, isolation_level=None)
-    try:
-        with source.reading_together() as rows:
-            before = rows("SELECT count(*) FROM log")[0][0]
-            agent.execute("INSERT INTO log (session, at, item) VALUES ('s-1', '2026-11-01', 'written meanwhile')")
-            assert rows("SELECT count(*) FROM log")[0][0] == before
-        assert source.rows("SELECT count(*) FROM log")[0][0] == before + 1
-    finally:
-        agent.close()
-        source.close()
