@@ -383,7 +383,7 @@ def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | N
     return ("schema", st.st_dev, st.st_ino, header[:24], header[40:48], hashlib.sha1(page_one[100:]).digest())
 
 
-def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real: str | None = None) -> Schema:
+def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path: str | None = None) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
     waiting at most PROBE_TIMEOUT for another program's lock. Remembered, while no -wal holds
     frames, as long as the file keeps its identity, its schema cookie and the rest of page 1
@@ -391,9 +391,9 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real: str 
     again. (A -wal with frames is told by its times and size, which a reused -wal can keep: then
     the schema is read every time.) Raises LockedError when it stays
     locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
-    caller reads more with (the schema is parsed once for both). real: path's real path, when
-    the caller knows it."""
-    key = schema_state(real, real=True) if real is not None else schema_state(path)
+    caller reads more with (the schema is parsed once for both). real_path: path's real path,
+    when the caller knows it."""
+    key = schema_state(real_path, real=True) if real_path is not None else schema_state(path)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:

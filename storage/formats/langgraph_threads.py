@@ -45,8 +45,6 @@ class Thread:
     problems: list[str] = field(default_factory=list)
 
 
-
-
 class Threads:
     """The threads of one SqliteSaver file (see the module docstring). ``rows(sql, params)`` runs
     one read-only query on it; decode/unpack/message_text read LangGraph's serialized values."""
@@ -138,9 +136,9 @@ class Threads:
         return self._latest_of(session_id) is not None  # (read once: its turns are asked for next)
 
     def _latest_of(self, session_id: str) -> Thread | None:
-        """One session's turns and scratchpad (a Thread without its session: the list's count of
-        checkpoints and start need more): its latest checkpoint and whether writes are pending on
-        it, one statement on the key's index, the checkpoint decoded once. None: no such thread."""
+        """One session's turns and scratchpad: its latest checkpoint and whether writes are pending
+        on it, one statement on the key's index, the checkpoint decoded once. None: no such thread.
+        (Its session is not the list's: the count of checkpoints and the start need more reads.)"""
         with self._lock:
             self._fresh()
             if session_id in self._threads:
@@ -150,8 +148,7 @@ class Threads:
                 return shown[0] if shown else None
             if session_id not in self._latest:
                 # one statement per split (an id without "/" has one): the checkpoint and its pending writes together
-                latest_sql = (f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, "
-                              f"{self._pending_sql()} AS pending FROM checkpoints AS c "
+                latest_sql = (self._checkpoints_sql() + "FROM checkpoints AS c "
                               "WHERE c.thread_id = ? AND c.checkpoint_ns = ? ORDER BY c.checkpoint_id DESC LIMIT 1")
                 found = [latest for t, ns in self._split_pairs(session_id) if (latest := self.rows(latest_sql, (t, ns)))]
                 if found:  # two threads shown under one id: the last, as the list has them
@@ -184,8 +181,7 @@ class Threads:
             wanted = json.dumps([[t, ns, first, latest] for t, ns, _n, first, latest in chunk])
             found: dict[tuple[str, str, str], sqlite3.Row] = {}
             for row in self.rows(
-                f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, {self._pending_sql()} AS pending "
-                "FROM json_each(?) AS w JOIN checkpoints AS c ON c.thread_id = json_extract(w.value, '$[0]') "
+                self._checkpoints_sql() + "FROM json_each(?) AS w JOIN checkpoints AS c ON c.thread_id = json_extract(w.value, '$[0]') "
                 "AND c.checkpoint_ns = json_extract(w.value, '$[1]') "
                 "AND c.checkpoint_id IN (json_extract(w.value, '$[2]'), json_extract(w.value, '$[3]'))",
                 (wanted,),
@@ -196,12 +192,12 @@ class Threads:
                     thread, ns, steps, found.get((thread, ns, first)), found.get((thread, ns, latest))
                 )
 
-    def _pending_sql(self) -> str:
-        """SQL true for a checkpoint c some write is pending on (the writes table's key starts with c's)."""
-        if not self.has_writes:
-            return "0"
-        return ("EXISTS (SELECT 1 FROM writes AS w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns "
-                "AND w.checkpoint_id = c.checkpoint_id)")
+    def _checkpoints_sql(self) -> str:
+        """The SELECT of a checkpoint c's row as _thread reads it, with whether some write is
+        pending on it (the writes table's key starts with c's)."""
+        pending = ("EXISTS (SELECT 1 FROM writes AS w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns "
+                   "AND w.checkpoint_id = c.checkpoint_id)") if self.has_writes else "0"
+        return f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, {pending} AS pending "
 
     def _thread(self, thread: str, ns: str, steps: int, first_row: Any, latest_row: Any) -> Thread:
         session_id = self.session_id(thread, ns)

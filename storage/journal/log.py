@@ -271,11 +271,10 @@ class Journal:
 
     def pending(self) -> list[AuditEntry]:
         """Steps whose intent was written but that never finished (the process died)."""
-        if getattr(self._home, "without_unfinished_steps", bool)():
+        if getattr(self._home, "without_unfinished_steps", bool)():  # (its home remembers: see SqliteSource)
             return []
         if not self._read("SELECT seq FROM audit WHERE state = ? LIMIT 1", (PENDING,)):  # every open asks: the index alone
-            if self._home is not None and hasattr(self._home, "found_no_unfinished_steps"):
-                self._home.found_no_unfinished_steps()
+            getattr(self._home, "found_no_unfinished_steps", lambda: None)()
             return []
         return [_entry(row) for row in self._entry_rows(" WHERE a.state = ? ORDER BY a.seq DESC", (PENDING,))]
 

@@ -433,7 +433,7 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
     try:
         con = read_only_connection(look.real, PROBE_TIMEOUT, real=True)  # one schema parse for all
         try:
-            found = peek_schema(db_path, con, real=look.real)
+            found = peek_schema(db_path, con, real_path=look.real)
             stored = None
             if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
                 rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
