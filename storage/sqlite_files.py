@@ -200,7 +200,7 @@ class _ReadOnlyConnections:
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
             if not exists or ((wal or journal) and _OPEN.get(name, 0) == 0):
-                return self._connect("mode=ro")
+                return self._connect("mode=ro", factory=_mode_ro_class(self.dbapi.Connection))
             con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
             con._owner = self  # type: ignore[attr-defined]
             _OPEN[name] = _OPEN.get(name, 0) + 1
@@ -247,6 +247,17 @@ def in_wal_mode(path: Path | str) -> bool:
     return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"
 
 
+def sees_writes_and_never_checkpoints(con: object) -> bool:
+    """Whether con is a mode=ro connection (not immutable) of _ReadOnlyConnections: it reads
+    what other connections commit, never writes, and its close folds no -wal into the file."""
+    return getattr(con, "_mode_ro", False)
+
+
+@functools.lru_cache(maxsize=8)
+def _mode_ro_class(base: type) -> type:
+    return type("ModeRo", (base,), {"_mode_ro": True})
+
+
 @functools.lru_cache(maxsize=8)
 def _counted_class(base: type) -> type:
     """A subclass of a DB-API Connection class whose connections tell their _owner when they close."""
@@ -285,7 +296,7 @@ def checkpoint_held_off(path: Path) -> Iterator[None]:
     guard: sqlite3.Connection | None = None
     try:
         guard = sqlite3.connect(sqlite_uri(path, "mode=ro"), uri=True, timeout=0, check_same_thread=False)
-        guard.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # begins its hold on the file
+        guard.execute("PRAGMA schema_version").fetchall()  # begins its hold on the file (a read of page 1, no schema parse)
     except sqlite3.Error:  # nothing to hold: not a WAL database, or unreadable; closes change nothing then
         if guard is not None:
             guard.close()
@@ -360,13 +371,30 @@ SCHEMAS_KEPT = 256  # a home of a few hundred stores discovered again reads none
 def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | None:
     """What tells that a SQLite file still holds the same schema: device, inode, the header's
     fixed fields (magic, page size, versions), the schema cookie SQLite bumps on every schema
-    change and a hash of page 1 past its header; file_state when a -wal holds frames (the page 1
-    in the file may not be the current one). A write of rows leaves it as it was. real: path is
+    change and a hash of page 1 past its header. While a -wal holds frames (the newest page 1 may
+    be there) the cookie is SQLite's, read through a connection that waits for no lock, or
+    file_state when none can read it. A write of rows leaves it as it was. real: path is
     already a real path."""
     name = os.fspath(path) if real else os.path.realpath(path)
+    state = _page_one_state(name)
+    if state is not _WAL_FRAMES:
+        return state
+    try:
+        with contextlib.closing(read_only_connection(name, 0, real=True)) as con:
+            return _cookie_state(con, name) or file_state(name, real=True)
+    except sqlite3.Error:
+        return file_state(name, real=True)
+
+
+_WAL_FRAMES = ("a -wal with frames",)
+
+
+def _page_one_state(name: str) -> tuple[Any, ...] | None:
+    """schema_state as the file itself tells it; _WAL_FRAMES when its -wal holds frames; None
+    when nothing is there."""
     try:
         if os.stat(name + "-wal").st_size:
-            return file_state(name, real=True)
+            return _WAL_FRAMES
     except OSError:
         pass
     try:
@@ -385,20 +413,25 @@ def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | N
 
 def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path: str | None = None) -> Schema:
     """The tables and views of a SQLite file and their columns, read without writing a byte and
-    waiting at most PROBE_TIMEOUT for another program's lock. Remembered, while no -wal holds
-    frames, as long as the file keeps its identity, its schema cookie and the rest of page 1
-    (where the schema table starts): a write of rows does not make the next open read the schema
-    again. (A -wal with frames is told by its times and size, which a reused -wal can keep: then
-    the schema is read every time.) Raises LockedError when it stays
+    waiting at most PROBE_TIMEOUT for another program's lock. Remembered as long as the file
+    keeps its identity, its schema cookie and the rest of page 1 (where the schema table starts):
+    a write of rows does not make the next open read the schema again. While a -wal holds frames
+    (the newest page 1 may be in it) SQLite itself tells the cookie, as it does to decide whether
+    a connection's parsed schema still holds: one PRAGMA, no schema parse. Raises LockedError when it stays
     locked, sqlite3.Error when it is no database. con: a read-only connection to the file the
     caller reads more with (the schema is parsed once for both). real_path: path's real path,
     when the caller knows it."""
-    key = schema_state(real_path, real=True) if real_path is not None else schema_state(path)
+    real = real_path or os.path.realpath(path)
+    key = _page_one_state(real)
     if key is not None and key in _SCHEMAS:
         return _SCHEMAS[key]
     try:
         with contextlib.nullcontext(con) if con is not None else contextlib.closing(
                 read_only_connection(path, PROBE_TIMEOUT)) as con:
+            if key is _WAL_FRAMES:
+                key = _cookie_state(con, real)
+                if key is not None and key in _SCHEMAS:
+                    return _SCHEMAS[key]
             names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
             schema: Schema = {}
             for name, kind in names:
@@ -412,11 +445,23 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
         if isinstance(error, LockedError):
             raise error from None
         raise
-    if key is not None and key[0] == "schema":  # (file_state, of a -wal with frames: its times may not tell a change)
+    if key is not None:  # (None: nothing there, or replaced as it was read)
         if len(_SCHEMAS) >= SCHEMAS_KEPT:
             del _SCHEMAS[next(iter(_SCHEMAS))]
         _SCHEMAS[key] = schema
     return schema
+
+
+def _cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
+    """The file's device and inode, its header's fixed fields and the schema cookie con reads
+    (from the -wal when page 1 is there), or None when the file changed identity meanwhile."""
+    before = os.stat(real)
+    (cookie,) = con.execute("PRAGMA schema_version").fetchone()
+    header = database_head(real, 24, before)
+    after = os.stat(real)
+    if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) or header is None:
+        return None
+    return ("cookie", before.st_dev, before.st_ino, header, cookie)
 
 
 class SqliteConnector:

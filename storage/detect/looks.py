@@ -287,8 +287,6 @@ def _by_state(seen: dict[tuple[str, str], Any], path: str, before_ns: int) -> _K
     if probed.state(path) != probed.before:  # changed while the look read it
         return None
     stat = _state(path)
-    if stat is not None and stat[1] is not None and stat[1][1]:  # a -wal with frames: kept by its stat, as before
-        return None
     return _Kept(stat if _times_before(stat, before_ns) else None, probed.state, probed.before)
 
 

@@ -24,6 +24,7 @@ from mnemoscope.storage.sqlite_files import (
     peek_schema,
     read_only_connection,
     read_only_rows,
+    schema_state,
     sqlite_error,
     writing,
 )
@@ -223,3 +224,33 @@ def test_like_patterns_match_their_characters_literally(tmp_path: Path) -> None:
     }
     con.close()
     assert found == {"0%": ["100%"], "_": ["a_b"], "\\": ["c\\d"]}
+
+
+def test_a_schema_read_while_an_agents_wal_holds_frames_is_kept_until_the_agent_changes_it(tmp_path: Path) -> None:
+    """While an agent keeps its connection open its -wal holds frames (the newest page 1 may be
+    there): the schema is kept by the cookie SQLite reads through the WAL, so a row the agent
+    writes makes the next peek read no table's columns, and a table it adds is seen at once."""
+    from helpers.file_calls import sql_statements
+
+    db = tmp_path / "agent.db"
+    agent = sqlite3.connect(db, isolation_level=None)
+    try:
+        agent.execute("PRAGMA journal_mode = WAL")
+        agent.execute("CREATE TABLE notes (body TEXT)")
+        agent.execute("INSERT INTO notes VALUES ('first')")
+        assert os.path.getsize(f"{db}-wal") > 0
+        assert set(peek_schema(db)) == {"notes"}
+        agent.execute("INSERT INTO notes VALUES ('second')")
+        with sql_statements() as statements:
+            assert set(peek_schema(db)) == {"notes"}
+        assert [sql for _, sql in statements] == ["PRAGMA schema_version"]
+        agent.execute("CREATE TABLE tags (name TEXT)")
+        assert set(peek_schema(db)) == {"notes", "tags"}
+        before = schema_state(db)
+        agent.execute("INSERT INTO notes VALUES ('third')")
+        assert schema_state(db) == before
+        agent.execute("ALTER TABLE tags ADD COLUMN colour TEXT")
+        assert schema_state(db) != before
+        assert peek_schema(db)["tags"] == ("table", frozenset({"name", "colour"}))
+    finally:
+        agent.close()

@@ -62,13 +62,13 @@ class HeldReaders:
         with self._lock:
             self._held[threading.get_ident()] = held
 
-    def hand_over(self, identity: object) -> Any | None:
+    def hand_over(self, identity: object, usable: Callable[[Any], bool] = lambda dbapi: True) -> Any | None:
         """This thread's connection, no longer held, for another use (the write engine's) when no
-        read is using it and it reads the file of identity (device, inode); else None."""
+        read is using it, it reads the file of identity (device, inode) and usable(it); else None."""
         thread = threading.get_ident()
         with self._lock:
             held = self._held.get(thread)
-            if held is None or held.busy or held.identity != identity:
+            if held is None or held.busy or held.identity != identity or not usable(held.dbapi):
                 return None
             del self._held[thread]
         return held.dbapi
@@ -107,6 +107,11 @@ class HeldReaders:
             held, self._held = list(self._held.values()), {}
         for h in held:
             h.dbapi.close()
+
+    def connections(self) -> list[Any]:
+        """The connections held now."""
+        with self._lock:
+            return [h.dbapi for h in self._held.values()]
 
     def __len__(self) -> int:
         return len(self._held)

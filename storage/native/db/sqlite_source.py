@@ -41,6 +41,7 @@ from ...sqlite_files import (
     peek_schema,
     read_only_connection,
     read_only_rows,
+    sees_writes_and_never_checkpoints,
     sqlite_error,
 )
 from ...timeutil import to_iso, utcnow
@@ -123,7 +124,7 @@ class SqliteSource(NativeDb):
         the engine's first connection then parses no schema (a quarter of a millisecond at every
         `rm` and `undo`). A writable source reads on read-write connections that refuse writes
         (query_only) until then; the next read connects again."""
-        dbapi = self._readers.hand_over(identity)
+        dbapi = self._readers.hand_over(identity, usable=lambda con: not sees_writes_and_never_checkpoints(con))
         if dbapi is not None:
             try:
                 dbapi.execute("PRAGMA query_only = OFF")
@@ -243,7 +244,8 @@ class SqliteSource(NativeDb):
         # itself: a refused or failed write leaves every file as it found them (a source that
         # made no connection has none to close).
         wrote = self._engine is not None and has_changed_rows(self._engine)
-        hold_off = self._found_wal and not wrote and (self._engine is not None or len(self._readers) > 0)
+        hold_off = self._found_wal and not wrote and (
+            self._engine is not None or not all(map(sees_writes_and_never_checkpoints, self._readers.connections())))
         with checkpoint_held_off(self.db_path) if hold_off else contextlib.nullcontext():
             self._readers.close()
             if self._engine is not None:
@@ -438,9 +440,16 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
             if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
                 rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
                 stored = rows[0][0] if rows else None
-            not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
-                        if "memories" in found else None)
-            _check_schema(db_path, found, stored)
+            checked = _CHECKED.get(id(found))
+            if checked is not None and checked.found is found and checked.stored == stored:  # a schema peek_schema kept
+                not_null = checked.not_null
+            else:
+                not_null = (frozenset(r[1] for r in con.execute("PRAGMA table_info(memories)") if r[3])
+                            if "memories" in found else None)
+                _check_schema(db_path, found, stored)
+                if len(_CHECKED) >= 16:
+                    del _CHECKED[next(iter(_CHECKED))]
+                _CHECKED[id(found)] = _Peek(found, stored, not_null)  # (found held: its id is not reused)
         except BaseException:
             con.close()
             raise
@@ -451,13 +460,14 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
     if len(_PEEKED) >= 16:
         del _PEEKED[next(iter(_PEEKED))]
     _PEEKED[key] = _Peek(found, stored, not_null)
-    if not read_only and not getattr(con, "_counted", False):  # a mode=ro connection: not a writable store's reader
-        con.close()
+    if not read_only and not (getattr(con, "_counted", False) or sees_writes_and_never_checkpoints(con)):
+        con.close()  # an immutable connection: it would not see this store's own writes
         return _PEEKED[key], True, None
     return _PEEKED[key], True, con
 
 
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
+_CHECKED: dict[int, _Peek] = {}  # by the id of a schema peek_schema returned: its NOT NULL columns, checked
 _FINISHED: dict[tuple[int, ...], None] = {}  # file states in which this process found no unfinished step
 _FINISHED_LOCK = threading.Lock()
 SETTLED_NS = 50_000_000  # a write's time stamps come from a clock that ticks every few milliseconds

@@ -223,6 +223,23 @@ def test_a_table_added_to_a_file_without_a_wal_is_seen_at_once(tmp_path: Path, d
     assert len(detections) == 2
 
 
+def test_rows_an_agent_writes_while_its_wal_holds_frames_are_not_a_change(tmp_path: Path, detections: list[Path]) -> None:
+    """An agent that keeps its connection open leaves its commits in the -wal: the file is kept by
+    the schema cookie SQLite reads through the WAL, so a row it writes is not detected again and
+    a table it adds is."""
+    db = tmp_path / "agent.db"
+    with closing(sqlite3.connect(db, isolation_level=None)) as agent:
+        agent.execute("PRAGMA journal_mode = WAL")
+        agent.execute("CREATE TABLE notes (body TEXT)")
+        assert detect_everything(tmp_path)[1] == []
+        for n in range(3):
+            agent.execute("INSERT INTO notes VALUES (?)", (f"note {n}",))
+            assert detect_everything(tmp_path)[1] == []
+        assert len(detections) == 1 and os.path.getsize(f"{db}-wal") > 0
+        _add_langgraph_table(db)
+        assert [m.format for m in detect_everything(tmp_path)[1]] == ["langgraph"]
+
+
 def test_a_table_added_in_a_reused_wal_within_the_clock_tick_is_seen(tmp_path: Path) -> None:
     """A -wal that starts over after a checkpoint keeps its size; its mtime may not move within the
     file clock's tick: a file whose -wal holds frames is kept by its stat under the racy rule, and

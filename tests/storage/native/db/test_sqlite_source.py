@@ -272,6 +272,44 @@ def test_a_store_at_rest_beside_an_agents_open_connection_is_opened_again_withou
         agent.close()
 
 
+def test_a_store_beside_an_agent_whose_wal_holds_frames_parses_its_schema_once_and_leaves_the_wal(
+    tmp_path: Path,
+) -> None:
+    """An agent that writes and keeps its connection open (its -wal holds frames): a writable
+    open after its write reads through one connection besides detection's (the schema, the
+    journal and the first page, the schema parsed once, no table's columns asked again), and
+    closing leaves the agent's -wal as it was. That connection never writes: `rm` and `undo`
+    write through the engine's own."""
+    from helpers.file_calls import connections_to, file_system_calls, sql_statements
+    from mnemoscope.storage import Curator
+
+    db = tmp_path / "memory.db"
+    source = SqliteSource.open(db, create=True)
+    memory_id = source.add_memory("the deploy key rotates monthly")
+    source.close()
+    agent = sqlite3.connect(db, isolation_level=None)
+    try:
+        agent.execute("UPDATE memories SET access_count = access_count + 1")
+        open_store(tmp_path).close()
+        agent.execute("UPDATE memories SET access_count = access_count + 1")
+        wal = (tmp_path / "memory.db-wal").read_bytes()
+        assert wal
+        with sql_statements() as statements, file_system_calls() as calls, open_store(tmp_path) as store:
+            assert [m.access_count for m in store.page(MemoryQuery(), limit=10)] == [2]
+        assert connections_to(calls, db) == 2
+        assert not [sql for _, sql in statements if "table_info" in sql or "sqlite_master" in sql]
+        assert (tmp_path / "memory.db-wal").read_bytes() == wal
+        agent.execute("UPDATE memories SET access_count = access_count + 1")
+        with open_store(tmp_path) as store:
+            Curator(store).delete(memory_id)
+            assert store.get(memory_id).status is Status.DELETED
+            Curator(store).undo()
+            assert store.get(memory_id).status is Status.ACTIVE
+        assert agent.execute("SELECT status, access_count FROM memories").fetchall() == [("active", 3)]
+    finally:
+        agent.close()
+
+
 def test_a_file_system_keeping_whole_seconds_makes_a_store_settle_later() -> None:
     """A file whose times are whole seconds (ext3, HFS+, FAT) may be written again within that
     second without a change of its times: its state is trusted two seconds on, not fifty
