@@ -381,7 +381,7 @@ def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | N
         return state
     try:
         with contextlib.closing(read_only_connection(name, 0, real=True)) as con:
-            return _cookie_state(con, name) or file_state(name, real=True)
+            return cookie_state(con, name) or file_state(name, real=True)
     except sqlite3.Error:
         return file_state(name, real=True)
 
@@ -429,7 +429,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
         with contextlib.nullcontext(con) if con is not None else contextlib.closing(
                 read_only_connection(path, PROBE_TIMEOUT)) as con:
             if key is _WAL_FRAMES:
-                key = _cookie_state(con, real)
+                key = cookie_state(con, real)
                 if key is not None and key in _SCHEMAS:
                     return _SCHEMAS[key]
             names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
@@ -452,9 +452,10 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
     return schema
 
 
-def _cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
+def cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
     """The file's device and inode, its header's fixed fields and the schema cookie con reads
-    (from the -wal when page 1 is there), or None when the file changed identity meanwhile."""
+    (from the -wal when page 1 is there), or None when the file changed identity meanwhile: what
+    con's schema is, as SQLite itself tells whether a connection's parsed schema still holds."""
     before = os.stat(real)
     (cookie,) = con.execute("PRAGMA schema_version").fetchone()
     header = database_head(real, 24, before)

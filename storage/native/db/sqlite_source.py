@@ -103,7 +103,7 @@ class SqliteSource(NativeDb):
             raise
         self._nullable_orders = {order for order, column in ORDER_COLUMNS.items() if column not in not_null}
         self._positions = Positions(self.change_token)
-        self._stored_as_bound = StoredAsBound()
+        self._stored_as_bound = StoredAsBound(self._connect.real_path)
 
     @property
     def engine(self) -> SqliteEngine:
