@@ -401,6 +401,12 @@ def _page_one_state(name: str) -> tuple[Any, ...] | None:
         st = os.stat(name)
     except OSError:
         return None
+    return _file_page_one(name, st)
+
+
+def _file_page_one(name: str, st: os.stat_result) -> tuple[Any, ...] | None:
+    """The file's identity, its header's fixed fields and schema cookie, and a hash of the rest
+    of its page 1, as the file itself holds them (a -wal may hold a newer page 1)."""
     header = database_head(name, 100, st)  # never open()/close(): see sqlite_heads
     if header is None or len(header) < 100:
         return file_state(name, real=True)
@@ -423,15 +429,17 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
     when the caller knows it."""
     real = real_path or os.path.realpath(path)
     key = _page_one_state(real)
-    if key is not None and key in _SCHEMAS:
-        return _SCHEMAS[key]
+    kept = _SCHEMAS.get(key) if key is not None else None
+    if kept is not None:
+        return kept
     try:
         with contextlib.nullcontext(con) if con is not None else contextlib.closing(
                 read_only_connection(path, PROBE_TIMEOUT)) as con:
             if key is _WAL_FRAMES:
                 key = cookie_state(con, real)
-                if key is not None and key in _SCHEMAS:
-                    return _SCHEMAS[key]
+                kept = _SCHEMAS.get(key) if key is not None else None
+                if kept is not None:
+                    return kept
             names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
             schema: Schema = {}
             for name, kind in names:
@@ -447,22 +455,24 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
         raise
     if key is not None:  # (None: nothing there, or replaced as it was read)
         if len(_SCHEMAS) >= SCHEMAS_KEPT:
-            del _SCHEMAS[next(iter(_SCHEMAS))]
+            with contextlib.suppress(StopIteration, KeyError):  # (another thread may have taken it)
+                del _SCHEMAS[next(iter(_SCHEMAS))]
         _SCHEMAS[key] = schema
     return schema
 
 
 def cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
-    """The file's device and inode, its header's fixed fields and the schema cookie con reads
-    (from the -wal when page 1 is there), or None when the file changed identity meanwhile: what
-    con's schema is, as SQLite itself tells whether a connection's parsed schema still holds."""
+    """What con's schema is: the schema cookie con reads (from the -wal when page 1 is there),
+    as SQLite itself tells whether a connection's parsed schema still holds, with the file's own
+    page 1 (_file_page_one: another database copied over the file, inode kept, changes it even
+    where the cookie is the same); None when the file changed identity meanwhile."""
     before = os.stat(real)
     (cookie,) = con.execute("PRAGMA schema_version").fetchone()
-    header = database_head(real, 24, before)
+    own = _file_page_one(real, before)
     after = os.stat(real)
-    if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) or header is None:
+    if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) or own is None:
         return None
-    return ("cookie", before.st_dev, before.st_ino, header, cookie)
+    return ("cookie", cookie, *own)
 
 
 class SqliteConnector:

@@ -254,3 +254,25 @@ def test_a_schema_read_while_an_agents_wal_holds_frames_is_kept_until_the_agent_
         assert peek_schema(db)["tags"] == ("table", frozenset({"name", "colour"}))
     finally:
         agent.close()
+
+
+def test_another_database_copied_over_the_file_is_read_for_itself_whatever_its_cookie(tmp_path: Path) -> None:
+    """A restore by copying over the file keeps its inode, and two databases made alike share a
+    schema cookie: the file's own page 1 tells them apart while an agent's -wal holds frames."""
+    import shutil
+    from contextlib import closing
+
+    db, other = tmp_path / "agent.db", tmp_path / "other.db"
+    for path, tables in ((db, ("notes", "tags")), (other, ("secrets", "other"))):
+        with closing(sqlite3.connect(path)) as con:
+            con.execute("PRAGMA journal_mode = WAL")
+            for table in tables:
+                con.execute(f"CREATE TABLE {table} (body TEXT)")
+    inode = db.stat().st_ino
+    for expected in (("notes", "tags"), ("other", "secrets")):
+        with closing(sqlite3.connect(db, isolation_level=None)) as agent:
+            agent.execute(f"INSERT INTO {expected[0]} VALUES ('x')")
+            assert os.path.getsize(f"{db}-wal") > 0
+            assert sorted(peek_schema(db)) == list(expected)
+        shutil.copyfile(other, db)
+    assert db.stat().st_ino == inode  # (else this test shows nothing)

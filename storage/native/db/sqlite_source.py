@@ -103,7 +103,7 @@ class SqliteSource(NativeDb):
             raise
         self._nullable_orders = {order for order, column in ORDER_COLUMNS.items() if column not in not_null}
         self._positions = Positions(self.change_token)
-        self._stored_as_bound = StoredAsBound(self._connect.real_path)
+        self._stored_as_bound = StoredAsBound()
 
     @property
     def engine(self) -> SqliteEngine:
@@ -448,7 +448,8 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
                             if "memories" in found else None)
                 _check_schema(db_path, found, stored)
                 if len(_CHECKED) >= 16:
-                    del _CHECKED[next(iter(_CHECKED))]
+                    with contextlib.suppress(StopIteration, KeyError):  # (another thread may have taken it)
+                        del _CHECKED[next(iter(_CHECKED))]
                 _CHECKED[id(found)] = _Peek(found, stored, not_null)  # (found held: its id is not reused)
         except BaseException:
             con.close()

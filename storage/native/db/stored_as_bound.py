@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...sqlite_files import cookie_state
 from .schema_sql import FTS_SQLITE
 
 NONE = type(None)
@@ -49,29 +48,16 @@ def affinity(declared: str) -> str:
 
 class StoredAsBound:
     """The memories table's kept types (column -> the types it stores unchanged) of one database,
-    or None when rows must be read back: a trigger not ours, a generated column. real_path: the
-    database's real path, under which this process keeps what it read of each schema (each
-    `rm` opens the store anew); else each instance reads it once per schema version."""
+    or None when rows must be read back: a trigger not ours, a generated column."""
 
-    def __init__(self, real_path: str | None = None) -> None:
-        self._real = real_path
+    def __init__(self) -> None:
         self._seen: tuple[int, Kept | None] | None = None
 
     def kept(self, dbapi: Any) -> Kept | None:
-        key = cookie_state(dbapi, self._real) if self._real is not None else None
-        if key is not None:
-            if key not in _BY_SCHEMA:
-                if len(_BY_SCHEMA) >= 16:
-                    del _BY_SCHEMA[next(iter(_BY_SCHEMA))]
-                _BY_SCHEMA[key] = _kept(dbapi)
-            return _BY_SCHEMA[key]
         version = dbapi.execute("PRAGMA schema_version").fetchone()[0]
         if self._seen is None or self._seen[0] != version:
             self._seen = (version, _kept(dbapi))
         return self._seen[1]
-
-
-_BY_SCHEMA: dict[tuple[Any, ...], Kept | None] = {}  # by cookie_state: a file's schema as SQLite last parsed it
 
 
 def _kept(dbapi: Any) -> Kept | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,12 +25,8 @@ def source(tmp_path: Path) -> Iterator[SqliteSource]:
 
 
 def _kept(db: Path) -> object:
-    """What a new StoredAsBound answers, with and without the process's memory of the file's
-    schema (both must agree)."""
     with contextlib.closing(sqlite3.connect(db)) as con:
-        kept = StoredAsBound(os.path.realpath(db)).kept(con)
-        assert StoredAsBound().kept(con) == kept
-        return kept
+        return StoredAsBound().kept(con)
 
 
 @pytest.mark.parametrize("declared", ["TEXT", "INTEGER", "FLOAT", "NUMERIC", "BLOB", "", "VARCHAR(20)", "DOUBLE"])
@@ -87,20 +82,3 @@ def test_a_bulk_step_journals_what_the_rows_hold_with_or_without_a_foreign_trigg
             assert [type(v) for v in change.after.values()] == [type(v) for v in held[change.record].values()]
         assert all(("seen" in held[i]["metadata"]) is stamp for i in ids[::2])
         source.write_records([Change(c.record, c.after, befores[c.record]) for c in written])
-
-
-def test_the_next_open_of_a_file_reads_its_schema_again_only_when_it_changed(source: SqliteSource) -> None:
-    """Each `rm` opens the store anew: what the memories table stores unchanged is kept for the
-    file's schema as SQLite tells it (its cookie), not read again from sqlite_master."""
-    from helpers.file_calls import sql_statements
-
-    db = source.db_path
-    assert _kept(db) is not None
-    with sql_statements() as statements, contextlib.closing(sqlite3.connect(db)) as con:
-        assert StoredAsBound(os.path.realpath(db)).kept(con) is not None
-    assert [sql for _, sql in statements if "sqlite_master" in sql or "table_xinfo" in sql] == []
-    with contextlib.closing(sqlite3.connect(db)) as con:
-        con.execute("ALTER TABLE memories ADD COLUMN mood INTEGER")
-        con.commit()
-    kept = _kept(db)
-    assert kept is not None and "mood" in kept
