@@ -85,6 +85,25 @@ def test_first_page(opened: tuple[MemoryStore, sqlite3.Connection, int], order: 
     assert row.bounded
 
 
+@pytest.mark.parametrize("descending", [True, False], ids=["strongest", "weakest"])
+def test_first_page_by_salience_now(opened: tuple[MemoryStore, sqlite3.Connection, int], descending: bool) -> None:
+    """The table sorted by its "Salience now" column, against the query a person writes for the
+    decayed salience (stored salience x rate ^ days idle x the access boost): no index holds it."""
+    store, con, size = opened
+    query = MemoryQuery(order=Order.EFFECTIVE_SALIENCE, descending=descending)
+    rate, boost = query.decay.decay_rate, query.decay.access_boost
+    direction = "DESC" if descending else "ASC"
+    sql = (f"SELECT * FROM memories WHERE status = 'active' ORDER BY salience * pow({rate}, "
+           f"julianday('now') - julianday(last_accessed)) * (1 + {boost} * ln(1 + access_count)) {direction}, "
+           f"id {direction} LIMIT {PAGE}")
+    ours = [m.id for m in store.page(query, PAGE)]
+    assert ours[:10] == [r[0] for r in con.execute(sql)][:10]  # (past the top, near-ties may part by a rounding)
+    project_s, baseline_s = _paired(lambda: store.page(query, PAGE), lambda: con.execute(sql).fetchall(), size)
+    row = _row(f"first page, by salience now ({'strongest' if descending else 'weakest'} first)", size, project_s,
+               "ORDER BY decayed salience", baseline_s, 1.5, guard=2.0)
+    assert row.bounded
+
+
 def test_filtered_page(opened: tuple[MemoryStore, sqlite3.Connection, int]) -> None:
     store, con, size = opened
     query = MemoryQuery(channels=("beta",))

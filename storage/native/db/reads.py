@@ -38,7 +38,7 @@ from ...sqlite_engine import AnyConnection as Connection
 from ...sqlite_engine import AnyEngine as Engine
 from ...sqlite_files import escape_like
 from ...timeutil import parse_time, to_iso, utcnow
-from . import schema
+from . import salience_now_order, schema
 from .graph import GraphReads
 from .lowest_salience import lowest_rows, memories_of
 from .positions import Positions
@@ -73,6 +73,8 @@ class NativeReads(GraphReads):
     _among_json = "{column} IN (SELECT value FROM json_each({mark}))"
     _where = DB_NAME  # where a memory's row lives, as its SourceRef names it
     _nullable_orders: set[Order] = set()
+    # salience, last_accessed and access_count NOT NULL: "Salience now" pages may start from candidates
+    _salience_now_columns_not_null = False
     _positions: Positions
     orders_by_effective_salience = True  # in SQL, by effective_salience_key_sql (not sought: counted)
 
@@ -215,6 +217,12 @@ class NativeReads(GraphReads):
             return []
         if after is not None and query.order is Order.EFFECTIVE_SALIENCE:  # after may be another source's
             return page_after_by_key(self, query, limit, offset, after)
+        if query.order is Order.EFFECTIVE_SALIENCE and self._salience_now_columns_not_null:
+            with self.reading() as conn:
+                first = self._first_by_salience_now(conn, query, offset + limit)
+            if first is not None:
+                names, rows = first
+                return self._lazy_page(names, rows[offset:])
         with self.reading() as conn:
             seekable = query.order not in self._nullable_orders and query.order is not Order.EFFECTIVE_SALIENCE
             bound: tuple[Any, str] | None = None
@@ -243,11 +251,26 @@ class NativeReads(GraphReads):
                 rows = rows[1:]
             if rows:
                 self._positions.learn(query, token, start + len(rows) - 1, (rows[-1][at], rows[-1][id_at]))
+        return self._lazy_page(names, rows)
+
+    def _lazy_page(self, names: list[str], rows: list[Any]) -> LazyPage:
         now = utcnow()
         where, kind = self._where, self.kind
         return LazyPage(rows, lambda row: self._memory(dict(zip(names, row, strict=True)), now), names.index("id"),
                         values_revision, names.index("content"),
                         lambda row: memory_dict_from_row(row, names, where, now, kind))
+
+    def _first_by_salience_now(self, conn: Any, query: MemoryQuery, n: int) -> tuple[list[str], list[Any]] | None:
+        """The first n rows in "Salience now" order from candidates off the salience and
+        last-access indexes, when they prove enough (salience_now_order.py); else None."""
+        rate, boost = query.decay.decay_rate, query.decay.access_boost
+        if not 0.0 < rate <= 1.0:
+            return None
+        where, params = self._where_sql(query)
+        return salience_now_order.first_rows(
+            lambda sql, values: self._fetch(conn, sql, values), where, params,
+            self.effective_salience_key_sql(math.log(rate), boost), descending=query.descending, n=n,
+            rate=rate, boost=boost)
 
     def revisions(self, ids: Sequence[str]) -> dict[str, str]:
         """The revision of each memory of ids held here (as its Memory.revision says it), from one

@@ -102,6 +102,7 @@ class SqliteSource(NativeDb):
             self.close()  # a connection left open would keep the -wal it made after we fail
             raise
         self._nullable_orders = {order for order, column in ORDER_COLUMNS.items() if column not in not_null}
+        self._salience_now_columns_not_null = {"salience", "last_accessed", "access_count"} <= not_null
         self._positions = Positions(self.change_token)
         self._stored_as_bound = StoredAsBound()
 
