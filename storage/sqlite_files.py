@@ -373,12 +373,15 @@ def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | N
     fixed fields (magic, page size, versions), the schema cookie SQLite bumps on every schema
     change and a hash of page 1 past its header. While a -wal holds frames (the newest page 1 may
     be there) the cookie is SQLite's, read through a connection that waits for no lock, or
-    file_state when none can read it. A write of rows leaves it as it was. real: path is
+    file_state when none can read it or the file's own header is not a database's. A write of rows leaves it as it was. real: path is
     already a real path."""
     name = os.fspath(path) if real else os.path.realpath(path)
     state = _page_one_state(name)
     if state is not _WAL_FRAMES:
         return state
+    if not _is_database(database_head(name, len(SQLITE_MAGIC))):
+        # (no connection: SQLite deletes the -wal of a file of 0 bytes, even reading mode=ro)
+        return file_state(name, real=True)
     try:
         with contextlib.closing(read_only_connection(name, 0, real=True)) as con:
             return cookie_state(con, name) or file_state(name, real=True)

@@ -276,3 +276,26 @@ def test_another_database_copied_over_the_file_is_read_for_itself_whatever_its_c
             assert sorted(peek_schema(db)) == list(expected)
         shutil.copyfile(other, db)
     assert db.stat().st_ino == inode  # (else this test shows nothing)
+
+
+def test_an_emptied_file_beside_a_live_wal_is_looked_at_without_losing_the_wal(tmp_path: Path) -> None:
+    """SQLite deletes the -wal of a database file of 0 bytes at its first read, even through a
+    mode=ro connection: a look at such a file (its schema's state, a detection) connects to nothing."""
+    import shutil
+    from contextlib import closing
+
+    from mnemoscope.storage.opening import detect_everything
+
+    db = tmp_path / "memory.db"
+    with closing(sqlite3.connect(db)) as agent:
+        agent.execute("PRAGMA journal_mode = WAL")
+        agent.execute("CREATE TABLE notes (body TEXT)")
+        agent.execute("INSERT INTO notes VALUES ('kept in the wal')")
+        agent.commit()
+        shutil.copyfile(f"{db}-wal", tmp_path / "saved-wal")
+    db.write_bytes(b"")
+    shutil.copyfile(tmp_path / "saved-wal", f"{db}-wal")
+    wal = Path(f"{db}-wal").read_bytes()
+    assert wal and schema_state(db) is not None
+    detect_everything(tmp_path)
+    assert Path(f"{db}-wal").read_bytes() == wal
