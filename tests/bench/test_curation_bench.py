@@ -2,8 +2,7 @@
 
 Rows: a writable open (which reads no page of rows: see storage/native/db/intact.py) against a
 connect and the two reads a person's writer makes, again right after an agent's write (an open
-of a file unchanged since this process read its journal asks it nothing), by an agent that
-connects for it and by one that stays connected (its commits stay in the -wal), and, with the first
+of a file unchanged since this process read its journal asks it nothing), and, with the first
 page, against a read-only open; `rm ID` then `undo` as the CLI runs them (open, step, close)
 against a connect, the row's before-image read, one UPDATE, the journal rows, commit; a bulk
 delete and its undo against a temp table of the ids and one UPDATE plus the journal rows. Every
@@ -83,10 +82,6 @@ def test_writable_open(size: int, tmp_path: Path) -> None:
         project_s, baseline_s = _after_a_write(db, writable, by_hand)
         rows.append(_row("writable open after an agent's write", size, project_s,
                          "sqlite3 connect + schema version + unfinished steps", baseline_s, 1.5, guard=3.0))
-        with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as agent:  # it keeps its -wal's frames
-            project_s, baseline_s = _after_a_write(db, writable, by_hand, agent=agent)
-        rows.append(_row("writable open after a write of an agent still connected", size, project_s,
-                         "sqlite3 connect + schema version + unfinished steps", baseline_s, 1.5, guard=3.0))
         project_s, baseline_s = paired_medians_s(writable_page, read_only_page)
         rows.append(_row(f"writable open + first page of {PAGE}", size, project_s, "read-only open + first page",
                          baseline_s, 1.5, guard=3.0))
@@ -94,14 +89,10 @@ def test_writable_open(size: int, tmp_path: Path) -> None:
 
 
 def _after_a_write(db: Path, project: Callable[[], object], baseline: Callable[[], object],
-                   repeat: int = 31, agent: sqlite3.Connection | None = None) -> tuple[float, float]:
+                   repeat: int = 31) -> tuple[float, float]:
     """The median seconds of project and of baseline, each run right after an agent's write of
-    one row (not timed), the side that goes first swapped every round. agent: the agent's
-    connection, kept open (its commits stay in the -wal); else it connects for each write."""
+    one row (not timed), the side that goes first swapped every round."""
     def agent_writes() -> None:
-        if agent is not None:
-            agent.execute("UPDATE memories SET access_count = access_count + 1 WHERE rowid = 1")
-            return
         with contextlib.closing(sqlite3.connect(db)) as con, con:
             con.execute("UPDATE memories SET access_count = access_count + 1 WHERE rowid = 1")
 
