@@ -35,7 +35,7 @@ def is_sqlite_file(path: Path) -> bool:
     return bool(looked("sqlite magic", path, lambda: _is_sqlite_file(path), state=schema_state))
 
 
-def _is_sqlite_file(path: Path) -> bool:
+def _is_sqlite_file(path: Path | str) -> bool:
     return _is_database(database_head(os.fspath(path), len(SQLITE_MAGIC)))
 
 
@@ -373,18 +373,17 @@ def schema_state(path: Path | str, *, real: bool = False) -> tuple[Any, ...] | N
     fixed fields (magic, page size, versions), the schema cookie SQLite bumps on every schema
     change and a hash of page 1 past its header. While a -wal holds frames (the newest page 1 may
     be there) the cookie is SQLite's, read through a connection that waits for no lock, or
-    file_state when none can read it or the file's own header is not a database's. A write of rows leaves it as it was. real: path is
-    already a real path."""
+    file_state when none can read it or the file's own header is not a database's. A write of
+    rows leaves it as it was. real: path is already a real path."""
     name = os.fspath(path) if real else os.path.realpath(path)
     state = _page_one_state(name)
     if state is not _WAL_FRAMES:
         return state
-    if not _is_database(database_head(name, len(SQLITE_MAGIC))):
-        # (no connection: SQLite deletes the -wal of a file of 0 bytes, even reading mode=ro)
+    if not _is_sqlite_file(name):  # (no connection: SQLite deletes the -wal of a file of 0 bytes, even mode=ro)
         return file_state(name, real=True)
     try:
         with contextlib.closing(read_only_connection(name, 0, real=True)) as con:
-            return cookie_state(con, name) or file_state(name, real=True)
+            return _cookie_state(con, name) or file_state(name, real=True)
     except sqlite3.Error:
         return file_state(name, real=True)
 
@@ -439,7 +438,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
         with contextlib.nullcontext(con) if con is not None else contextlib.closing(
                 read_only_connection(path, PROBE_TIMEOUT)) as con:
             if key is _WAL_FRAMES:
-                key = cookie_state(con, real)
+                key = _cookie_state(con, real)
                 kept = _SCHEMAS.get(key) if key is not None else None
                 if kept is not None:
                     return kept
@@ -464,7 +463,7 @@ def peek_schema(path: Path, con: sqlite3.Connection | None = None, *, real_path:
     return schema
 
 
-def cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
+def _cookie_state(con: sqlite3.Connection, real: str) -> tuple[Any, ...] | None:
     """What con's schema is: the schema cookie con reads (from the -wal when page 1 is there),
     as SQLite itself tells whether a connection's parsed schema still holds, with the file's own
     page 1 (_file_page_one: another database copied over the file, inode kept, changes it even

@@ -263,9 +263,7 @@ class NativeReads(GraphReads):
     def _first_by_salience_now(self, conn: Any, query: MemoryQuery, n: int) -> tuple[list[str], list[Any]] | None:
         """The first n rows in "Salience now" order from candidates off the salience and
         last-access indexes, when they prove enough (salience_now_order.py); else None."""
-        rate, boost = query.decay.decay_rate, query.decay.access_boost
-        if not 0.0 < rate <= 1.0:
-            return None
+        rate, boost = query.decay.decay_rate, query.decay.access_boost  # (0 < rate <= 1: SalienceModel)
         where, params = self._where_sql(query)
         return salience_now_order.first_rows(
             lambda sql, values: self._fetch(conn, sql, values), where, params,

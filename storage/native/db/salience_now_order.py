@@ -36,6 +36,7 @@ LAST_ROUND = 50_000
 MOST_ROWS = 5_000  # pages reaching further down order the whole store
 MARGIN = 1e-9  # the bound, computed in Python, must beat the database's key by this much (relative)
 KEY = "salience_now_key"
+LISTS = ("salience", "last_accessed")  # the indexed columns whose heads are the candidates
 
 Fetch = Callable[[str, Sequence[Any]], tuple[list[str], list[Any]]]
 
@@ -55,14 +56,14 @@ def first_rows(
     while k <= LAST_ROUND:
         lists = " UNION ".join(
             f"SELECT id FROM (SELECT id FROM memories{where} ORDER BY {column} {direction}, id {direction} LIMIT {k}) AS l{i}"
-            for i, column in enumerate(("salience", "last_accessed"))
+            for i, column in enumerate(LISTS)
         )
         names, rows = fetch(
             f"SELECT *, {key_sql} AS {KEY} FROM memories WHERE id IN ({lists}) "
             f"ORDER BY {key_sql} {direction}, id {direction} LIMIT {n}",
             [*params, *params],
         )
-        kth = [_kth(fetch, where, params, column, direction, k) for column in ("salience", "last_accessed")]
+        kth = [_kth(fetch, where, params, column, direction, k) for column in LISTS]
         if kth[0] is None or kth[1] is None:  # a list holds every row the query keeps: all were candidates
             return _without_key(names, rows)
         if access_term is None:
