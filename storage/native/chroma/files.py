@@ -314,6 +314,20 @@ class ChromaFiles:
             for row in self.rows(sql, [*keys, col.metadata_segment])
         ]
 
+    def stored_times(self, col: Collection) -> dict[str, str]:
+        """When Chroma stored each record (embeddings.created_at, UTC text; for a record still
+        queued, its first queued write): the time a record whose metadata keeps none was made."""
+        times = {str(i): at for i, at in self.rows(
+            "SELECT embedding_id, created_at FROM embeddings WHERE segment_id = ?", [col.metadata_segment]
+        )}
+        if self._overlay(col)[0]:
+            for record_id, at in self.rows(
+                "SELECT id, min(created_at) FROM embeddings_queue WHERE seq_id > ? AND topic LIKE ? GROUP BY id",
+                [self._applied(col.metadata_segment), f"%/{col.id}"],
+            ):
+                times.setdefault(str(record_id), at)
+        return times
+
     def records(self, col: Collection, record_ids: list[str]) -> dict[str, tuple[str | None, dict[str, Any]]]:
         """Document and metadata of each record that exists, by id."""
         found = self._stored(col, record_ids)

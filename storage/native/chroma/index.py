@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,9 @@ class RecordIndex:
                 kept[at] = False
                 columns = {c: getattr(self, c)[kept] for c in _ROW_COLUMNS}
         else:
-            builder = RecordIndexBuilder(token, channels)
+            kept_time = NO_TIME if at is None else int(self.created[at])
+            stored = {record_id: from_micros(kept_time)} if kept_time != NO_TIME else {}
+            builder = RecordIndexBuilder(token, channels, stored=lambda: stored)  # a record keeps the time it was made
             builder.add(record_id, meta, None)
             row, channels = builder.rows[0], list(builder.channels)
             columns = {}
@@ -191,11 +194,25 @@ class RecordIndex:
 class RecordIndexBuilder:
     """A RecordIndex folded together one record at a time."""
 
-    def __init__(self, token: str, channels: list[str] | None = None) -> None:
+    def __init__(
+        self, token: str, channels: list[str] | None = None, stored: Callable[[], dict[str, Any]] | None = None
+    ) -> None:
+        """stored: when Chroma stored each record, asked once a record's metadata keeps no
+        creation time (without it, such a record reads as made now)."""
         self.token = token
         self.rows: list[tuple[Any, ...]] = []
         self.channels: dict[str, int] = {str(c): n for n, c in enumerate(channels or ())}
         self._parsed: dict[Any, int | None] = {}
+        self._stored = stored
+        self._stored_times: dict[str, Any] | None = None
+
+    def _stored_micros(self, record_id: str) -> int:
+        if self._stored is None:
+            return NO_TIME
+        if self._stored_times is None:
+            self._stored_times = self._stored()
+        found = self._time(self._stored_times.get(record_id))
+        return NO_TIME if found is None else found
 
     def _time(self, value: Any) -> int | None:
         try:
@@ -212,7 +229,7 @@ class RecordIndexBuilder:
         """One record: from its metadata as records.record_memory reads it, or from the memory a
         tool's reading made of it (status, layer, channel, salience; times come from the metadata)."""
         created = self._time(meta.get("created_at") or meta.get("timestamp"))
-        created = NO_TIME if created is None else created
+        created = self._stored_micros(record_id) if created is None else created
         updated = self._time(meta.get("updated_at"))
         updated = created if updated is None else updated
         accessed = self._time(meta.get("last_accessed"))

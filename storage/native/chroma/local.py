@@ -24,6 +24,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from ...errors import (
 from ...model import EDITABLE_FIELDS, Kind, Memory
 from ...query import MemoryQuery
 from ...source import Capabilities, Change, Plan, PlanContext, Snapshot, bin_by, same_record
+from ...timeutil import parse_time
 from .client import (
     checked_files,
     chroma_refusal,
@@ -109,6 +111,7 @@ class ChromaSource(LocalVectorSearch):
         self._columns: dict[str, RecordIndex] = {}
         self._vectors: dict[str, tuple[str, list[str], Any, Any, Any]] = {}
         self._graphs: dict[str, tuple[str, Any]] = {}
+        self._stored: dict[str, tuple[str, dict[str, str]]] = {}  # collection -> (token, when Chroma stored each record)
         self._label_text: str | None = None
         self._filters: dict[tuple[str, str, tuple[Any, ...]], Any] = {}  # rows of the vector matrix a filter keeps
         self._eligible: tuple[Any, ...] = (None,)  # the graph elements the last filter kept
@@ -332,7 +335,7 @@ class ChromaSource(LocalVectorSearch):
 
     def _build_index(self, name: str, col: Collection, token: str) -> RecordIndex:
         plain = type(self.reading).memory is RecordReading.memory
-        builder = RecordIndexBuilder(token)
+        builder = RecordIndexBuilder(token, stored=lambda: self._stored_times(name))
         rows = self.files.pivot(col, list(_INDEX_KEYS)) if plain else None
         if rows is not None:
             for record_id, *values in rows:
@@ -411,7 +414,18 @@ class ChromaSource(LocalVectorSearch):
     def _record_memory(
         self, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
     ) -> Memory:
-        return record_memory(self._label(), name, record_id, document, meta, revision)
+        stored = None if meta.get("created_at") or meta.get("timestamp") else self._stored_time(name, record_id)
+        return record_memory(self._label(), name, record_id, document, meta, revision, stored)
+
+    def _stored_times(self, name: str) -> dict[str, str]:
+        token = self.change_token()
+        cached = self._stored.get(name)
+        if cached is None or cached[0] != token:
+            cached = self._stored[name] = (token, self._read(lambda: self.files.stored_times(self.collection_info(name))))
+        return cached[1]
+
+    def _stored_time(self, name: str, record_id: str) -> datetime | None:
+        return parse_time(self._stored_times(name).get(record_id), None)
 
     def _label(self) -> str:
         if self._label_text is None:

@@ -9,6 +9,7 @@ import copy
 import hashlib
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 from ...errors import NotFoundError, NothingToDoError, UnsupportedError
@@ -62,12 +63,19 @@ _MAPPED_KEYS = {
 
 
 def record_memory(
-    label: str, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
+    label: str,
+    name: str,
+    record_id: str,
+    document: str | None,
+    meta: dict[str, Any],
+    revision: str = "",
+    stored: datetime | None = None,
 ) -> Memory:
-    """A Chroma record as a memory: label names the directory (or server) it lives in."""
-    now = utcnow()
+    """A Chroma record as a memory: label names the directory (or server) it lives in; stored,
+    when Chroma stored the record (the creation time of one whose metadata keeps none; without
+    it, such a record reads as made now)."""
     text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
-    created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or now
+    created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or stored or utcnow()
     updated = parse_time(meta.get("updated_at"), created)
     raw_tags = meta.get("tags") or ()
     tags = raw_tags

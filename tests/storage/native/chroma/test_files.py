@@ -148,10 +148,12 @@ def test_a_writer_killed_between_chromas_log_and_its_metadata_reads_as_the_clien
     files = ChromaFiles(path)
     col = files.collections()[0]
     metadata, records, vectors = dict(files.metadata(col)), files.records(col, [f"r{i}" for i in range(40)]), files.vectors(col)
+    stored = files.stored_times(col)
     count, containing = files.count(col), files.ids_containing(col, "DOC", [])
     assert _hashes(path) == before
     expected = _client_view(path, tmp_path)
     assert count == len(expected) and set(metadata) == set(records) == set(vectors.ids) == set(expected)
+    assert set(expected) <= set(stored), "a record still queued has the time it was queued"
     assert containing == {i for i, (document, _m, _e) in expected.items() if "doc" in (document or "")}
     for record_id, (document, meta, embedding) in expected.items():
         assert records[record_id] == (document, meta) and metadata[record_id] == meta

@@ -4,6 +4,7 @@ versions, offline vectors."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import chromadb
@@ -43,6 +44,33 @@ def test_foreign_records_map_onto_memories(tmp_path: Path) -> None:
         assert memories[2].layer.value == "social" and memories[1].channel == "work"
         assert memories[0].id == "vec:agent-facts:b" and memories[0].metadata["user_id"] == "u1"
         assert store.count(MemoryQuery(channels=("work",))) == 1
+
+
+def test_a_record_whose_metadata_keeps_no_time_was_made_when_chroma_stored_it(tmp_path: Path) -> None:
+    """Chroma's own client keeps no time for a record, but chroma.sqlite3 does (embeddings.created_at):
+    that is when such a record was made, the same in get(), a page, a search hit and the sort by
+    creation, and it stays after a curation step."""
+    client = chromadb.PersistentClient(path=str(tmp_path), settings=Settings(anonymized_telemetry=False))
+    col = client.get_or_create_collection("plain", embedding_function=None)
+    col.add(ids=["a", "b", "c"], embeddings=[[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]], documents=["tea", "coffee", "water"])
+    days = {"a": "2026-03-02 10:00:00", "b": "2026-03-01 09:00:00", "c": "2026-03-03 11:00:00"}
+    with sqlite3.connect(tmp_path / "chroma.sqlite3") as con:  # as if each had been added that day
+        con.executemany("UPDATE embeddings SET created_at = ? WHERE embedding_id = ?", [(d, i) for i, d in days.items()])
+    con.close()
+    made = {f"vec:plain:{i}": datetime.fromisoformat(d).replace(tzinfo=timezone.utc) for i, d in days.items()}
+    with open_store(tmp_path) as store:
+        page = store.page(MemoryQuery(order=Order.CREATED, descending=False), 10)
+        assert [(m.id, m.created_at) for m in page] == sorted(made.items(), key=lambda item: item[1])
+        for memory in page:
+            again = store.get(memory.id)
+            assert again.created_at == again.updated_at == again.last_accessed == made[memory.id]
+        source = store._sources[0].vectors
+        [(hit, _distance)] = source.vector_search([1.0, 0.0], None, MemoryQuery(), 1)
+        assert hit.created_at == made["vec:plain:a"]
+        Curator(store).reinforce("vec:plain:a")
+        after = store.page(MemoryQuery(order=Order.CREATED, descending=False), 10)
+        assert [m.id for m in after] == [m.id for m in page]
+        assert store.get("vec:plain:a").created_at == made["vec:plain:a"]
 
 
 def test_text_queries_without_an_offline_embedder_fall_back_and_say_so(tmp_path: Path) -> None:
