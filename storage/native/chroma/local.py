@@ -414,8 +414,9 @@ class ChromaSource(LocalVectorSearch):
     def _record_memory(
         self, name: str, record_id: str, document: str | None, meta: dict[str, Any], revision: str = ""
     ) -> Memory:
-        stored = None if meta.get("created_at") or meta.get("timestamp") else self._stored_time(name, record_id)
-        return record_memory(self._label(), name, record_id, document, meta, revision, stored)
+        return record_memory(
+            self._label(), name, record_id, document, meta, revision, lambda: self._stored_time(name, record_id)
+        )
 
     def _stored_times(self, name: str) -> dict[str, str]:
         token = self.change_token()

@@ -9,6 +9,7 @@ import copy
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -69,13 +70,14 @@ def record_memory(
     document: str | None,
     meta: dict[str, Any],
     revision: str = "",
-    stored: datetime | None = None,
+    stored: Callable[[], datetime | None] | None = None,
 ) -> Memory:
-    """A Chroma record as a memory: label names the directory (or server) it lives in; stored,
-    when Chroma stored the record (the creation time of one whose metadata keeps none; without
-    it, such a record reads as made now)."""
+    """A Chroma record as a memory: label names the directory (or server) it lives in; stored(),
+    when Chroma stored the record (the creation time of one whose metadata keeps none it can
+    read; without it, such a record reads as made now)."""
     text = document or next((str(meta[k]) for k in TEXT_KEYS if meta.get(k)), "")
-    created = parse_time(meta.get("created_at") or meta.get("timestamp"), None) or stored or utcnow()
+    created = parse_time(meta.get("created_at") or meta.get("timestamp"), None)
+    created = created or (stored() if stored is not None else None) or utcnow()
     updated = parse_time(meta.get("updated_at"), created)
     raw_tags = meta.get("tags") or ()
     tags = raw_tags

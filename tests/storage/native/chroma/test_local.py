@@ -53,7 +53,9 @@ def test_a_record_whose_metadata_keeps_no_time_was_made_when_chroma_stored_it(tm
     client = chromadb.PersistentClient(path=str(tmp_path), settings=Settings(anonymized_telemetry=False))
     col = client.get_or_create_collection("plain", embedding_function=None)
     col.add(ids=["a", "b", "c"], embeddings=[[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]], documents=["tea", "coffee", "water"])
-    days = {"a": "2026-03-02 10:00:00", "b": "2026-03-01 09:00:00", "c": "2026-03-03 11:00:00"}
+    col.add(ids=["d"], embeddings=[[0.2, 0.9]], documents=["milk"], metadatas=[{"created_at": "last spring"}])
+    days = {"a": "2026-03-02 10:00:00", "b": "2026-03-01 09:00:00", "c": "2026-03-03 11:00:00",
+            "d": "2026-02-27 08:00:00"}  # d's own time is no time
     with sqlite3.connect(tmp_path / "chroma.sqlite3") as con:  # as if each had been added that day
         con.executemany("UPDATE embeddings SET created_at = ? WHERE embedding_id = ?", [(d, i) for i, d in days.items()])
     con.close()
