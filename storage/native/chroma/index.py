@@ -142,9 +142,7 @@ class RecordIndex:
                 kept[at] = False
                 columns = {c: getattr(self, c)[kept] for c in _ROW_COLUMNS}
         else:
-            kept_time = NO_TIME if at is None else int(self.created[at])
-            stored = {record_id: from_micros(kept_time)} if kept_time != NO_TIME else {}
-            builder = RecordIndexBuilder(token, channels, stored=lambda: stored)  # a record keeps the time it was made
+            builder = RecordIndexBuilder(token, channels)
             builder.add(record_id, meta, None)
             row, channels = builder.rows[0], list(builder.channels)
             columns = {}
