@@ -522,7 +522,7 @@ def memories_of(source_for: Callable[[str], Any], ids: Sequence[str],
 
 def plans_of(operation: str, chosen: list[tuple[Memory, Any]], fields: dict[str, Any], context: PlanContext) -> list[Plan]:
     """source.plan of each (memory, source), a source that plans many at once (plan_many) asked
-    once for all of its memories."""
+    once for all of its memories (even one: it plans from the rows get_many just read)."""
     by_source: dict[int, list[int]] = {}
     for n, (_memory, source) in enumerate(chosen):
         by_source.setdefault(id(source), []).append(n)
@@ -530,7 +530,7 @@ def plans_of(operation: str, chosen: list[tuple[Memory, Any]], fields: dict[str,
     for positions in by_source.values():
         source = chosen[positions[0]][1]
         memories = [chosen[n][0] for n in positions]
-        if len(memories) > 1 and hasattr(source, "plan_many"):
+        if hasattr(source, "plan_many"):
             plans.update(zip(positions, source.plan_many(operation, memories, fields, context), strict=True))
         else:
             plans.update((n, source.plan(operation, chosen[n][0], fields, context)) for n in positions)
