@@ -261,10 +261,13 @@ class NativeChanges(NativeReads):
                     else:
                         stored = None
                 continue
-            # (1 and 1.0 are not the same value stored; a value the step left is mostly the row's
-            # own object, which `is` settles)
-            changed = {name: value for name, value in change.after.items() if name not in now
-                       or ((was := now[name]) is not value and (was != value or type(was) is not type(value)))}
+            if now is change.before and change.sets is not None:  # the row as planned: its planner said what it sets
+                changed = change.sets
+            else:
+                # (1 and 1.0 are not the same value stored; a value the step left is mostly the row's
+                # own object, which `is` settles)
+                changed = {name: value for name, value in change.after.items() if name not in now
+                           or ((was := now[name]) is not value and (was != value or type(was) is not type(value)))}
             if changed:
                 updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
             if sets is not None and now is change.before:
@@ -281,7 +284,13 @@ class NativeChanges(NativeReads):
             conn.exec_driver_sql(f"INSERT INTO memories ({columns}) VALUES ({', '.join([mark] * len(names))})", values)
         for names, values in updates.items():
             assignments = ", ".join(f"{_quoted(n)} = {mark}" for n in names)
-            conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE id = {mark}", values)
+            same = _same_values(values)
+            if same is None:
+                conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE id = {mark}", values)
+            else:  # every row set to the same values (a bulk delete): one statement over the ids
+                among = self._among_json.format(column="id", mark=mark)
+                conn.exec_driver_sql(f"UPDATE memories SET {assignments} WHERE {among}",
+                                     (*same, json.dumps([row[-1] for row in values])))
         return stored
 
     def read_records(self, record_ids: Sequence[str], *, conn: Connection | None = None,
@@ -372,7 +381,11 @@ class NativeChanges(NativeReads):
             return Plan([Change(memory_id, row, {**new_row, "updated_at": context.now})])
         if operation in (DELETE, RESTORE):
             status = Status.DELETED if operation == DELETE else Status.ACTIVE
-            return Plan([Change(memory_id, row, {**row, "status": status.value, "updated_at": context.now})])
+            setting = {"status": status.value, "updated_at": context.now}
+            change = Change(memory_id, row, {**row, **setting})
+            # what the change sets, worked out here rather than over every column at the write
+            change.sets = {k: v for k, v in setting.items() if (was := row[k]) != v or type(was) is not type(v)}
+            return Plan([change])
         if operation == PURGE:
             changes = [Change(memory_id, row, None)]
             for relation in self.relations(touching=memory_id):
@@ -435,6 +448,21 @@ class NativeChanges(NativeReads):
         if current is not None and (current["value"] == stored or same_json(current["value"], value)):
             return current
         return {"session_id": session_id, "key": key, "value": stored, "updated_at": now}
+
+
+def _same_values(rows: list[tuple[Any, ...]], least: int = 64) -> tuple[Any, ...] | None:
+    """The values every row of an update sets (each row: its values, then its id), where there
+    are at least least rows and they all set the very same values, of the same types (1 and 1.0
+    and True are not the same value stored); else None."""
+    if len(rows) < least:
+        return None
+    first = rows[0][:-1]
+    kinds = tuple(map(type, first))
+    for row in rows:
+        values = row[:-1]
+        if values != first or tuple(map(type, values)) != kinds:
+            return None
+    return first
 
 
 def _quoted(name: str) -> str:

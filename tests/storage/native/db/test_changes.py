@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import ConflictError, NotFoundError, NothingToDoError, Relation, StoreError, UnsupportedError
+from mnemoscope.storage.native.db.changes import _same_values
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.storage.source import (
     DELETE,
@@ -171,6 +172,39 @@ def test_many_records_are_written_set_based_all_or_none(source: SqliteSource) ->
     undone = source.write_records([Change(c.record, c.after, c.before) for c in reversed(written)])
     assert [c.after for c in reversed(undone)] == [source.read_record(i) for i in ids]
     assert [source.read_record(i)["status"] for i in ids] == ["active"] * 5  # type: ignore[index]
+
+
+def test_a_bulk_step_that_sets_the_same_values_everywhere_is_one_statement_on_exactly_its_rows(
+        source: SqliteSource) -> None:
+    """A bulk delete sets every row's status and time alike: one UPDATE over the ids, which
+    changes those rows and no other, as the after-images say; a row already deleted only gets
+    the new time; the undo puts every row back as it was."""
+    ids = [source.add_memory(f"fact {n}") for n in range(150)]
+    chosen = ids[10:110]
+    with sqlite3.connect(source.db_path) as con:
+        con.execute("UPDATE memories SET status = 'deleted' WHERE id = ?", (chosen[5],))
+    rows_before = {i: source.read_record(i) for i in ids}
+    planned = source.plan_many(DELETE, list(source.get_many(chosen).values()), {}, CONTEXT)
+    statements: list[str] = []
+    with source.engine.connect() as conn:
+        conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
+    written = source.write_records([c for plan in planned for c in plan.changes])
+    updates = [s for s in statements if s.startswith("UPDATE memories")]
+    assert len(updates) == 2 and any("json_each" in s for s in updates)  # the 99 alike at once, the odd one apart
+    assert {c.record: c.after for c in written} == {i: source.read_record(i) for i in chosen}
+    assert all(source.read_record(i) == {**rows_before[i], "status": "deleted", "updated_at": NOW} for i in chosen)
+    assert all(source.read_record(i) == rows_before[i] for i in ids if i not in chosen)
+    source.write_records([Change(c.record, c.after, c.before) for c in reversed(written)])
+    assert {i: source.read_record(i) for i in ids} == rows_before
+
+
+def test_values_alike_are_alike_in_type_too() -> None:
+    rows = [("deleted", NOW, f"m-{n}") for n in range(64)]
+    assert _same_values(rows) == ("deleted", NOW)
+    assert _same_values(rows[:63]) is None  # too few to be worth a statement of their own
+    for value, alike in ((1, 1.0), (1.0, 1), (True, 1)):  # equal in Python, not as SQLite stores them
+        mixed = [(value, f"m-{n}") for n in range(63)] + [(alike, "m-63")]
+        assert _same_values(mixed) is None
 
 
 @pytest.mark.parametrize("agent", [
