@@ -147,6 +147,21 @@ def test_every_operation_is_undone_exactly_and_redone(native_demo: Any, name: st
         assert [e.operation for e in store._journal.history(limit=2)] == ["redo", "undo"]
 
 
+def test_a_bulk_delete_changes_exactly_its_memories_and_undo_puts_them_back(native: Any) -> None:
+    """Enough memories that the rows set alike go in one statement over their ids."""
+    _fill(native)
+    with native.open() as store:
+        chosen = [m.id for m in store.page(MemoryQuery(channels=("webshop",)), limit=500)]
+        before = _rows(native)
+        Curator(store).delete(chosen)
+        after = _rows(native)
+        changed = {row[0] for row in set(after["memories"]) - set(before["memories"])}
+        assert len(chosen) >= 64 and changed == set(chosen)
+        assert store.count(MemoryQuery(ids=tuple(chosen), statuses=(Status.DELETED,))) == len(chosen)
+        Curator(store).undo()
+        assert _rows(native) == before
+
+
 def test_a_purge_is_done_and_refuses_undo(native_demo: Any) -> None:
     """A purge removes the memory for good: undo refuses in one message and writes nothing, and
     the journal keeps the step with its snapshots redacted."""
