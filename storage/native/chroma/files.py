@@ -315,8 +315,10 @@ class ChromaFiles:
         ]
 
     def stored_times(self, col: Collection) -> dict[str, str]:
-        """When Chroma stored each record (embeddings.created_at, UTC text; for a record still
-        queued, its first queued write): the time a record whose metadata keeps none was made."""
+        """When Chroma stored each record (embeddings.created_at, UTC text): the time a record
+        whose metadata keeps none was made. A record still only queued (a writer killed before
+        Chroma applied its log) has its first queued write's time until Chroma's client applies
+        the queue, which stores the time it does so instead."""
         times = {str(i): at for i, at in self.rows(
             "SELECT embedding_id, created_at FROM embeddings WHERE segment_id = ?", [col.metadata_segment]
         )}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .index import RecordIndex
 
-_INDEX_FORMAT = 1
+_INDEX_FORMAT = 2  # 2: a record with no time in its metadata sorts by the time Chroma stored it
 _INDEXES: dict[str, RecordIndex] = {}  # the last few indexes read in this process, by cache key
 _INDEXES_KEPT = 4
 _PERSIST_FROM = 5_000  # records from which an index is kept in the user's cache folder

@@ -153,7 +153,7 @@ def test_a_writer_killed_between_chromas_log_and_its_metadata_reads_as_the_clien
     assert _hashes(path) == before
     expected = _client_view(path, tmp_path)
     assert count == len(expected) and set(metadata) == set(records) == set(vectors.ids) == set(expected)
-    assert set(expected) <= set(stored), "a record still queued has the time it was queued"
+    assert set(expected) <= set(stored), "a record still queued has a time too (its queued write's, for now)"
     assert containing == {i for i, (document, _m, _e) in expected.items() if "doc" in (document or "")}
     for record_id, (document, meta, embedding) in expected.items():
         assert records[record_id] == (document, meta) and metadata[record_id] == meta
