@@ -21,7 +21,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +38,14 @@ EDIT, PROMOTE, DELETE, PURGE, RESTORE, REINFORCE, REEMBED = (
 )
 
 
+def changed_values(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """after's values that differ from before's, in value or in type (1, 1.0 and True are not the
+    same value stored), with any before has not; a value a step left is mostly before's own
+    object, which `is` settles."""
+    return {k: v for k, v in after.items()
+            if k not in before or ((was := before[k]) is not v and (was != v or type(was) is not type(v)))}
+
+
 @dataclass
 class Change:
     """One record written by a curation step: before and after snapshots.
@@ -50,8 +58,8 @@ class Change:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
     writer: Any = field(default=None, compare=False, repr=False)
-    # after's columns that differ from before's (in value or type), where the writer worked them
-    # out as it wrote: what the journal keeps of after (journal.log._kept_as), not found again.
+    # after's columns that differ from before's (changed_values), where the planner or the writer
+    # worked them out: what the journal keeps of after (journal.log._kept_as), not found again.
     sets: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model import AuditEntry
-from ..source import Change
+from ..source import Change, changed_values
 from ..timeutil import parse_time, to_iso, utcnow
 from .redaction import Purge, purged_snapshot
 
@@ -471,9 +471,7 @@ def _kept_as(change: dict[str, Any], sets: dict[str, Any] | None = None) -> dict
         return change
     if sets is not None:
         return {"record": change["record"], "before": before, _SET: sets}
-    # (a value the step left is mostly the before-image's own object: `is` settles it)
-    changed = {k: v for k, v in after.items() if (b := before[k]) is not v and (type(v) is not type(b) or v != b)}
-    return {"record": change["record"], "before": before, _SET: changed}
+    return {"record": change["record"], "before": before, _SET: changed_values(before, after)}
 
 
 _SET = "set"

@@ -26,6 +26,7 @@ from ...source import (
     PlanContext,
     RowHead,
     Snapshot,
+    changed_values,
     same_record,
 )
 from ...sqlite_engine import AnyConnection as Connection
@@ -261,13 +262,8 @@ class NativeChanges(NativeReads):
                     else:
                         stored = None
                 continue
-            if now is change.before and change.sets is not None:  # the row as planned: its planner said what it sets
-                changed = change.sets
-            else:
-                # (1 and 1.0 are not the same value stored; a value the step left is mostly the row's
-                # own object, which `is` settles)
-                changed = {name: value for name, value in change.after.items() if name not in now
-                           or ((was := now[name]) is not value and (was != value or type(was) is not type(value)))}
+            # the row as planned: its planner said what it sets
+            changed = change.sets if now is change.before and change.sets is not None else changed_values(now, change.after)
             if changed:
                 updates.setdefault(tuple(changed), []).append((*changed.values(), change.record))
             if sets is not None and now is change.before:
@@ -384,7 +380,7 @@ class NativeChanges(NativeReads):
             setting = {"status": status.value, "updated_at": context.now}
             change = Change(memory_id, row, {**row, **setting})
             # what the change sets, worked out here rather than over every column at the write
-            change.sets = {k: v for k, v in setting.items() if (was := row[k]) != v or type(was) is not type(v)}
+            change.sets = changed_values(row, setting)
             return Plan([change])
         if operation == PURGE:
             changes = [Change(memory_id, row, None)]
