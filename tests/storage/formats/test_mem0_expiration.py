@@ -4,7 +4,7 @@ day after it (UTC) search and get_all leave the memory out (_payload_is_expired)
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -38,8 +38,9 @@ CLOSE_CHROMA = "\ndef close(m):\n    pass\n"
 
 def _build(kind: str, root: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
     setup = QDRANT_SETUP if kind == "qdrant" else CHROMA_SETUP + CLOSE_CHROMA
-    out = run_owner(setup + PRELUDE + BUILD, root=str(root), today=datetime.now(timezone.utc).date().isoformat(),
-                    mem0_dir=str(root / ".mem0"))
+    today = datetime.now(timezone.utc).date().isoformat()
+    out = run_owner(setup + PRELUDE + BUILD, root=str(root), today=today, mem0_dir=str(root / ".mem0"))
+    out["today"] = today  # the day the dates were written from, should the test run past midnight
     collection = "mem0"
     return {k: f"vec:{collection}:{v}" for k, v in out["ids"].items()}, out
 
@@ -54,7 +55,7 @@ def expiring(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, dict
 
 def test_each_expiration_date_is_listed_from_the_day_mem0_hides_it(expiring) -> None:
     root, ids, owner = expiring
-    today = datetime.now(timezone.utc).date()
+    today = date.fromisoformat(owner["today"])
     midnight = datetime(today.year, today.month, today.day, tzinfo=timezone.utc)
     with open_store(root) as store:
         upcoming = store.retention(timedelta(days=30))
