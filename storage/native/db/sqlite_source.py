@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...errors import ConflictError, StoreFileError, UnreadableStoreError
+from ...journal.log import PENDING
 from ...model import Memory
 from ...query import SMALLEST_SALIENCE, MemoryQuery
 from ...source import Change, Snapshot, same_record
@@ -64,7 +65,7 @@ class SqliteSource(NativeDb):
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
                  intact: bool | tuple[str, list[object]] | None = False,
                  reader: tuple[sqlite3.Connection, tuple[int, int]] | None = None,
-                 settled: tuple[int, ...] | None = None) -> None:
+                 settled: tuple[int, ...] | None = None, finished: bool = False) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
@@ -77,10 +78,12 @@ class SqliteSource(NativeDb):
         would parse the schema again), and the file's (device, inode) as the open saw it before
         connecting (a file replaced since is then not taken for the one it reads). settled: the
         file's state at the open when no write to it is recent enough to share its clock tick
-        (_settled_state), under which this process remembers finding no unfinished step."""
+        (_settled_state), under which this process remembers finding no unfinished step.
+        finished: the open itself found no unfinished step in the journal."""
         self.db_path = db_path if isinstance(db_path, Path) else Path(db_path)
         self._intact = intact
         self._settled = settled
+        self._finished_at_open = finished
         self._found_wal = found_wal
         self.root = self.db_path.parent
         self._connect = SqliteConnector(self.db_path, read_only=read_only, real_path=real_path)
@@ -171,11 +174,13 @@ class SqliteSource(NativeDb):
                     if _finish_interrupted_write(db_path):  # (it may have rolled back, or waited for a lock)
                         look = FileLook.at(real) or look
                 opened_on = (look.stat.st_dev, look.stat.st_ino)
-                (found, stored, not_null), read, peeked_on = _peek_tables(db_path, look, read_only=read_only)
+                (found, stored, not_null), read, peeked_on, finished = _peek_tables(db_path, look, read_only=read_only)
                 if read and not read_only:  # (it may have waited for another program's lock: the state now)
-                    again = FileLook.at(real) or look
+                    peeked, again = look, FileLook.at(real) or look
                     # (without the empty -wal that the peek's connection, kept open, made on a file that had none)
                     look = again.without_empty_wal() if peeked_on is not None and look.wal is None else again
+                    if finished and (settled := _settled_state(look)) is not None and settled == _settled_state(peeked):
+                        _remember_finished(settled)  # (nothing written while the peek read the journal)
                 if not found and not create:
                     raise UnreadableStoreError(f"{db_path} is an empty SQLite database, not a Mnemoscope memory.db.")
             reader = None if peeked_on is None else (peeked_on, opened_on)
@@ -186,7 +191,7 @@ class SqliteSource(NativeDb):
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
                            not_null=not_null, real_path=real, intact=file_key(look), reader=reader,
-                           settled=_settled_state(look))
+                           settled=_settled_state(look), finished=finished is True)
         except BaseException:
             if peeked_on is not None:
                 peeked_on.close()
@@ -220,6 +225,9 @@ class SqliteSource(NativeDb):
         """Whether this process found no unfinished step in the journal of this file in the state
         the open saw: every open asks (MemoryStore), and the question costs a new connection its
         schema parse, most of an open's time, when the answer cannot have changed."""
+        if self._finished_at_open:
+            self._finished_at_open = False  # (asked once, by the open; later asks read the journal)
+            return True
         return self._settled is not None and self._settled in _FINISHED
 
     def found_no_unfinished_steps(self) -> None:
@@ -228,12 +236,8 @@ class SqliteSource(NativeDb):
         if self._settled is None:
             return
         now = FileLook.at(self._connect.real_path)
-        if now is None or _settled_state(now) != self._settled:
-            return
-        with _FINISHED_LOCK:
-            _FINISHED[self._settled] = None
-            while len(_FINISHED) > 16:
-                del _FINISHED[next(iter(_FINISHED))]
+        if now is not None and _settled_state(now) == self._settled:
+            _remember_finished(self._settled)
 
     def _known_intact(self) -> bool:
         if not isinstance(self._intact, bool):
@@ -420,17 +424,21 @@ class _Peek(NamedTuple):
     not_null: frozenset[str] | None  # the memories columns declared NOT NULL (None: no such table)
 
 
-def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Peek, bool, sqlite3.Connection | None]:
+def _peek_tables(
+    db_path: Path, look: FileLook, *, read_only: bool,
+) -> tuple[_Peek, bool, sqlite3.Connection | None, bool | None]:
     """Tables and views with their columns, the schema version meta holds and which memories
     columns are NOT NULL, read without writing a byte (no WAL switch, no migration) and waiting once for a lock, of a
     file that is a memory.db this code reads (or an empty SQLite file); raises otherwise. It is
     remembered, as peek_schema is, while the file and its -wal keep the state look saw. With
     whether the file was read (and so may have changed since look), and the connection that read
     it, for the caller to read with or close: a read-only open's, or a writable open's that
-    refuses writes as its reading connections do (query_only); else None."""
+    refuses writes as its reading connections do (query_only); else None. Last, for a writable
+    open whose file was read: whether its journal held no unfinished step (None: not asked)."""
     key = look.state
     if key in _PEEKED:
-        return _PEEKED[key], False, None
+        return _PEEKED[key], False, None, None
+    finished: bool | None = None
     if not look.is_sqlite:
         raise _not_sqlite(db_path)
     try:
@@ -439,8 +447,10 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
             found = peek_schema(db_path, con, real_path=look.real)
             stored = None
             if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
-                rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-                stored = rows[0][0] if rows else None
+                # A journal's unfinished steps asked in the same statement: every open asks them next.
+                asks = not read_only and "state" in found.get("audit", ("", frozenset()))[1]
+                stored, pending = con.execute(_VERSION_AND_PENDING if asks else _VERSION).fetchone()
+                finished = None if pending is None else not pending
             checked = _CHECKED.get(id(found))
             if checked is not None and checked.found is found and checked.stored == stored:  # a schema peek_schema kept
                 not_null = checked.not_null
@@ -464,16 +474,28 @@ def _peek_tables(db_path: Path, look: FileLook, *, read_only: bool) -> tuple[_Pe
     _PEEKED[key] = _Peek(found, stored, not_null)
     if not read_only and not (getattr(con, "_counted", False) or sees_writes_and_never_checkpoints(con)):
         con.close()  # an immutable connection: it would not see this store's own writes
-        return _PEEKED[key], True, None
-    return _PEEKED[key], True, con
+        return _PEEKED[key], True, None, finished
+    return _PEEKED[key], True, con, finished
 
 
+_VERSION = "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), NULL"
+_VERSION_AND_PENDING = (
+    "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), "
+    f"EXISTS (SELECT 1 FROM audit WHERE state = '{PENDING}')"
+)
 _PEEKED: dict[tuple[int, ...], _Peek] = {}
 _CHECKED: dict[int, _Peek] = {}  # by the id of a schema peek_schema returned: its NOT NULL columns, checked
 _FINISHED: dict[tuple[int, ...], None] = {}  # file states in which this process found no unfinished step
 _FINISHED_LOCK = threading.Lock()
 SETTLED_NS = 50_000_000  # a write's time stamps come from a clock that ticks every few milliseconds
 _COARSE_SETTLED_NS = 2_000_000_000  # times in whole seconds (ext3, HFS+, FAT's two): two seconds
+
+
+def _remember_finished(settled: tuple[int, ...]) -> None:
+    with _FINISHED_LOCK:
+        _FINISHED[settled] = None
+        while len(_FINISHED) > 16:
+            del _FINISHED[next(iter(_FINISHED))]
 
 
 def _settled_state(look: FileLook) -> tuple[int, ...] | None:
