@@ -14,7 +14,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .embedders.base import HashingEmbedder
 from .model import Entity, Layer, Relation, RelationType
 from .opening import create_workspace, open_store
 from .store import MemoryStore
@@ -184,7 +183,7 @@ def write_demo(path: Path, *, now: datetime | None = None, seed: int = 7, progre
     now = now or utcnow()
     rng = random.Random(seed)
     root = Path(path)
-    store = create_workspace(root, HashingEmbedder())
+    store = create_workspace(root)  # embedded by the local semantic model (embedders.choice.default_embedder)
     sqlite = store  # the agent's API: what an embedding agent calls
 
     say("markdown files")

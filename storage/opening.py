@@ -45,6 +45,7 @@ from .detect.store_urls import (
     server_folder,
 )
 from .embedders.base import Embedder, HashingEmbedder
+from .embedders.choice import default_embedder
 from .errors import SecretRefusedError, StoreError, UnmappedTableError, UnreadableStoreError, WrapsStoresError
 from .extras import MissingExtraError
 from .formats.registry import FormatMatch, detect_formats
@@ -228,7 +229,7 @@ def create_workspace(
     """A new native workspace: memory.db, vectors/ and nothing else yet; or on servers, the
     schema in an empty PostgreSQL database (and vectors, a Chroma server's native collection)."""
     if (isinstance(path, str) and "://" in path) or vectors:
-        embedder = embedder or HashingEmbedder()
+        embedder = embedder or default_embedder()
         store = built(open_location(path, vectors, read_only=False, credentials=credentials, create_with=embedder))
         recorded = dataclasses.replace(
             store.settings, embedder=store.settings.embedder or embedder.name,
@@ -245,7 +246,7 @@ def create_workspace(
     from .native.db.sqlite_source import SqliteSource
     from .native.workspace import NativeWorkspace
 
-    embedder = embedder or HashingEmbedder()
+    embedder = embedder or default_embedder()
     db = SqliteSource.open(root / DB_NAME, create=True)
     chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
     store = built(StoreParts(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading, home=db)))

@@ -43,7 +43,7 @@ def register(commands: CommandParsers) -> None:
                        "its API key is read from the keyring as 'embeddings:URL', else from "
                        "MNEMOSCOPE_EMBEDDINGS_API_KEY, and never saved with the store")
     which.add_argument("--local", action="store_true",
-                       help="WordLlama l2_supercat, offline (pip install 'mnemoscope[embed-local]')")
+                       help="WordLlama l2_supercat, offline, semantic (comes with the install)")
     which.add_argument("--hashing", action="store_true",
                        help="the lexical hashing embedder (tests and the demo; not semantic)")
     which.add_argument("--clear", action="store_true", help="forget the store's embedder")

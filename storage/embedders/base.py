@@ -7,9 +7,9 @@ embedder_dimensions):
 - an OpenAI-compatible embeddings endpoint (openai_compatible.py): OpenAI, Azure, Ollama,
   vLLM, LM Studio; the model and dimensions are the store's, the API key comes from the
   keyring (never from settings);
-- a local model whose weights ship inside a package (local.py, the
-  ``embed-local`` extra): nothing is downloaded at run time;
-- ``HashingEmbedder``: lexical and deterministic, for tests and the demo store, and
+- a local model whose weights ship inside a package (local.py; every install has it, and new
+  workspaces and the demo embed with it): nothing is downloaded at run time;
+- ``HashingEmbedder``: lexical and deterministic, for tests, and
   labelled as such wherever it is reported.
 
 Chroma's default embedding function downloads a model at run time, which is not possible

@@ -31,6 +31,14 @@ def make_embedder(name: str | None, url: str | None = None, dimensions: int | No
     return None
 
 
+def default_embedder() -> Embedder:
+    """The embedder a new workspace and the demo embed with: the local semantic model, which
+    every install has (the hashing one where its package was left out)."""
+    from . import local
+
+    return local.LocalEmbedder() if local.available() else HashingEmbedder()
+
+
 def embedder_by_name(name: str | None) -> Embedder | None:
     """The embedder recorded for a collection, if it runs here offline (no endpoint is ever
     taken from a store's files: it is configured by the person, per store)."""
@@ -64,7 +72,7 @@ def build_embedder(
         if not local.available():
             raise EmbedderError(
                 f"The local embedder {local.LOCAL_MODEL} needs the wordllama package: "
-                "pip install 'mnemoscope[embed-local]'."
+                "pip install 'wordllama>=0.4,<0.5' (it comes with mnemoscope)."
             )
         return local.LocalEmbedder(dimensions or local.LOCAL_DIMENSIONS)
     if kind == "hashing":

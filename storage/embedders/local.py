@@ -1,6 +1,6 @@
 """A semantic embedder that runs offline: WordLlama's ``l2_supercat`` model, whose weights
 (a 32,000-token x 256 static embedding table, 16 MB) and tokenizer ship inside the
-``wordllama`` wheel (the ``embed-local`` extra). Nothing is downloaded, ever: the files are
+``wordllama`` wheel, which every install of mnemoscope has. Nothing is downloaded, ever: the files are
 read from the installed package. The wordllama package is not even imported: its loader looks
 for the tokenizer in a folder the wheel does not have and would then try Hugging Face, and
 its inference module calls logging.basicConfig() on import. The computation is its own:
@@ -15,6 +15,7 @@ numpy, tokenizers and the weights load on the first embed, not on import.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,20 +36,28 @@ _loaded: dict[str, Any] = {}  # the embedding table and tokenizer, loaded once p
 
 def available() -> bool:
     """Whether the package with the weights is installed here."""
-    return importlib.util.find_spec("wordllama") is not None
+    return bool(_folders())
+
+
+def _folders() -> list[Path]:
+    """Where the wordllama package's files may be, found without importing it (its __init__
+    imports requests and pydantic, and configures logging): the installed package's folder, or
+    in the one-folder bundle, where its data files were copied (packaging/mnemoscope.spec)."""
+    bundled = getattr(sys, "_MEIPASS", None)
+    if bundled is not None and (Path(bundled) / "wordllama" / _WEIGHTS).is_file():
+        return [Path(bundled) / "wordllama"]
+    spec = importlib.util.find_spec("wordllama")
+    return [Path(f) for f in (spec.submodule_search_locations or [])] if spec is not None else []
 
 
 def _package_folder() -> Path:
-    """Where the wordllama package is installed, found without importing it (its __init__
-    imports requests and pydantic, and configures logging)."""
-    spec = importlib.util.find_spec("wordllama")
-    folders = list(spec.submodule_search_locations or []) if spec is not None else []
-    for folder in folders:
+    """The folder holding the weights and the tokenizer."""
+    for folder in _folders():
         if (Path(folder) / _WEIGHTS).is_file() and (Path(folder) / _TOKENIZER).is_file():
             return Path(folder)
     raise EmbedderError(
         f"The local embedder {LOCAL_MODEL} found no weights in the installed wordllama package "
-        "(reinstall it: pip install 'mnemoscope[embed-local]')."
+        "(it comes with mnemoscope: pip install --force-reinstall 'wordllama>=0.4,<0.5')."
     )
 
 
@@ -57,8 +66,8 @@ def _model() -> tuple[Any, Any]:
         if not _loaded:
             if not available():
                 raise EmbedderError(
-                    f"The local embedder {LOCAL_MODEL} needs the wordllama package: "
-                    "pip install 'mnemoscope[embed-local]'."
+                    f"The local embedder {LOCAL_MODEL} needs the wordllama package, which comes with "
+                    "mnemoscope: pip install 'wordllama>=0.4,<0.5'."
                 )
             from safetensors import safe_open
             from tokenizers import Tokenizer

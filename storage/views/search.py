@@ -1,27 +1,27 @@
-"""Search: keyword (SQLite FTS5 and per-store text match), vector (Chroma) and
-hybrid (Reciprocal Rank Fusion, k=60). The window and the CLI both call search().
+"""Search: keyword (SQLite FTS5 and per-store text match), vector (Chroma and the vector stores
+of other tools) and hybrid. The window and the CLI both call search().
 
-Each store finds its keyword candidates with its own engine; every candidate is then scored
-with one BM25 (k1 1.2, b 0.75) so that lists from different engines compare and merge:
-  score = sum over query words w of idf(w) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
-  tf: the memory's words equal to w, plus half of those that only start with w (FTS5's prefix
-  match), len: its word count, avglen: the candidates' mean word count,
-  idf(w) = ln(1 + (N - n + 0.5) / (n + 0.5)) with N the memories and n those holding a word that
-  starts with w: from memory.db's FTS vocabulary (index-wide), else counted under the filters.
-Vector scores are cosine similarities of the query's vector and each memory's stored one;
-hybrid scores are the RRF sums divided by their maximum (first in every list), so 0..1.
+Each store finds its keyword candidates with its own engine, and its vector candidates with its
+own index; every candidate then gets one relevance on a 0-1 scale (relevance.py says how for each
+mode): at or above 0.5 it is a match ("strong"), below it a weak match. A result lists its
+matches, best first, up to k; under them, while room is left, at most three weak matches, labelled
+so; when nothing matches it says so ("No memories match ...") instead of ranking noise as hits.
+Each hit keeps the signals its score came from (BM25, the share of the query's words, the cosine
+and how far it stands above the store's usual cosine, the reciprocal rank fusion of both lists).
 
 A text query is embedded by the store's embedder (StoreSettings: an OpenAI-compatible
 endpoint, the local model, the hashing one), else by the one a collection records when it
 runs here; one whose model or dimension is not the vectors' is refused (EmbedderMismatchError).
 When none runs, vector and hybrid searches fall back to keyword search and say so. Every
-result names the embedder that ranked its vector list.
+result names its mode and the embedder that ranked its vector list, and whether that
+embedder's floor was fitted.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,16 +31,37 @@ from ..errors import NotFoundError, UnsupportedError
 from ..model import Kind, Memory
 from ..query import MemoryQuery
 from ..store import MemoryStore
+from .relevance import (
+    BACKGROUND_LEAST,
+    BACKGROUND_SAMPLE,
+    MATCH,
+    UNFITTED,
+    WEAK_LEAST,
+    WEAK_SHOWN,
+    Background,
+    VectorFloor,
+    background_of,
+    content_terms,
+    floor_for,
+    hybrid_relevance,
+    idf,
+    keyword_relevance,
+    stems,
+    strength,
+    term_frequency,
+    term_weight,
+    vector_relevance,
+)
 
 RRF_K = 60
 MODES = ("keyword", "vector", "hybrid")
-BM25_K1 = 1.2
-BM25_B = 0.75
-PREFIX_WEIGHT = 0.5  # a word the query term only begins ("42" in "420") counts half a whole match
+STORED_SAMPLE = 200  # memories whose vectors are read one by one for a background no collection gives
+CANDIDATES = 30  # keyword candidates read before relevance orders them: a match its engine ranks low still shows
+_SCALE = "relevance 0-1, 0.5 and above a match"
 SCORE_MEANINGS = {
-    "keyword": "BM25 relevance of the query's words (higher is better, 0: no whole word matched)",
-    "vector": "cosine similarity of the query's vector and the memory's (-1 to 1)",
-    "hybrid": "Reciprocal Rank Fusion (k=60) of the keyword and vector lists, normalised to 0-1",
+    "keyword": f"{_SCALE}: the share of the query's words, each weighted by how rare it is, the memory holds",
+    "vector": f"{_SCALE}: how far the memory's cosine to the query stands above the store's usual cosine to it",
+    "hybrid": f"{_SCALE}: the better of the keyword and the vector relevance, raised where both lists agree",
 }
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -48,26 +69,42 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 @dataclass(frozen=True)
 class Hit:
     memory: Memory
-    score: float
+    score: float  # relevance, 0-1 (relevance.py)
     ranks: dict[str, int]  # the list(s) the hit came from, and its rank in each
+    signals: dict[str, float] = field(default_factory=dict)  # what the score came from
+
+    @property
+    def match(self) -> bool:
+        return self.score >= MATCH
+
+    @property
+    def strength(self) -> str:
+        return strength(self.score)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.memory.to_dict(), "score": round(self.score, 6), "ranks": self.ranks,
-                "from": sorted(self.ranks)}
+        return {**self.memory.to_dict(), "score": round(self.score, 4), "strength": self.strength,
+                "signals": {name: round(value, 4) for name, value in self.signals.items()},
+                "ranks": self.ranks, "from": sorted(self.ranks)}
 
 
 @dataclass
 class SearchResult:
     requested_mode: str
     mode: str
-    hits: list[Hit]
+    hits: list[Hit]  # the matches, best first, then the weak matches shown under them
     notices: list[str] = field(default_factory=list)
     # What ranked the vector list: the embedder's label (None: no vector list was used).
     embedder: str | None = None
+    floor: str | None = None  # how the vector list's floor was set (None: no vector list)
 
     @property
     def score_meaning(self) -> str:
         return SCORE_MEANINGS[self.mode]
+
+    @property
+    def matched(self) -> int:
+        """How many hits are matches (the rest are weak matches shown under them)."""
+        return sum(1 for h in self.hits if h.match)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +112,8 @@ class SearchResult:
             "mode": self.mode,
             "score": self.score_meaning,
             "embedder": self.embedder,
+            "floor": self.floor,
+            "matched": self.matched,
             "notices": self.notices,
             "hits": [h.to_dict() for h in self.hits],
         }
@@ -138,7 +177,8 @@ def words_of(text: str) -> list[str]:
 
 
 def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> list[Hit]:
-    """The stores' keyword candidates, scored by one BM25 (see the module's docstring), best first."""
+    """The stores' keyword candidates, each with its relevance (relevance.py) and BM25 (see
+    bm25), best first."""
     lists = store.keyword_lists(text, query, k)
     candidates: dict[str, Memory] = {}
     ranks: dict[str, dict[str, int]] = {}
@@ -148,34 +188,33 @@ def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> l
             ranks.setdefault(memory.id, {})[name] = rank
     if not candidates:
         return []
-    terms = list(dict.fromkeys(words_of(text)))
-    scores = bm25_scores(store, terms, query, list(candidates.values()))
+    scored = bm25(store, content_terms(words_of(text)), query, list(candidates.values()))
     first_rank = {i: min(r.values()) for i, r in ranks.items()}
-    order = sorted(candidates, key=lambda i: (-scores[i], first_rank[i], i))
-    return [Hit(candidates[i], scores[i], ranks[i]) for i in order[:k]]
+    order = sorted(candidates, key=lambda i: (-scored[i][0], -scored[i][1], first_rank[i], i))
+    return [Hit(candidates[i], scored[i][0], ranks[i], {"keyword": scored[i][0], "bm25": scored[i][1]})
+            for i in order[:k]]
 
 
-def bm25_scores(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
-                memories: Sequence[Memory]) -> dict[str, float]:
-    """Each memory's BM25 score for terms, with document frequencies counted by the store."""
+def bm25(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
+         memories: Sequence[Memory]) -> dict[str, tuple[float, float]]:
+    """Each memory's keyword relevance and BM25 score for terms (k1 1.2, b 0.75; a word a term
+    only begins counts half; idf from document frequencies the store counts: memory.db's FTS
+    vocabulary index-wide, else under the query's filters):
+      bm25 = sum over terms t of idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))"""
     total, frequencies = store.document_frequencies(terms, query)
     total = max(total, len(memories))
-    idf = {}
-    for term in terms:
-        n = min(frequencies[term], total)
-        idf[term] = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
-    tokens = {m.id: words_of(m.content) for m in memories}
-    avg = sum(len(t) for t in tokens.values()) / len(tokens) or 1.0
-    scores: dict[str, float] = {}
+    weights = {term: idf(total, frequencies[term]) for term in terms}
+    tokens = {m.id: stems(words_of(m.content)) for m in memories}
+    average = sum(len(t) for t in tokens.values()) / len(tokens) or 1.0
+    scored: dict[str, tuple[float, float]] = {}
     for memory in memories:
         words = tokens[memory.id]
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(words) / avg)
         score = 0.0
         for term in terms:
-            tf = sum(1.0 if w == term else PREFIX_WEIGHT for w in words if w.startswith(term))
-            score += idf[term] * tf * (BM25_K1 + 1.0) / (tf + norm) if tf else 0.0
-        scores[memory.id] = score
-    return scores
+            tf = term_frequency(term, words)
+            score += weights[term] * term_weight(tf, len(words), average) if tf else 0.0
+        scored[memory.id] = (keyword_relevance(weights, words), score)
+    return scored
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -187,36 +226,81 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
 ) -> tuple[list[Memory], list[str]]:
-    ranked, notices, _label, _embedding = _vector_list(store, text, query, k, embedding)
+    ranked, notices, _embedders, _embedding = _vector_list(store, text, query, k, embedding)
     return [m for m, _d in ranked], notices
 
 
-def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embedding: Sequence[float] | None) -> list[Hit]:
-    """Nearest memories with their cosine similarity to the query's vector (from the stored
-    vectors; where the query was embedded per collection, 1 - the collection's distance)."""
+def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embedding: Sequence[float] | None,
+                floor: VectorFloor = UNFITTED) -> list[Hit]:
+    """Nearest memories with their relevance (relevance.py), from their cosine to the query's
+    vector (from the stored vectors; where the query was embedded per collection, 1 - the
+    collection's distance) and the store's background for it, best first."""
+    background = _background(store, embedding) if embedding is not None else None
     hits = []
     for rank, (memory, distance) in enumerate(ranked, 1):
         stored = store.embedding_of(memory.id) if embedding is not None else None
-        score = cosine(embedding, stored) if embedding is not None and stored else 1.0 - distance
-        hits.append(Hit(memory, score, {"vector": rank}))
-    return hits
+        similarity = cosine(embedding, stored) if embedding is not None and stored else 1.0 - distance
+        signals = {"cosine": similarity}
+        if background is not None:
+            signals["z"] = background.z(similarity)
+        relevance = vector_relevance(similarity, floor, background)
+        hits.append(Hit(memory, relevance, {"vector": rank}, {"vector": relevance, **signals}))
+    return sorted(hits, key=lambda h: -h.score)
+
+
+_BACKGROUNDS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+
+def _background(store: MemoryStore, embedding: Sequence[float]) -> Background | None:
+    """The query vector's cosines to a sample of the store's vectors of its dimension (the first
+    BACKGROUND_SAMPLE of each collection, read once per store and collection size)."""
+    import numpy as np
+
+    samples = _BACKGROUNDS.setdefault(store, {})
+    rows = []
+    collections, _notes = store.vector_collections()
+    for collection in collections:
+        if collection.dimension != len(embedding) or collection.count < 1:
+            continue
+        key = (collection.name, collection.count, collection.dimension)
+        if key not in samples:
+            _ids, matrix = next(iter(collection.batches(BACKGROUND_SAMPLE)), ([], np.zeros((0, 0))))
+            samples[key] = np.asarray(matrix, dtype=np.float32)
+        rows.append(samples[key])
+    if sum(len(r) for r in rows) < BACKGROUND_LEAST:  # vectors no collection hands out (Qdrant, pgvector, ...)
+        if ("stored", len(embedding)) not in samples:
+            samples[("stored", len(embedding))] = _stored_sample(store, len(embedding))
+        rows = [samples[("stored", len(embedding))]]
+    return background_of(embedding, np.concatenate(rows)[:BACKGROUND_SAMPLE])
+
+
+def _stored_sample(store: MemoryStore, dimension: int) -> Any:
+    """The stored vectors (of dimension) of the first STORED_SAMPLE memories of the store's
+    vector sources, read one by one: the background where no collection hands them out."""
+    import numpy as np
+
+    vectors = []
+    for memory in store.page(MemoryQuery(statuses=()), STORED_SAMPLE):
+        stored = store.embedding_of(memory.id) if store.vector_sources() else None
+        if stored is not None and len(stored) == dimension:
+            vectors.append(stored)
+    return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dimension)
 
 
 def _vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
-) -> tuple[list[tuple[Memory, float]], list[str], str | None, list[float] | None]:
-    """The k nearest memories with their distances, the notices, the label of the embedder that
-    embedded text, and the query's vector (None: embedded per collection)."""
+) -> tuple[list[tuple[Memory, float]], list[str], list[Embedder], list[float] | None]:
+    """The k nearest memories with their distances, the notices, the embedders that embedded
+    text, and the query's vector (None: embedded per collection)."""
     notices: list[str] = []
     vector_sources = store.vector_sources()
     if not vector_sources:
-        return [], ["This store has no vector collection; vector search is not available."], None, None
-    label = None
+        return [], ["This store has no vector collection; vector search is not available."], [], None
+    embedders: list[Embedder] = []
     if embedding is None:
         embedders, notices = query_embedders(store)
         if not embedders:
-            return [], notices, None, None
-        label = "; ".join(e.label for e in embedders)
+            return [], notices, [], None
         if len(embedders) == 1 and text is not None:
             # Embedded once here, for every collection (mem0's and a crew's too, which record
             # no embedder of their own); several recorded embedders embed per collection.
@@ -245,8 +329,13 @@ def _vector_list(
             seen.add(memory.id)
             out.append((memory, distance))
         if len(out) >= k or len(found) < wanted:  # enough, or every source gave all it has
-            return out[:k], notices, label, embedding
+            return out[:k], notices, embedders, embedding
         wanted *= 4
+
+
+def _floor(embedders: Sequence[Embedder]) -> VectorFloor:
+    """The vector floor of the one embedder that embedded the query (UNFITTED for several)."""
+    return floor_for(embedders[0].name, embedders[0].dimensions) if len(embedders) == 1 else UNFITTED
 
 
 def _kept(memory: Memory, query: MemoryQuery) -> bool:
@@ -298,33 +387,66 @@ def _ranked(store: MemoryStore, text: str, mode: str, k: int, query: MemoryQuery
     if mode not in MODES:
         raise UnsupportedError(f"Unknown search mode {mode!r}; use one of {', '.join(MODES)}.")
     query = replace(query, contains=None)
-    keyword = keyword_hits(store, text, query, k) if mode != "vector" else []
+    wanted = max(k, CANDIDATES)
+    keyword = keyword_hits(store, text, query, wanted) if mode != "vector" else []
     if mode == "keyword":
-        return SearchResult(mode, "keyword", keyword)
-    vectors, notices, label, embedding = _vector_list(store, text, query, k)
+        return _shown(SearchResult(mode, "keyword", keyword), text, k)
+    # (k nearest: relevance keeps their order, and every vector hit read costs its stored vector)
+    vectors, notices, embedders, embedding = _vector_list(store, text, query, k)
     if notices and not vectors:
         if mode == "vector":
-            keyword = keyword_hits(store, text, query, k)
+            keyword = keyword_hits(store, text, query, wanted)
         notices.append("Showing keyword results instead.")
-        return SearchResult(mode, "keyword", keyword, notices)
-    if mode == "vector":
-        return SearchResult(mode, "vector", vector_hits(store, vectors, embedding), notices, label)
-    lists = {"keyword": [h.memory for h in keyword], "vector": [m for m, _d in vectors]}
-    best = sum(1.0 / (RRF_K + 1) for ranked in lists.values() if ranked) or 1.0
-    fused = [Hit(h.memory, h.score / best, h.ranks) for h in rrf(lists)[:k]]
-    return SearchResult(mode, "hybrid", fused, notices, label)
+        return _shown(SearchResult(mode, "keyword", keyword, notices), text, k)
+    floor = _floor(embedders)
+    label = "; ".join(e.label for e in embedders) or None
+    nearest = vector_hits(store, vectors, embedding, floor)
+    hits = nearest if mode == "vector" else _fused(keyword, nearest)
+    return _shown(SearchResult(mode, mode, hits, notices, label, floor.fitted), text, k)
+
+
+def _fused(keyword: Sequence[Hit], nearest: Sequence[Hit]) -> list[Hit]:
+    """One list of what either list found, by hybrid relevance (relevance.hybrid_relevance),
+    equal ones by their Reciprocal Rank Fusion (k=60) of the two lists."""
+    fused = {h.memory.id: h for h in rrf({"keyword": [h.memory for h in keyword], "vector": [h.memory for h in nearest]})}
+    by_list = {"keyword": {h.memory.id: h for h in keyword}, "vector": {h.memory.id: h for h in nearest}}
+    out = []
+    for memory_id, joint in fused.items():
+        found = {name: hits[memory_id] for name, hits in by_list.items() if memory_id in hits}
+        relevance = hybrid_relevance(*(found[n].score if n in found else None for n in ("keyword", "vector")))
+        signals = {name: value for hit in found.values() for name, value in hit.signals.items()}
+        out.append(Hit(joint.memory, relevance, joint.ranks, {**signals, "rrf": joint.score}))
+    return sorted(out, key=lambda h: (-h.score, -h.signals["rrf"]))
+
+
+def _shown(result: SearchResult, text: str, k: int, nothing: str | None = None) -> SearchResult:
+    """result with its matches (up to k, best first) and under them, while room is left, a few
+    weak matches; a notice when nothing matches (nothing: its words, "No memories match 'text'")."""
+    ordered = sorted(result.hits, key=lambda h: -h.score)  # (stable: the list's own order among equals)
+    matches = [h for h in ordered if h.match][:k]
+    weak = [h for h in ordered if not h.match and h.score >= WEAK_LEAST][: max(0, min(WEAK_SHOWN, k - len(matches)))]
+    if not matches:
+        shown = f"; {len(weak)} weak match{'es' if len(weak) != 1 else ''} shown below" if weak else ""
+        result.notices.append(f"{nothing or f'No memories match {text!r}'}{shown}.")
+    result.hits = matches + weak
+    return result
 
 
 def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQuery = MemoryQuery()) -> SearchResult:
-    """Memories whose stored vectors are nearest to this memory's vector (no embedder needed)."""
+    """Memories whose stored vectors are nearest to this memory's vector (no embedder needed),
+    by the relevance the store's embedder's floor gives (relevance.py)."""
     if not store.vector_sources():
         raise UnsupportedError("This store has no vector collection; 'similar to' needs one.")
     memory = store.get(memory_id)
     embedding = store.embedding_of(memory.id)
     if embedding is None:
         raise NotFoundError(f"{memory_id} has no stored vector to compare with.")
-    ranked, notices, _label, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
-    ranked = [(m, d) for m, d in ranked if m.id != memory_id][:k]
-    hits = vector_hits(store, ranked, embedding)
+    ranked, notices, _embedders, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
+    ranked = [(m, d) for m, d in ranked if m.id != memory_id]
+    recorded = [r for r in store.recorded_embedders() if r.dimensions in (None, len(embedding))]
+    floor = floor_for(recorded[0].model, len(embedding)) if len(recorded) == 1 else UNFITTED
+    hits = vector_hits(store, ranked, embedding, floor)
     notices += [note] if (note := retrieval_note(store, query.channels)) else []
-    return SearchResult("similar", "vector", hits, notices, f"the stored vector of {memory_id} (no embedder)")
+    result = SearchResult("similar", "vector", hits, notices, f"the stored vector of {memory_id} (no embedder)",
+                          floor.fitted)
+    return _shown(result, memory_id, k, nothing=f"No memory's vector is near enough to {memory_id}'s to match")

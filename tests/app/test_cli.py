@@ -26,7 +26,7 @@ def test_info_counts_every_kind(capsys, demo_path: Path) -> None:
     assert info["counts"]["kinds"]["sqlite"] == info["tables"]["memories"]
     assert set(info["counts"]["channels"]) == {"_global", "rust-cli", "webshop"}
     assert info["total"] == sum(info["counts"]["kinds"].values())
-    assert "not semantic" in info["collections"][0]["embedder"]
+    assert info["collections"][0]["embedder"].startswith("wordllama-l2_supercat") and "semantic" in info["collections"][0]["embedder"]
 
 
 @pytest.mark.parametrize("fixture", ["sqlite_only", "chroma_only", "markdown_only"])

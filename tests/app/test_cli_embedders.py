@@ -12,7 +12,7 @@ from helpers.cli_runs import run
 from helpers.embedding_server import EmbeddingServer, closed_port_url
 from mnemoscope.storage.embedders.openai_compatible import KEY_ENV
 
-pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
+pytest.importorskip("wordllama", reason="the local embedder comes with the install (pyproject dependencies)")
 
 from helpers.embedding_facts import FACTS, KEY, chroma_facts  # noqa: E402
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
@@ -42,9 +42,10 @@ def test_search_through_the_endpoint_names_the_embedder(capsys, store: Path, ser
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "mode: vector"
-    assert lines[1].startswith("score: cosine similarity")
+    assert lines[1].startswith("score: relevance 0-1, 0.5 and above a match: how far the memory's cosine")
     assert lines[2].startswith(f"ranked by: {LOCAL_MODEL}, 256 dimensions (OpenAI-compatible endpoint {server.base_url}")
-    assert FACTS[8][:40] in lines[5]  # the first row under the table's header and its rule
+    assert lines[3].startswith("matches: ")
+    assert FACTS[8][:40] in lines[6]  # the first row under the table's header and its rule
     data = json.loads(run(capsys, "search", store, "name of our pet kitten", "--mode", "vector", "--json")[1])
     assert data["hits"][0]["content"] == FACTS[6] and server.base_url in data["embedder"]
     assert KEY not in out and all(KEY.encode() not in p.read_bytes() for p in store.rglob("*") if p.is_file())
@@ -59,7 +60,7 @@ def test_the_local_embedder_and_clearing_it(capsys, store: Path) -> None:
     assert data["collections"] == [{"collection": "agent-facts", "model": None, "dimensions": 256, "recorded": None}]
     code, out, err = run(capsys, "search", store, "financial planning meeting", "--mode", "vector")
     assert code == 0 and "ranked by: wordllama-l2_supercat, 256 dimensions (local, offline" in out
-    assert FACTS[4][:40] in out.splitlines()[5]
+    assert FACTS[4][:40] in out.splitlines()[6]
     code, out, _ = run(capsys, "embedder", store, "--clear")
     assert code == 0 and "no embedder set" in out
     code, out, err = run(capsys, "search", store, "financial planning meeting", "--mode", "vector")
@@ -95,8 +96,8 @@ def test_endpoint_failures_are_one_line_without_the_key(
     assert json.loads(run(capsys, "embedder", store, "--json")[1])["embedder"] is None
 
 
-def test_the_demo_says_its_hashing_embedder_is_lexical(capsys, demo_path: Path) -> None:
+def test_the_demo_says_its_embedder_is_the_local_semantic_model(capsys, demo_path: Path) -> None:
     code, out, _ = run(capsys, "search", demo_path, "caching", "--mode", "hybrid")
-    assert code == 0 and "ranked by: deterministic hashing embedder (lexical" in out
+    assert code == 0 and f"ranked by: {LOCAL_MODEL}, 256 dimensions (local, offline" in out and "semantic" in out
     code, out, _ = run(capsys, "embedder", demo_path)
-    assert code == 0 and "mnemoscope-hashing-256" in out and "lexical" in out
+    assert code == 0 and f"embedder {LOCAL_MODEL}, 256 dimensions" in out and "semantic" in out

@@ -53,8 +53,9 @@ def chroma_facts(path: Path, vectors: list[list[float]], name: str = "agent-fact
 
 
 
-def top_hit(store, query: str) -> str:
-    """The text of the nearest memory by vector search (which must run)."""
+def top_hit(store, query: str) -> str | None:
+    """The text of the memory a vector search (which must run) lists first, a match or a weak
+    one; None when it lists none."""
     result = search(store, query, mode="vector", k=3)
     assert result.mode == "vector", result.notices
-    return result.hits[0].memory.content
+    return result.hits[0].memory.content if result.hits else None

@@ -135,6 +135,7 @@ STORAGE_API = frozenset({
     "mnemoscope.storage.transfer",
     "mnemoscope.storage.views.embedding_map",
     "mnemoscope.storage.views.graph",
+    "mnemoscope.storage.views.relevance",
     "mnemoscope.storage.views.salience",
     "mnemoscope.storage.views.scratchpad",
     "mnemoscope.storage.views.search",

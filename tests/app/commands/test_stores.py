@@ -164,6 +164,6 @@ def test_embedder_state_and_the_handlers_from_the_parsers_register_declares(caps
     with open_store(demo_path, read_only=True) as store:
         state = stores.embedder_state(store)
     assert printed == json.loads(json.dumps(state, default=str))
-    assert state["runs_here"] is True and "not semantic" in state["label"]
+    assert state["runs_here"] is True and state["label"].startswith("wordllama-l2_supercat") and "semantic" in state["label"]
     with pytest.raises(stores.UsageError, match="--model and --dimensions go with"):
         stores.cmd_embedder(parser.parse_args(["embedder", str(demo_path), "--model", "m"]))

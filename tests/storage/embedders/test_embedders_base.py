@@ -23,7 +23,7 @@ from mnemoscope.storage.embedders.base import (
 from mnemoscope.storage.settings import StoreSettings
 from mnemoscope.storage.views.search import search
 
-pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
+pytest.importorskip("wordllama", reason="the local embedder comes with the install (pyproject dependencies)")
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from mnemoscope.storage.embedders.choice import KINDS, build_embedder, embedder_
 from mnemoscope.storage.embedders.openai_compatible import OpenAICompatibleEmbedder
 from mnemoscope.storage.settings import StoreSettings
 
-pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
+pytest.importorskip("wordllama", reason="the local embedder comes with the install (pyproject dependencies)")
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder  # noqa: E402
 
 

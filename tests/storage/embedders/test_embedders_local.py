@@ -18,7 +18,7 @@ from mnemoscope.storage.embedders.base import EmbedderError, EmbedderMismatchErr
 from mnemoscope.storage.opening import create_workspace
 from mnemoscope.storage.views.search import search
 
-pytest.importorskip("wordllama", reason="the local embedder is in the [embed-local] and [test] extras")
+pytest.importorskip("wordllama", reason="the local embedder comes with the install (pyproject dependencies)")
 from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder, available  # noqa: E402
 
 
@@ -77,8 +77,8 @@ def test_a_paraphrase_finds_its_memory_through_the_local_embedder(local_store: P
         assert store.kinds == [Kind.CHROMA]
         store.use_embedder(LocalEmbedder())
         result = search(store, query, mode="vector", k=3)
-        assert result.mode == "vector" and result.notices == []
-        assert result.hits[0].memory.content == PARAPHRASES[query]
+        assert result.mode == "vector" and not [n for n in result.notices if not n.startswith("No memories match")]
+        assert result.hits[0].memory.content == PARAPHRASES[query]  # first, a match or the best weak one
         assert LOCAL_MODEL in (result.embedder or "") and "local" in result.embedder
     with open_store(local_store, read_only=True) as store:  # the choice is the store's, kept
         assert store.settings.embedder == LOCAL_MODEL and store.settings.embedder_dimensions == 256

@@ -1,6 +1,8 @@
 """Search (storage/views/search.py), the one search of the window and the CLI. Its scores are
-real: BM25 relevance for keyword, cosine similarity for vector, a normalised fused score for
-hybrid; and each hit says which list(s) it came from."""
+relevances on one 0-1 scale (storage/views/relevance.py), worked out here again by hand from the
+store's own words and vectors: the share of the query's words weighted by idf, how far a cosine
+stands above the store's usual one, and both together for hybrid; each hit says which list(s) it
+came from and what its score came from."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.storage import Kind, Layer, Memory, MemoryQuery, open_store
-from mnemoscope.storage.embedders.base import HashingEmbedder
+from mnemoscope.storage.embedders.local import LOCAL_MODEL, LocalEmbedder
 from mnemoscope.storage.errors import NotFoundError, UnsupportedError
 from mnemoscope.storage.model import SourceRef
-from mnemoscope.storage.views.search import RRF_K, SCORE_MEANINGS, cosine, rrf, search, similar, words_of
+from mnemoscope.storage.views.relevance import FLOORS, MATCH
+from mnemoscope.storage.views.search import SCORE_MEANINGS, cosine, keyword_hits, rrf, search, similar, words_of
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -39,24 +42,35 @@ def test_rrf_rewards_agreement() -> None:
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
 
 
-def test_keyword_relevance_ranks_a_two_word_match_above_a_one_word_match(store) -> None:
+def _idf(store, term: str) -> float:
+    """BM25's idf of a term, from the store's own counts of memories holding it."""
+    total, frequencies = store.document_frequencies([term], MemoryQuery())
+    return math.log(1 + (total - frequencies[term] + 0.5) / (frequencies[term] + 0.5))
+
+
+def test_keyword_relevance_is_the_share_of_the_querys_words_weighted_by_rarity(store) -> None:
     both = store.add_memory("Stripe payments webhooks are retried for three days.", channel="webshop")
     one = store.add_memory("Refunds reach the payments ledger overnight.", channel="webshop")
-    result = search(store, "stripe payments", mode="keyword", k=20)
+    result = search(store, "the stripe payments", mode="keyword", k=20)  # "the": a stopword, left out
     scores = {h.memory.id: h.score for h in result.hits}
     assert result.mode == "keyword" and result.to_dict()["score"] == SCORE_MEANINGS["keyword"]
-    assert scores[both] > scores[one] > 0
+    stripe, payments = _idf(store, "stripe"), _idf(store, "payment")  # (stems: "payments" holds "payment")
+    assert scores[both] == pytest.approx(1.0)
+    one_share = payments / (stripe + payments)
+    assert one_share < 0.5 and one not in scores or scores[one] == pytest.approx(one_share)
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
-    # Not rank positions: no score is 1/(60 + rank).
-    assert all(not math.isclose(h.score, 1 / (RRF_K + r)) for r, h in enumerate(result.hits, 1))
+    assert result.hits[0].strength == "strong" and result.hits[0].signals["bm25"] > 0
 
 
 def test_keyword_relevance_weighs_rare_words_above_common_ones(store) -> None:
-    """idf: "stripe" is in one memory of the store, "webshop" in dozens."""
+    """idf: "stripe" is in two memories of the store, "webshop" in dozens: holding "stripe" is a
+    match, holding "webshop" alone is not."""
     rare = store.add_memory("Stripe is the card processor.", channel="_global")
     common = store.add_memory("The webshop is the shop on the web.", channel="_global")
-    scores = {h.memory.id: h.score for h in search(store, "stripe webshop", mode="keyword", k=100).hits}
-    assert scores[rare] > scores[common]
+    candidates = {h.memory.id: h for h in keyword_hits(store, "stripe webshop", MemoryQuery(), 100)}
+    assert candidates[rare].score > MATCH > candidates[common].score
+    shown = {h.memory.id for h in search(store, "stripe webshop", mode="keyword", k=100).hits if h.match}
+    assert rare in shown and common not in shown
 
 
 def test_keyword_search_respects_the_query_filters(store) -> None:
@@ -66,34 +80,63 @@ def test_keyword_search_respects_the_query_filters(store) -> None:
     assert in_global not in {h.memory.id for h in hits}
 
 
-def test_vector_scores_are_cosine_similarities(store) -> None:
-    result = search(store, "stripe payments", mode="vector", k=10)
-    assert result.mode == "vector" and result.hits
-    query = HashingEmbedder().embed(["stripe payments"])[0]
+def _background(store, query: list[float]) -> tuple[float, float]:
+    """The mean and spread of the query's cosines to every vector of the demo (41, under the sample)."""
+    cosines = [cosine(query, store.embedding_of(m.id)) for m in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1000)]
+    mean = sum(cosines) / len(cosines)
+    return mean, math.sqrt(sum((c - mean) ** 2 for c in cosines) / len(cosines))
+
+
+def test_vector_relevance_is_how_far_the_cosine_stands_above_the_stores_usual_one(store) -> None:
+    result = search(store, "photos of items", mode="vector", k=10)
+    assert result.mode == "vector" and result.hits and result.floor == FLOORS[(LOCAL_MODEL, 256)].fitted
+    query = LocalEmbedder().embed(["photos of items"])[0]
+    mean, spread = _background(store, query)
+    floor = FLOORS[(LOCAL_MODEL, 256)]
     for hit in result.hits:
-        stored = store.embedding_of(hit.memory.id)
-        dot = sum(a * b for a, b in zip(query, stored, strict=True))
-        cosine = dot / (math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in stored)))
-        assert -1.0 <= hit.score <= 1.0
-        assert hit.score == pytest.approx(cosine, abs=1e-6)
-        assert hit.to_dict()["from"] == ["vector"]
-    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+        similarity = cosine(query, store.embedding_of(hit.memory.id))
+        z = (similarity - mean) / spread
+        expected = min(1.0, max(0.0, 0.5 * (z - 1) / (floor.z - 1)))
+        if similarity < floor.cosine:
+            expected = min(expected, 0.4999)
+        if similarity >= floor.copy:
+            expected = max(expected, 0.5 + 0.5 * (similarity - floor.copy) / (1 - floor.copy))
+        assert hit.signals["cosine"] == pytest.approx(similarity, abs=1e-5)
+        assert hit.signals["z"] == pytest.approx(z, abs=1e-3)
+        assert hit.score == pytest.approx(expected, abs=1e-3) and hit.to_dict()["from"] == ["vector"]
+    # The answer shares no word with the question; it is the one match.
+    assert [h.memory.content for h in result.hits if h.match] == [
+        "webshop product images are served from an S3 bucket via CloudFront."]
 
 
-def test_hybrid_scores_are_normalised_rrf_with_their_lists(store) -> None:
-    result = search(store, "stripe payments", mode="hybrid", k=10)
-    keyword = search(store, "stripe payments", mode="keyword", k=10)
-    vector = search(store, "stripe payments", mode="vector", k=10)
-    fused = rrf({"keyword": [h.memory for h in keyword.hits], "vector": [h.memory for h in vector.hits]})
-    assert [h.memory.id for h in result.hits] == [h.memory.id for h in fused][:10]
-    best = 2 / (RRF_K + 1)
-    for hit, raw in zip(result.hits, fused, strict=False):
-        assert 0.0 < hit.score <= 1.0
-        assert hit.score == pytest.approx(raw.score / best)
+def test_hybrid_relevance_combines_the_lists_where_the_memory_holds_a_quarter_of_the_words(store) -> None:
+    text = "how does the webshop take payments"
+    result = search(store, text, mode="hybrid", k=10)
+    keyword = {h.memory.id: h.score for h in keyword_hits(store, text, MemoryQuery(), 30)}
+    for hit in result.hits:
+        k, v = hit.signals.get("keyword"), hit.signals.get("vector")
+        assert k is None or k == pytest.approx(keyword[hit.memory.id])
+        if k is not None and v is not None and k >= 0.25:
+            expected = max(k, v, 1 - (1 - k) * (1 - v / 2))
+        else:
+            expected = max(x for x in (k, v) if x is not None)
+        assert hit.score == pytest.approx(expected, abs=1e-9)
+        assert (hit.score >= MATCH) == hit.match
+        if hit.match:  # a keyword share of a quarter, or one list's match
+            assert (k or 0) >= 0.25 or max(k or 0, v or 0) >= MATCH
     top = result.hits[0]
     assert top.memory.content.startswith("webshop payments go through Stripe")
-    assert top.score == pytest.approx(1.0) and top.to_dict()["from"] == ["keyword", "vector"]
-    assert any(h.to_dict()["from"] == ["vector"] for h in result.hits)
+    assert top.to_dict()["from"] == ["keyword", "vector"] and top.match
+    assert set(top.signals) == {"keyword", "bm25", "vector", "cosine", "z", "rrf"}
+    assert top.signals["keyword"] < MATCH and top.signals["vector"] < MATCH  # a match only as both
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_a_query_about_nothing_the_store_holds_matches_nothing_and_says_so(store, mode: str) -> None:
+    result = search(store, "weather on mars", mode=mode, k=10)
+    assert result.matched == 0 and not any(h.match for h in result.hits)
+    assert len(result.hits) <= 3 and all(h.strength == "weak" for h in result.hits)
+    assert result.notices[-1].startswith("No memories match 'weather on mars'")
 
 
 def test_an_unknown_mode_is_refused(store) -> None:
@@ -114,14 +157,16 @@ def test_without_vectors_a_vector_search_says_so_and_shows_keyword_results(markd
 
 
 def test_similar_ranks_by_the_stored_vector_and_leaves_the_memory_out(store) -> None:
-    first = search(store, "stripe payments", mode="vector", k=1).hits[0].memory
+    first = search(store, "public API stability decision", mode="vector", k=1).hits[0].memory
     result = similar(store, first.id, k=5)
     assert result.requested_mode == "similar" and result.mode == "vector"
     assert result.embedder == f"the stored vector of {first.id} (no embedder)"
-    assert len(result.hits) == 5 and first.id not in {h.memory.id for h in result.hits}
+    assert first.id not in {h.memory.id for h in result.hits}
+    # The other decisions to keep the API stable are its matches.
+    assert result.matched >= 2 and all("keep the public API stable" in h.memory.content for h in result.hits if h.match)
     mine = store.embedding_of(first.id)
     for hit in result.hits:
-        assert hit.score == pytest.approx(cosine(mine, store.embedding_of(hit.memory.id)), abs=1e-6)
+        assert hit.signals["cosine"] == pytest.approx(cosine(mine, store.embedding_of(hit.memory.id)), abs=1e-6)
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     with pytest.raises(NotFoundError):
         similar(store, "m-no-such-memory")

@@ -83,7 +83,7 @@ def test_text_queries_without_an_offline_embedder_fall_back_and_say_so(tmp_path:
         assert any("cannot be embedded" in n for n in result.notices)
         assert result.hits[0].memory.content == "User likes green tea"
         nearest = similar(store, "vec:agent-facts:a", k=2)
-        assert len(nearest.hits) == 2 and all(h.memory.id != "vec:agent-facts:a" for h in nearest.hits)
+        assert 1 <= len(nearest.hits) <= 2 and all(h.memory.id != "vec:agent-facts:a" for h in nearest.hits)
 
 
 def test_editing_text_kept_in_metadata_marks_the_vector_stale(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from helpers.chroma_server import ChromaServer, TokenGate, _free_port, copy_to_s
 from mnemoscope.storage import Curator, Layer, MemoryQuery, Order, Status
 from mnemoscope.storage.credentials import Secret
 from mnemoscope.storage.embedders.base import EMBEDDER_KEY, HashingEmbedder, recorded_embedders
+from mnemoscope.storage.embedders.local import LocalEmbedder
 from mnemoscope.storage.errors import ConflictError, SecretRefusedError, UnreadableStoreError
 from mnemoscope.storage.journal.log import Journal
 from mnemoscope.storage.model import Memory
@@ -118,7 +119,7 @@ def test_the_server_reads_the_same_as_the_local_directory(
             assert seen_all(server.keyword_search(words, query, 10)) == seen_all(local.keyword_search(words, query, 10))
     assert server.keyword_search("decision", MemoryQuery(), 10)
 
-    embedder = HashingEmbedder()
+    embedder = LocalEmbedder()
     for text in ("keep the public API stable", "weekly planning"):
         for query in (MemoryQuery(), MemoryQuery(statuses=()), MemoryQuery(channels=("_global",))):
             by_text = server.vector_search(None, text, query, 5)
@@ -169,10 +170,10 @@ def test_server_source_describes_itself_and_its_embedder(server_source: ChromaSe
         "tenant": "default_tenant", "database": "default_database",
     }
     info = server_source.embedding_function_info(NATIVE_COLLECTION)
-    assert info["recorded_embedding_function"] == HashingEmbedder().name and info["runs_offline_here"]
-    assert info["dimensions"] == HashingEmbedder().dimensions
+    assert info["recorded_embedding_function"] == LocalEmbedder().name and info["runs_offline_here"]
+    assert info["dimensions"] == LocalEmbedder().dimensions
     [recorded] = recorded_embedders([server_source])
-    assert (recorded.model, recorded.dimensions) == (HashingEmbedder().name, HashingEmbedder().dimensions)
+    assert (recorded.model, recorded.dimensions) == (LocalEmbedder().name, LocalEmbedder().dimensions)
     assert server_source.embedder_for(NATIVE_COLLECTION) is not None
 
 
@@ -194,7 +195,7 @@ def test_edit_delete_restore_and_undo_through_the_curator(server_source: ChromaS
         curator.edit(target.id, content="Deploys go out on Thursdays", tags=["ops"])
         after = other.read_record(target.id)
         assert after is not None and after["document"] == "Deploys go out on Thursdays"
-        assert after["embedding"] == pytest.approx(HashingEmbedder().embed(["Deploys go out on Thursdays"])[0], abs=1e-6)
+        assert after["embedding"] == pytest.approx(LocalEmbedder().embed(["Deploys go out on Thursdays"])[0], abs=1e-6)
         assert other.get(target.id).tags == ("ops",)  # type: ignore[union-attr]
         assert [m.id for m, _d in other.vector_search(None, "Deploys go out on Thursdays", MemoryQuery(), 1)] == [target.id]
 
@@ -227,7 +228,7 @@ def test_another_clients_write_moves_the_change_token_and_is_seen(
     agent = chroma_server.client().get_collection(NATIVE_COLLECTION, embedding_function=None)
     agent.add(
         ids=["agent-1"], documents=["The agent learned a new fact"],
-        embeddings=HashingEmbedder().embed(["The agent learned a new fact"]),
+        embeddings=LocalEmbedder().embed(["The agent learned a new fact"]),
         metadatas=[{"channel": "_global", "status": "active", "created_at": "2026-11-01T12:00:00+00:00"}],
     )
     second = source.change_token()
@@ -257,7 +258,7 @@ def test_a_record_changed_by_another_client_since_it_was_read_is_refused(
         snap = server_source.read_record(target.id)
         agent = chroma_server.client().get_collection(NATIVE_COLLECTION, embedding_function=None)
         text = "Written by the agent meanwhile"
-        agent.update(ids=[target.id.split(":", 2)[2]], documents=[text], embeddings=HashingEmbedder().embed([text]))
+        agent.update(ids=[target.id.split(":", 2)[2]], documents=[text], embeddings=LocalEmbedder().embed([text]))
 
         with pytest.raises(ConflictError, match="changed since it was read"):
             server_source.write_record(target.id, snap, {**snap, "document": "Mine"})  # type: ignore[dict-item]

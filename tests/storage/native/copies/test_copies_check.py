@@ -8,14 +8,15 @@ from pathlib import Path
 
 from helpers.consistency_damage import found, plant_damage, rows
 from mnemoscope.storage import open_store
-from mnemoscope.storage.embedders.base import Embedder, HashingEmbedder
+from mnemoscope.storage.embedders.base import Embedder
+from mnemoscope.storage.embedders.local import LocalEmbedder
 
 
 def test_the_workspace_finds_every_planted_inconsistency_of_its_copies(demo_path: Path) -> None:
     planted = plant_damage(demo_path)
     ticks: list[tuple[int, int]] = []
     with open_store(demo_path) as store:
-        report = store._workspace.check_copies(HashingEmbedder(), lambda done, total: ticks.append((done, total)))
+        report = store._workspace.check_copies(LocalEmbedder(), lambda done, total: ticks.append((done, total)))
     assert found(report) == {kind: [record] for kind, record in planted.items()}
     memory_rows = rows(demo_path, "SELECT count(*) FROM memories")[0][0]
     assert report.checked["memory rows"] == memory_rows and report.checked["vectors"] > 0

@@ -10,7 +10,7 @@ import pytest
 from helpers.consistency_damage import plant_damage, rows
 from mnemoscope.storage import Curator, open_store
 from mnemoscope.storage.consistency import check
-from mnemoscope.storage.embedders.base import HashingEmbedder
+from mnemoscope.storage.embedders.local import LocalEmbedder
 from mnemoscope.storage.errors import NothingToDoError, UnsupportedError
 
 REPAIRABLE = ["missing-vector", "orphan-vector", "stale-vector", "vector-metadata-mismatch", "missing-bullet",
@@ -44,7 +44,7 @@ def test_each_change_names_the_part_that_writes_it(demo_path: Path) -> None:
     plant_damage(demo_path)
     with open_store(demo_path) as store:
         workspace = store._workspace
-        plans = workspace.plan_repairs(check(store), REPAIRABLE, HashingEmbedder())
+        plans = workspace.plan_repairs(check(store), REPAIRABLE, LocalEmbedder())
         changes = [c for p in plans for c in p.changes]
         assert {p.kinds[0] for p in plans if len(p.kinds) == 1} >= {"orphan-vector", "missing-bullet", "stale-fts"}
         for change in changes:

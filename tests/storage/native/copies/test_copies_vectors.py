@@ -9,8 +9,9 @@ import pytest
 from helpers.consistency_damage import plant_damage, rows
 from mnemoscope.storage import open_store
 from mnemoscope.storage.consistency import KINDS, check
-from mnemoscope.storage.native.copies.vectors import VectorCheck, cosines
 from mnemoscope.storage.embedders.base import HashingEmbedder
+from mnemoscope.storage.embedders.local import LocalEmbedder
+from mnemoscope.storage.native.copies.vectors import VectorCheck, cosines
 
 
 def test_vectors_of_another_model_are_reported_by_length(demo_path: Path) -> None:
@@ -28,7 +29,7 @@ def test_the_vector_check_finds_each_planted_vector_kind_and_keeps_the_orphans_t
     planted = plant_damage(demo_path)
     with open_store(demo_path) as store:
         workspace = store._workspace
-        vectors = VectorCheck(workspace.db, workspace.vectors, HashingEmbedder())
+        vectors = VectorCheck(workspace.db, workspace.vectors, LocalEmbedder())
         ticked: list[int] = []
         found = [*vectors.rows(ticked.append), *vectors.records()]
         gone_text = store._workspace.vectors.read_record(planted["orphan-vector"])["document"]
