@@ -150,7 +150,7 @@ def memory_detail(m: dict[str, Any]) -> str:
 
 def search_results(data: dict[str, Any]) -> str:
     rows = [
-        [str(i), h["id"], h["channel"], f"{h['score']:.4f}", _clip(h["content"], 70)]
+        [str(i), h["id"], h["channel"], f"{h['score']:.2f}", h.get("strength", ""), _clip(h["content"], 70)]
         for i, h in enumerate(data["hits"], 1)
     ]
     head = f"mode: {data['mode']}\n"
@@ -158,7 +158,11 @@ def search_results(data: dict[str, Any]) -> str:
         head += f"score: {data['score']}\n"
     if data.get("embedder"):
         head += f"ranked by: {data['embedder']}\n"
-    return head + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"])
+    if data.get("floor") and data["floor"].startswith("not fitted"):
+        head += f"vector floor: {data['floor']}\n"
+    weak = len(data["hits"]) - data.get("matched", len(data["hits"]))
+    head += f"matches: {data.get('matched', len(data['hits']))}" + (f"; weak matches shown: {weak}" if weak else "") + "\n"
+    return head + _table(rows, ["#", "ID", "CHANNEL", "SCORE", "MATCH", "CONTENT"]) if rows else head.rstrip("\n")
 
 
 def embedder(data: dict[str, Any]) -> str:

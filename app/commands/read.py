@@ -53,7 +53,8 @@ def register(commands: CommandParsers) -> None:
     p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("id")
 
-    p = commands.add("search", "keyword, vector or hybrid (RRF) search; --like ID finds similar memories", cmd_search,
+    p = commands.add("search", "keyword, vector or hybrid search: matches scored 0-1 (0.5 and up), weak ones "
+                     "labelled; --like ID finds similar memories", cmd_search,
                      looks_only=True)
     p.add_argument("path", type=store_argument, help=STORE_HELP)
     p.add_argument("query", nargs="?", default="")

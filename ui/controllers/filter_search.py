@@ -123,6 +123,7 @@ class FilterSearch(QObject):
         wanted, descending = order or (current.order, current.descending)
         query = filters.query(wanted, descending, store.settings.salience)
         pane.empty_label.hide()
+        pane.search_summary.hide()
         pane.table.setColumnHidden(COLUMN_KEYS.index("score"), not filters.searching)
         self._generation += 1
         if not filters.searching:
@@ -191,7 +192,12 @@ class FilterSearch(QObject):
         scores = {hit.memory.id: hit.score for hit in result.hits}
         meaning = f"Score: {result.score_meaning}"
         selected = [m.id for m in self.table_actions.selected_memories()]
-        model.show_list([hit.memory for hit in result.hits], f"{result.mode} search", scores, meaning)
+        weak = len(result.hits) - result.matched
+        label = f"hits of a {result.mode} search ({result.matched:,} match{'es' if result.matched != 1 else ''}, {weak} weak)"
+        model.show_list([hit.memory for hit in result.hits], label, scores, meaning)
+        self.count_label.setText(f"{len(result.hits):,} {label}")  # (also when as many rows as before came)
+        self.pane.search_summary.setText(search_summary(result, self.filters.search_text))
+        self.pane.search_summary.show()
         self.table_actions.select_ids(selected)
         model.setHeaderData(COLUMN_KEYS.index("score"), Qt.Orientation.Horizontal, meaning,
                             Qt.ItemDataRole.ToolTipRole)
@@ -205,3 +211,17 @@ class FilterSearch(QObject):
             self.status.showMessage("Search results are listed by score; remove the search to sort.", 5_000)
             return
         model.sort(column, order)
+
+
+def search_summary(result: SearchResult, text: str) -> str:
+    """What the line above the table says of a search: its matches, or that nothing matches, the
+    weak matches shown, what ranked the list, and anything the search fell back on."""
+    weak = len(result.hits) - result.matched
+    if result.matched:
+        found = f"{result.matched:,} match{'es' if result.matched != 1 else ''} for “{text}”"
+        found += f"; {weak} weak match{'es' if weak != 1 else ''} under them" if weak else ""
+    else:
+        found = f"No memories match “{text}”" + (f"; {weak} weak match{'es' if weak != 1 else ''} shown below" if weak else "")
+    ranked = f"{result.mode} search" + (f", ranked by {result.embedder}" if result.embedder else "")
+    notices = [n for n in result.notices if not n.startswith("No memories match")]
+    return f"{found}. ({ranked}.)" + "".join(f" {n}" for n in notices)

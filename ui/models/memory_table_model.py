@@ -36,6 +36,7 @@ from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revis
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.salience import salience_kept
 from mnemoscope.storage.timeutil import utcnow
+from mnemoscope.storage.views.relevance import strength
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 
@@ -572,7 +573,7 @@ class MemoryTableModel(QAbstractTableModel):
             return shown(self.effective_salience(memory), ".2f")
         if key == "score":
             score = self.scores.get(memory.id)
-            return "" if score is None else f"{score:.4f}"
+            return "" if score is None else f"{score:.2f} {strength(score)}"
         if key == "content" and self.wrap:
             return memory.content if len(memory.content) <= 2000 else memory.content[:1999] + "…"
         return _display(memory, key)

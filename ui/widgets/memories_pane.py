@@ -34,6 +34,12 @@ class MemoriesPane(QWidget):
         self.empty_label.setWordWrap(True)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.hide()
+        # What a search found: how many matches, the weak ones under them, what ranked them.
+        self.search_summary = QLabel()
+        self.search_summary.setObjectName("search_summary")
+        self.search_summary.setAccessibleName("Search summary")
+        self.search_summary.setWordWrap(True)
+        self.search_summary.hide()
         self.table = table = MemoryTable()
         table.setObjectName("memories_table")
         table.setAccessibleName("Memories")
@@ -58,4 +64,5 @@ class MemoriesPane(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.filter_chips)
         layout.addWidget(self.empty_label)
+        layout.addWidget(self.search_summary)
         layout.addWidget(table, 1)

@@ -158,10 +158,13 @@ def test_search_modes(capsys, demo_path: Path) -> None:
     vector = run_json(capsys, "search", demo_path, "Stripe payments", "--mode", "vector")
     assert vector["mode"] == "vector" and vector["hits"]
     hybrid = run_json(capsys, "search", demo_path, "Stripe payments", "--k", "3")
-    assert hybrid["mode"] == "hybrid" and len(hybrid["hits"]) == 3
-    assert "Stripe" in hybrid["hits"][0]["content"]
-    like = run_json(capsys, "search", demo_path, "--like", hybrid["hits"][0]["id"], "--k", "2")
-    assert len(like["hits"]) == 2 and hybrid["hits"][0]["id"] not in {h["id"] for h in like["hits"]}
+    # The one memory about Stripe is the one match, listed alone: no confident noise under it.
+    assert hybrid["mode"] == "hybrid" and hybrid["matched"] == 1 and len(hybrid["hits"]) == 1
+    assert "Stripe" in hybrid["hits"][0]["content"] and hybrid["hits"][0]["strength"] == "strong"
+    decision = run_json(capsys, "search", demo_path, "keep the public API stable", "--k", "1")["hits"][0]
+    like = run_json(capsys, "search", demo_path, "--like", decision["id"], "--k", "2")
+    assert len(like["hits"]) == 2 and decision["id"] not in {h["id"] for h in like["hits"]}
+    assert all("keep the public API stable" in h["content"] for h in like["hits"])
 
 
 def test_vector_search_without_vectors_says_it_fell_back(capsys, markdown_only: Path) -> None:

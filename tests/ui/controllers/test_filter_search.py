@@ -58,32 +58,42 @@ def test_window_and_cli_list_the_same_hits_in_the_same_order(qtbot, window: Main
         assert not window.table.isColumnHidden(SCORE)
         for row, hit in enumerate(cli["hits"]):
             score = window.model.scores[hit["id"]]
-            assert round(score, 6) == hit["score"]
-            assert window.model.index(row, SCORE).data() == f"{score:.4f}"
+            assert round(score, 4) == hit["score"]
+            assert window.model.index(row, SCORE).data() == f"{score:.2f} {hit['strength']}"
         assert cli["score"] in window.model.index(0, SCORE).data(Qt.ItemDataRole.ToolTipRole)
+        # The line above the table says what the CLI's header does.
+        summary = window.memories.search_summary.text()
+        assert window.memories.search_summary.isVisible()
+        assert (f"{cli['matched']} match" in summary) if cli["matched"] else summary.startswith("No memories match")
     if mode == "keyword":  # the new user's case: the one Stripe memory, in the window too
         cli = _cli_search(capsys, demo_path, "stripe payments", mode)
         assert len(cli["hits"]) == 1 and "Stripe" in cli["hits"][0]["content"]
 
 
-def test_scores_are_not_rank_positions(qtbot, window: MainWindow, demo_path: Path) -> None:
-    _window_search(qtbot, window, "stripe payments", "hybrid")
-    assert window.model.index(0, SCORE).data() == "1.0000"  # first in both lists, normalised
-    _window_search(qtbot, window, "stripe payments", "vector")
-    texts = [window.model.index(r, SCORE).data() for r in range(window.model.rowCount())]
-    assert f"{1 / 61:.4f}" not in texts[:1] and float(texts[0]) > float(texts[-1])
+def test_a_search_for_what_the_store_does_not_hold_says_so_above_its_weak_matches(qtbot, window: MainWindow,
+                                                                                   demo_path: Path) -> None:
+    shown = _window_search(qtbot, window, "weather on mars", "hybrid")
+    assert len(shown) <= 3
+    assert all(window.model.index(r, SCORE).data().endswith(" weak") for r in range(len(shown)))
+    summary = window.memories.search_summary.text()
+    assert summary.startswith("No memories match “weather on mars”")
+    assert f"{len(shown)} weak match" in summary and "ranked by wordllama-l2_supercat" in summary
+    _window_search(qtbot, window, "photos of items", "hybrid")  # no word in common with its answer
+    assert "product images" in window.model.memory_at(0).content
+    assert window.model.index(0, SCORE).data().endswith(" strong")
+    assert window.memories.search_summary.text().startswith("1 match for “photos of items”")
 
 
 def test_changing_the_mode_runs_the_search_again(qtbot, window: MainWindow, demo_path: Path, capsys) -> None:
-    _window_search(qtbot, window, "stripe payments", "hybrid")
+    _window_search(qtbot, window, "photos of items", "hybrid")  # by meaning: keyword finds no match
     hybrid = [m.id for m in read_every_row(qtbot, window.model)]
     with qtbot.waitSignal(window.searched, timeout=20_000) as searched:
         window.memories.search_mode.setCurrentText("keyword")
     assert searched.args[0].mode == "keyword"
     keyword = [m.id for m in read_every_row(qtbot, window.model)]
-    assert keyword == [h["id"] for h in _cli_search(capsys, demo_path, "stripe payments", "keyword")["hits"]]
+    assert keyword == [h["id"] for h in _cli_search(capsys, demo_path, "photos of items", "keyword")["hits"]]
     assert keyword != hybrid
-    assert window.count_label.text() == f"{len(keyword)} keyword search"
+    assert window.count_label.text().startswith(f"{len(keyword)} hits of a keyword search")
 
 
 def test_an_empty_result_says_so_and_names_the_filters(qtbot, window: MainWindow) -> None:
@@ -124,7 +134,7 @@ def test_filters_chips_and_a_search(qtbot, demo_path: Path, tmp_path: Path) -> N
             qtbot.keyClicks(pane.search_box, "kubernetes")
             qtbot.keyClick(pane.search_box, Qt.Key.Key_Return)
         result = searched.args[0]
-        assert result.mode == "keyword" and model.label == "keyword search"
+        assert result.mode == "keyword" and model.label.startswith("hits of a keyword search")
         assert all(hit.memory.channel == "webshop" for hit in result.hits)
         assert not pane.table.isColumnHidden(0) and filters.filters.searching
         pane.search_box.clear()  # an emptied box ends the search, the channel stays

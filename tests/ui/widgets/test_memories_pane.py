@@ -15,7 +15,8 @@ def test_the_pane_lays_out_search_chips_and_table(qtbot) -> None:
     assert [pane.search_mode.itemText(i) for i in range(pane.search_mode.count())] == ["keyword", "vector", "hybrid"]
     assert pane.search_box.accessibleName() == "Search memories" and pane.table.accessibleName() == "Memories"
     assert not pane.empty_label.isVisible()  # until a query comes back empty
-    assert pane.layout().indexOf(pane.filter_chips) == 1 and pane.layout().indexOf(pane.table) == 3
+    assert pane.layout().indexOf(pane.filter_chips) == 1 and pane.layout().indexOf(pane.table) == 4
+    assert pane.layout().indexOf(pane.search_summary) == 3 and pane.search_summary.isHidden()
     assert pane.table.selectionBehavior() == QAbstractItemView.SelectionBehavior.SelectRows
     assert pane.table.selectionMode() == QAbstractItemView.SelectionMode.ExtendedSelection
     qtbot.keyClicks(pane.search_box, "kubernetes")
