@@ -425,3 +425,16 @@ def test_the_native_store_on_postgresql_opens_with_the_readme_install(cli: Readm
         assert set(built.texts) <= set(listed)
     finally:
         server.drop_database(name)
+
+
+def test_the_readme_install_searches_the_demo_by_meaning(cli: ReadmeCli, tmp_path: Path) -> None:
+    """Issue 28: the install the README gives has a semantic embedder, offline: the demo it writes
+    is embedded by it, and a question that shares no word with its answer finds it."""
+    demo = tmp_path / "demo"
+    cli("demo", demo)
+    assert cli.has("wordllama")
+    found = cli.json("search", demo, "photos of items")
+    assert found["embedder"].startswith("wordllama-l2_supercat") and found["mode"] == "hybrid"
+    assert "product images" in found["hits"][0]["content"] and found["hits"][0]["strength"] == "strong"
+    nothing = cli.json("search", demo, "weather on mars")
+    assert nothing["matched"] == 0 and all(h["strength"] == "weak" for h in nothing["hits"])
