@@ -35,8 +35,8 @@ _loaded: dict[str, Any] = {}  # the embedding table and tokenizer, loaded once p
 
 
 def available() -> bool:
-    """Whether the package with the weights is installed here."""
-    return bool(_folders())
+    """Whether the package with the weights is installed here, its weights and tokenizer in it."""
+    return any((f / _WEIGHTS).is_file() and (f / _TOKENIZER).is_file() for f in _folders())
 
 
 def _folders() -> list[Path]:

@@ -5,7 +5,8 @@ Keyword: the share of the query's information the memory holds. Each content wor
 (stopwords left out, unless the query is nothing else; words compared by their English Snowball
 stems, so "leads" holds "lead") weighs its BM25 idf, so a rare word counts for more than "Dana" in
 a store about Dana. A memory holds a word it has whole, half a word it has only as the start of a
-longer one ("42" in "420"):
+longer one ("42" in "420"; never for a one-letter word); a memory's words are its text's and its
+tags' (memory.db's full-text index holds both):
   relevance = sum over words w of idf(w) * held(w) / sum over words w of idf(w)
 A memory holding half the query's information is a match; BM25 orders equal ones. A query word no
 memory holds has the largest idf there is, so "weather on mars" matches nothing in a store that
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -123,12 +125,18 @@ def fit_floor(questions: object, facts: object, fitted: str = _FITTED) -> Vector
                        round(float(np.median(cosines[unrelated])), 2), fitted)
 
 
-def content_terms(words: Sequence[str]) -> list[str]:
-    """The stems of the query words that carry its meaning, each once: stopwords left out (all
-    of them kept when the query is nothing else)."""
+def content_terms(words: Sequence[str]) -> dict[str, str]:
+    """The query words that carry its meaning (stopwords left out, all of them kept when the
+    query is nothing else), each once: its stem, and the prefix the store counts the memories
+    holding it by (the part the word and its stem share: "policy" and "polici" by "polic", as a
+    prefix search finds every memory saying "policy"; the stem is no prefix of the word)."""
     unique = list(dict.fromkeys(words))
     kept = [w for w in unique if w not in STOPWORDS and len(w) > 1] or unique
-    return list(dict.fromkeys(stem(w) for w in kept))
+    terms: dict[str, str] = {}
+    for word in kept:
+        stemmed = stem(word)
+        terms.setdefault(stemmed, os.path.commonprefix([word, stemmed]) or word)
+    return terms
 
 
 def stems(words: Sequence[str]) -> list[str]:
@@ -165,18 +173,26 @@ def term_weight(tf: float, length: int, average: float) -> float:
 
 
 def term_frequency(term: str, words: Sequence[str]) -> float:
-    """How often a memory's words hold term: whole words count one, words term only begins half."""
-    return sum(1.0 if w == term else PREFIX_WEIGHT for w in words if w.startswith(term))
+    """How often a memory's words hold term: whole words count one, words term only begins half
+    (a term of one character begins too many words to count that way)."""
+    partial = PREFIX_WEIGHT if len(term) > 1 else 0.0
+    return sum(1.0 if w == term else partial for w in words if w.startswith(term))
+
+
+def held(term: str, words: Sequence[str]) -> float:
+    """How much of term a memory's words hold: 1 as a whole word, PREFIX_WEIGHT as the start of
+    longer ones only (however many), else 0."""
+    if term in words:
+        return 1.0
+    return PREFIX_WEIGHT if len(term) > 1 and any(w.startswith(term) for w in words) else 0.0
 
 
 def keyword_relevance(weights: dict[str, float], words: Sequence[str]) -> float:
-    """The share of the query's information (its terms' idf, weights) a memory's words hold: a
-    term held as a whole word counts whole, one a word only begins with counts PREFIX_WEIGHT."""
+    """The share of the query's information (its terms' idf, weights) a memory's words hold (held)."""
     total = sum(weights.values())
     if not total:
         return 0.0
-    held = sum(weight * min(1.0, term_frequency(term, words)) for term, weight in weights.items())
-    return held / total
+    return sum(weight * held(term, words) for term, weight in weights.items()) / total
 
 
 @dataclass(frozen=True)

@@ -195,22 +195,24 @@ def keyword_hits(store: MemoryStore, text: str, query: MemoryQuery, k: int) -> l
             for i in order[:k]]
 
 
-def bm25(store: MemoryStore, terms: Sequence[str], query: MemoryQuery,
+def bm25(store: MemoryStore, terms: Mapping[str, str], query: MemoryQuery,
          memories: Sequence[Memory]) -> dict[str, tuple[float, float]]:
-    """Each memory's keyword relevance and BM25 score for terms (k1 1.2, b 0.75; a word a term
-    only begins counts half; idf from document frequencies the store counts: memory.db's FTS
-    vocabulary index-wide, else under the query's filters):
+    """Each memory's keyword relevance and BM25 score for terms (stem -> the prefix its memories
+    are counted by, relevance.content_terms; k1 1.2, b 0.75; a word a stem only begins counts
+    half; idf from document frequencies the store counts: memory.db's FTS vocabulary index-wide,
+    else under the query's filters), over the stems of each memory's text and tags:
       bm25 = sum over terms t of idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))"""
-    total, frequencies = store.document_frequencies(terms, query)
+    prefixes = sorted(set(terms.values()))
+    total, frequencies = store.document_frequencies(prefixes, query)
     total = max(total, len(memories))
-    weights = {term: idf(total, frequencies[term]) for term in terms}
-    tokens = {m.id: stems(words_of(m.content)) for m in memories}
+    weights = {term: idf(total, frequencies[prefix]) for term, prefix in terms.items()}
+    tokens = {m.id: stems(words_of(" ".join([m.content, *m.tags]))) for m in memories}
     average = sum(len(t) for t in tokens.values()) / len(tokens) or 1.0
     scored: dict[str, tuple[float, float]] = {}
     for memory in memories:
         words = tokens[memory.id]
         score = 0.0
-        for term in terms:
+        for term in weights:
             tf = term_frequency(term, words)
             score += weights[term] * term_weight(tf, len(words), average) if tf else 0.0
         scored[memory.id] = (keyword_relevance(weights, words), score)
@@ -248,29 +250,35 @@ def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embe
     return sorted(hits, key=lambda h: -h.score)
 
 
-_BACKGROUNDS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+# Per store: (collection, kind, dimension) -> (its count when read, a copy of its first vectors).
+_BACKGROUNDS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[Any, ...], tuple[int, Any]]] = (
+    weakref.WeakKeyDictionary())
 
 
 def _background(store: MemoryStore, embedding: Sequence[float]) -> Background | None:
-    """The query vector's cosines to a sample of the store's vectors of its dimension (the first
-    BACKGROUND_SAMPLE of each collection, read once per store and collection size)."""
+    """The query vector's cosines to a sample of the store's vectors of its dimension: the first
+    BACKGROUND_SAMPLE of each collection, read again when its count changes."""
     import numpy as np
 
     samples = _BACKGROUNDS.setdefault(store, {})
+    dimension = len(embedding)
     rows = []
     collections, _notes = store.vector_collections()
     for collection in collections:
-        if collection.dimension != len(embedding) or collection.count < 1:
+        if collection.dimension != dimension or collection.count < 1:
             continue
-        key = (collection.name, collection.count, collection.dimension)
-        if key not in samples:
-            _ids, matrix = next(iter(collection.batches(BACKGROUND_SAMPLE)), ([], np.zeros((0, 0))))
-            samples[key] = np.asarray(matrix, dtype=np.float32)
-        rows.append(samples[key])
+        key: tuple[Any, ...] = (collection.name, collection.kind, dimension)
+        if samples.get(key, (None, None))[0] != collection.count:
+            _ids, matrix = next(iter(collection.batches(BACKGROUND_SAMPLE)), ([], None))
+            sample = np.array(matrix, dtype=np.float32) if matrix is not None else np.zeros((0, dimension))
+            samples[key] = (collection.count, sample.reshape(len(sample), dimension))  # a copy: no view of the whole
+        rows.append(samples[key][1])
     if sum(len(r) for r in rows) < BACKGROUND_LEAST:  # vectors no collection hands out (Qdrant, pgvector, ...)
-        if ("stored", len(embedding)) not in samples:
-            samples[("stored", len(embedding))] = _stored_sample(store, len(embedding))
-        rows = [samples[("stored", len(embedding))]]
+        key = ("stored", dimension)
+        counted = store.count(MemoryQuery(statuses=()))
+        if samples.get(key, (None, None))[0] != counted:
+            samples[key] = (counted, _stored_sample(store, dimension))
+        rows = [samples[key][1]]
     return background_of(embedding, np.concatenate(rows)[:BACKGROUND_SAMPLE])
 
 

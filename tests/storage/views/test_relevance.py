@@ -24,8 +24,11 @@ FLOOR = VectorFloor(z=3.0, cosine=0.25, noise=0.05, fitted="by hand")
 
 
 def test_content_terms_leave_out_stopwords_and_compare_stems() -> None:
-    assert content_terms(["who", "leads", "the", "qa", "for", "s", "webshop"]) == ["lead", "qa", "webshop"]
-    assert content_terms(["what", "is", "it"]) == ["what", "is", "it"]  # nothing else: kept
+    assert content_terms(["who", "leads", "the", "qa", "for", "s", "webshop"]) == {
+        "lead": "lead", "qa": "qa", "webshop": "webshop"}
+    assert list(content_terms(["what", "is", "it"])) == ["what", "is", "it"]  # nothing else: kept
+    # Counted by what the word and its stem share: "polici" is no prefix of "policy".
+    assert content_terms(["policy", "policies"]) == {"polici": "polic"}
     assert stem("payments") == "payment" and stem("leads") == stem("lead") and stem("Lisboa") == "Lisboa"
 
 
@@ -35,8 +38,13 @@ def test_keyword_relevance_is_the_idf_weighted_share_of_the_query_held() -> None
     assert keyword_relevance(weights, ["stripe", "is", "the", "card"]) == pytest.approx(
         weights["stripe"] / sum(weights.values()))
     assert keyword_relevance(weights, ["webshop", "stripe"]) == pytest.approx(1.0)
-    # "stripe" only as the start of a longer word: half of it.
-    assert keyword_relevance(weights, ["stripes"]) == pytest.approx(0.5 * weights["stripe"] / sum(weights.values()))
+    # "stripe" only as the start of a longer word: half of it, however many such words.
+    half = 0.5 * weights["stripe"] / sum(weights.values())
+    assert keyword_relevance(weights, ["stripes"]) == pytest.approx(half)
+    assert keyword_relevance(weights, ["stripes", "striped", "stripey"]) == pytest.approx(half)
+    # A one-letter word counts only whole: "c" does not half-match "coffee".
+    assert keyword_relevance({"c": 1.0}, ["coffee", "comes", "from", "colombia"]) == 0.0
+    assert keyword_relevance({"c": 1.0}, ["the", "c", "language"]) == 1.0
     assert keyword_relevance({}, ["anything"]) == 0.0
 
 

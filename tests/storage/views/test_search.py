@@ -42,10 +42,12 @@ def test_rrf_rewards_agreement() -> None:
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
 
 
-def _idf(store, term: str) -> float:
-    """BM25's idf of a term, from the store's own counts of memories holding it."""
-    total, frequencies = store.document_frequencies([term], MemoryQuery())
-    return math.log(1 + (total - frequencies[term] + 0.5) / (frequencies[term] + 0.5))
+def _idf(store, prefix: str) -> float:
+    """BM25's idf of a word, counted here by hand: the memories one of whose words (text or tags)
+    starts with prefix, among every memory the search could list."""
+    memories = store.page(MemoryQuery(), 10_000)
+    holding = sum(any(w.startswith(prefix) for w in words_of(" ".join([m.content, *m.tags]))) for m in memories)
+    return math.log(1 + (len(memories) - holding + 0.5) / (holding + 0.5))
 
 
 def test_keyword_relevance_is_the_share_of_the_querys_words_weighted_by_rarity(store) -> None:
@@ -54,12 +56,32 @@ def test_keyword_relevance_is_the_share_of_the_querys_words_weighted_by_rarity(s
     result = search(store, "the stripe payments", mode="keyword", k=20)  # "the": a stopword, left out
     scores = {h.memory.id: h.score for h in result.hits}
     assert result.mode == "keyword" and result.to_dict()["score"] == SCORE_MEANINGS["keyword"]
-    stripe, payments = _idf(store, "stripe"), _idf(store, "payment")  # (stems: "payments" holds "payment")
+    stripe, payments = _idf(store, "stripe"), _idf(store, "payment")  # "payments" counted by its stem's prefix
     assert scores[both] == pytest.approx(1.0)
     one_share = payments / (stripe + payments)
-    assert one_share < 0.5 and one not in scores or scores[one] == pytest.approx(one_share)
+    candidates = {h.memory.id: h.score for h in keyword_hits(store, "the stripe payments", MemoryQuery(), 30)}
+    assert candidates[one] == pytest.approx(one_share, rel=1e-6)
+    assert one_share < 0.5 and one not in [h.memory.id for h in result.hits if h.match]
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     assert result.hits[0].strength == "strong" and result.hits[0].signals["bm25"] > 0
+
+
+def test_a_word_whose_stem_is_no_prefix_of_it_is_counted_by_what_they_share(store) -> None:
+    """"policy" stems to "polici": the memories saying "policy" are counted by "polic", so a word
+    forty memories hold weighs what it should, and the two memories about refunds come first."""
+    for n in range(40):
+        store.add_memory(f"Travel policy note {n}: economy class for trips under six hours.", channel="_global")
+    refunds = [store.add_memory("Refund policy: thirty days, receipt needed.", channel="webshop"),
+               store.add_memory("Refunds go back to the card they came from.", channel="webshop")]
+    result = search(store, "refund policy", mode="keyword", k=10)
+    assert [h.memory.id for h in result.hits[:2]] == refunds
+    assert all("refund" in h.memory.content.lower() for h in result.hits if h.match)
+
+
+def test_a_memory_found_by_its_tags_is_a_hit(store) -> None:
+    tagged = store.add_memory("Cluster notes for the platform team.", channel="_global", tags=["kubernetes"])
+    result = search(store, "kubernetes", mode="keyword", k=10)
+    assert [h.memory.id for h in result.hits if h.match] == [tagged]
 
 
 def test_keyword_relevance_weighs_rare_words_above_common_ones(store) -> None:
