@@ -317,9 +317,9 @@ def test_reembed_refreshes_stale_vectors_in_one_undoable_step(demo_path: Path) -
         assert store.get(memory_id).metadata["vector_state"] == "fresh"
         vector = store._workspace.vectors.read_record(record_id_for(NATIVE_COLLECTION, memory_id))
         assert STALE_KEY not in vector["metadata"]
-        from mnemoscope.storage.embedders.base import HashingEmbedder
+        from mnemoscope.storage.embedders.local import LocalEmbedder
 
-        expected = HashingEmbedder().embed(["edited while offline"])[0]
+        expected = LocalEmbedder().embed(["edited while offline"])[0]  # the demo's embedder
         assert [round(x, 4) for x in vector["embedding"]] == [round(x, 4) for x in expected]
         with pytest.raises(NothingToDoError):
             Curator(store).reembed()

@@ -33,7 +33,7 @@ def test_the_demo_holds_every_kind_and_what_each_view_shows(demo_path: Path) -> 
         assert store.promotion_candidates()  # some facts are ready to promote
         saliences = [m.salience for m in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 500)]
         assert min(saliences) < 0.3 < 0.7 < max(saliences)
-        assert store.embedder().name == "mnemoscope-hashing-256"
+        assert store.embedder().name == "wordllama-l2_supercat" and store.embedder().dimensions == 256  # semantic
         newest = store.page(MemoryQuery(kinds=(Kind.SQLITE,)), 1)[0]  # markdown's times are its files' own
         assert DEMO_NOW - timedelta(days=61) < newest.created_at <= DEMO_NOW
 

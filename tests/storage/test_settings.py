@@ -30,7 +30,7 @@ def test_missing_and_partial_dictionaries_read_with_defaults() -> None:
 
 def test_saved_settings_are_the_stores_and_kept_in_its_journal(demo_path: Path) -> None:
     with open_store(demo_path) as store:
-        assert store.settings.embedder == "mnemoscope-hashing-256"  # the demo's, recorded when it was made
+        assert store.settings.embedder == "wordllama-l2_supercat"  # the demo's, recorded when it was made
         changed = StoreSettings.from_dict({**store.settings.to_dict(), "salience": {"decay_rate": 0.8}})
         store.save_settings(changed)
     with open_store(demo_path, read_only=True) as store:
