@@ -135,12 +135,12 @@ def _baseline_import_with_vectors(source_root: Path, dest: Path) -> int:
     embedded with the same embedder and added to a Chroma collection with the row's fields as
     metadata (what a filtered vector search needs), in batches of 1,000."""
     import chromadb
-    from mnemoscope.storage.embedders.base import HashingEmbedder
+    from mnemoscope.storage.embedders.choice import default_embedder
 
     dest.mkdir()
     SqliteSource.open(dest / "memory.db", create=True).close()
     n = _baseline_import(source_root, dest / "memory.db")
-    embedder = HashingEmbedder()
+    embedder = default_embedder()  # the one a new workspace embeds with (the local model)
     con = sqlite3.connect(f"file:{dest / 'memory.db'}?mode=ro", uri=True)
     client = chromadb.PersistentClient(path=str(dest / "vectors"))
     collection = client.get_or_create_collection("memories", embedding_function=None,
@@ -158,8 +158,8 @@ def _baseline_import_with_vectors(source_root: Path, dest: Path) -> int:
 
 @pytest.mark.parametrize("size", WITH_VECTORS, ids=label)
 def test_import_into_a_new_workspace_with_vectors(tmp_path: Path, size: int) -> None:
-    """What `mnemoscope import SRC NEW` does by default: memory.db and vectors/ (the hashing
-    embedder), against executemany plus chromadb's add of the same embeddings."""
+    """What `mnemoscope import SRC NEW` does by default: memory.db and vectors/ (the local model a
+    new workspace embeds with), against executemany plus chromadb's add of the same embeddings."""
     import chromadb  # noqa: F401  (imported once for both sides: the first to run would pay it)
 
     source = tmp_path / "source"  # a copy: other benchmarks running meanwhile may open the cached one writable
