@@ -106,6 +106,11 @@ class SearchResult:
         """How many hits are matches (the rest are weak matches shown under them)."""
         return sum(1 for h in self.hits if h.match)
 
+    @property
+    def weak(self) -> int:
+        """How many weak matches are shown under the matches."""
+        return len(self.hits) - self.matched
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "requested_mode": self.requested_mode,
@@ -117,6 +122,11 @@ class SearchResult:
             "notices": self.notices,
             "hits": [h.to_dict() for h in self.hits],
         }
+
+
+def counted(n: int, what: str = "match") -> str:
+    """n matches, or weak matches (what): "1 match", "3 weak matches"."""
+    return f"{n:,} {what}{'' if n == 1 else 'es'}"
 
 
 def rrf(ranked_lists: Mapping[str, Sequence[Memory]], k: int = RRF_K) -> list[Hit]:
@@ -237,7 +247,7 @@ def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embe
     """Nearest memories with their relevance (relevance.py), from their cosine to the query's
     vector (from the stored vectors; where the query was embedded per collection, 1 - the
     collection's distance) and the store's background for it, best first."""
-    background = _background(store, embedding) if embedding is not None else None
+    background = _background(store, embedding) if embedding is not None and ranked else None
     hits = []
     for rank, (memory, distance) in enumerate(ranked, 1):
         stored = store.embedding_of(memory.id) if embedding is not None else None
@@ -250,8 +260,9 @@ def vector_hits(store: MemoryStore, ranked: Sequence[tuple[Memory, float]], embe
     return sorted(hits, key=lambda h: -h.score)
 
 
-# Per store: (collection, kind, dimension) -> (its count when read, a copy of its first vectors).
-_BACKGROUNDS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[Any, ...], tuple[int, Any]]] = (
+# Per store: (collection, kind, dimension) -> (its count when read, a copy of its first vectors);
+# ("stored", dimension) -> (the store's change token, the vectors read one by one).
+_BACKGROUNDS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[Any, ...], tuple[Any, Any]]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -275,9 +286,9 @@ def _background(store: MemoryStore, embedding: Sequence[float]) -> Background | 
         rows.append(samples[key][1])
     if sum(len(r) for r in rows) < BACKGROUND_LEAST:  # vectors no collection hands out (Qdrant, pgvector, ...)
         key = ("stored", dimension)
-        counted = store.count(MemoryQuery(statuses=()))
-        if samples.get(key, (None, None))[0] != counted:
-            samples[key] = (counted, _stored_sample(store, dimension))
+        token = store.change_token()
+        if samples.get(key, (None, None))[0] != token:
+            samples[key] = (token, _stored_sample(store, dimension))
         rows = [samples[key][1]]
     return background_of(embedding, np.concatenate(rows)[:BACKGROUND_SAMPLE])
 
@@ -288,8 +299,9 @@ def _stored_sample(store: MemoryStore, dimension: int) -> Any:
     import numpy as np
 
     vectors = []
-    for memory in store.page(MemoryQuery(statuses=()), STORED_SAMPLE):
-        stored = store.embedding_of(memory.id) if store.vector_sources() else None
+    memories = store.page(MemoryQuery(statuses=()), STORED_SAMPLE) if store.vector_sources() else []
+    for memory in memories:
+        stored = store.embedding_of(memory.id)
         if stored is not None and len(stored) == dimension:
             vectors.append(stored)
     return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dimension)
@@ -428,13 +440,12 @@ def _fused(keyword: Sequence[Hit], nearest: Sequence[Hit]) -> list[Hit]:
 
 
 def _shown(result: SearchResult, text: str, k: int, nothing: str | None = None) -> SearchResult:
-    """result with its matches (up to k, best first) and under them, while room is left, a few
-    weak matches; a notice when nothing matches (nothing: its words, "No memories match 'text'")."""
-    ordered = sorted(result.hits, key=lambda h: -h.score)  # (stable: the list's own order among equals)
-    matches = [h for h in ordered if h.match][:k]
-    weak = [h for h in ordered if not h.match and h.score >= WEAK_LEAST][: max(0, min(WEAK_SHOWN, k - len(matches)))]
+    """result (its hits best first) with its matches (up to k) and under them, while room is left,
+    a few weak matches; a notice when nothing matches (nothing: its words, "No memories match 'text'")."""
+    matches = [h for h in result.hits if h.match][:k]
+    weak = [h for h in result.hits if not h.match and h.score >= WEAK_LEAST][: max(0, min(WEAK_SHOWN, k - len(matches)))]
     if not matches:
-        shown = f"; {len(weak)} weak match{'es' if len(weak) != 1 else ''} shown below" if weak else ""
+        shown = f"; {counted(len(weak), 'weak match')} shown below" if weak else ""
         result.notices.append(f"{nothing or f'No memories match {text!r}'}{shown}.")
     result.hits = matches + weak
     return result

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemoscope.storage import MemoryQuery, Order
-from mnemoscope.storage.views.search import SearchResult, search
+from mnemoscope.storage.views.search import SearchResult, counted, search
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar
 
@@ -192,8 +192,7 @@ class FilterSearch(QObject):
         scores = {hit.memory.id: hit.score for hit in result.hits}
         meaning = f"Score: {result.score_meaning}"
         selected = [m.id for m in self.table_actions.selected_memories()]
-        weak = len(result.hits) - result.matched
-        label = f"hits of a {result.mode} search ({result.matched:,} match{'es' if result.matched != 1 else ''}, {weak} weak)"
+        label = f"hits of a {result.mode} search ({counted(result.matched)}, {result.weak} weak)"
         model.show_list([hit.memory for hit in result.hits], label, scores, meaning)
         self.count_label.setText(f"{len(result.hits):,} {label}")  # (also when as many rows as before came)
         self.pane.search_summary.setText(search_summary(result, self.filters.search_text))
@@ -216,12 +215,11 @@ class FilterSearch(QObject):
 def search_summary(result: SearchResult, text: str) -> str:
     """What the line above the table says of a search: its matches, or that nothing matches, the
     weak matches shown, what ranked the list, and anything the search fell back on."""
-    weak = len(result.hits) - result.matched
+    weak = counted(result.weak, "weak match")
     if result.matched:
-        found = f"{result.matched:,} match{'es' if result.matched != 1 else ''} for “{text}”"
-        found += f"; {weak} weak match{'es' if weak != 1 else ''} under them" if weak else ""
+        found = f"{counted(result.matched)} for “{text}”" + (f"; {weak} under them" if result.weak else "")
     else:
-        found = f"No memories match “{text}”" + (f"; {weak} weak match{'es' if weak != 1 else ''} shown below" if weak else "")
+        found = f"No memories match “{text}”" + (f"; {weak} shown below" if result.weak else "")
     ranked = f"{result.mode} search" + (f", ranked by {result.embedder}" if result.embedder else "")
     notices = [n for n in result.notices if not n.startswith("No memories match")]
     return f"{found}. ({ranked}.)" + "".join(f" {n}" for n in notices)
