@@ -468,3 +468,38 @@ def consistency(data: dict[str, Any]) -> str:
     out += [f"note: {note}" for note in data["skipped"]]
     out.append(f"checked {checked}: " + ("consistent" if data["clean"] else f"{data['total']} inconsistencies"))
     return "\n".join(out)
+
+
+def recall_results(data: dict[str, Any]) -> str:
+    """mnemoscope recall: the ranked list with each hit's formula, then near misses and what was dropped."""
+    scope = ", ".join(f"{k} {v}" for k, v in data["scope"].items())
+    head = [f"system: {data['system']}" + (f" ({scope})" if scope else ""),
+            f"rules: {data['rules']}", f"from: {data['documented_by']}"]
+    if data.get("embedder"):
+        head.append(f"ranked by: {data['signal']} ({data['embedder']})")
+    out = ["\n".join(head), ""]
+    rows = [[str(i), h["id"], h["channel"], f"{h['score']:.3f}", _clip(h["content"], 60)]
+            for i, h in enumerate(data["hits"], 1)]
+    out.append(_table(rows, ["#", "ID", "CHANNEL", "SCORE", "CONTENT"]) if rows else "The agent would be given nothing.")
+    if rows:
+        out += ["", "why:"] + [f"  {i}. {h['explanation']}" for i, h in enumerate(data["hits"], 1)]
+    if data["near_misses"]:
+        out += ["", "near misses (just under the cut):"]
+        out += [f"  {h['id']}  {h['score']:.3f}  {_clip(h['content'], 50)}  ({h['explanation']})" for h in data["near_misses"]]
+    if data["dropped"]:
+        out += ["", f"dropped ({len(data['dropped'])}):"]
+        out += [f"  {d['id']}  {_clip(d['content'], 40)}: {d['reason']}" for d in data["dropped"]]
+    for title, hits in data.get("extra", {}).items():
+        if hits:
+            out += ["", f"{title}:"] + [f"  {h['id']}  {_clip(h['content'], 50)}  ({h['explanation']})" for h in hits]
+    return "\n".join(out)
+
+
+def recall_explained(data: dict[str, Any]) -> str:
+    """mnemoscope recall --explain ID: where one memory stands, and its score's terms."""
+    lines = [f"{data['id']} ({data['system']}): {data['status']}"]
+    if data.get("explanation"):
+        lines.append(f"  score: {data['explanation']}")
+    if data.get("found_by"):
+        lines.append(f"  found by: {data['found_by']}")
+    return "\n".join(lines)

@@ -238,7 +238,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def vector_list(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
 ) -> tuple[list[Memory], list[str]]:
-    ranked, notices, _embedders, _embedding = _vector_list(store, text, query, k, embedding)
+    ranked, notices, _embedders, _embedding = nearest_memories(store, text, query, k, embedding)
     return [m for m, _d in ranked], notices
 
 
@@ -307,7 +307,7 @@ def _stored_sample(store: MemoryStore, dimension: int) -> Any:
     return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dimension)
 
 
-def _vector_list(
+def nearest_memories(
     store: MemoryStore, text: str | None, query: MemoryQuery, k: int, embedding: list[float] | None = None
 ) -> tuple[list[tuple[Memory, float]], list[str], list[Embedder], list[float] | None]:
     """The k nearest memories with their distances, the notices, the embedders that embedded
@@ -412,7 +412,7 @@ def _ranked(store: MemoryStore, text: str, mode: str, k: int, query: MemoryQuery
     if mode == "keyword":
         return _shown(SearchResult(mode, "keyword", keyword), text, k)
     # (k nearest: relevance keeps their order, and every vector hit read costs its stored vector)
-    vectors, notices, embedders, embedding = _vector_list(store, text, query, k)
+    vectors, notices, embedders, embedding = nearest_memories(store, text, query, k)
     if notices and not vectors:
         if mode == "vector":
             keyword = keyword_hits(store, text, query, wanted)
@@ -460,7 +460,7 @@ def similar(store: MemoryStore, memory_id: str, *, k: int = 10, query: MemoryQue
     embedding = store.embedding_of(memory.id)
     if embedding is None:
         raise NotFoundError(f"{memory_id} has no stored vector to compare with.")
-    ranked, notices, _embedders, _embedding = _vector_list(store, None, query, k + 1, embedding=embedding)
+    ranked, notices, _embedders, _embedding = nearest_memories(store, None, query, k + 1, embedding=embedding)
     ranked = [(m, d) for m, d in ranked if m.id != memory_id]
     recorded = [r for r in store.recorded_embedders() if r.dimensions in (None, len(embedding))]
     floor = floor_for(recorded[0].model, len(embedding)) if len(recorded) == 1 else UNFITTED

@@ -129,6 +129,7 @@ STORAGE_API = frozenset({
     "mnemoscope.storage.model",
     "mnemoscope.storage.opening",
     "mnemoscope.storage.query",
+    "mnemoscope.storage.recall",
     "mnemoscope.storage.retention",
     "mnemoscope.storage.salience",
     "mnemoscope.storage.timeutil",

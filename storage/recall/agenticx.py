@@ -1,0 +1,159 @@
+"""AgenticX's automatic recall into the Meta-Agent's system prompt (seed 000, "Automatic recall:
+_build_memory_recall_context"), as agenticx 0.6.5 runs it (memory/workspace_memory.py,
+``WorkspaceMemoryStore.search_sync``).
+
+The seed: the query is the last user messages, at most 500 characters; ``search_sync(...,
+limit=5, mode="hybrid")`` over MEMORY.md, IDENTITY.md, USER.md, SOUL.md and memory/*.md; the
+snippets injected are capped around 500 characters in all. agenticx 0.6.5's hybrid search, which
+this preview repeats over the workspace's entries:
+
+- an FTS list of 2 x limit: the entries holding every word of the query (FTS5's implicit AND),
+  in index order, scored 1 - 0.01 x position;
+- a semantic list of 2 x limit: the cosine between AgenticX's own 64-dimension token-hash vector
+  of the query and of each entry (``_embedding_vector``: no model, it runs anywhere);
+- a substring list of 2 x limit, only when the FTS list is empty (or a term is CJK): each term
+  found adds min(1, 0.5 + 0.08 x its length), halved after the first;
+- merged: each entry's score is the best over the lists of max(its score, 1 - 0.02 x position),
+  best first, the first 5 kept.
+
+AgenticX indexes chunks of lines; Mnemoscope scores each entry (a bullet or paragraph) alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+
+from ..model import Kind, Memory, Status
+from ..query import MemoryQuery
+from ..store import MemoryStore
+from .result import Ask, Dropped, RecallResult, Scored, Term
+
+SYSTEM = "AgenticX"
+DOCUMENTED_BY = ("seed 000 (Memory in AgenticX: Automatic recall, Indexing vs raw files); agenticx 0.6.5 "
+                 "WorkspaceMemoryStore.search_sync for the hybrid ranking")
+RULES = ("query: the question, at most 500 characters; hybrid search, limit 5: FTS (every word), semantic "
+         "(64-d token hash cosine), substring when FTS finds nothing; best of max(score, 1 - 0.02 x position)")
+LIMIT = 5
+QUERY_CHARS = 500
+INJECTED_CHARS = 500
+DIMENSIONS = 64
+INDEXED = ("MEMORY.md", "IDENTITY.md", "USER.md", "SOUL.md")
+ENTRIES_READ = 20_000
+NEAR_MISSES = 3
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]{2,8}")
+
+
+def owns(store: MemoryStore) -> bool:
+    return any(str(getattr(s, "format", "")).startswith("agenticx") for s in store.foreign)
+
+
+def search_terms(query: str) -> list[str]:
+    """agenticx's extract_search_terms: words of 2+ characters with a letter or digit, CJK runs,
+    longest first."""
+    q = query.strip()
+    terms: list[str] = []
+    for token in q.split():
+        t = token.strip().lower()
+        if len(t) >= 2 and re.search(r"[a-z0-9]", t, re.I) and t not in terms:
+            terms.append(t)
+    terms += [m.group(0) for m in _CJK_RUN.finditer(q) if m.group(0) not in terms]
+    if len(q) <= 4 and _CJK.search(q):
+        terms += [ch for ch in q if _CJK.match(ch) and ch not in terms]
+    return sorted(terms, key=len, reverse=True)
+
+
+def token_vector(text: str) -> list[float]:
+    """agenticx's _embedding_vector: each whitespace token (and CJK term) hashed into one of 64 signed slots."""
+    vec = [0.0] * DIMENSIONS
+    tokens = [t.strip().lower() for t in text.split() if t.strip()]
+    tokens += [t for t in search_terms(text) if _CJK.search(t) and t not in tokens]
+    for token in tokens:
+        digest = hashlib.sha256(token.encode("utf-8")).digest()
+        vec[digest[0] % DIMENSIONS] += 1.0 if digest[1] % 2 == 0 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec))
+    return [v / norm for v in vec] if norm > 0 else vec
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (na * nb) if na and nb else 0.0
+
+
+def indexed(memory: Memory) -> bool:
+    name = memory.source.location.rsplit(":", 1)[0].replace("\\", "/")
+    return name in INDEXED or name.startswith("memory/")
+
+
+def run(store: MemoryStore, ask: Ask) -> RecallResult:
+    k = ask.k or LIMIT
+    query = ask.question.strip()[:QUERY_CHARS]
+    result = RecallResult(system=SYSTEM, rules=RULES, documented_by=DOCUMENTED_BY, documented=True,
+                          question=ask.question, scope=ask.scope(), hits=[], signal="hybrid",
+                          embedder="AgenticX's 64-dimension token hash (its own, no model)")
+    if len(ask.question.strip()) > QUERY_CHARS:
+        result.notices.append(f"The question is cut to its first {QUERY_CHARS} characters, as AgenticX cuts its query.")
+    entries = [m for m in store.page(MemoryQuery(kinds=(Kind.MARKDOWN,), statuses=()), ENTRIES_READ)]
+    searched = [m for m in entries if indexed(m) and m.status is Status.ACTIVE]
+    merged = _merged(query, searched, 2 * k)
+    hits = sorted(merged.values(), key=lambda s: (-s.score, s.memory.id))
+    result.hits, result.near_misses = hits[:k], hits[k:k + NEAR_MISSES]
+    budget = INJECTED_CHARS
+    injected = []
+    for hit in result.hits:
+        shown = hit.memory.content[:max(0, budget)]
+        budget -= len(shown)
+        injected.append(Scored(hit.memory, float(len(shown)), (Term("characters injected", float(len(shown))),),
+                               f"{len(shown)} of {len(hit.memory.content)} characters",
+                               found_by="injected" if shown else "cut: the 500-character budget is spent"))
+    result.extra[f"injected into the system prompt (about {INJECTED_CHARS} characters)"] = injected
+    for memory in entries:
+        if not indexed(memory) and _holds_a_term(memory, query):
+            result.dropped.append(Dropped(memory, f"{memory.source.location.rsplit(':', 1)[0]} is not indexed: "
+                                          "AgenticX searches MEMORY.md, IDENTITY.md, USER.md, SOUL.md and memory/*.md"))
+    return result
+
+
+def _holds_a_term(memory: Memory, query: str) -> bool:
+    text = memory.content.lower()
+    return any(t in text for t in search_terms(query))
+
+
+def _merged(query: str, entries: list[Memory], n: int) -> dict[str, Scored]:
+    words = {w.casefold() for w in _WORD.findall(query)}
+    fts = [m for m in entries if words and words <= {w.casefold() for w in _WORD.findall(m.content)}][:n]
+    lists: list[tuple[str, list[tuple[Memory, float]]]] = [("fts", [(m, 1.0 - i * 0.01) for i, m in enumerate(fts)])]
+    q = token_vector(query)
+    semantic = sorted(((m, _cosine(q, token_vector(m.content))) for m in entries), key=lambda p: (-p[1], p[0].id))
+    lists.append(("semantic", semantic[:n]))
+    terms = search_terms(query)
+    if terms and (not fts or any(_CJK.search(t) for t in terms)):
+        lists.append(("substring", _substring(terms, entries)[:n]))
+    merged: dict[str, Scored] = {}
+    for name, found in lists:
+        for position, (memory, score) in enumerate(found):
+            rank_score = max(score, 1.0 - position * 0.02)
+            formula = f"{name} list: max(its score {score:.3f}, 1 - 0.02 x position {position})"
+            prior = merged.get(memory.id)
+            if prior is None or rank_score > prior.score:
+                terms_kept = (prior.terms if prior else ()) + (Term(name, score),)
+                merged[memory.id] = Scored(memory, rank_score, terms_kept, formula, found_by=name)
+            else:
+                merged[memory.id] = Scored(memory, prior.score, prior.terms + (Term(name, score),), prior.formula,
+                                           found_by=prior.found_by)
+    return merged
+
+
+def _substring(terms: list[str], entries: list[Memory]) -> list[tuple[Memory, float]]:
+    scored: dict[str, tuple[float, Memory]] = {}
+    for term in terms:
+        weight = min(1.0, 0.5 + len(term) * 0.08)
+        for memory in entries:
+            if term in memory.content.lower():
+                prior = scored.get(memory.id)
+                scored[memory.id] = (weight if prior is None else prior[0] + weight * 0.5, memory)
+    return [(m, s) for s, m in sorted(scored.values(), key=lambda p: (-p[0], p[1].id))]
