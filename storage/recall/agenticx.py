@@ -100,7 +100,7 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
     entries = [m for m in store.page(MemoryQuery(kinds=(Kind.MARKDOWN,), statuses=()), ENTRIES_READ)]
     searched = [m for m in entries if indexed(m) and m.status is Status.ACTIVE]
     merged = _merged(query, searched, 2 * k)
-    hits = sorted(merged.values(), key=lambda s: (-s.score, s.memory.id))
+    hits = sorted(merged.values(), key=lambda s: -s.score)  # stable: ties keep the lists' order, FTS first
     result.hits, result.near_misses = hits[:k], hits[k:k + NEAR_MISSES]
     budget = INJECTED_CHARS
     injected = []

@@ -149,7 +149,7 @@ def _diverse(hits: list[Scored], result: RecallResult) -> list[Scored]:
 def _other_channels(store: MemoryStore, question: str, channels: tuple[str, ...], k: int,
                     result: RecallResult) -> None:
     """What the same question finds in channels the agent does not search, listed as dropped."""
-    everywhere = gather(store, question, k, MemoryQuery(), keyword=not result.embedder)
+    everywhere = gather(store, question, OVER_FETCH * k, MemoryQuery(), keyword=not result.embedder)
     for candidate in everywhere.candidates:
         if candidate.memory.channel not in channels:
             result.dropped.append(Dropped(candidate.memory, f"channel {candidate.memory.channel}: neither the "

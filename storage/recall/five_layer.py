@@ -42,6 +42,7 @@ TOP_K = 10
 CATEGORIES = 3
 VECTOR_WEIGHT, KEYWORD_WEIGHT = 0.7, 0.3
 CATEGORY_SAMPLE = 50
+CATEGORY_PAGE = 5_000  # facts read to find each category's members
 INITIAL_CONTEXT = 20
 NEAR_MISSES = 3
 FACTS = MemoryQuery(kinds=(Kind.SQLITE,), statuses=())
@@ -119,11 +120,14 @@ def nearest_categories(store: MemoryStore, gathered: Gathered, result: RecallRes
     question = gathered.embedding
     if question is None:
         return []
-    tags = store.tag_counts(MemoryQuery(kinds=(Kind.SQLITE,))) or {}
+    members: dict[str, list[str]] = {}
+    for fact in store.page(MemoryQuery(kinds=(Kind.SQLITE,)), CATEGORY_PAGE):
+        for category in fact.tags:
+            if len(members.setdefault(category, [])) < CATEGORY_SAMPLE:
+                members[category].append(fact.id)
     nearness: dict[str, float] = {}
-    for category in tags:
-        ids = store.tagged((category,), MemoryQuery(kinds=(Kind.SQLITE,))) or []
-        vectors = [v for i in ids[:CATEGORY_SAMPLE] if (v := store.embedding_of(i)) is not None and len(v) == len(question)]
+    for category, ids in members.items():
+        vectors = [v for i in ids if (v := store.embedding_of(i)) is not None and len(v) == len(question)]
         if vectors:
             mean = np.mean(np.asarray(vectors, dtype=np.float64), axis=0)
             nearness[category] = 1.0 / (1.0 + math.dist(question, mean.tolist()))
