@@ -107,8 +107,8 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
     for hit in result.hits:
         shown = hit.memory.content[:max(0, budget)]
         budget -= len(shown)
-        injected.append(Scored(hit.memory, float(len(shown)), (Term("characters injected", float(len(shown))),),
-                               f"{len(shown)} of {len(hit.memory.content)} characters",
+        injected.append(Scored(hit.memory, float(len(shown)), (), f"{len(shown)} of {len(hit.memory.content)} "
+                               "characters injected",
                                found_by="injected" if shown else "cut: the 500-character budget is spent"))
     result.extra[f"injected into the system prompt (about {INJECTED_CHARS} characters)"] = injected
     for memory in entries:

@@ -46,8 +46,11 @@ DOCUMENTED_BY = ("seed 002 (AgentX Memory System Architecture: Retrieval Layer, 
 RULES = ("active channel + _global merged; over-fetch 2x top_k; weight(kind) x similarity "
          "[x confidence | x salience] + 0.1 x recency (24 h half-life); current x1.2, past x0.7")
 
-_BY_TYPE = {"turn": "episodic", "episode": "episodic", "conversation": "episodic", "fact": "fact",
-            "entity": "entity", "strategy": "procedural", "procedure": "procedural"}
+_BY_TYPE = {"turn": "episodic", "episode": "episodic", "conversation": "episodic", "episodic": "episodic",
+            "fact": "fact", "semantic": "fact", "entity": "entity", "strategy": "procedural",
+            "procedure": "procedural", "procedural": "procedural", "tool": "procedural", "working": "episodic"}
+GOAL = "goal"
+GOALS_READ = 200
 _BY_LAYER = {Layer.EPISODIC: "episodic", Layer.WORKING: "episodic", Layer.SEMANTIC: "fact", Layer.CORE: "fact",
              Layer.SOCIAL: "entity", Layer.PROCEDURAL: "procedural"}
 
@@ -108,7 +111,12 @@ def run(store: MemoryStore, ask: Ask, *, native: bool = False) -> RecallResult:
     if ask.session:
         result.notices.append("AgentX's retrieval takes no session: --session does not change it.")
     kept: list[Scored] = []
+    goals = active_goals(store)
+    if goals:
+        result.extra["active goals (AgentX gives every active goal, whatever is asked)"] = goals
     for candidate in _by_similarity(gathered.candidates, gathered.by_vector):
+        if _is_goal(candidate.memory):
+            continue
         name, value = similarity(candidate, gathered.by_vector)
         one = scored(candidate.memory, signal if name == "cosine" else name, value, now)
         if candidate.memory.status is not Status.ACTIVE:
@@ -120,6 +128,18 @@ def run(store: MemoryStore, ask: Ask, *, native: bool = False) -> RecallResult:
     result.hits, result.near_misses = kept[:k], kept[k:k + NEAR_MISSES]
     _other_channels(store, ask.question, channels, k, result)
     return result
+
+
+def _is_goal(memory: Memory) -> bool:
+    return str(memory.metadata.get("memory_type") or "").strip().lower() == GOAL
+
+
+def active_goals(store: MemoryStore) -> list[Scored]:
+    """AgentX's "Strategy 4": the user's active goals, in every channel, not ranked by the question."""
+    working = store.page(MemoryQuery(layers=(Layer.WORKING,)), GOALS_READ)
+    goals = [m for m in working if _is_goal(m) and str(m.metadata.get("status") or "active").lower() == "active"]
+    return [Scored(m, 0.0, (), "not scored: every active goal is given", found_by=f"goal ({m.channel})")
+            for m in goals]
 
 
 def _by_similarity(candidates: list[Candidate], by_vector: bool) -> list[Candidate]:
@@ -151,6 +171,6 @@ def _other_channels(store: MemoryStore, question: str, channels: tuple[str, ...]
     """What the same question finds in channels the agent does not search, listed as dropped."""
     everywhere = gather(store, question, OVER_FETCH * k, MemoryQuery(), keyword=not result.embedder)
     for candidate in everywhere.candidates:
-        if candidate.memory.channel not in channels:
+        if candidate.memory.channel not in channels and not _is_goal(candidate.memory):
             result.dropped.append(Dropped(candidate.memory, f"channel {candidate.memory.channel}: neither the "
                                           f"active channel ({channels[0]}) nor {GLOBAL_CHANNEL}"))

@@ -40,6 +40,8 @@ class Scored:
     found_by: str = ""
 
     def explanation(self) -> str:
+        if self.formula and not self.terms:  # given unscored (a goal, an injected snippet)
+            return self.formula
         if self.formula:
             return f"{self.formula} = {self.score:.3f}"
         summed = [t for t in self.terms if t.weight is not None]
