@@ -136,6 +136,7 @@ class MainWindow(QMainWindow):
             view.failed.connect(self.errors.show_error)
             if isinstance(view, ScratchpadView):
                 view.transcript_requested.connect(self.show_transcript)
+            view.memory_chosen.connect(self.show_detail)
         self.sidebar.filter_chosen.connect(self._on_sidebar_filter_chosen)
         self.sidebar.transcript_requested.connect(self.show_transcript)
 

@@ -106,7 +106,7 @@ def test_this_checkout_has_no_greet_command() -> None:
 def test_command_modules_come_by_order_then_name() -> None:
     modules = command_modules()
     names = [m.__name__.rsplit(".", 1)[1] for m in modules]
-    assert names == ["stores", "read", "retention", "curate", "checks", "credentials", "shell_completion"]
+    assert names == ["stores", "read", "recall", "retention", "curate", "checks", "credentials", "shell_completion"]
     orders = [m.ORDER for m in modules]
     assert orders == sorted(orders)
 
@@ -114,7 +114,7 @@ def test_command_modules_come_by_order_then_name() -> None:
 def test_every_command_has_a_handler_and_a_described_parser() -> None:
     parser = build_parser()
     handlers = command_handlers(parser)
-    assert len(handlers) == 31
+    assert len(handlers) == 32
     for name, handler in handlers.items():
         assert callable(handler), name
     from mnemoscope.app.completion import commands

@@ -24,6 +24,7 @@ from ..dialogs.scratch_value_dialog import ScratchValueDialog
 from ..store_session import Conflict, StoreSession
 from ..views.base_view import View
 from ..views.findings_view import FindingsView
+from ..views.recall_view import RecallView
 from ..views.salience_view import SalienceView
 from ..views.scratchpad_view import ScratchKey, ScratchpadView
 from ..workers import ASKED
@@ -105,6 +106,8 @@ class CurationActions(QObject):
             if isinstance(view, ScratchpadView):
                 view.edit_requested.connect(self.edit_scratch_key)
                 view.delete_requested.connect(self.delete_scratch_key)
+            elif isinstance(view, RecallView):
+                view.curation_requested.connect(self.curate_memory)
             elif isinstance(view, SalienceView):
                 view.reinforce_requested.connect(lambda memory_id: self.session.curate("reinforce", memory_id))
             elif isinstance(view, FindingsView):
@@ -124,10 +127,19 @@ class CurationActions(QObject):
 
     # -- the selection's steps ---------------------------------------------------------------------
 
-    def _selection(self) -> tuple[list[str], dict[str, str]]:
-        """The selected memories' ids and the revisions they were read at."""
-        selected = self.table_actions.selected_memories()
+    def _selection(self, memories: Sequence[Memory] | None = None) -> tuple[list[str], dict[str, str]]:
+        """The ids of memories (default: the table's selection) and the revisions they were read at."""
+        selected = self._chosen(memories)
         return [m.id for m in selected], {m.id: m.revision for m in selected}
+
+    def _chosen(self, memories: Sequence[Memory] | None) -> list[Memory]:
+        return list(memories) if memories is not None else self.table_actions.selected_memories()
+
+    def curate_memory(self, operation: str, memory: Memory) -> None:
+        """A step on one memory another view lists (Recall), asked and run as on the table's selection."""
+        steps = {"edit": self.edit_selected, "promote": self.promote_selected, "delete": self.delete_selected,
+                 "reinforce": self.reinforce_selected}
+        steps[operation]([memory])
 
     def _with_facts(self, memories: list[Memory], then: Callable[[SelectionFacts], None]) -> None:
         """then(what memories allow): as already read, else read on a worker first."""
@@ -137,8 +149,8 @@ class CurationActions(QObject):
             return
         self.session.read(selection_facts, memories, on_result=then, on_error=self.error_raised.emit, priority=ASKED)
 
-    def edit_selected(self) -> None:
-        selected = self.table_actions.selected_memories()
+    def edit_selected(self, memories: Sequence[Memory] | None = None) -> None:
+        selected = self._chosen(memories)
         if len(selected) != 1 or self.session.store is None:
             return
         memory = selected[0]
@@ -161,10 +173,10 @@ class CurationActions(QObject):
         box.open()
         self.conflict_shown.emit(box)
 
-    def promote_selected(self) -> None:
-        """Promote the selection as one step; memories below the store's promotion thresholds
-        are named first and promoted only when the person says so (forced, and journaled so)."""
-        selected = self.table_actions.selected_memories()
+    def promote_selected(self, memories: Sequence[Memory] | None = None) -> None:
+        """Promote the selection (or memories) as one step; memories below the store's promotion
+        thresholds are named first and promoted only when the person says so (forced, and journaled so)."""
+        selected = self._chosen(memories)
         if selected and self.session.store is not None:
             self._with_facts(selected, lambda facts: self._promote(selected, facts))
 
@@ -189,9 +201,9 @@ class CurationActions(QObject):
             lambda: self.session.curate("promote", ids, expected_revision=revisions, force=True),
         )
 
-    def delete_selected(self) -> None:
-        """Delete the selection as one step; several memories are confirmed first (no nested loop)."""
-        ids, revisions = self._selection()
+    def delete_selected(self, memories: Sequence[Memory] | None = None) -> None:
+        """Delete the selection (or memories) as one step; several are confirmed first (no nested loop)."""
+        ids, revisions = self._selection(memories)
         if not ids:
             return
         if len(ids) == 1:
@@ -200,8 +212,8 @@ class CurationActions(QObject):
         self.ask("confirm_delete_box", "Delete memories", f"Delete {len(ids)} memories? You can undo this.",
                  lambda: self.session.curate("delete", ids, expected_revision=revisions))
 
-    def reinforce_selected(self) -> None:
-        ids, revisions = self._selection()
+    def reinforce_selected(self, memories: Sequence[Memory] | None = None) -> None:
+        ids, revisions = self._selection(memories)
         if ids:
             self.session.curate("reinforce", ids, expected_revision=revisions)
 

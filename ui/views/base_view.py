@@ -22,7 +22,8 @@ from ..workers import Worker
 class View(QWidget):
     """A tab over the open store. Signals: loaded(int) with the number of things it shows now
     (bins, nodes, sessions, turns, points, findings...), failed(object) with the exception a read
-    raised.
+    raised, memory_chosen(str) with the id of a memory a view listing memories had selected (the
+    window shows it in its detail panel).
 
     Class attributes the registry and the window read:
     name: the view's key (``show_view(name)``); title: the tab's text and the View menu entry's;
@@ -34,6 +35,7 @@ class View(QWidget):
 
     loaded = Signal(int)
     failed = Signal(object)
+    memory_chosen = Signal(str)
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""

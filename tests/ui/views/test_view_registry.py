@@ -91,7 +91,7 @@ finish_all()
 def test_every_view_module_is_listed_once_in_its_order() -> None:
     classes = view_classes()
     assert [c.name for c in classes] == ["timeline", "scratchpad", "salience", "graph", "transcript", "map",
-                                         "findings", "retention"]
+                                         "findings", "retention", "recall"]
     assert all(issubclass(c, View) and c.title for c in classes)
     assert [c.order for c in classes] == sorted(c.order for c in classes)
 
@@ -121,7 +121,7 @@ def test_a_view_module_added_to_a_copy_is_a_tab_and_a_view_menu_entry(demo_path:
     assert "error" not in found, found
     assert all(Path(f).resolve().is_relative_to(package.resolve()) for f in found["files"]), found["files"]
     assert found["tabs"] == ["Memories", "Timeline", "Scratchpad", "Salience", "Graph", "Transcript", "Map",
-                             "Throwaway", "Findings", "Retention"]
+                             "Throwaway", "Findings", "Retention", "Recall"]
     assert "&Throwaway" in found["menu"] and found["menu"].index("&Throwaway") == found["menu"].index("&Map") + 1
     assert found["shown"] and found["label"] == f"{found['total']} memories" and found["total"] > 0
     # The package this test runs from is untouched: its registry lists no throwaway view.
