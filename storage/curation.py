@@ -8,7 +8,8 @@ cannot write refuses then, before anything is written, the journal's intent
 included), applies the changes of all the memories selected all-or-nothing
 (a failed write reverts those already written), writes one journal entry, and
 tells the store's listeners. Undo applies the same changes backwards; redo
-forwards again. Nothing here asks what kind of store a memory lives in.
+forwards again, past the counters an agent moved since (replay.py).
+Nothing here asks what kind of store a memory lives in.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .errors import (
 from .journal.log import DONE, FAILED, LOG, UNDONE
 from .journal.redaction import PURGED, Purge, purge_step
 from .model import GLOBAL_CHANNEL, AuditEntry, Layer, Memory, Status
+from .replay import past_agent_counters, refuse_purged
 from .source import (
     DELETE,
     EDIT,
@@ -440,8 +442,18 @@ class Curator:
         return self._replay("redo", *step)
 
     def _replay(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
-        """Undo or redo a step: its own intent first, like any step, then the changes."""
-        _refuse_purged(verb, entry, changes)
+        """Undo or redo a step: its own intent first, like any step, then the changes; where only
+        an agent's counters moved since, once more over the records as they now are."""
+        try:
+            return self._replay_once(verb, entry, changes)
+        except ConflictError:
+            rebased = past_agent_counters(changes, self.store.writer_for)
+            if rebased is None:
+                raise
+            return self._replay_once(verb, entry, rebased)
+
+    def _replay_once(self, verb: str, entry: AuditEntry, changes: list[Change]) -> Outcome:
+        refuse_purged(verb, entry, changes)
         details = {"step": entry.seq, "operation": entry.operation}
         journal = self.store._journal
 
@@ -735,21 +747,6 @@ def _no_constant(name: str) -> Any:
 
 def _scratch_value(source: ScratchWriter, snapshot: Snapshot | None) -> str | None:
     return source.scratch_entry(snapshot).value if snapshot is not None else None
-
-
-def _refuse_purged(verb: str, entry: AuditEntry, changes: list[Change]) -> None:
-    """Undo and redo never write back what a purge redacted: the step refuses, nothing written."""
-    steps = sorted({s for c in changes for s in (purge_step(c.before), purge_step(c.after)) if s is not None})
-    if not steps:
-        return
-    names = ", ".join(entry.targets)
-    if entry.operation == PURGE:
-        raise UnsupportedError(f"Step {entry.seq} was a purge of {names}: a purge removes memories for good and "
-                               "cannot be undone (their text is gone). Nothing was changed.")
-    raise UnsupportedError(
-        f"Step {entry.seq} ({entry.operation} of {names}) cannot be {verb}ne: it changed memories purged for good "
-        f"in step {steps[0]}, whose text is gone. Nothing was changed."
-    )
 
 
 def _failed_write(record: str, exc: Exception) -> StoreError:

@@ -237,13 +237,36 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(demo_path: Path) ->
     with open_store(demo_path) as store:
         Curator(store).edit(memory_id, content="curated text")
         con = sqlite3.connect(demo_path / "memory.db")
-        con.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
+        con.execute("UPDATE memories SET salience = 0.01, access_count = access_count + 1 WHERE id = ?", (memory_id,))
         con.commit()
         con.close()
         with pytest.raises(ConflictError):
             Curator(store).undo()
         assert store.get(memory_id).content == "curated text"
         assert store._journal.next_to_undo().operation == "edit"
+
+
+def test_undo_of_an_edit_keeps_the_access_counts_an_agent_added_since(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        original = store.get(memory_id)
+        Curator(store).edit(memory_id, content="curated text")
+        con = sqlite3.connect(demo_path / "memory.db")
+        for _ in range(10):  # the agent retrieves it ten times: its own counters move
+            con.execute("UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                        ("2026-11-29T09:00:00+00:00", memory_id))
+            con.commit()
+        con.close()
+        undone = Curator(store).undo()
+        now = store.get(memory_id)
+        assert undone.operation == "undo"
+        assert now.content == original.content
+        assert now.access_count == (original.access_count or 0) + 10
+        assert now.last_accessed.isoformat().startswith("2026-11-29T09:00:00")
+        assert [f for f in store.consistency_checks() if memory_id in str(f)] == []  # its vector's text too
+        Curator(store).redo()  # redone on top of the agent's counters too
+        again = store.get(memory_id)
+        assert again.content == "curated text" and again.access_count == (original.access_count or 0) + 10
 
 
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:

@@ -1,0 +1,85 @@
+"""What undo and redo check before they write a step again.
+
+A step that changed memories purged since (or a purge itself) is refused: their text is gone and
+is never written back. And a step is judged on what the person changed: the counters an agent
+keeps moving as it retrieves (access count, last access) are its own, so a step replayed after the
+agent bumped them is rebased onto them instead of refused; any other change since is a conflict."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import UnsupportedError
+from .journal.redaction import purge_step
+from .model import AuditEntry
+from .source import PURGE, Change, Snapshot, same_record
+
+AGENT_COUNTERS = ("access_count", "last_accessed")
+NESTED = "metadata"  # a vector record keeps them in its metadata
+
+
+def _without_counters(snapshot: Snapshot) -> Snapshot:
+    kept = {k: v for k, v in snapshot.items() if k not in AGENT_COUNTERS}
+    if isinstance(kept.get(NESTED), dict):
+        kept[NESTED] = {k: v for k, v in kept[NESTED].items() if k not in AGENT_COUNTERS}
+    return kept
+
+
+def only_counters_moved(current: Snapshot | None, expected: Snapshot | None) -> bool:
+    """Whether current differs from expected in the agent's counters alone."""
+    if current is None or expected is None:
+        return False
+    return same_record(_without_counters(current), _without_counters(expected))
+
+
+def with_counters_of(target: Snapshot | None, current: Snapshot) -> Snapshot | None:
+    """target with the agent's counters as they are now (None stays None: a record removed)."""
+    if target is None:
+        return None
+    out = copy.deepcopy(target)
+    for key in AGENT_COUNTERS:
+        if key in current:
+            out[key] = current[key]
+    inner, now = out.get(NESTED), current.get(NESTED)
+    if isinstance(inner, dict) and isinstance(now, dict):
+        for key in AGENT_COUNTERS:
+            if key in now:
+                inner[key] = now[key]
+    return out
+
+
+def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Change] | None:
+    """changes rebased onto each record as it is now where only the agent's counters moved since
+    (their targets keep those counters); None where any record changed otherwise (a real
+    conflict) or none moved at all."""
+    out: list[Change] = []
+    rebased = False
+    for change in changes:
+        writer = change.writer or writer_for(change.record)
+        current = writer.read_record(change.record)
+        if same_record(current, change.before):
+            out.append(change)
+        elif only_counters_moved(current, change.before):
+            assert current is not None
+            out.append(Change(change.record, current, with_counters_of(change.after, current), writer))
+            rebased = True
+        else:
+            return None
+    return out if rebased else None
+
+
+def refuse_purged(verb: str, entry: AuditEntry, changes: list[Change]) -> None:
+    """Undo and redo never write back what a purge redacted: the step refuses, nothing written."""
+    steps = sorted({s for c in changes for s in (purge_step(c.before), purge_step(c.after)) if s is not None})
+    if not steps:
+        return
+    names = ", ".join(entry.targets)
+    if entry.operation == PURGE:
+        raise UnsupportedError(f"Step {entry.seq} was a purge of {names}: a purge removes memories for good and "
+                               "cannot be undone (their text is gone). Nothing was changed.")
+    raise UnsupportedError(
+        f"Step {entry.seq} ({entry.operation} of {names}) cannot be {verb}ne: it changed memories purged for good "
+        f"in step {steps[0]}, whose text is gone. Nothing was changed."
+    )
