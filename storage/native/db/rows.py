@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ... import bounded_json
 from ...errors import NotFoundError
 from ...model import Kind, Layer, Memory, Provenance, Relation, SourceRef, Status, parse_layer, parse_status
 from ...query import Order
@@ -62,7 +63,9 @@ def json_list(value: Any) -> tuple[str, ...]:
     if not value or value == "[]":
         return ()
     try:
-        loaded = json.loads(value) if isinstance(value, str) else value
+        loaded = bounded_json.loads(value) if isinstance(value, str) else value
+    except bounded_json.TooDeep:
+        return (f"(unreadable: {bounded_json.MAX_DEPTH}+ levels deep)",)
     except json.JSONDecodeError:
         return (str(value),)
     return tuple(str(v) for v in loaded) if isinstance(loaded, list) else (str(loaded),)
@@ -88,10 +91,13 @@ def number(value: Any, kind: type[int] | type[float], default: float, unreadable
 
 
 def json_dict(value: Any) -> dict[str, Any]:
+    """A JSON object column's value ({} for anything else); one nested too deep to read, as a note."""
     if not value or value == "{}":
         return {}
     try:
-        loaded = json.loads(value) if isinstance(value, str) else value
+        loaded = bounded_json.loads(value) if isinstance(value, str) else value
+    except bounded_json.TooDeep as exc:
+        return {"unreadable_values": {"metadata": f"{exc} ({len(value):,} characters): not read"}}
     except json.JSONDecodeError:
         return {}
     return loaded if isinstance(loaded, dict) else {}
@@ -113,7 +119,7 @@ def memory_from_row(row: Any, where: str, now: datetime | None = None, kind: Kin
         metadata["md_file"] = row["md_file"]
     metadata["vector_state"] = row["vector_state"]
     if unreadable:
-        metadata["unreadable_values"] = unreadable
+        metadata["unreadable_values"] = {**metadata.get("unreadable_values", {}), **unreadable}
     derived_from, promoted_from, imported_from = row["derived_from"], row["promoted_from"], row["imported_from"]
     return Memory.built(
         id=row["id"],
