@@ -223,11 +223,24 @@ def test_undo_refuses_when_an_agent_changed_the_memory_since(native_demo: Any) -
     with native_demo.open() as store:
         memory_id = _promotable(store)
         Curator(store).edit(memory_id, content="curated text")
-        native_demo.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
+        native_demo.execute("UPDATE memories SET salience = 0.01, access_count = access_count + 1 WHERE id = ?",
+                            (memory_id,))
         with pytest.raises(ConflictError):
             Curator(store).undo()
         assert store.get(memory_id).content == "curated text"
         assert store._journal.next_to_undo().operation == "edit"
+
+
+def test_undo_keeps_the_access_count_an_agent_bumped_since(native_demo: Any) -> None:
+    with native_demo.open() as store:
+        memory_id = _promotable(store)
+        before = store.get(memory_id)
+        Curator(store).edit(memory_id, content="curated text")
+        for _ in range(10):
+            native_demo.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
+        Curator(store).undo()
+        now = store.get(memory_id)
+        assert (now.content, now.access_count) == (before.content, (before.access_count or 0) + 10)
 
 
 def test_scratchpad_edits_keep_their_types_and_undo_puts_them_back(native: Any) -> None:
