@@ -44,5 +44,6 @@ def cmd_recall(args: argparse.Namespace) -> int:
             note(args, notice)
         if args.explain:
             memory_id = store.canonical_id(args.explain)
+            store.get(memory_id)  # NotFoundError for an id the store does not hold
             return emit(args, {"system": result.system, **result.explain(memory_id)}, output.recall_explained)
         return emit(args, result.to_dict(), output.recall_results)

@@ -66,10 +66,12 @@ def recall(store: MemoryStore, question: str, *, as_agent: str | None = None, ch
     """The list the owning agent would be given for question (k: how many; None: the system's own
     default), asked as as_agent, in channel and session where the system scopes by them."""
     ask = Ask(question.strip(), as_agent=as_agent, channel=channel, session=session, k=k, now=now)
-    for _name, owns, rules in _SYSTEMS:
-        if owns(store):
-            return rules(store, ask)
-    return _plain(store, ask)
+    rules = next((rules for _name, owns, rules in _SYSTEMS if owns(store)), _plain)
+    result = rules(store, ask)
+    for name, value in ask.scope().items():
+        if name not in result.scope:
+            result.notices.append(f"{result.system} does not scope retrieval by --{name}: {value!r} was not used.")
+    return result
 
 
 def _plain(store: MemoryStore, ask: Ask) -> RecallResult:
@@ -82,7 +84,7 @@ def _plain(store: MemoryStore, ask: Ask) -> RecallResult:
     return RecallResult(
         system=f"{owners} (plain search)", rules="Mnemoscope's hybrid search, labelled: no retrieval rules of the owner",
         documented_by="none: the owner documents no retrieval rules Mnemoscope could follow", documented=False,
-        question=ask.question, scope=ask.scope(), hits=scored[:k], near_misses=scored[k:],
+        question=ask.question, scope={}, hits=scored[:k], near_misses=scored[k:],
         notices=[f"{owners} documents no retrieval rules Mnemoscope could follow: this is plain hybrid search, "
                  "not what the agent would be given.", *found.notices],
         signal=found.mode, embedder=found.embedder,

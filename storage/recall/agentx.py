@@ -40,6 +40,7 @@ TEMPORAL_BOOST = {"current": 1.2, "past": 0.7}
 TOP_K = 10
 OVER_FETCH = 2
 PER_CONVERSATION = 3
+INACTIVE = (Status.ARCHIVED, Status.DELETED, Status.EXPIRED)
 NEAR_MISSES = 3
 DOCUMENTED_BY = ("seed 002 (AgentX Memory System Architecture: Retrieval Layer, Reinforcement Signals, "
                  "Vector Search Optimization); AgentX memory/retrieval.py where the seed is silent")
@@ -55,10 +56,20 @@ _BY_LAYER = {Layer.EPISODIC: "episodic", Layer.WORKING: "episodic", Layer.SEMANT
              Layer.SOCIAL: "entity", Layer.PROCEDURAL: "procedural"}
 
 
+def stored(memory: Memory, key: str) -> str:
+    """A value AgentX keeps with the memory, lower-cased ("" when none): on the native store under
+    its own name, on AgentX's database in the row's metadata (``metadata.<key>``)."""
+    for name in (key, f"metadata.{key}"):
+        value = memory.metadata.get(name)
+        if value not in (None, ""):
+            return str(value).strip().lower()
+    return ""
+
+
 def kind_of(memory: Memory) -> str:
     """The retrieval weight's kind: AgentX's memory_type where the memory keeps it, else its layer's."""
-    stored = str(memory.metadata.get("memory_type") or "").strip().lower()
-    return _BY_TYPE.get(stored) or _BY_LAYER[memory.layer]
+    stored_type = stored(memory, "memory_type")
+    return _BY_TYPE.get(stored_type) or _BY_LAYER[memory.layer]
 
 
 def recency(memory: Memory, now: datetime) -> float:
@@ -84,7 +95,7 @@ def scored(memory: Memory, signal: str, value: float, now: datetime) -> Scored:
     terms.append(Term("recency", fresh, RECENCY_WEIGHT))
     score = relevance + RECENCY_WEIGHT * fresh
     formula += f" + {RECENCY_WEIGHT:g} x recency {fresh:.3f}"
-    temporal = str(memory.metadata.get("temporal") or memory.metadata.get("temporal_tag") or "").lower()
+    temporal = stored(memory, "temporal") or stored(memory, "temporal_tag")
     if temporal in TEMPORAL_BOOST:
         boost = TEMPORAL_BOOST[temporal]
         terms.append(Term(temporal, boost))
@@ -98,32 +109,29 @@ def run(store: MemoryStore, ask: Ask, *, native: bool = False) -> RecallResult:
     k = ask.k or TOP_K
     active = ask.channel or GLOBAL_CHANNEL
     channels = tuple(dict.fromkeys([active, GLOBAL_CHANNEL]))
-    gathered = gather(store, ask.question, OVER_FETCH * k, MemoryQuery(channels=channels, statuses=()))
+    gathered = gather(store, ask.question, OVER_FETCH * k, MemoryQuery(channels=channels))
     signal = "cosine" if gathered.by_vector else "keyword"
     result = RecallResult(
         system=NATIVE_SYSTEM if native else SYSTEM, rules=RULES, documented_by=DOCUMENTED_BY, documented=True,
-        question=ask.question, scope={"channel": active, **ask.scope()}, hits=[], notices=list(gathered.notices),
+        question=ask.question, scope={"channel": active}, hits=[], notices=list(gathered.notices),
         signal="vector" if gathered.by_vector else "keyword", embedder=gathered.embedder,
     )
     if not gathered.by_vector:
         result.notices.append("No vector list ran: similarity is search's keyword relevance, where AgentX "
                               "would rank by its own embedder's cosine.")
-    if ask.session:
-        result.notices.append("AgentX's retrieval takes no session: --session does not change it.")
     kept: list[Scored] = []
     goals = active_goals(store)
     if goals:
         result.extra["active goals (AgentX gives every active goal, whatever is asked)"] = goals
     for candidate in _by_similarity(gathered.candidates, gathered.by_vector):
-        if _is_goal(candidate.memory):
-            continue
-        name, value = similarity(candidate, gathered.by_vector)
-        one = scored(candidate.memory, signal if name == "cosine" else name, value, now)
-        if candidate.memory.status is not Status.ACTIVE:
-            result.dropped.append(Dropped(candidate.memory, f"{candidate.memory.status.value}: AgentX retrieves "
-                                          "active memories only", one))
-        else:
-            kept.append(one)
+        if not _is_goal(candidate.memory):
+            kept.append(scored(candidate.memory, signal, similarity(candidate, gathered.by_vector)[1], now))
+    inactive = gather(store, ask.question, k, MemoryQuery(channels=channels, statuses=INACTIVE),
+                      keyword=not gathered.by_vector)
+    for candidate in _by_similarity(inactive.candidates, gathered.by_vector):
+        one = scored(candidate.memory, signal, similarity(candidate, gathered.by_vector)[1], now)
+        result.dropped.append(Dropped(candidate.memory, f"{candidate.memory.status.value}: AgentX retrieves "
+                                      "active memories only", one))
     kept = _diverse(ranked(kept), result)
     result.hits, result.near_misses = kept[:k], kept[k:k + NEAR_MISSES]
     _other_channels(store, ask.question, channels, k, result)
@@ -131,13 +139,18 @@ def run(store: MemoryStore, ask: Ask, *, native: bool = False) -> RecallResult:
 
 
 def _is_goal(memory: Memory) -> bool:
-    return str(memory.metadata.get("memory_type") or "").strip().lower() == GOAL
+    return stored(memory, "memory_type") == GOAL
+
+
+def _goal_status(memory: Memory) -> str:
+    """A goal's lifecycle status: agentx_goals' (goal.status), else the one its row keeps."""
+    return str(memory.metadata.get("goal.status") or stored(memory, "status") or "active").lower()
 
 
 def active_goals(store: MemoryStore) -> list[Scored]:
     """AgentX's "Strategy 4": the user's active goals, in every channel, not ranked by the question."""
     working = store.page(MemoryQuery(layers=(Layer.WORKING,)), GOALS_READ)
-    goals = [m for m in working if _is_goal(m) and str(m.metadata.get("status") or "active").lower() == "active"]
+    goals = [m for m in working if _is_goal(m) and _goal_status(m) == "active"]
     return [Scored(m, 0.0, (), "not scored: every active goal is given", found_by=f"goal ({m.channel})")
             for m in goals]
 
@@ -155,7 +168,7 @@ def _diverse(hits: list[Scored], result: RecallResult) -> list[Scored]:
     seen: Counter[str] = Counter()
     out = []
     for hit in hits:
-        conversation = hit.memory.metadata.get("conversation_id") if kind_of(hit.memory) == "episodic" else None
+        conversation = stored(hit.memory, "conversation_id") if kind_of(hit.memory) == "episodic" else None
         if conversation:
             seen[str(conversation)] += 1
             if seen[str(conversation)] > PER_CONVERSATION:

@@ -24,7 +24,7 @@ markdown entry the question finds is listed as dropped.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..model import Kind, Memory, Status
 from ..query import MemoryQuery, Order
@@ -57,27 +57,26 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
     gathered = gather(store, ask.question, 3 * k, FACTS)
     result = RecallResult(
         system=SYSTEM, rules=RULES, documented_by=DOCUMENTED_BY, documented=True, question=ask.question,
-        scope=ask.scope(), hits=[], notices=list(gathered.notices),
+        scope={}, hits=[], notices=list(gathered.notices),
         signal="hybrid" if gathered.by_vector else "keyword", embedder=gathered.embedder,
     )
     facts = [c for c in gathered.candidates if c.memory.status is Status.ACTIVE]
     hits: list[Scored] = []
+    rest: list[Scored] = []  # the last tier's scored facts the cut left out: the near misses
     if gathered.by_vector:
-        categories = nearest_categories(store, gathered, result)
-        scoped = [c for c in facts if set(c.memory.tags) & set(categories)]
-        hits = ranked(_scored(scoped, "tier 2: scoped to " + ", ".join(categories)))[:k]
+        categories = set(nearest_categories(store, gathered, result))
+        tier2 = ranked(_scored(facts, 3 * k, lambda c: bool(set(c.memory.tags) & categories),
+                               "tier 2: scoped to " + ", ".join(sorted(categories))))
+        hits, rest = tier2[:k], tier2[k:]
     else:
         result.notices.append("No vector list ran: tiers 1 and 2 need the question's vector; the flat "
                               "fallback ranks by keyword alone, as the agent does when embedding fails.")
     if len(hits) < k:
         seen = {h.memory.id for h in hits}
-        flat = [c for c in facts if _within(c, 2 * k)]
-        tier3 = ranked(_scored(flat, "tier 3: flat fallback"))
-        hits += [h for h in tier3 if h.memory.id not in seen][: k - len(hits)]
-    result.hits = hits
-    shown = {h.memory.id for h in hits}
-    rest = ranked(_scored([c for c in facts if c.memory.id not in shown], "not reached"))
-    result.near_misses = rest[:NEAR_MISSES]
+        tier3 = [h for h in ranked(_scored(facts, 2 * k, lambda c: True, "tier 3: flat fallback"))
+                 if h.memory.id not in seen]
+        hits, rest = hits + tier3[: k - len(hits)], tier3[k - len(hits):]
+    result.hits, result.near_misses = hits, rest[:NEAR_MISSES]
     result.extra["initial context (highest decay score, given whatever is asked)"] = initial_context(store)
     _markdown_dropped(store, ask.question, k, result)
     return result
@@ -91,14 +90,21 @@ def decay_score(memory: Memory) -> float:
         return float(memory.salience or 0.0)
 
 
-def _scored(candidates: Sequence[Candidate], found_by: str) -> list[Scored]:
-    keywords = [c.bm25 for c in candidates if c.bm25 is not None]
+def _scored(facts: Sequence[Candidate], n: int, wanted: Callable[[Candidate], bool], found_by: str) -> list[Scored]:
+    """The facts among the n nearest by vector or the n best by keyword that wanted keeps, scored as
+    the agent scores them: the vector term for those of the vector list, the keyword term (BM25
+    min-max normalised over the whole keyword list) for those of the keyword list."""
+    listed_by_keyword = [c for c in facts if _ranked_within(c.keyword_rank, n) and c.bm25 is not None]
+    keywords = [c.bm25 for c in listed_by_keyword if c.bm25 is not None]
     low, high = (min(keywords), max(keywords)) if keywords else (0.0, 0.0)
     span = high - low if high != low else 1.0
     out = []
-    for c in candidates:
-        vector = 1.0 / (1.0 + c.distance) if c.distance is not None else 0.0
-        keyword = 1.0 - (high - c.bm25) / span if c.bm25 is not None else 0.0
+    for c in facts:
+        by_vector, by_keyword = _ranked_within(c.vector_rank, n), c in listed_by_keyword
+        if not (by_vector or by_keyword) or not wanted(c):
+            continue
+        vector = 1.0 / (1.0 + c.distance) if by_vector and c.distance is not None else 0.0
+        keyword = 1.0 - (high - c.bm25) / span if by_keyword and c.bm25 is not None else 0.0
         decay = decay_score(c.memory)
         score = (VECTOR_WEIGHT * vector + KEYWORD_WEIGHT * keyword) * decay
         formula = (f"({VECTOR_WEIGHT:g} x vector {vector:.3f} + {KEYWORD_WEIGHT:g} x keyword {keyword:.3f}) "
@@ -109,8 +115,8 @@ def _scored(candidates: Sequence[Candidate], found_by: str) -> list[Scored]:
     return out
 
 
-def _within(candidate: Candidate, n: int) -> bool:
-    return any(rank is not None and rank <= n for rank in (candidate.vector_rank, candidate.keyword_rank))
+def _ranked_within(rank: int | None, n: int) -> bool:
+    return rank is not None and rank <= n
 
 
 def nearest_categories(store: MemoryStore, gathered: Gathered, result: RecallResult) -> list[str]:

@@ -9,6 +9,8 @@ score alone: no recency, no access count. Graph memory and the optional reranker
 
 from __future__ import annotations
 
+import re
+
 from ..errors import UnsupportedError
 from ..formats.mem0 import SCOPE_KEYS
 from ..model import Status
@@ -21,6 +23,7 @@ SYSTEM = "mem0"
 DOCUMENTED_BY = "mem0 1.x Memory.search (docs.mem0.ai: Search Memory; mem0/memory/main.py)"
 RULES = "scope filter (user_id / agent_id / run_id), the vector store's score alone, limit 100, no threshold"
 LIMIT = 100
+_PARTS = re.compile(r"/(?=(?:user|agent|run):)")  # an id may hold "/" itself: split only before a key
 NEAR_MISSES = 3
 
 
@@ -31,7 +34,7 @@ def owns(store: MemoryStore) -> bool:
 def scope_of(text: str) -> dict[str, str]:
     """A scope as --as gives it, "dana", "user:dana" or "user:dana/agent:helper", as mem0's filter."""
     scope: dict[str, str] = {}
-    for part in (p for p in text.split("/") if p):
+    for part in (p for p in _PARTS.split(text) if p):
         key, _, value = part.partition(":")
         if not value:
             key, value = "user", key
@@ -55,6 +58,11 @@ def _in_scope(channel: str, scope: dict[str, str]) -> bool:
     return all(own.get(key) == value for key, value in scope.items())
 
 
+def _holds(metadata: dict[str, object], scope: dict[str, str]) -> bool:
+    """mem0's filter on a memory's own ids (kept in its metadata): every id asked for is its own."""
+    return all(str(metadata.get(key) or "") == value for key, value in scope.items())
+
+
 def run(store: MemoryStore, ask: Ask) -> RecallResult:
     if not ask.as_agent:
         raise UnsupportedError("mem0 searches one scope: give --as SCOPE (user:ID, agent:ID or run:ID; one of: "
@@ -66,17 +74,19 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
         raise UnsupportedError(f"mem0 holds no memories in scope {ask.as_agent!r} (scopes: "
                                + ", ".join(scopes(store)[:8]) + ").")
     within = MemoryQuery(channels=channels, statuses=())
-    gathered = gather(store, ask.question, limit, within, keyword=False)
+    gathered = gather(store, ask.question, limit + NEAR_MISSES, within, keyword=False)
     result = RecallResult(system=SYSTEM, rules=RULES, documented_by=DOCUMENTED_BY, documented=True,
-                          question=ask.question, scope={"as": ask.as_agent, **ask.scope()}, hits=[],
+                          question=ask.question, scope={"as": ask.as_agent}, hits=[],
                           notices=list(gathered.notices), signal="vector", embedder=gathered.embedder)
     if not gathered.by_vector:
-        gathered = gather(store, ask.question, limit, within, vector=False)
+        gathered = gather(store, ask.question, limit + NEAR_MISSES, within, vector=False)
         result.signal = "keyword"
         result.notices.append("No vector list ran: mem0 ranks by its embedder's vectors alone; search's keyword "
                               "relevance stands in.")
     kept = []
     for candidate in gathered.candidates:
+        if not _holds(candidate.memory.metadata, scope):  # a channel that only reads like the scope
+            continue
         name, value = similarity(candidate, gathered.by_vector)
         one = Scored(candidate.memory, value, (Term(name, value, 1.0),), f"{name} {value:.3f}",
                      found_by=candidate.memory.channel)

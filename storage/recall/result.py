@@ -109,6 +109,10 @@ class RecallResult:
             if drop.memory.id == memory_id:
                 why = _why(drop.scored) if drop.scored else {"explanation": None}
                 return {"id": memory_id, "status": f"dropped: {drop.reason}", **why}
+        for title, given in self.extra.items():
+            for hit in given:
+                if hit.memory.id == memory_id:
+                    return {"id": memory_id, "status": f"listed under {title}", **_why(hit)}
         return {"id": memory_id, "status": "not found for this question: no signal brought it into the "
                 f"{self.system} candidates", "explanation": None}
 

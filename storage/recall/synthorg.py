@@ -72,12 +72,20 @@ def settings_of(store: MemoryStore) -> tuple[Settings, str]:
     section: Any = config.memory.get("retrieval") if config is not None else None
     if not isinstance(section, dict):
         return Settings(), "SynthOrg's defaults"
-    known = {f.name: f.type for f in fields(Settings)}
+    defaults = Settings()
     chosen: dict[str, Any] = {}
     for name, value in section.items():
-        if name in known and isinstance(value, (bool, int, float)):
-            chosen[name] = value
-    return replace(Settings(), **chosen), f"{config.path} memory.retrieval" if config else ""
+        default = getattr(defaults, name, None) if name in {f.name for f in fields(Settings)} else None
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                chosen[name] = value
+        elif isinstance(default, int):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == int(value) and value >= 1:
+                chosen[name] = int(value)
+        elif isinstance(default, float):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+                chosen[name] = float(value)
+    return replace(defaults, **chosen), f"{config.path} memory.retrieval" if config else ""
 
 
 def agents(store: MemoryStore) -> list[str]:
@@ -96,7 +104,7 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
                       MemoryQuery(channels=(personal_channel,), statuses=()), keyword=False)
     result = RecallResult(
         system=SYSTEM, rules=settings.rules(), documented_by=f"{DOCUMENTED_BY}; settings: {origin}", documented=True,
-        question=ask.question, scope={"as": agent, **ask.scope()}, hits=[], notices=list(personal.notices),
+        question=ask.question, scope={"as": agent}, hits=[], notices=list(personal.notices),
         signal="vector" if personal.by_vector else "keyword", embedder=personal.embedder,
     )
     if not personal.by_vector:
@@ -121,9 +129,6 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
                 kept.append(one)
     kept = ranked(kept)
     result.hits, result.near_misses = kept[:k], kept[k:k + NEAR_MISSES]
-    under = sorted((d for d in result.dropped if d.reason.startswith("combined") and d.scored),
-                   key=lambda d: -d.scored.score if d.scored else 0.0)
-    result.near_misses += [d.scored for d in under[:NEAR_MISSES] if d.scored]
     if not settings.non_inferable_only:
         result.notices.append("non_inferable_only is off (SynthOrg's default): memories not tagged non-inferable "
                               "are injected too; each hit says whether it is tagged.")

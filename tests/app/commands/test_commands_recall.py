@@ -33,6 +33,8 @@ def test_explain_says_why_one_memory_ranks_where_it_does(demo_path: Path, capsys
     assert code == 0
     assert out.splitlines()[0].endswith("recalled at rank 2 of 10")
     assert f"score: {second.explanation()}" in out
+    code, _out, err = run(capsys, "recall", demo_path, QUESTION, "--explain", "m-000000000000")
+    assert code == 1 and "No memory m-000000000000" in err
 
 
 def test_a_system_that_needs_the_agent_says_so(company, capsys) -> None:

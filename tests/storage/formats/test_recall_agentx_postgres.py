@@ -47,3 +47,24 @@ def test_the_rust_channel_and_global_in_the_seeds_weighted_order(agentx: Any, tm
     assert reasons["agentx:5"].startswith(f"channel {agentx_db.TRAVEL}")
     [goals] = result.extra.values()
     assert [g.memory.id for g in goals] == ["agentx:7"] and result.system == "AgentX"
+
+
+def test_agentxs_own_metadata_drives_the_temporal_boost_and_the_goals(agent_db_tags: Any) -> None:
+    agentx = agent_db_tags
+    with open_store(agentx.url) as store:
+        store.use_embedder(HashingEmbedder(dimensions=agentx_db.DIMENSIONS))
+        result = recall(store, QUESTION, channel=agentx_db.RUST, now=NOW)
+    fact = next(h for h in result.hits if h.memory.id == "agentx:2")
+    assert fact.explanation().endswith(f") x past 0.7 = {fact.score:.3f}")
+    assert fact.score == pytest.approx(0.7 * by_hand("fact", agentx_db.MEMORIES[1][4], 0.6, agentx_db.MEMORIES[1][3]),
+                                       abs=1e-4)
+    assert result.extra == {}  # the one goal is completed: AgentX gives active goals only
+
+
+@pytest.fixture
+def agent_db_tags(agentx: Any) -> Any:
+    if not agentx_db.pgvector_computes(agentx.server):
+        pytest.skip("this server's pgvector dies computing distances on this CPU (see helpers/postgres_server.py)")
+    agentx.sql("UPDATE memory_timeline SET metadata = metadata || '{\"temporal\": \"past\"}' WHERE id = 2")
+    agentx.sql("UPDATE memory_timeline SET metadata = metadata || '{\"status\": \"completed\"}' WHERE id = 7")
+    return agentx

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 from helpers.owners import require
 from mnemoscope.storage.embedders.base import HashingEmbedder
+from mnemoscope.storage.model import Kind
 from mnemoscope.storage.opening import open_store
+from mnemoscope.storage.query import MemoryQuery
 from mnemoscope.storage.recall import recall
+from mnemoscope.storage.views.search import search
 
 require("pysqlite3")
 require("sqlite_vec")
@@ -107,3 +110,21 @@ def test_a_word_the_question_shares_gives_the_keyword_term(agent_db) -> None:
         result = recall(store, "when do deploys go out", k=10)
     deploy = next(h for h in result.hits if h.memory.id.endswith(":f_deploy"))
     assert dict((t.name, t.value) for t in deploy.terms)["keyword"] == pytest.approx(1.0)
+
+
+def test_the_keyword_term_is_bm25_min_max_normalised_over_the_keyword_list(agent_db) -> None:
+    question = "Whiskerino salmon Porto"
+    with opened(agent_db) as store:
+        result = recall(store, question)
+        bm25 = {h.memory.id.rsplit(":", 1)[1]: h.signals["bm25"]
+                for h in search(store, question, mode="keyword", k=30, query=MemoryQuery(kinds=(Kind.SQLITE,))).hits}
+    low, high = min(bm25.values()), max(bm25.values())
+    assert len(bm25) == 3 and high > low  # three facts hold a word, with different weights
+    q = np.asarray(HashingEmbedder().embed([question])[0])
+    decay = {f[0]: f[7] for f in FACTS}
+    for hit in result.hits:
+        fact = hit.memory.id.rsplit(":", 1)[1]
+        row = next(f for f in FACTS if f[0] == fact)
+        vector = 1 / (1 + float(np.linalg.norm(q - np.asarray(vector_of(row[1], row[2])))))
+        keyword = 1 - (high - bm25[fact]) / (high - low) if fact in bm25 else 0.0
+        assert hit.score == pytest.approx((0.7 * vector + 0.3 * keyword) * decay[fact], abs=1e-4), fact

@@ -43,3 +43,22 @@ def test_a_score_is_written_as_its_terms_summed_then_multiplied(demo_path: Path)
         memory = store.page(limit=1)[0]
     scored = Scored(memory, 0.3, (Term("cosine", 0.5, 0.4), Term("recency", 1.0, 0.1), Term("boost", 1.0)))
     assert scored.explanation() == "(cosine 0.50 x 0.4 + recency 1.00 x 0.1) x boost 1.00 = 0.300"
+
+
+def test_an_option_the_system_does_not_scope_by_is_said_unused(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        result = recall(store, "which payment provider do we use", channel="webshop", as_agent="dana", session="s1")
+    assert result.scope == {"channel": "webshop"}
+    assert "Mnemoscope (AgentX's retrieval rules) does not scope retrieval by --as: 'dana' was not used." in result.notices
+    assert any("--session: 's1' was not used" in n for n in result.notices)
+
+
+def test_explain_names_the_list_a_memory_is_given_in_whatever_is_asked(demo_path: Path) -> None:
+    with open_store(demo_path, read_only=True) as store:
+        result = recall(store, "which payment provider do we use")
+        listed = {h.memory.id for h in result.hits + result.near_misses} | {d.memory.id for d in result.dropped}
+        memory = next(m for m in store.page(limit=300) if m.id not in listed)
+    result.extra["active goals"] = [Scored(memory, 0.0, (), "every active goal is given", found_by="goal")]
+    explained = result.explain(memory.id)
+    assert explained["status"] == "listed under active goals"
+    assert explained["explanation"] == "every active goal is given"
