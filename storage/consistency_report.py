@@ -53,6 +53,9 @@ KINDS: dict[str, FindingKind] = {k.id: k for k in (
                 repair="re-embed the memory's current text with the store's embedder"),
     FindingKind("vector-metadata-mismatch", "Vector metadata differs from the memory", WARNING,
                 repair="write the vector's status, channel, text and other metadata again from the memory row"),
+    FindingKind("unreadable-file", "Workspace file that cannot be read", ERROR,
+                advice="save it as UTF-8 (or let this user read it): until then its entries are not listed and "
+                       "a step that would write it is refused"),
     FindingKind("missing-bullet", "Markdown bullet missing", WARNING,
                 repair="append the memory as a bullet to the file its row names"),
     FindingKind("orphan-bullet", "Markdown bullet whose memory is gone", WARNING,

@@ -227,8 +227,12 @@ class NativeWorkspace:
         if vector is not None:
             out.append({"kind": "chroma", "record": vector[0], "state": row["vector_state"]})
         if row.get("md_file"):
-            block = self._markdown_copy(row)
-            if block is not None:
+            unreadable = self.markdown.unreadable().get(row["md_file"]) if self.markdown is not None else None
+            block = self._markdown_copy(row) if unreadable is None else None
+            if unreadable is not None:
+                out.append({"kind": "markdown", "record": None, "file": row["md_file"], "state": "unreadable",
+                            "reason": unreadable})
+            elif block is not None:
                 out.append({"kind": "markdown", "record": block.record_id, "lines": [block.line, block.end]})
             else:
                 state = "missing" if self._md_file_inside(row) else "outside"

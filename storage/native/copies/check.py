@@ -34,6 +34,9 @@ def check_copies(
     when none is given, asked only where there are vectors to compare (without either, only
     vectors marked stale are found)."""
     report = Report(location=str(workspace.root))
+    if workspace.markdown is not None:
+        for rel, reason in workspace.markdown.unreadable().items():
+            report.add(Finding("unreadable-file", f"md:{rel}", reason, source="markdown"))
     db = workspace.db
     if db is None:
         return report

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...atomic_file import rewrite
 from ...detect.looks import is_dir, is_file, names
-from ...errors import ConflictError, NotFoundError, NothingToDoError, UnsupportedError
+from ...errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
 from ...query import MemoryQuery, Order
 from ...salience import NOT_KEPT, declare_salience
@@ -52,7 +52,7 @@ from .blocks import (
     render_block,
 )
 from .file_blocks import FileBlocks
-from .file_index import SETTLED_NS, FileIndex, FileSummary, now_ns, summarize, token_of
+from .file_index import SETTLED_NS, FileIndex, FileSummary, Token, now_ns, summarize, token_of
 from .files import (
     BOM_BYTES,
     LEARNINGS_FILES,
@@ -107,6 +107,9 @@ class MarkdownSource:
         self._listed: set[str] = set()  # files the last listing found inside the workspace, no link on the way
         self._summaries: dict[str, FileSummary] = {}
         self._index = FileIndex(self.root)
+        # Files that could not be read (not UTF-8, no permission), by the state they were in: each
+        # costs its own entries, not the store, until it changes.
+        self._unreadable: dict[str, tuple[Token | None, str]] = {}
         # Every file is summarized on open (an unreadable one fails here, not later); a file whose
         # summary an earlier open kept, unchanged since, is not read.
         self._summarized(self.files())
@@ -150,12 +153,35 @@ class MarkdownSource:
     # -- files -------------------------------------------------------------------
 
     def files(self) -> list[str]:
-        return self._listing()[0]
+        return [rel for rel in self._listing()[0] if not self._unreadable_now(rel)]
+
+    def _unreadable_now(self, rel: str) -> bool:
+        """Whether rel could not be read and is as it was then (a changed file is tried again)."""
+        if rel not in self._unreadable:
+            return False
+        if self._token(rel) == self._unreadable[rel][0]:
+            return True
+        del self._unreadable[rel]
+        return False
+
+    def unreadable(self) -> dict[str, str]:
+        """The workspace's files that cannot be read as they are now, and why."""
+        return {rel: reason for rel, (_t, reason) in sorted(self._unreadable.items()) if self._unreadable_now(rel)}
+
+    def _token(self, rel: str) -> Token | None:
+        path = self._path(rel)
+        try:
+            return token_of(path.stat()) if path is not None else None
+        except OSError:
+            return None
 
     def problems(self) -> list[str]:
-        files, left_out = self._listing()
+        left_out = self._listing()[1]
+        files = self.files()
         unread = [(rel, self._summary(rel).unread_from) for rel in files]
-        return left_out + [
+        unreadable = [f"{reason.rstrip('.')}: its entries are not listed, and a step that would write it is refused"
+                      for reason in self.unreadable().values()]
+        return left_out + unreadable + [
             f"{rel} is too big to read whole: its blocks from line {line + 1} on are not listed "
             f"(Mnemoscope reads up to {MAX_SCANNED_BLOCKS:,} blocks that are not plain bullets, and "
             f"{MAX_PARSED_BYTES >> 20} MB of other markdown, per file)"
@@ -251,12 +277,18 @@ class MarkdownSource:
 
     def _summary(self, rel: str) -> FileSummary:
         """How many blocks rel holds under each heading: kept from an earlier read while the file
-        is unchanged (this process's, or an earlier open's), else read now."""
-        path = self._path(rel)
+        is unchanged (this process's, or an earlier open's), else read now; a file that cannot
+        be read is noted (files() leaves it out) and holds none."""
         try:
-            token = token_of(path.stat()) if path is not None else None
-        except OSError:
-            token = None
+            return self._read_summary(rel)
+        except (UnreadableStoreError, OSError) as exc:
+            reason = str(exc) if isinstance(exc, UnreadableStoreError) else f"{rel} cannot be read ({exc.strerror})"
+            self._unreadable[rel] = (self._token(rel), reason)
+            return _NO_FILE
+
+    def _read_summary(self, rel: str) -> FileSummary:
+        path = self._path(rel)
+        token = self._token(rel)
         if token is not None:
             known = self._summaries.get(rel) or self._index.get(rel, token)
             if known is not None and known.token == token and known.settled:

@@ -1,0 +1,47 @@
+"""A workspace file that cannot be read (UTF-16, Latin-1) costs that file, not the store: every
+other memory reads, `info` and `check` name it, a step that would write it is refused with nothing
+written, and once it is saved as UTF-8 its entries are listed again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.cli_runs import run
+from helpers.store_state import sql_rows, state_of
+from mnemoscope.storage.curation import Curator
+from mnemoscope.storage.errors import StoreError
+from mnemoscope.storage.opening import open_store
+
+ENCODINGS = {"utf-16": "utf-16", "latin-1": "latin-1"}
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+def test_one_unreadable_daily_log_costs_that_file_alone(demo_path: Path, encoding: str, capsys) -> None:
+    memory_id, md_file = sql_rows(demo_path, "SELECT id, md_file FROM memories WHERE md_file LIKE 'memory/%' "
+                                             "ORDER BY id LIMIT 1")[0]
+    daily = demo_path / md_file
+    text = daily.read_text(encoding="utf-8") + "- Café opens at 08:00, über early\n"
+    daily.write_bytes(text.encode(ENCODINGS[encoding], "replace"))
+    with open_store(demo_path, read_only=True) as store:
+        before = store.count()
+        assert not any(m.source.location.startswith(md_file) for m in store.page(limit=1000))
+        assert store.get(memory_id).content  # the memory.db row of a bullet in that file still reads
+        [problem] = [p for p in store.problems() if md_file in p]
+        assert "is not UTF-8 text" in problem and "a step that would write it is refused" in problem
+    files = state_of(demo_path)
+    for argv in (["ls", demo_path, "--limit", "5"], ["info", demo_path], ["show", demo_path, memory_id],
+                 ["search", demo_path, "webshop", "--mode", "keyword"]):
+        assert run(capsys, *argv)[0] == 0, argv
+    code, out, _err = run(capsys, "check", demo_path)
+    assert code == 1 and f"md:{md_file}" in out and "Workspace file that cannot be read" in out
+
+    with open_store(demo_path) as store, pytest.raises(StoreError, match="not UTF-8"):
+        Curator(store).edit(memory_id, content="an edit its markdown copy cannot take")
+    assert state_of(demo_path) == files  # the refused step wrote nothing, its journal intent included
+
+    daily.write_text(text, encoding="utf-8")
+    with open_store(demo_path, read_only=True) as store:
+        assert store.count() > before
+        assert any("Café opens at 08:00" in m.content for m in store.page(limit=1000))
+        assert not [p for p in store.problems() if md_file in p]
