@@ -96,8 +96,13 @@ def log(message: str) -> None:
     logging.getLogger("mnemoscope.cli").info("%s", scrubbed(message))
 
 
+LONGEST_WORD = 200  # a longer run without a space (a pasted id, a blob) is shown cut, with its length
+
+
 def say(message: str) -> None:
-    """A message for the user: one line on stderr, whatever line breaks the text held."""
+    """A message for the user: one line on stderr, whatever line breaks the text held, a word over
+    LONGEST_WORD characters cut to its start and its length."""
     from mnemoscope.storage.credentials import scrubbed  # a URL's password never reaches the terminal
 
-    print("mnemoscope: " + " ".join(scrubbed(message).split()), file=sys.stderr)
+    words = [w if len(w) <= LONGEST_WORD else f"{w[:60]}…({len(w):,} characters)" for w in scrubbed(message).split()]
+    print("mnemoscope: " + " ".join(words), file=sys.stderr)

@@ -43,7 +43,11 @@ NAMED_DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "mysql": 3306}
 UNNAMED_DEFAULT_PORTS = {"http": 80, "https": 443}
 # Query parameters that carry a secret (matched on the lower-cased name, "-" read as "_").
 SECRET_PARAMETER = re.compile(r"pass|pwd|secret|token|api_?key|access_?key|auth|credential|signature|^sig$|^key$")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# What follows a URL's "://"; its scheme is found from there backwards (at most SCHEME_LONGEST
+# characters), so that a long run of letters is read once, not tried from each of its letters.
+_URL_REST = re.compile(r"://[^\s'\"<>]+")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+SCHEME_LONGEST = 32
 
 
 class KeyringUnavailableError(StoreError):
@@ -124,12 +128,30 @@ def redacted(url: str) -> str:
 def scrubbed(text: str, *secrets: Secret | None) -> str:
     """Text (a library's error message) fit for a person: every URL in it redacted, and the
     secrets given replaced by a mask wherever they appear."""
-    text = _URL.sub(lambda m: redacted(m.group(0)), text)
+    text = _urls_redacted(text)
     for secret in secrets:
         if secret:
             for form in {secret.reveal(), quote(secret.reveal(), safe="")}:
                 text = text.replace(form, MASK)
     return text
+
+
+def _urls_redacted(text: str) -> str:
+    """text with every URL in it (a scheme of letters, digits, +, . or -, starting with a letter,
+    then "://" and no space or quote) redacted; linear in text."""
+    out: list[str] = []
+    done = 0
+    for rest in _URL_REST.finditer(text):
+        at = start = rest.start()
+        while start > done and at - start < SCHEME_LONGEST and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < at and not ("a" <= text[start].lower() <= "z"):
+            start += 1
+        if start == at:  # no scheme before it
+            continue
+        out += [text[done:start], redacted(text[start:rest.end()])]
+        done = rest.end()
+    return "".join(out) + text[done:]
 
 
 def credential_name(url: str) -> str:

@@ -76,3 +76,12 @@ def test_messages_are_one_line_and_never_show_a_password(
         runtime.log("opened postgresql://bob:hunter2@db.example/agents")
     assert [r.name for r in caplog.records] == ["mnemoscope.cli"] and "hunter2" not in caplog.text
     assert runtime.UsageError("bad").exit_code == runtime.EXIT_INPUT == 2 and runtime.EXIT_BUG == 3
+
+
+def test_a_huge_word_in_a_message_is_shown_cut_with_its_length(capsys) -> None:
+    from mnemoscope.app.command_runtime import say
+
+    say("No memory m-" + "x" * 100_000 + " in /tmp/store.")
+    err = capsys.readouterr().err
+    assert err.startswith("mnemoscope: No memory m-xxxx") and err.endswith("…(100,002 characters) in /tmp/store.\n")
+    assert len(err) < 200

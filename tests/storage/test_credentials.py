@@ -170,6 +170,18 @@ def test_scrubbed_masks_secrets_and_urls_in_a_librarys_message() -> None:
     assert "postgresql://bob@h:5432/db" in cleaned
 
 
+@pytest.mark.parametrize("before", ["", "(", "url=", "x" * 40, "at 12:30 ", "'"])
+def test_every_url_in_a_message_loses_its_password_whatever_stands_before_it(before: str) -> None:
+    cleaned = scrubbed(f"failed: {before}postgresql://bob:hunter2@db.example:5432/app) and more")
+    assert "hunter2" not in cleaned and "bob@db.example:5432/app" in cleaned
+
+
+def test_a_message_holding_a_huge_word_and_no_url_comes_back_unchanged() -> None:
+    word = "m-" + "x" * 100_000
+    assert scrubbed(f"No memory {word} in /tmp/store.") == f"No memory {word} in /tmp/store."
+    assert scrubbed("://no scheme here ://") == "://no scheme here ://"
+
+
 # -- names and redaction on generated URLs ---------------------------------------------------------
 
 SECRET_PARAMETERS = ("password", "api_key", "apiKey", "access_token", "X-Api-Key", "sslpassword", "token", "secret")
