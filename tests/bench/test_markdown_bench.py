@@ -11,13 +11,16 @@ answer on big files is checked without a clock in tests/storage/native/markdown/
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.harness import Row, cached_store, median_s, record, sizes
+from bench.harness import Row, cached_store, label, median_s, record, sizes
 
 pytestmark = pytest.mark.bench
 
@@ -64,3 +67,58 @@ def test_a_big_memory_file_opens_within_target(command: list[str], size: int) ->
         absolute = record(Row("markdown", f"{name}, absolute", size, project, f"the {TARGET_S:g} s target",
                               TARGET_S, 1.0))
         assert absolute.holds, f"{project:.2f} s > {TARGET_S} s"
+
+
+# -- a daily log of many bullets: export, ls and search, linear in the bullets ----------------------
+
+LINEAR_LIMIT = 2.0  # the bigger file's time within x2 of the smaller one's, scaled by the bullet count
+EXPORT_LIMIT = 15.0  # Memory objects, revisions and JSON per bullet, against a bare loop (x13 measured)
+EXPORT_GUARD = 20.0  # what a test still accepts on a loaded machine
+EXPORT_BASELINE = "python: read lines, hash, json.dumps"
+
+
+def _daily_log(kind: str) -> Callable[[Path, int], None]:
+    def build(folder: Path, bullets: int) -> None:
+        (folder / "memory").mkdir()
+        line = (lambda n: "- the same note again\n") if kind == "identical" else (
+            lambda n: f"- note {n} about topic {n % 97}\n")
+        (folder / "memory" / "2026-01-01.md").write_text("# 2026-01-01\n\n" + "".join(map(line, range(bullets))),
+                                                          encoding="utf-8")
+    return build
+
+
+def _hand_export(path: Path, out: Path) -> None:
+    with path.open(encoding="utf-8") as lines, out.open("w", encoding="utf-8") as written:
+        for line in lines:
+            if line.startswith("- "):
+                text = line[2:].rstrip("\n")
+                written.write(json.dumps({"id": hashlib.sha1(text.encode()).hexdigest()[:12], "content": text}) + "\n")
+
+
+def _export(ws: Path, out: Path) -> None:
+    from mnemoscope.storage.opening import open_store
+    from mnemoscope.storage.query import MemoryQuery
+    from mnemoscope.storage.transfer import export_store
+
+    with open_store(ws, read_only=True) as store, out.open("w", encoding="utf-8") as written:
+        export_store(store, written, "jsonl", MemoryQuery(statuses=()))
+
+
+@pytest.mark.parametrize("kind", ["identical", "distinct"])
+def test_exporting_a_daily_log_is_linear_in_its_bullets(kind: str, tmp_path: Path) -> None:
+    small, big = sizes(full=[10_000, 100_000], ci=[5_000, 25_000])
+    times = {}
+    for bullets in (small, big):
+        ws = cached_store(f"daily-log-{kind}", bullets, 1, _daily_log(kind))
+        times[bullets] = median_s(lambda ws=ws: _export(ws, tmp_path / "out.jsonl"), repeat=3)
+    baseline = median_s(lambda: _hand_export(ws / "memory" / "2026-01-01.md", tmp_path / "hand.jsonl"), repeat=3)
+    linear = record(Row("markdown", f"export of a daily log of {kind} bullets, against the smaller one scaled",
+                        big, times[big], f"{label(small)} x{big // small}", times[small] * big / small, LINEAR_LIMIT))
+    assert linear.bounded, f"x{linear.ratio:.2f}: export grows faster than the bullets"
+    against = record(Row("markdown", f"export of a daily log of {kind} bullets", big, times[big], EXPORT_BASELINE,
+                         baseline, EXPORT_LIMIT, EXPORT_GUARD))
+    assert against.bounded, f"x{against.ratio:.1f} of {EXPORT_BASELINE}"
+    if big >= 100_000:
+        absolute = record(Row("markdown", f"export of a daily log of {kind} bullets, absolute", big, times[big],
+                              f"the {TARGET_S:g} s target", TARGET_S, 1.0))
+        assert absolute.holds, f"{times[big]:.2f} s > {TARGET_S} s"

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ...errors import UnsupportedError
 from .blocks import Block, content_digest, normalized, split_key
 
 if TYPE_CHECKING:  # numpy loads when a file's keys are first needed: a command that only starts needs none
@@ -46,6 +47,7 @@ class FileBlocks:
         for item in items:
             self.starts.append(self.starts[-1] + (item.stop - item.start if isinstance(item, PlainRun) else 1))
         self._keys: np.ndarray | None = None
+        self._occurrences: np.ndarray | None = None
         self._blocks: list[Block] | None = None
         self._hidden: tuple[frozenset[str], frozenset[int]] | None = None
 
@@ -97,12 +99,17 @@ class FileBlocks:
         return self._blocks
 
     def numbered(self, indices: Sequence[int]) -> list[Block]:
-        """Blocks by index, with their occurrence among the blocks of the same content."""
-        found = self._with_keys(set(self.keys()[list(indices)].tolist()))
-        return [found[i] for i in indices]
+        """Blocks by index, with their occurrence among the blocks of the same content (a page of
+        a file of 100,000 equal bullets costs its own blocks, not the file's)."""
+        occurrences = self.occurrences()
+        return [self._numbered(i, int(occurrences[i])) for i in indices]
+
+    def _numbered(self, i: int, occurrence: int) -> Block:
+        block = self.raw(i)
+        return replace(block, occurrence=occurrence) if occurrence > 1 else block
 
     def _with_keys(self, wanted: set[int] | None) -> dict[int, Block]:
-        """Every block whose key is wanted (all when None), by index, numbered."""
+        """Every block (whose key is wanted: all when None), by index, numbered."""
         import numpy as np
 
         keys = self.keys()
@@ -110,13 +117,25 @@ class FileBlocks:
             indices: list[int] = list(range(len(keys)))
         else:
             indices = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.uint64, len(wanted)))).tolist()
-        seen: dict[int, int] = {}
-        found: dict[int, Block] = {}
-        for i, key in zip(indices, keys[indices].tolist(), strict=True):
-            seen[key] = occurrence = seen.get(key, 0) + 1
-            block = self.raw(i)
-            found[i] = replace(block, occurrence=occurrence) if occurrence > 1 else block
-        return found
+        occurrences = self.occurrences()
+        return {i: self._numbered(i, int(occurrences[i])) for i in indices}
+
+    def occurrences(self) -> np.ndarray:
+        """Each block's occurrence among the blocks of its content (1 for the first), computed
+        once per scan: a stable sort groups equal keys in file order."""
+        if self._occurrences is None:
+            import numpy as np
+
+            keys = self.keys()
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            first = np.ones(len(keys), dtype=bool)
+            first[1:] = ordered[1:] != ordered[:-1]
+            position = np.arange(len(keys))
+            group_start = np.maximum.accumulate(np.where(first, position, 0))
+            self._occurrences = np.empty(len(keys), dtype=np.int64)
+            self._occurrences[order] = position - group_start + 1
+        return self._occurrences
 
     def index_of(self, key: str) -> int | None:
         """The block whose key (with ~n) is key."""
@@ -128,6 +147,52 @@ class FileBlocks:
         digest, occurrence = parts
         same = np.flatnonzero(self.keys() == np.uint64(int(digest, 16)))
         return int(same[occurrence - 1]) if occurrence <= len(same) else None
+
+    def beyond(self, record_id: str, descending: bool) -> list[int]:
+        """The blocks whose ids come after record_id in id order (before it, descending)."""
+        import numpy as np
+
+        prefix = f"md:{self.rel}:"
+        parts = split_key(record_id[len(prefix):]) if record_id.startswith(prefix) else None
+        if parts is None:  # an id of another file (or no block's): all of this file's ids are on one side of it
+            if record_id.startswith(prefix):
+                return [i for i in range(len(self)) if (self.block(i).record_id < record_id) == descending]
+            return list(range(len(self))) if (record_id < prefix) != descending else []
+        digest, occurrence = parts
+        keys, bound = self.keys(), np.uint64(int(digest, 16))
+        orders = _id_order(np.append(self.occurrences(), occurrence))
+        order, orders = orders[-1], orders[:-1]
+        if descending:
+            mask = (keys < bound) | ((keys == bound) & (orders < order))
+        else:
+            mask = (keys > bound) | ((keys == bound) & (orders > order))
+        return np.flatnonzero(mask).tolist()
+
+    def find_block(self, text: str, line: int, record_id: str) -> Block | None:
+        """The block whose lines are exactly text: when the text repeats, the one record_id names,
+        else the one nearest line (1-based, where it was read)."""
+        found = self.find_text(text)
+        if len(found) <= 1:
+            return self.raw(found[0]) if found else None
+        same = self.numbered(found)
+        named = [b for b in same if b.record_id == record_id]
+        if named:
+            return named[0]
+        return min(same, key=lambda b: abs(b.line - line))
+
+    def insertion_point(self, at: int, line_count: int) -> int:
+        """0-based line to insert at: at, moved past any block it would split (plain bullets are
+        one line each, never split)."""
+        at = min(max(at, 0), line_count)
+        if self.unread_from is not None and at > self.unread_from:
+            raise UnsupportedError(
+                f"{self.rel} is too big to read whole; Mnemoscope adds nothing past line {self.unread_from + 1}, "
+                "which it has not read. Nothing was written."
+            )
+        for block in self.items:
+            if isinstance(block, Block) and block.line - 1 < at < block.end:
+                return block.end
+        return at
 
     def groups(self) -> list[tuple[str, int, int]]:
         """(heading, first, stop) of each stretch of blocks under one heading."""
@@ -143,14 +208,24 @@ class FileBlocks:
         """A few blocks that include the k with the highest (descending) or lowest ids among the
         blocks chosen (all by default, else indices in file order): every block whose key is one
         of the k best keys, so that repeats of one content (told apart by ~n) come in whole."""
+        import numpy as np
+
         keys = self.keys()
         pool = keys if among is None else keys[list(among)]
         if k <= 0 or not len(pool):
             return []
-        found = self._with_keys(_extremes(pool, k, largest=descending))
+        occurrences = self.occurrences()
+        best = _extremes(pool, k, largest=descending)
+        chosen = np.flatnonzero(np.isin(keys, np.fromiter(best, np.uint64, len(best))))
         if among is not None:
-            found = {i: b for i, b in found.items() if _holds(among, i)}
-        return list(found.values())
+            chosen = chosen[np.isin(chosen, np.asarray(among))]
+        values, counts = np.unique(keys[chosen], return_counts=True)
+        for key in values[counts > k]:  # many repeats of one content: only the k with the best ids
+            same = chosen[keys[chosen] == key]
+            order = _id_order(occurrences[same])
+            kept = same[np.argpartition(-order if descending else order, k - 1)[:k]]
+            chosen = np.union1d(chosen[keys[chosen] != key], kept)
+        return [self._numbered(i, int(occurrences[i])) for i in chosen.tolist()]
 
     def best(self, scored: list[tuple[int, int]], k: int) -> list[Block]:
         """A few of the (score, index) blocks that include the k best, highest score first and
@@ -226,7 +301,14 @@ def _extremes(keys: np.ndarray, k: int, largest: bool) -> set[int]:
     return set(keys.tolist())
 
 
-def _holds(ordered: Sequence[int], value: int) -> bool:
-    at = bisect.bisect_left(ordered, value)
-    return at < len(ordered) and ordered[at] == value
+def _id_order(occurrences: np.ndarray) -> np.ndarray:
+    """A number per occurrence that sorts as the ids' ``~n`` suffixes do as text: the first (no
+    suffix) before all, then ~10 before ~100 before ~2 (each padded to one width, shorter first)."""
+    import numpy as np
+
+    occurrence = occurrences.astype(np.int64)
+    digits = np.floor(np.log10(np.maximum(occurrence, 1))).astype(np.int64) + 1
+    width = int(digits.max())
+    order = occurrence * 10 ** (width - digits) * (width + 1) + digits
+    return np.where(occurrence <= 1, -1, order)
 

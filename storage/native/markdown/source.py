@@ -23,7 +23,7 @@ from ...atomic_file import rewrite
 from ...detect.looks import is_dir, is_file, names
 from ...errors import ConflictError, NotFoundError, NothingToDoError, UnreadableStoreError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Memory, SourceRef, Status
-from ...query import MemoryQuery, Order
+from ...query import MemoryQuery, Order, sort_key
 from ...salience import NOT_KEPT, declare_salience
 from ...source import (
     DELETE,
@@ -136,6 +136,8 @@ class MarkdownSource:
         self._cache.clear()
         self._last_scan.clear()
         self._summaries.clear()
+
+    seeks = True  # page() takes after=: a walk through a big file reads each block once
 
     def capabilities(self, record_id: str | None = None) -> Capabilities:
         return Capabilities(
@@ -519,18 +521,24 @@ class MarkdownSource:
             everything = sum(map(len, picks)) == len(parsed)
             yield parsed, None if everything else [i for picked in picks for i in picked]
 
-    def page(self, query: MemoryQuery, limit: int, offset: int = 0) -> list[Memory]:
+    def page(self, query: MemoryQuery, limit: int, offset: int = 0, after: Memory | None = None) -> list[Memory]:
         """Files are taken in the query's order, a run of files at a time (files whose blocks
-        may interleave in that order): a run before offset is counted from the files' summaries
-        and passed over; only the files of the page's runs are scanned and only their first
-        blocks become memories."""
+        may interleave in that order): a run before offset (or before `after`, a seek) is
+        counted from the files' summaries and passed over; only the files of the page's runs are
+        scanned and only their first blocks become memories."""
         if limit <= 0 or not query.wants_kind(self.kind):
             return []
+        if after is not None:  # counted from after: no run before offset to pass over by counts
+            limit, offset, skip = offset + limit, 0, offset
         named = self._blocks_named(query.ids) if query.ids else None
         files = [rel for rel in self.files() if named is None or rel in named]
         found: list[Memory] = []
         passed = taken = 0  # blocks in the runs passed over, and in those read
+        key = sort_key(query.order, query.decay)
         for run in self._runs(files, query):
+            side = self._side_of(run, key, after, query.descending) if after is not None else 1
+            if side < 0:
+                continue
             n = sum(count for _, _, count in self._tallies(query, run, named))
             if not n:
                 continue
@@ -539,12 +547,25 @@ class MarkdownSource:
                 continue
             wanted = offset - passed + limit
             for parsed, among in self._selected_by_file(query, run, named):
+                if side == 0 and after is not None:  # the run `after` is in: only the blocks beyond it
+                    beyond = parsed.beyond(after.id, query.descending)
+                    among = beyond if among is None else sorted(set(among) & set(beyond))
                 found += map(self.memory, parsed.top(wanted, query.descending, among))
             taken += n
-            if taken >= wanted:
+            if taken >= wanted and (after is None or len(found) >= wanted):
                 break
         self._index.save()
+        if after is not None:
+            return page_of(found, query, limit, 0)[skip:]
         return page_of(found, query, limit, offset - passed)
+
+    def _side_of(self, run: list[str], key: Any, after: Memory, descending: bool) -> int:
+        """Where a run's blocks stand against `after` in the query's order: -1 all before it, 1
+        all beyond it, 0 the run it is in (its blocks share all of their sort key but the id)."""
+        first, bound = key(self._sample(run[0], ""))[0], key(after)[0]
+        if first == bound:
+            return 0
+        return -1 if (first > bound) == descending else 1
 
     def _runs(self, files: list[str], query: MemoryQuery) -> list[list[str]]:
         """files in runs, in the query's order: every block of a run comes before every block of
@@ -644,7 +665,7 @@ class MarkdownSource:
             parsed = self._scan(rel, data)
             lines = list(parsed.lines)
             if expected is not None:
-                block = _find(parsed, expected, record_id)
+                block = parsed.find_block(expected["text"], int(expected.get("line") or 0), record_id)
                 if block is None:
                     raise ConflictError(
                         f"{rel} changed since it was read: the lines of {record_id} are no longer "
@@ -656,7 +677,7 @@ class MarkdownSource:
                 result["snapshot"] = {"path": rel, "line": block.line, "text": new["text"]} if new else None
             else:
                 assert new is not None
-                at = _insertion_point(parsed, int(new["line"]) - 1, len(lines))
+                at = parsed.insertion_point(int(new["line"]) - 1, len(lines))
                 if at > 0 and not lines[at - 1].endswith((b"\n", b"\r")):
                     lines[at - 1] += b"\r\n" if b"\r\n" in data else b"\n"
                 lines[at:at] = _byte_lines(new["text"])
@@ -765,35 +786,6 @@ class MarkdownSource:
         data = path.read_bytes()
         require_utf8(data, rel)
         return len(data.removeprefix(BOM_BYTES).splitlines()) + 1
-
-
-def _find(parsed: FileBlocks, expected: Snapshot, record_id: str) -> Block | None:
-    """The block whose lines are exactly the expected text: when the text repeats, the one
-    the id names, else the one nearest the line it was read at."""
-    found = parsed.find_text(expected["text"])
-    if len(found) <= 1:
-        return parsed.raw(found[0]) if found else None
-    same = parsed.numbered(found)
-    named = [b for b in same if b.record_id == record_id]
-    if named:
-        return named[0]
-    line = int(expected.get("line") or 0)
-    return min(same, key=lambda b: abs(b.line - line))
-
-
-def _insertion_point(parsed: FileBlocks, at: int, line_count: int) -> int:
-    """0-based line to insert at: at, moved past any block it would split (plain bullets are
-    one line each, never split)."""
-    at = min(max(at, 0), line_count)
-    if parsed.unread_from is not None and at > parsed.unread_from:
-        raise UnsupportedError(
-            f"{parsed.rel} is too big to read whole; Mnemoscope adds nothing past line {parsed.unread_from + 1}, "
-            "which it has not read. Nothing was written."
-        )
-    for block in parsed.items:
-        if isinstance(block, Block) and block.line - 1 < at < block.end:
-            return block.end
-    return at
 
 
 def _byte_lines(text: str) -> list[bytes]:

@@ -123,3 +123,35 @@ def test_an_empty_file_has_no_blocks(tmp_path: Path) -> None:
     for parsed in (_scanned(tmp_path, ""), FileBlocks(REL, [], [], b"\n")):
         assert len(parsed) == 0 and parsed.blocks() == [] and list(parsed.contents()) == []
         assert parsed.top(5, descending=True) == [] and parsed.groups() == [] and parsed.index_of(content_key("x")) is None
+
+
+def _repeats() -> str:
+    """A daily log of 30 contents repeated unevenly: one of them 1,200 times (ids ~2 to ~1200)."""
+    lines = ["# 2026-01-01\n", "\n"]
+    for n in range(3_000):
+        lines.append("- the same note again\n" if n % 5 < 2 else f"- note {n % 29}\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_top_gives_the_k_best_ids_without_every_repeat(descending: bool) -> None:
+    parsed: FileBlocks = scan(_repeats().encode(), REL)
+    every = sorted(oracle(_repeats()), key=lambda b: b.record_id, reverse=descending)
+    for k in (1, 7, 100, 2_500):
+        top = parsed.top(k, descending)
+        assert sorted(top, key=lambda b: b.record_id, reverse=descending)[:k] == every[:k]
+        assert sum(b.content == "the same note again" for b in top) <= k  # not all 1,200 repeats for each page
+    among = list(range(0, 3_000, 3))
+    chosen = sorted((b for i, b in enumerate(oracle(_repeats())) if i in set(among)),
+                    key=lambda b: b.record_id, reverse=descending)
+    assert sorted(parsed.top(50, descending, among), key=lambda b: b.record_id, reverse=descending)[:50] == chosen[:50]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_beyond_is_every_block_after_an_id_in_id_order(descending: bool) -> None:
+    parsed: FileBlocks = scan(_repeats().encode(), REL)
+    blocks = oracle(_repeats())
+    ids = sorted(b.record_id for b in blocks)
+    for pivot in (ids[0], ids[1], ids[len(ids) // 2], ids[-2], ids[-1], "md:MEMORY.md:", "md:ZZZ", "md:A"):
+        expected = {i for i, b in enumerate(blocks) if (b.record_id < pivot if descending else b.record_id > pivot)}
+        assert set(parsed.beyond(pivot, descending)) == expected, pivot

@@ -16,10 +16,10 @@ from mnemoscope.storage import (
     Layer,
     MemoryQuery,
     NothingToDoError,
-    UnreadableStoreError,
     open_store,
 )
 from mnemoscope.storage.native.markdown.blocks import record_id_for, render_block, split_lines
+from mnemoscope.storage.query import Order, sort_key
 from mnemoscope.storage.native.markdown.source import MarkdownSource
 
 MEMORY = """# Memory
@@ -54,11 +54,13 @@ def test_workspace_memories_carry_layer_channel_date_and_tags(tmp_path: Path) ->
         assert store.get(md_id(store, "SOUL.md", 1)).layer is Layer.CORE
 
 
-def test_non_utf8_file_is_refused_with_one_message(tmp_path: Path) -> None:
+def test_a_non_utf8_file_is_left_out_with_one_message_and_the_rest_read(tmp_path: Path) -> None:
     (tmp_path / "MEMORY.md").write_text("- fine\n")
     (tmp_path / "USER.md").write_bytes(b"- caf\xe9 in latin-1\n")
-    with pytest.raises(UnreadableStoreError, match="USER.md is not UTF-8"):
-        open_store(tmp_path)
+    with open_store(tmp_path) as store:
+        assert [m.content for m in store.page()] == ["fine"]
+        [problem] = store.problems()
+        assert "USER.md is not UTF-8 text (byte 0xe9 at offset 5)" in problem
 
 
 def test_edit_splices_only_that_memorys_lines(tmp_path: Path) -> None:
@@ -241,3 +243,27 @@ def test_a_write_changes_the_token_and_a_stale_one_is_refused(tmp_path: Path) ->
     with pytest.raises(ConflictError, match="changed since it was read"):
         source.write_record(block.record_id, block.snapshot(), None)
     assert path.read_text() == "- one\n- deux\n"
+
+
+@pytest.mark.parametrize("order", [Order.RECENT, Order.CREATED, Order.SALIENCE])
+@pytest.mark.parametrize("descending", [True, False])
+def test_walking_pages_after_the_last_memory_gives_every_memory_once_in_order(
+        tmp_path: Path, order: Order, descending: bool) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "MEMORY.md").write_text("# Memory\n\n" + "".join(f"- fact {n % 7}\n" for n in range(60)))
+    for day in ("2026-01-01", "2026-01-02"):
+        (tmp_path / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n" + "".join("- same again\n" if n % 3 else f"- note {n % 11}\n" for n in range(400)))
+    query = MemoryQuery(order=order, descending=descending)
+    key = sort_key(order)
+    with open_store(tmp_path, read_only=True) as store:
+        everything = sorted(store.page(query, 10_000), key=key, reverse=descending)
+        walked, last = [], None
+        for _ in range(100):  # 24 pages hold them all: a walk that does not end fails, not hangs
+            page = store.page(query, 37, after=last)
+            if not page:
+                break
+            walked += page
+            last = page[-1]
+    assert len(everything) == 860 and len({m.id for m in everything}) == 860
+    assert [m.id for m in walked] == [m.id for m in everything]
