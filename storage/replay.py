@@ -53,7 +53,8 @@ def with_counters_of(target: Snapshot | None, current: Snapshot) -> Snapshot | N
 def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Change] | None:
     """changes rebased onto each record as it is now where only the agent's counters moved since
     (their targets keep those counters); None where any record changed otherwise (a real
-    conflict) or none moved at all."""
+    conflict), where one the agent used would be removed (its counters could not be kept), or
+    none moved at all."""
     out: list[Change] = []
     rebased = False
     for change in changes:
@@ -61,7 +62,7 @@ def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Chan
         current = writer.read_record(change.record)
         if same_record(current, change.before):
             out.append(change)
-        elif only_counters_moved(current, change.before):
+        elif change.after is not None and only_counters_moved(current, change.before):
             assert current is not None
             out.append(Change(change.record, current, with_counters_of(change.after, current), writer))
             rebased = True

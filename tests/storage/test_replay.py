@@ -59,3 +59,11 @@ def test_changes_are_rebased_only_where_every_record_moved_by_counters_alone(dem
         assert past_agent_counters([Change(memory_id, now, wanted)], store.writer_for) is None  # nothing moved
         other = {**earlier, "salience": 0.0123}
         assert past_agent_counters([Change(memory_id, other, wanted)], store.writer_for) is None  # a real conflict
+
+
+def test_a_record_the_step_would_remove_is_not_rebased_past_the_agents_use_of_it(demo_path: Path) -> None:
+    memory_id = sql_rows(demo_path, "SELECT id FROM memories ORDER BY id LIMIT 1")[0][0]
+    with open_store(demo_path, read_only=True) as store:
+        now = store.writer_for(memory_id).read_record(memory_id)
+        earlier = {**now, "access_count": (now["access_count"] or 0) + 1}
+        assert past_agent_counters([Change(memory_id, earlier, None)], store.writer_for) is None
