@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mnemoscope.storage.findings import Finding, ScanBatch, ScanReport, scan_stream
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -29,18 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..models.rows_model import Index, RowsModel
 from ..store_session import StoreSession
 from ..workers import Worker, background_pool
 from .base_view import View
 
 HEADERS = ("Severity", "Rule", "Memory", "Excerpt")
 FindingRole = Qt.ItemDataRole.UserRole + 1
-Index = QModelIndex | QPersistentModelIndex
 
 
-class FindingsModel(QAbstractTableModel):
+class FindingsModel(RowsModel):
     """The findings listed: appended a batch at a time as a scan finds them (no widget per cell),
     those accepted into the baseline left out unless asked for."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,16 +50,8 @@ class FindingsModel(QAbstractTableModel):
         self.shown: list[Finding] = []
         self.include_accepted = False
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.shown)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return HEADERS[section]
-        return None
+    def shown_rows(self) -> list[Finding]:
+        return self.shown
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

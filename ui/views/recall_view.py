@@ -17,10 +17,7 @@ from mnemoscope.storage import Memory, MemoryStore
 from mnemoscope.storage.errors import UnsupportedError
 from mnemoscope.storage.recall import RecallResult, Scored, recall, who_asks
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QItemSelectionModel,
-    QModelIndex,
-    QPersistentModelIndex,
     QPoint,
     Qt,
     Signal,
@@ -41,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..models.rows_model import Index, RowsModel
 from ..store_session import StoreSession
 from ..workers import ASKED
 from .base_view import View
@@ -51,7 +49,6 @@ ASKED_AS = {"channel": "Channel", "agent": "Agent", "scope": "Scope"}
 NOT_GIVEN = "(not given)"
 PROMPT = "Type a question and press Enter: the list is what the store's agent would be given for it."
 CLIPPED = 280  # a memory's content in the list at most (its tooltip and the detail panel show it whole)
-Index = QModelIndex | QPersistentModelIndex
 
 
 @dataclass(frozen=True)
@@ -108,24 +105,18 @@ def explanation_of(result: RecallResult, memory_id: str) -> str:
     return "\n".join(lines)
 
 
-class RecallModel(QAbstractTableModel):
+class RecallModel(RowsModel):
     """The rows of one recall; near misses, dropped and extra rows in the muted text colour, the
     section rows in bold and not selectable."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[Row] = []
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return HEADERS[section]
-        return None
+    def shown_rows(self) -> list[Row]:
+        return self.rows
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if index.isValid() and self.rows[index.row()].kind == "section":
