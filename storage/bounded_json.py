@@ -1,6 +1,7 @@
 """JSON from stores other programs write, read within bounds: a value nested deeper than
-MAX_DEPTH is refused as one unreadable value (TooDeep) instead of a RecursionError that would
-fail every read of the store it is in (ls, show, export all build every row they list)."""
+MAX_DEPTH is refused as one unreadable value (TooDeep, a JSONDecodeError) instead of a
+RecursionError that would fail every read of the store it is in (ls, show, export all build
+every row they list). Every reader of a stored value uses loads() here instead of json.loads."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from typing import Any
 MAX_DEPTH = 64  # deeper than any memory metadata a tool writes; far under Python's recursion limit
 
 
-class TooDeep(ValueError):
-    """A JSON value nested deeper than MAX_DEPTH."""
+class TooDeep(json.JSONDecodeError):
+    """A JSON value nested deeper than MAX_DEPTH: a JSONDecodeError, so that every reader that
+    takes bad JSON as one unreadable value takes this one so too."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "", 0)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def loads(text: str | bytes) -> Any:

@@ -48,6 +48,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..detect.looks import is_dir, is_file, looked, names
 from ..errors import NotFoundError, UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, Status, Turn
@@ -113,7 +114,7 @@ def decode_scratchpad_value(raw: str) -> Any:
     if not raw.startswith(SCRATCHPAD_JSON_PREFIX):
         return raw
     try:
-        return json.loads(raw[len(SCRATCHPAD_JSON_PREFIX):])
+        return bounded_json.loads(raw[len(SCRATCHPAD_JSON_PREFIX):])
     except json.JSONDecodeError:
         return raw
 

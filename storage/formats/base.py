@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..detect.looks import as_path, is_file, looked, names
 from ..errors import ConflictError, NotFoundError, ReadOnlyError, UnreadableStoreError, UnsupportedError
 from ..extras import UnreadPart, installed
@@ -553,7 +554,7 @@ def row_values(snapshot: Snapshot) -> dict[str, Any]:
 def json_object(text: Any) -> dict[str, Any]:
     """A JSON object column's value; anything else (bad JSON, a list, NULL) is {}."""
     try:
-        value = json.loads(text) if text else {}
+        value = bounded_json.loads(text) if text else {}
     except (TypeError, json.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}

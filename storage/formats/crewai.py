@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..detect.looks import is_dir, is_file, names
 from ..model import GLOBAL_CHANNEL, Layer, Memory, SourceRef
 from ..native.chroma.local import ChromaSource
@@ -85,7 +86,7 @@ class CrewLongTermSource(SqlFormatSource):
 
     def text_of(self, raw: Any) -> str:
         try:
-            task, meta = json.loads(raw)
+            task, meta = bounded_json.loads(raw)
         except (TypeError, ValueError):
             return ""
         return ltm_text(task, json_object(meta))
@@ -188,7 +189,7 @@ def _epoch_text(value: Any) -> Any:
 
 def _json_list(text: Any) -> list[str]:
     try:
-        value = json.loads(text) if text else []
+        value = bounded_json.loads(text) if text else []
     except (TypeError, json.JSONDecodeError):
         return []
     return [str(v) for v in value] if isinstance(value, list) else []

@@ -47,6 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, SourceRef, Turn
 from ..query import MemoryQuery, Order
@@ -154,7 +155,7 @@ class LangGraphSource(SqlFormatSource):
             if extra in keys and row[extra] is not None:
                 metadata[extra] = row[extra]
         if "$indexed" in keys and row["$indexed"] not in (None, "[]"):
-            metadata["indexed_fields"] = json.loads(row["$indexed"])
+            metadata["indexed_fields"] = bounded_json.loads(row["$indexed"])
         if self.siblings:
             metadata["store_file"] = self.path.name
             also = self._folding_now().also_in(_identity(row))
@@ -381,7 +382,7 @@ class LangGraphSource(SqlFormatSource):
             new_value: Any = {**value, field: text}
         else:
             try:
-                new_value = json.loads(text)
+                new_value = bounded_json.loads(text)
             except json.JSONDecodeError:
                 raise UnsupportedError(
                     "This LangGraph item's value has no text field; give the whole value as JSON."
@@ -467,7 +468,7 @@ def message_text(message: dict[str, Any]) -> str:
 
 def _json(text: Any) -> Any:
     try:
-        return json.loads(text)
+        return bounded_json.loads(text)
     except (TypeError, json.JSONDecodeError):
         return text
 
@@ -501,7 +502,7 @@ def unpack(kind: str | None, blob: Any) -> Any:
             raise ValueError(f"bad msgpack: {exc}") from None
     elif kind in ("json", None):
         try:
-            out = json.loads(blob)
+            out = bounded_json.loads(blob)
         except (TypeError, json.JSONDecodeError) as exc:
             raise ValueError(f"bad JSON: {exc}") from None
     else:

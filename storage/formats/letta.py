@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from .. import bounded_json
 from ..detect.looks import is_dir, names
 from ..model import GLOBAL_CHANNEL, Layer, Session, Turn
 from ..timeutil import parse_time, utcnow
@@ -243,7 +244,7 @@ def _json(value: Any) -> Any:
         except orjson.JSONDecodeError:
             pass
     try:
-        return json.loads(value)
+        return bounded_json.loads(value)
     except (TypeError, ValueError):
         return None
 
@@ -267,7 +268,7 @@ def _call_text(name: Any, arguments: Any) -> str:
 
 def _tags(value: Any) -> tuple[str, ...]:
     try:
-        tags = json.loads(value) if value else []
+        tags = bounded_json.loads(value) if value else []
     except (TypeError, json.JSONDecodeError):
         return ()
     return tuple(str(t) for t in tags) if isinstance(tags, list) else ()

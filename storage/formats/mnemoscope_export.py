@@ -15,12 +15,12 @@ times and provenance left out), not a copy: it is not read back.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..detect.looks import is_file
 from ..model import GLOBAL_CHANNEL, OPTIONAL_FIELDS, Kind, Layer, Memory, Provenance, SourceRef, Status
 from ..source import Capabilities, revision_of
@@ -80,7 +80,7 @@ def _jsonl_records(handle: Any) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(handle, start=1):
         if line.strip():
             try:
-                yield number, json.loads(line)
+                yield number, bounded_json.loads(line)
             except ValueError as exc:
                 yield number, exc
 
@@ -150,7 +150,7 @@ def _first_record(path: Path) -> dict[str, Any] | None:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
-                    record = json.loads(line)
+                    record = bounded_json.loads(line)
                     return record if isinstance(record, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
         return None

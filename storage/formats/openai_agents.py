@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..errors import UnsupportedError
 from ..model import GLOBAL_CHANNEL, Layer, Memory, ScratchEntry, Session, SourceRef, Turn
 from ..source import Snapshot
@@ -224,7 +225,7 @@ class AgentsSessionSource(SqlFormatSource):
 
 def _item(data: Any) -> dict[str, Any]:
     try:
-        item = json.loads(data)
+        item = bounded_json.loads(data)
     except (TypeError, json.JSONDecodeError):
         return {"type": "unreadable", "raw": str(data)}
     return item if isinstance(item, dict) else {"type": "value", "value": item}

@@ -35,6 +35,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .. import bounded_json
 from ..detect.looks import children, is_dir, is_file, names
 from ..model import Kind, Layer, Session, Status, Turn
 from ..native.markdown.source import MarkdownSource
@@ -180,7 +181,7 @@ class OpenClawAgentSource(FormatSource):
                 if not line.strip():
                     continue
                 try:
-                    records.append(json.loads(line))
+                    records.append(bounded_json.loads(line))
                 except json.JSONDecodeError:
                     bad += 1
             if bad:
@@ -208,7 +209,7 @@ class OpenClawAgentSource(FormatSource):
                 unread += 1
                 continue
             try:
-                by_session.setdefault(row["session_id"], []).append(json.loads(text))
+                by_session.setdefault(row["session_id"], []).append(bounded_json.loads(text))
             except json.JSONDecodeError:
                 bad += 1
         if bad:

@@ -32,6 +32,9 @@ def test_deeper_values_are_refused_as_one_value(depth: int) -> None:
         loads(nested(depth))
     with pytest.raises(TooDeep):
         loads("[" * depth + "]" * depth)
+    with pytest.raises(json.JSONDecodeError) as caught:  # what every reader already takes as one bad value
+        loads(nested(depth))
+    assert str(caught.value) == f"nested deeper than {MAX_DEPTH} levels"
 
 
 def test_a_memory_with_metadata_nested_thousands_deep_leaves_the_store_readable(demo_path: Path, capsys,

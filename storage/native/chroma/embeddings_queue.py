@@ -7,10 +7,11 @@ the operations the client could not apply (and naming them: queue_faults)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from ... import bounded_json
 
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3
 
@@ -41,7 +42,7 @@ class QueuedOperation:
                 return f"a vector of {len(self.vector) // 4} numbers where the collection's hold {dimension}"
         if self.metadata is not None:
             try:
-                values = json.loads(self.metadata)
+                values = bounded_json.loads(self.metadata)
             except (TypeError, ValueError):
                 return "metadata that is not JSON"
             if not isinstance(values, dict):

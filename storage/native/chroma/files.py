@@ -15,7 +15,6 @@ Writing stays with chromadb (ChromaSource, local.py, opens a client only for a w
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ... import bounded_json
 from ...errors import UnreadableStoreError
 from ...sqlite_files import files_token, read_only_connection
 from .embeddings_queue import (
@@ -635,7 +635,7 @@ class ChromaFiles:
             if text is None:
                 continue
             try:
-                loaded = json.loads(text)
+                loaded = bounded_json.loads(text)
             except (TypeError, ValueError):
                 return f"its {column} is not JSON"
             if not isinstance(loaded, dict):
@@ -738,7 +738,7 @@ def _apply_metadata(
     if (op == ADD and current is not None) or (op == UPDATE and current is None):
         return
     try:
-        values = json.loads(metadata) if metadata else {}
+        values = bounded_json.loads(metadata) if metadata else {}
     except (TypeError, ValueError):
         values = {}
     if not isinstance(values, dict):
@@ -773,7 +773,7 @@ def _configuration(values: dict[str, Any]) -> dict[str, Any]:
     config: dict[str, Any] = {}
     for column in ("config_json_str", "schema_str"):
         try:
-            loaded = json.loads(values.get(column) or "{}")
+            loaded = bounded_json.loads(values.get(column) or "{}")
         except (TypeError, ValueError):
             continue
         if isinstance(loaded, dict):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from ... import bounded_json
 from ...errors import NotFoundError, NothingToDoError, UnsupportedError
 from ...model import GLOBAL_CHANNEL, Kind, Layer, Memory, Provenance, SourceRef, Status, parse_layer, parse_status
 from ...source import DELETE, EDIT, PROMOTE, PURGE, REEMBED, REINFORCE, RESTORE, Change, Plan, PlanContext, Snapshot
@@ -83,7 +84,7 @@ def record_memory(
     tags = raw_tags
     if isinstance(raw_tags, str):
         try:
-            loaded = json.loads(raw_tags)
+            loaded = bounded_json.loads(raw_tags)
             tags = loaded if isinstance(loaded, list) else [raw_tags]
         except json.JSONDecodeError:
             tags = [t.strip() for t in raw_tags.split(",") if t.strip()]

@@ -4,10 +4,12 @@ itself (no model is called: items are added the way a Runner adds them)."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from helpers.cli_runs import run
 from helpers.owners import require, run_owner
 from mnemoscope.storage.curation import Curator
 from mnemoscope.storage.errors import UnsupportedError
@@ -185,3 +187,16 @@ def test_a_runner_run_shows_each_tool_call_and_output_as_a_tool_turn(tmp_path: P
     ]
     # An output whose call is on an earlier page still names its tool.
     assert second_page[0].content == "opening_hours → Serralves: 10:00-18:00" and second_page[0].index == 4
+
+
+def test_one_item_nested_thousands_deep_costs_that_item_not_the_session(db, capsys):
+    deep = '{"a":' * 1500 + "1" + "}" * 1500
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE agent_messages SET message_data = ? WHERE id = (SELECT min(id) FROM agent_messages "
+                    "WHERE session_id = 'trip-1')", (deep,))
+    for argv in (["ls", db, "--limit", "20"], ["sessions", db, "--session", "trip-1"],
+                 ["export", db, db.with_suffix(".jsonl"), "--format", "jsonl"]):
+        code, _out, err = run(capsys, *argv)
+        assert code in (0, 1), (argv, err)  # never a crash (exit 3) for one hostile row
+    with open_store(db, read_only=True) as store:
+        assert len(store.turns("trip-1")) == len(ITEMS)  # the others read
