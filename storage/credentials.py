@@ -45,7 +45,7 @@ UNNAMED_DEFAULT_PORTS = {"http": 80, "https": 443}
 SECRET_PARAMETER = re.compile(r"pass|pwd|secret|token|api_?key|access_?key|auth|credential|signature|^sig$|^key$")
 # What follows a URL's "://"; its scheme is found from there backwards (at most SCHEME_LONGEST
 # characters), so that a long run of letters is read once, not tried from each of its letters.
-_URL_REST = re.compile(r"://[^\s'\"<>]+")
+_URL_REST = re.compile(r"://[^\s'\"<>]*")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 SCHEME_LONGEST = 32
 
@@ -138,19 +138,23 @@ def scrubbed(text: str, *secrets: Secret | None) -> str:
 
 def _urls_redacted(text: str) -> str:
     """text with every URL in it (a scheme of letters, digits, +, . or -, starting with a letter,
-    then "://" and no space or quote) redacted; linear in text."""
+    then "://" and no space or quote) redacted; linear in text: each "://" is looked at once, a
+    URL's rest read once, and a scheme-less "://" swallows nothing after it."""
     out: list[str] = []
-    done = 0
-    for rest in _URL_REST.finditer(text):
-        at = start = rest.start()
+    done = at = 0
+    while (at := text.find("://", at)) >= 0:
+        start = at
         while start > done and at - start < SCHEME_LONGEST and text[start - 1] in _SCHEME_CHARS:
             start -= 1
         while start < at and not ("a" <= text[start].lower() <= "z"):
             start += 1
         if start == at:  # no scheme before it
+            at += 1
             continue
-        out += [text[done:start], redacted(text[start:rest.end()])]
-        done = rest.end()
+        rest = _URL_REST.match(text, at)
+        end = rest.end() if rest is not None else at + 3
+        out += [text[done:start], redacted(text[start:end])]
+        done = at = end
     return "".join(out) + text[done:]
 
 

@@ -53,22 +53,41 @@ def with_counters_of(target: Snapshot | None, current: Snapshot) -> Snapshot | N
 def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Change] | None:
     """changes rebased onto each record as it is now where only the agent's counters moved since
     (their targets keep those counters); None where any record changed otherwise (a real
-    conflict), where one the agent used would be removed (its counters could not be kept), or
-    none moved at all."""
+    conflict), where the step itself set the counters (a reinforce: undoing it over the agent's
+    is no undo), where one the agent used would be removed, or where none moved at all. A record
+    that keeps no counters (a markdown block, found by its text) goes as it is: its own writer
+    judges it."""
     out: list[Change] = []
     rebased = False
     for change in changes:
+        if not (_holds_counters(change.before) or _holds_counters(change.after)):
+            out.append(change)
+            continue
         writer = change.writer or writer_for(change.record)
         current = writer.read_record(change.record)
         if same_record(current, change.before):
             out.append(change)
-        elif change.after is not None and only_counters_moved(current, change.before):
+        elif (change.after is not None and change.before is not None
+              and _counters(change.before) == _counters(change.after) and only_counters_moved(current, change.before)):
             assert current is not None
             out.append(Change(change.record, current, with_counters_of(change.after, current), writer))
             rebased = True
         else:
             return None
     return out if rebased else None
+
+
+def _counters(snapshot: Snapshot) -> tuple[Any, ...]:
+    nested = snapshot.get(NESTED)
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    return tuple(snapshot.get(k) for k in AGENT_COUNTERS) + tuple(inner.get(k) for k in AGENT_COUNTERS)
+
+
+def _holds_counters(snapshot: Snapshot | None) -> bool:
+    if snapshot is None:
+        return False
+    inner = snapshot.get(NESTED)
+    return any(k in snapshot for k in AGENT_COUNTERS) or (isinstance(inner, dict) and any(k in inner for k in AGENT_COUNTERS))
 
 
 def refuse_purged(verb: str, entry: AuditEntry, changes: list[Change]) -> None:

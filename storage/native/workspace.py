@@ -18,6 +18,7 @@ stable when lines move).
 from __future__ import annotations
 
 import copy
+import posixpath
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -227,7 +228,8 @@ class NativeWorkspace:
         if vector is not None:
             out.append({"kind": "chroma", "record": vector[0], "state": row["vector_state"]})
         if row.get("md_file"):
-            unreadable = self.markdown.unreadable().get(row["md_file"]) if self.markdown is not None else None
+            unreadable = (self.markdown.unreadable().get(posixpath.normpath(row["md_file"]))
+                          if self.markdown is not None else None)
             block = self._markdown_copy(row) if unreadable is None else None
             if unreadable is not None:
                 out.append({"kind": "markdown", "record": None, "file": row["md_file"], "state": "unreadable",

@@ -62,3 +62,24 @@ def test_a_memory_with_metadata_nested_thousands_deep_leaves_the_store_readable(
                  ["undo", demo_path], ["undo", demo_path]):
         assert run(capsys, *argv)[0] == 0, argv
     assert metadata_hash() == stored  # never rewritten from what could not be read
+
+
+def test_notes_of_unreadable_values_never_mix_with_what_the_agent_stored(demo_path: Path, capsys) -> None:
+    db = demo_path / "memory.db"
+    with sqlite3.connect(db) as con:
+        first, second = [r[0] for r in con.execute("SELECT id FROM memories ORDER BY id LIMIT 2")]
+        con.execute("UPDATE memories SET metadata = ?, salience = 'high' WHERE id = ?",
+                    ('{"unreadable_values": "none"}', first))
+        con.execute("UPDATE memories SET metadata = ?, tags = ? WHERE id = ?",
+                    ('{"source": "agent", "x": ' + "[" * 100 + "]" * 100 + "}", "[" * 100 + "]" * 100, second))
+    con.close()
+    for argv in (["show", demo_path, first], ["ls", demo_path, "--limit", "100"],
+                 ["export", demo_path, demo_path / "out.jsonl", "--format", "jsonl"]):
+        assert run(capsys, *argv)[0] == 0, argv
+    code, out, _err = run(capsys, "promote", demo_path, second, "--force")
+    assert code == 0
+    with sqlite3.connect(db) as con:
+        original, copy = (con.execute("SELECT metadata FROM memories WHERE id = ? OR promoted_from = ? ORDER BY "
+                                      "promoted_from IS NOT NULL", (second, second)).fetchall())
+    con.close()
+    assert copy == original  # copied as stored, not as the note shown in its place

@@ -176,6 +176,12 @@ def test_every_url_in_a_message_loses_its_password_whatever_stands_before_it(bef
     assert "hunter2" not in cleaned and "bob@db.example:5432/app" in cleaned
 
 
+@pytest.mark.parametrize("before", ["open (://x),", "9://x@", "1.2://a;", "see ://,", "-://", "1://" * 3])
+def test_a_url_after_a_schemeless_separator_is_redacted_too(before: str) -> None:
+    cleaned = scrubbed(f"{before}postgresql://dana:hunter2@db/mem failed")
+    assert "hunter2" not in cleaned and "postgresql://dana@db/mem" in cleaned
+
+
 def test_a_message_holding_a_huge_word_and_no_url_comes_back_unchanged() -> None:
     word = "m-" + "x" * 100_000
     assert scrubbed(f"No memory {word} in /tmp/store.") == f"No memory {word} in /tmp/store."

@@ -269,6 +269,33 @@ def test_undo_of_an_edit_keeps_the_access_counts_an_agent_added_since(demo_path:
         assert again.content == "curated text" and again.access_count == (original.access_count or 0) + 10
 
 
+def test_undo_of_an_edit_with_a_markdown_copy_keeps_the_agents_access_counts(demo_path: Path) -> None:
+    memory_id = _mirrored_memory(demo_path)
+    with open_store(demo_path) as store:
+        original = store.get(memory_id)
+        Curator(store).edit(memory_id, content="keep the public API frozen until 2.0")
+        with sqlite3.connect(demo_path / "memory.db") as con:
+            con.execute("UPDATE memories SET access_count = access_count + 3 WHERE id = ?", (memory_id,))
+        con.close()
+        Curator(store).undo()
+        now = store.get(memory_id)
+        md_file = sql_rows(demo_path, "SELECT md_file FROM memories WHERE id = ?", memory_id)[0][0]
+        assert (now.content, now.access_count) == (original.content, (original.access_count or 0) + 3)
+        assert original.content in (demo_path / md_file).read_text(encoding="utf-8")
+
+
+def test_undo_of_a_reinforce_after_the_agents_own_bump_is_refused_not_a_silent_no_op(demo_path: Path) -> None:
+    memory_id = _promotable(demo_path)
+    with open_store(demo_path) as store:
+        Curator(store).reinforce(memory_id)
+        with sqlite3.connect(demo_path / "memory.db") as con:
+            con.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
+        con.close()
+        with pytest.raises(ConflictError):
+            Curator(store).undo()
+        assert store._journal.next_to_undo().operation == "reinforce"
+
+
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
     from mnemoscope.storage.settings import StoreSettings
 

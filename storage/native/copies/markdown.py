@@ -11,6 +11,7 @@ of a vector copy whose row is gone, is an orphan.
 from __future__ import annotations
 
 import difflib
+import posixpath
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
@@ -42,6 +43,8 @@ class MarkdownCheck:
     def _file(self, rel: str, rows: list[dict[str, Any]]) -> Iterator[Finding]:
         if inside(self.root, rel) is None:
             return  # md_file is data: a file outside the workspace is neither read nor written
+        if posixpath.normpath(rel) in self.markdown.unreadable():
+            return  # one unreadable-file finding says it: its rows' bullets cannot be compared
         blocks = self.markdown.blocks(rel) if rel in self.markdown.files() else []
         self.checked_blocks += len(blocks)
         by_text = {key: list(group) for key, group in groupby(sorted(blocks, key=lambda b: folded(b.content)),

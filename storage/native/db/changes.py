@@ -403,7 +403,8 @@ class NativeChanges(NativeReads):
         if row["channel"] == to:
             raise NothingToDoError(f"{memory_id} is already in channel {to}.")
         promoted_id = new_id()
-        metadata = {**json_dict(row["metadata"]), **({"promotion_reason": reason} if reason else {})}
+        unreadable: dict[str, str] = {}
+        metadata = {**json_dict(row["metadata"], unreadable), **({"promotion_reason": reason} if reason else {})}
         promoted = {
             **row,
             "id": promoted_id,
@@ -413,7 +414,8 @@ class NativeChanges(NativeReads):
             "updated_at": now,
             "last_accessed": now,
             "import_key": None,
-            "metadata": json.dumps(metadata, sort_keys=True),
+            # metadata too deep to read is copied as it is stored (the reason stays in the journal)
+            "metadata": row["metadata"] if unreadable else json.dumps(metadata, sort_keys=True),
         }
         relation_id = new_id("r")
         relation = relation_row(

@@ -59,13 +59,16 @@ def new_id(prefix: str = "m") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def json_list(value: Any) -> tuple[str, ...]:
+def json_list(value: Any, unreadable: dict[str, str] | None = None, name: str = "") -> tuple[str, ...]:
+    """A JSON list column's values; one nested too deep to read is none, noted in unreadable."""
     if not value or value == "[]":
         return ()
     try:
         loaded = bounded_json.loads(value) if isinstance(value, str) else value
-    except bounded_json.TooDeep:
-        return (f"(unreadable: {bounded_json.MAX_DEPTH}+ levels deep)",)
+    except bounded_json.TooDeep as exc:
+        if unreadable is not None:
+            unreadable[name] = f"{exc} ({len(value):,} characters): not read"
+        return ()
     except json.JSONDecodeError:
         return (str(value),)
     return tuple(str(v) for v in loaded) if isinstance(loaded, list) else (str(loaded),)
@@ -90,14 +93,17 @@ def number(value: Any, kind: type[int] | type[float], default: float, unreadable
         return kind(default)
 
 
-def json_dict(value: Any) -> dict[str, Any]:
-    """A JSON object column's value ({} for anything else); one nested too deep to read, as a note."""
+def json_dict(value: Any, unreadable: dict[str, str] | None = None) -> dict[str, Any]:
+    """A JSON object column's value ({} for anything else); one nested too deep to read is {},
+    noted in unreadable (its bytes stay as they are: nothing writes this {} back)."""
     if not value or value == "{}":
         return {}
     try:
         loaded = bounded_json.loads(value) if isinstance(value, str) else value
     except bounded_json.TooDeep as exc:
-        return {"unreadable_values": {"metadata": f"{exc} ({len(value):,} characters): not read"}}
+        if unreadable is not None:
+            unreadable["metadata"] = f"{exc} ({len(value):,} characters): not read"
+        return {}
     except json.JSONDecodeError:
         return {}
     return loaded if isinstance(loaded, dict) else {}
@@ -114,12 +120,13 @@ def memory_from_row(row: Any, where: str, now: datetime | None = None, kind: Kin
     salience = real_column(row, "salience", 0.5, unreadable)
     confidence = real_column(row, "confidence", 1.0, unreadable)
     conversations = int_column(row, "conversations", 0, unreadable)
-    metadata = json_dict(row["metadata"])
+    metadata = json_dict(row["metadata"], unreadable)
+    tags = json_list(row["tags"], unreadable, "tags")
     if row.get("md_file"):
         metadata["md_file"] = row["md_file"]
     metadata["vector_state"] = row["vector_state"]
     if unreadable:
-        metadata["unreadable_values"] = {**metadata.get("unreadable_values", {}), **unreadable}
+        metadata["unreadable_values"] = unreadable
     derived_from, promoted_from, imported_from = row["derived_from"], row["promoted_from"], row["imported_from"]
     return Memory.built(
         id=row["id"],
@@ -134,7 +141,7 @@ def memory_from_row(row: Any, where: str, now: datetime | None = None, kind: Kin
         salience=salience,
         confidence=confidence,
         conversations=conversations,
-        tags=json_list(row["tags"]),
+        tags=tags,
         metadata=metadata,
         status=_STATUSES.get(row["status"]) or parse_status(row["status"]),
         provenance=_NO_PROVENANCE
@@ -163,7 +170,11 @@ def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str
         iso = _canonical_time(created), _canonical_time(updated), _canonical_time(accessed)
     except ValueError:
         return memory_from_row(row, where, now, kind).to_dict()
-    metadata = json_dict(row["metadata"])
+    unreadable: dict[str, str] = {}
+    metadata = json_dict(row["metadata"], unreadable)
+    tags = json_list(row["tags"], unreadable, "tags")
+    if unreadable:
+        return memory_from_row(row, where, now, kind).to_dict()
     if row.get("md_file"):
         metadata["md_file"] = row["md_file"]
     metadata["vector_state"] = row["vector_state"]
@@ -185,7 +196,7 @@ def memory_dict_from_row(values: Sequence[Any], names: Sequence[str], where: str
         "salience": round(salience, 6),
         "confidence": round(confidence, 6),
         "conversations": conversations,
-        "tags": list(json_list(row["tags"])),
+        "tags": list(tags),
         "status": status.value,
         "provenance": {
             "promoted_from": row["promoted_from"],

@@ -4,6 +4,7 @@ written, and once it is saved as UTF-8 its entries are listed again."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,15 @@ def test_one_unreadable_daily_log_costs_that_file_alone(demo_path: Path, encodin
         assert run(capsys, *argv)[0] == 0, argv
     code, out, _err = run(capsys, "check", demo_path)
     assert code == 1 and f"md:{md_file}" in out and "Workspace file that cannot be read" in out
+    assert "missing-bullet" not in out  # its rows' bullets cannot be compared: not said missing
+    with sqlite3.connect(demo_path / "memory.db") as con:  # an md_file another program wrote as ./memory/...
+        con.execute("UPDATE memories SET md_file = ? WHERE id = ?", (f"./{md_file}", memory_id))
+    con.close()
+    code, out, _err = run(capsys, "show", demo_path, memory_id)
+    assert code == 0 and "unreadable" in out
+    with sqlite3.connect(demo_path / "memory.db") as con:
+        con.execute("UPDATE memories SET md_file = ? WHERE id = ?", (md_file, memory_id))
+    con.close()
 
     with open_store(demo_path) as store, pytest.raises(StoreError, match="not UTF-8"):
         Curator(store).edit(memory_id, content="an edit its markdown copy cannot take")
