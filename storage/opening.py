@@ -148,6 +148,9 @@ def open_store(
         db = _opened(opened, _open_sqlite(read_only), found.get(Kind.SQLITE))
         chroma = _opened(opened, _open_chroma(read_only), found.get(Kind.CHROMA))
         markdown = _opened(opened, _open_markdown, found.get(Kind.MARKDOWN))
+        if markdown is not None and not (db or chroma or matches or markdown.files()) and markdown.unreadable():
+            # workspace markdown and nothing else, none of it readable: no store to show, one message
+            raise UnreadableStoreError(next(iter(markdown.unreadable().values())))
         for match in matches:
             opened.append(match.open())
         sources: list[Source] = [s for s in opened if s not in (db, chroma, markdown)]
