@@ -20,6 +20,17 @@ AGENT_COUNTERS = ("access_count", "last_accessed")
 NESTED = "metadata"  # a vector record keeps them in its metadata
 
 
+def _levels(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The dicts a snapshot keeps counters in: itself, and a vector record's metadata."""
+    nested = snapshot.get(NESTED)
+    return [snapshot, nested] if isinstance(nested, dict) else [snapshot]
+
+
+def _counter_values(snapshot: Snapshot | None) -> list[dict[str, Any]]:
+    """The agent's counters a snapshot holds, per level."""
+    return [{k: level[k] for k in AGENT_COUNTERS if k in level} for level in _levels(snapshot)] if snapshot else []
+
+
 def _without_counters(snapshot: Snapshot) -> Snapshot:
     kept = {k: v for k, v in snapshot.items() if k not in AGENT_COUNTERS}
     if isinstance(kept.get(NESTED), dict):
@@ -39,14 +50,8 @@ def with_counters_of(target: Snapshot | None, current: Snapshot) -> Snapshot | N
     if target is None:
         return None
     out = copy.deepcopy(target)
-    for key in AGENT_COUNTERS:
-        if key in current:
-            out[key] = current[key]
-    inner, now = out.get(NESTED), current.get(NESTED)
-    if isinstance(inner, dict) and isinstance(now, dict):
-        for key in AGENT_COUNTERS:
-            if key in now:
-                inner[key] = now[key]
+    for level, now in zip(_levels(out), _counter_values(current), strict=False):
+        level.update(now)
     return out
 
 
@@ -60,7 +65,7 @@ def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Chan
     out: list[Change] = []
     rebased = False
     for change in changes:
-        if not (_holds_counters(change.before) or _holds_counters(change.after)):
+        if not any(_counter_values(change.before) + _counter_values(change.after)):
             out.append(change)
             continue
         writer = change.writer or writer_for(change.record)
@@ -68,26 +73,14 @@ def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Chan
         if same_record(current, change.before):
             out.append(change)
         elif (change.after is not None and change.before is not None
-              and _counters(change.before) == _counters(change.after) and only_counters_moved(current, change.before)):
+              and _counter_values(change.before) == _counter_values(change.after)
+              and only_counters_moved(current, change.before)):
             assert current is not None
             out.append(Change(change.record, current, with_counters_of(change.after, current), writer))
             rebased = True
         else:
             return None
     return out if rebased else None
-
-
-def _counters(snapshot: Snapshot) -> tuple[Any, ...]:
-    nested = snapshot.get(NESTED)
-    inner: dict[str, Any] = nested if isinstance(nested, dict) else {}
-    return tuple(snapshot.get(k) for k in AGENT_COUNTERS) + tuple(inner.get(k) for k in AGENT_COUNTERS)
-
-
-def _holds_counters(snapshot: Snapshot | None) -> bool:
-    if snapshot is None:
-        return False
-    inner = snapshot.get(NESTED)
-    return any(k in snapshot for k in AGENT_COUNTERS) or (isinstance(inner, dict) and any(k in inner for k in AGENT_COUNTERS))
 
 
 def refuse_purged(verb: str, entry: AuditEntry, changes: list[Change]) -> None:

@@ -16,11 +16,10 @@ from datetime import datetime
 from ..store import MemoryStore
 from ..views.search import search
 from . import agenticx, agentx, five_layer, mem0, synthorg
-from .result import Ask, Dropped, RecallResult, Scored, Term
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term
 
 __all__ = ["Ask", "Dropped", "RecallResult", "Scored", "Term", "recall", "system_of", "who_asks"]
 
-NEAR_MISSES = 3
 Rules = Callable[[MemoryStore, Ask], RecallResult]
 
 

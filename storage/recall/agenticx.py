@@ -28,12 +28,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
 
 from ..model import Kind, Memory, Status
 from ..query import MemoryQuery
 from ..store import MemoryStore
-from .result import Ask, Dropped, RecallResult, Scored, Term
+from ..views.search import cosine
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term
 
 SYSTEM = "AgenticX"
 DOCUMENTED_BY = ("seed 000 (Memory in AgenticX: Automatic recall, Indexing vs raw files); agenticx 0.6.5 "
@@ -49,7 +49,6 @@ INJECTED_CHARS = 500
 DIMENSIONS = 64
 INDEXED = ("MEMORY.md", "IDENTITY.md", "USER.md", "SOUL.md")
 ENTRIES_READ = 20_000
-NEAR_MISSES = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]{2,8}")
@@ -81,11 +80,6 @@ def token_vector(text: str) -> list[float]:
         vec[digest[0] % DIMENSIONS] += 1.0 if digest[1] % 2 == 0 else -1.0
     norm = math.sqrt(sum(v * v for v in vec))
     return [v / norm for v in vec] if norm > 0 else vec
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / (na * nb) if na and nb else 0.0
 
 
 def _file_of(memory: Memory) -> str:
@@ -180,7 +174,7 @@ def _merged(query: str, entries: list[Memory], n: int) -> dict[str, Scored]:
     fts = [m for m in entries if words and words <= {w.casefold() for w in _WORD.findall(m.content)}][:n]
     lists: list[tuple[str, list[tuple[Memory, float]]]] = [("fts", [(m, 1.0 - i * 0.01) for i, m in enumerate(fts)])]
     q = token_vector(query)
-    semantic = sorted(((m, _cosine(q, token_vector(m.content))) for m in entries), key=lambda p: (-p[1], p[0].id))
+    semantic = sorted(((m, cosine(q, token_vector(m.content))) for m in entries), key=lambda p: (-p[1], p[0].id))
     lists.append(("semantic", semantic[:n]))
     terms = search_terms(query)
     if terms and (not fts or any(_CJK.search(t) for t in terms)):

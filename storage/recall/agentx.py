@@ -28,8 +28,8 @@ from ..model import GLOBAL_CHANNEL, Layer, Memory, Status
 from ..query import MemoryQuery
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
-from .candidates import Candidate, gather, similarity
-from .result import Ask, Dropped, RecallResult, Scored, Term, ranked
+from .candidates import Candidate, gather, left_out, similarity
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term, ranked
 
 SYSTEM = "AgentX"
 NATIVE_SYSTEM = "Mnemoscope (AgentX's retrieval rules)"
@@ -41,7 +41,6 @@ TOP_K = 10
 OVER_FETCH = 2
 PER_CONVERSATION = 3
 INACTIVE = (Status.ARCHIVED, Status.DELETED, Status.EXPIRED)
-NEAR_MISSES = 3
 DOCUMENTED_BY = ("seed 002 (AgentX Memory System Architecture: Retrieval Layer, Reinforcement Signals, "
                  "Vector Search Optimization); AgentX memory/retrieval.py where the seed is silent")
 RULES = ("active channel + _global merged; over-fetch 2x top_k; weight(kind) x similarity "
@@ -182,8 +181,9 @@ def _diverse(hits: list[Scored], result: RecallResult) -> list[Scored]:
 def _other_channels(store: MemoryStore, question: str, channels: tuple[str, ...], k: int,
                     result: RecallResult) -> None:
     """What the same question finds in channels the agent does not search, listed as dropped."""
-    everywhere = gather(store, question, OVER_FETCH * k, MemoryQuery(), keyword=not result.embedder)
-    for candidate in everywhere.candidates:
-        if candidate.memory.channel not in channels and not _is_goal(candidate.memory):
-            result.dropped.append(Dropped(candidate.memory, f"channel {candidate.memory.channel}: neither the "
-                                          f"active channel ({channels[0]}) nor {GLOBAL_CHANNEL}"))
+    def reason(memory: Memory) -> str:
+        if memory.channel in channels or _is_goal(memory):
+            return ""
+        return f"channel {memory.channel}: neither the active channel ({channels[0]}) nor {GLOBAL_CHANNEL}"
+
+    result.dropped += left_out(store, question, OVER_FETCH * k, result.embedder is not None, reason)

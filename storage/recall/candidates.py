@@ -6,13 +6,14 @@ gives. Each system's rules (agentx.py, synthorg.py, ...) fetch as many as the sy
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..model import Memory
 from ..query import MemoryQuery
 from ..store import MemoryStore
-from ..views.search import keyword_hits, nearest_memories
+from ..views.search import cosine, keyword_hits, nearest_memories
+from .result import Dropped
 
 
 @dataclass
@@ -76,15 +77,18 @@ def gather(store: MemoryStore, question: str, n: int, query: MemoryQuery = Memor
 def _measured(candidate: Candidate, embedding: Sequence[float] | None, stored: Sequence[float] | None) -> bool:
     if embedding is None or stored is None or len(stored) != len(embedding):
         return False
-    candidate.cosine = _cosine(embedding, stored)
+    candidate.cosine = cosine(embedding, stored)
     candidate.distance = math.dist(embedding, stored)
     return True
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return max(-1.0, min(1.0, dot / norm)) if norm else 0.0
+def left_out(store: MemoryStore, question: str, n: int, by_vector: bool,
+             reason: Callable[[Memory], str]) -> list[Dropped]:
+    """What the same search over the whole store (by vector where the system's ran, else by
+    keyword) finds that the system's own scope leaves out: each memory reason() gives a reason
+    for ("": it is in scope)."""
+    found = gather(store, question, n, MemoryQuery(), vector=by_vector, keyword=not by_vector)
+    return [Dropped(c.memory, why) for c in found.candidates if (why := reason(c.memory))]
 
 
 def similarity(candidate: Candidate, by_vector: bool) -> tuple[str, float]:

@@ -30,7 +30,7 @@ from ..model import Kind, Memory, Status
 from ..query import MemoryQuery, Order
 from ..store import MemoryStore
 from .candidates import Candidate, Gathered, gather
-from .result import Ask, Dropped, RecallResult, Scored, Term, ranked
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term, ranked
 
 SYSTEM = "five-layer agent memory"
 FORMAT = "facts-db"
@@ -44,7 +44,6 @@ VECTOR_WEIGHT, KEYWORD_WEIGHT = 0.7, 0.3
 CATEGORY_SAMPLE = 50
 CATEGORY_PAGE = 5_000  # facts read to find each category's members
 INITIAL_CONTEXT = 20
-NEAR_MISSES = 3
 FACTS = MemoryQuery(kinds=(Kind.SQLITE,), statuses=())
 
 

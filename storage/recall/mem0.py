@@ -16,15 +16,14 @@ from ..formats.mem0 import SCOPE_KEYS
 from ..model import Status
 from ..query import MemoryQuery
 from ..store import MemoryStore
-from .candidates import gather, similarity
-from .result import Ask, Dropped, RecallResult, Scored, Term, ranked
+from .candidates import gather, left_out, similarity
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term, ranked
 
 SYSTEM = "mem0"
 DOCUMENTED_BY = "mem0 1.x Memory.search (docs.mem0.ai: Search Memory; mem0/memory/main.py)"
 RULES = "scope filter (user_id / agent_id / run_id), the vector store's score alone, limit 100, no threshold"
 LIMIT = 100
 _PARTS = re.compile(r"/(?=(?:user|agent|run):)")  # an id may hold "/" itself: split only before a key
-NEAR_MISSES = 3
 
 
 def owns(store: MemoryStore) -> bool:
@@ -97,11 +96,7 @@ def run(store: MemoryStore, ask: Ask) -> RecallResult:
             kept.append(one)
     kept = ranked(kept)
     result.hits, result.near_misses = kept[:limit], kept[limit:limit + NEAR_MISSES]
-    others = gather(store, ask.question, 10, MemoryQuery(), vector=result.signal == "vector",
-                    keyword=result.signal != "vector")
     wanted = "/".join(f"{k}={v}" for k, v in scope.items())
-    for candidate in others.candidates:
-        if candidate.memory.channel not in channels:
-            result.dropped.append(Dropped(candidate.memory, f"scope {candidate.memory.channel}: mem0's filter "
-                                          f"asks for {wanted}"))
+    result.dropped += left_out(store, ask.question, 10, result.signal == "vector",
+                               lambda m: "" if m.channel in channels else f"scope {m.channel}: mem0's filter asks for {wanted}")
     return result

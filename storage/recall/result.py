@@ -11,6 +11,8 @@ from typing import Any
 
 from ..model import Memory
 
+NEAR_MISSES = 3  # the near misses shown under the cut
+
 
 @dataclass(frozen=True)
 class Term:

@@ -33,13 +33,12 @@ from ..model import Memory, Status
 from ..query import MemoryQuery
 from ..store import MemoryStore
 from ..timeutil import as_utc, utcnow
-from .candidates import Candidate, gather, similarity
-from .result import Ask, Dropped, RecallResult, Scored, Term, ranked
+from .candidates import Candidate, gather, left_out, similarity
+from .result import NEAR_MISSES, Ask, Dropped, RecallResult, Scored, Term, ranked
 
 SYSTEM = "SynthOrg"
 DOCUMENTED_BY = ("seed 004 (SynthOrg Memory: Memory Injection Strategies, Ranking Algorithm, Non-Inferable "
                  "Filter); defaults from SynthOrg's MemoryRetrievalConfig")
-NEAR_MISSES = 3
 
 
 @dataclass(frozen=True)
@@ -189,10 +188,11 @@ def _agent(store: MemoryStore, ask: Ask) -> str:
 def _other_agents(store: MemoryStore, question: str, personal_channel: str, settings: Settings,
                   result: RecallResult) -> None:
     """Other agents' personal memories the same search would find: never given to this agent."""
-    everywhere = gather(store, question, settings.max_memories, MemoryQuery(),
-                        vector=result.signal == "vector", keyword=result.signal != "vector")
-    for candidate in everywhere.candidates:
-        channel = candidate.memory.channel
-        if channel.startswith(owner.AGENT_CHANNEL) and channel != personal_channel:
-            result.dropped.append(Dropped(candidate.memory, f"{channel[len(owner.AGENT_CHANNEL):]}'s personal "
-                                          "memory: SynthOrg searches only the asking agent's own and the shared"))
+    def reason(memory: Memory) -> str:
+        channel = memory.channel
+        if not channel.startswith(owner.AGENT_CHANNEL) or channel == personal_channel:
+            return ""
+        return (f"{channel[len(owner.AGENT_CHANNEL):]}'s personal memory: SynthOrg searches only the asking "
+                "agent's own and the shared")
+
+    result.dropped += left_out(store, question, settings.max_memories, result.signal == "vector", reason)

@@ -95,7 +95,7 @@ class FileBlocks:
 
     def blocks(self) -> list[Block]:
         if self._blocks is None:
-            self._blocks = list(self._with_keys(None).values())
+            self._blocks = self.numbered(range(len(self)))
         return self._blocks
 
     def numbered(self, indices: Sequence[int]) -> list[Block]:
@@ -107,18 +107,6 @@ class FileBlocks:
     def _numbered(self, i: int, occurrence: int) -> Block:
         block = self.raw(i)
         return replace(block, occurrence=occurrence) if occurrence > 1 else block
-
-    def _with_keys(self, wanted: set[int] | None) -> dict[int, Block]:
-        """Every block (whose key is wanted: all when None), by index, numbered."""
-        import numpy as np
-
-        keys = self.keys()
-        if wanted is None:
-            indices: list[int] = list(range(len(keys)))
-        else:
-            indices = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.uint64, len(wanted)))).tolist()
-        occurrences = self.occurrences()
-        return {i: self._numbered(i, int(occurrences[i])) for i in indices}
 
     def occurrences(self) -> np.ndarray:
         """Each block's occurrence among the blocks of its content (1 for the first), computed
