@@ -67,7 +67,9 @@ def test_a_memory_with_metadata_nested_thousands_deep_leaves_the_store_readable(
 def test_notes_of_unreadable_values_never_mix_with_what_the_agent_stored(demo_path: Path, capsys) -> None:
     db = demo_path / "memory.db"
     with sqlite3.connect(db) as con:
-        first, second = [r[0] for r in con.execute("SELECT id FROM memories ORDER BY id LIMIT 2")]
+        first = con.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
+        second = con.execute("SELECT id FROM memories WHERE channel != '_global' AND id != ? ORDER BY id LIMIT 1",
+                             (first,)).fetchone()[0]  # a project memory: one promote can copy to _global
         con.execute("UPDATE memories SET metadata = ?, salience = 'high' WHERE id = ?",
                     ('{"unreadable_values": "none"}', first))
         con.execute("UPDATE memories SET metadata = ?, tags = ? WHERE id = ?",
