@@ -35,7 +35,7 @@ from .embeddings_queue import (
     checked_operations,
     well_formed,
 )
-from .hnsw import Graph, HnswHeader, HnswIndex, segment_stamp
+from .hnsw import Graph, HnswHeader, HnswIndex, read_settled, segment_stamp
 
 CHROMA_FILE = "chroma.sqlite3"
 DOCUMENT_KEY = "chroma:document"
@@ -558,7 +558,7 @@ class ChromaFiles:
         stamp = (segment_stamp(folder), col.space)
         cached = self._hnsw.get(col.vector_segment)
         if cached is None or cached[0] != stamp:
-            cached = self._hnsw[col.vector_segment] = (stamp, HnswIndex(folder, normalized=col.space == "cosine"))
+            cached = self._hnsw[col.vector_segment] = read_settled(folder, stamp, col.space == "cosine")
         return cached[1], self._applied(col.vector_segment)
 
     def graph(self, col: Collection) -> tuple[Graph | None, list[str | None], int]:
@@ -790,3 +790,4 @@ def _seq(value: Any) -> int:
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
+

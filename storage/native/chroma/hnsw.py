@@ -18,6 +18,7 @@ import io
 import pickle
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,3 +328,37 @@ def segment_stamp(folder: Path) -> tuple:
             continue
         out.append((st.st_mtime_ns, st.st_size, st.st_ino))
     return tuple(out)
+
+TORN_READ_PATIENCE = 2.0  # seconds a reader waits out another process rewriting an HNSW segment
+
+
+def read_settled(folder: Path, stamp: tuple, normalized: bool) -> tuple[tuple, HnswIndex]:
+    """The segment's index, read again while another process (chromadb persisting) is rewriting
+    its files: a read that failed or saw the files change under it is retried until they settle.
+    A damaged segment at rest fails at once."""
+    deadline = time.monotonic() + TORN_READ_PATIENCE
+    pause = 0.01
+    while True:
+        try:
+            index = HnswIndex(folder, normalized=normalized)
+            failure: UnreadableStoreError | None = None
+        except UnreadableStoreError as exc:
+            failure = exc
+        after = (segment_stamp(folder), stamp[1])
+        if after == stamp and (failure is None or not _recently_written(stamp[0])):
+            if failure is not None:
+                raise failure
+            return stamp, index
+        if time.monotonic() > deadline:
+            if failure is not None:
+                raise failure
+            return stamp, index  # under the stamp it was read after: the next read reads again
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+        stamp = after
+
+
+def _recently_written(files: tuple) -> bool:
+    """Whether a file of the segment changed within the last torn-read patience (a writer may be at it)."""
+    now = time.time_ns()
+    return any(f is not None and now - f[0] < TORN_READ_PATIENCE * 1e9 for f in files)

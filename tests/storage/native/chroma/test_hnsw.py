@@ -4,9 +4,12 @@ that would build anything but plain containers, and a header its files do not fi
 
 from __future__ import annotations
 
+import os
 import pickle
 import shutil
 import struct
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +119,34 @@ def test_an_index_map_that_would_run_code_is_refused(persisted: Path, tmp_path: 
     with pytest.raises(UnreadableStoreError, match="index map"):
         files.vectors(files.collections()[0])
     assert not marker.exists()
+
+
+def test_a_header_read_while_another_process_rewrites_it_is_read_again(persisted: Path, tmp_path: Path) -> None:
+    """chromadb persisting truncates header.bin, then writes it: a reader in between waits it out."""
+    path = tmp_path / "chroma"
+    shutil.copytree(persisted, path)
+    header = _segment(path) / "header.bin"
+    whole = header.read_bytes()
+    files = ChromaFiles(path)
+    header.write_bytes(b"")  # the writer has truncated it
+    rewrite = threading.Timer(0.3, header.write_bytes, (whole,))
+    rewrite.start()
+    try:
+        vectors = files.vectors(files.collections()[0])
+    finally:
+        rewrite.join()
+    assert len(vectors.ids) == N and vectors.matrix().shape == (N, DIM)
+
+
+def test_a_header_damaged_at_rest_fails_at_once(persisted: Path, tmp_path: Path) -> None:
+    path = tmp_path / "chroma"
+    shutil.copytree(persisted, path)
+    header = _segment(path) / "header.bin"
+    header.write_bytes(b"short")
+    old = time.time() - 60
+    os.utime(header, (old, old))
+    files = ChromaFiles(path)
+    started = time.monotonic()
+    with pytest.raises(UnreadableStoreError, match="is not an HNSW header"):
+        files.vectors(files.collections()[0])
+    assert time.monotonic() - started < 0.5
