@@ -28,9 +28,12 @@ class UsageError(StoreError):
     exit_code = EXIT_INPUT
 
 
-def open_store_of(args: argparse.Namespace, *, read_only: bool = False, writing: bool = False) -> MemoryStore:
+def open_store_of(
+    args: argparse.Namespace, *, read_only: bool = False, writing: bool = False, unfinished_ok: bool = False
+) -> MemoryStore:
     """The store args.path names; read-only when asked for, or for a command that only looks
-    (unless it is writing after all, as scratchpad --set)."""
+    (unless it is writing after all, as scratchpad --set). unfinished_ok: a read-only open of a
+    store a killed step left half-applied goes on (to report it) instead of refusing."""
     from mnemoscope.storage import open_store
 
     from .terminal_credentials import terminal_credentials
@@ -38,7 +41,7 @@ def open_store_of(args: argparse.Namespace, *, read_only: bool = False, writing:
     looking = getattr(args, "looks_only", False) and not writing
     store = open_store(
         args.path, read_only=read_only or args.read_only or looking,
-        credentials=terminal_credentials(args.password_stdin), vectors=args.vectors,
+        credentials=terminal_credentials(args.password_stdin), vectors=args.vectors, unfinished_ok=unfinished_ok,
     )
     mode = "read-only" if store.read_only else "for writing"
     log(f"opened {store.location} ({', '.join(kind.value for kind in store.kinds)}) {mode}")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads each 
         NothingToDoError,
         ReadOnlyError,
         StoreError,
+        UnfinishedStepError,
         UnreadableStoreError,
         UnsupportedError,
     )
@@ -61,6 +62,7 @@ _EXPORTS: dict[str, str] = {
             "NothingToDoError",
             "ReadOnlyError",
             "StoreError",
+            "UnfinishedStepError",
             "UnreadableStoreError",
             "UnsupportedError",
         ),
@@ -119,6 +121,7 @@ __all__ = [
     "StoreEvent",
     "StoreSettings",
     "Turn",
+    "UnfinishedStepError",
     "UnreadableStoreError",
     "UnsupportedError",
     "Upcoming",

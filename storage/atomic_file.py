@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from .errors import ConflictError
+from .step_lock import held_here
 
 try:
     import fcntl
@@ -72,7 +73,10 @@ def _fsync_dir(directory: Path) -> None:
 def folder_lock(folder: Path) -> Iterator[None]:
     """An advisory lock on a folder (flock on its descriptor: no lock file is left behind), taken by
     every Mnemoscope process writing files there; tools that do not take it are caught by rewrite()'s
-    re-checks instead."""
+    re-checks instead. Within a step, the store's step lock (step_lock.py) is that flock already."""
+    if held_here(folder):
+        yield
+        return
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -58,6 +58,7 @@ from .source import (
     prepare_writes,
     writer_runs,
 )
+from .step_lock import step_lock
 from .store import MemoryStore, StoreEvent
 from .timeutil import to_iso, utcnow
 
@@ -471,10 +472,11 @@ class Curator:
         if at_once is not None:
             seq, applied = at_once
         else:
-            self._prepare(changes)
-            seq = journal.begin(verb, list(entry.targets), changes, **step)
-            applied = self._apply_or_fail(seq, changes)
-            journal.finish(seq, [], state=LOG, replayed=replayed(applied))
+            with step_lock(self.store.root, label=self.store.location):  # (recovery.py)
+                self._prepare(changes)
+                seq = journal.begin(verb, list(entry.targets), changes, **step)
+                applied = self._apply_or_fail(seq, changes)
+                journal.finish(seq, [], state=LOG, replayed=replayed(applied))
         self._changed(list(entry.targets), applied)
         return Outcome(verb, seq, list(entry.targets), details=details)
 
@@ -687,13 +689,14 @@ class Curator:
         if at_once is not None:
             seq, applied = at_once
         else:
-            self._prepare(changes)
-            seq = journal.begin(operation, targets, changes, **step)
-            applied = self._apply_or_fail(seq, changes)
-            if purged is not None:
-                records = {*targets, *(c.record for c in applied)}
-                purge = Purge(seq, records, {t for t in purged if t}, self._gone)
-            journal.finish(seq, applied, purge=purge)
+            with step_lock(self.store.root, label=self.store.location):  # (recovery.py)
+                self._prepare(changes)
+                seq = journal.begin(operation, targets, changes, **step)
+                applied = self._apply_or_fail(seq, changes)
+                if purged is not None:
+                    records = {*targets, *(c.record for c in applied)}
+                    purge = Purge(seq, records, {t for t in purged if t}, self._gone)
+                journal.finish(seq, applied, purge=purge)
         self._changed(targets, applied)
         notes = list(dict.fromkeys(n for p in planned for n in p.plan.notes))
         if purge is not None:

@@ -55,6 +55,10 @@ class LockedError(StoreFileError):
     """Another program held the database locked for longer than the busy timeout."""
 
 
+class UnfinishedStepError(StoreFileError):
+    """A read-only open found a step a killed process left half-applied; a writable open undoes it."""
+
+
 class NotFoundError(StoreError):
     """No memory (or session, entity...) with that id."""
 

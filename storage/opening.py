@@ -26,6 +26,7 @@ import dataclasses
 import errno
 import os
 import re
+import shutil
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -51,6 +52,7 @@ from .extras import MissingExtraError
 from .formats.registry import FormatMatch, detect_formats
 from .journal.log import Journal
 from .model import Kind
+from .recovery import refuse_unfinished
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import Source, StoreParts
 from .store import MemoryStore
@@ -105,13 +107,29 @@ _NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # where Pa
 
 
 def open_store(
-    path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None
+    path: str | Path, *, read_only: bool = False, credentials: Credentials | None = None, vectors: str | None = None,
+    unfinished_ok: bool = False,
 ) -> MemoryStore:
     """Open whatever memory a file or folder holds, or a server a URL names (open_location below).
     Raises UnreadableStoreError.
-    read_only: nothing is written, not even recovery of an interrupted step; every write is refused.
-    credentials: where a server's password comes from (the keyring alone by default; the CLI and
-    the app ask a person). vectors: a Chroma server URL to hold the vectors of the native store."""
+    read_only: nothing is written, not even recovery of an interrupted step; every write is refused,
+    and a store a killed step left half-applied is refused (UnfinishedStepError) unless
+    unfinished_ok (to report it: info, check). credentials: where a server's password comes from
+    (the keyring alone by default; the CLI and the app ask a person). vectors: a Chroma server URL
+    to hold the vectors of the native store."""
+    store = _open_store(path, read_only=read_only, credentials=credentials, vectors=vectors)
+    if store.read_only and not unfinished_ok:
+        try:
+            refuse_unfinished(store)
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+def _open_store(
+    path: str | Path, *, read_only: bool, credentials: Credentials | None, vectors: str | None
+) -> MemoryStore:
     if (isinstance(path, str) and "://" in path) or vectors:
         return built(open_location(path, vectors, read_only=read_only, credentials=credentials))
     path = path if isinstance(path, Path) and not os.fspath(path).startswith("~") else Path(path).expanduser()
@@ -243,6 +261,7 @@ def create_workspace(
         return store
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
+    finish_creation(root)
     if any(root.iterdir()) and (detect(root) or detect_formats(root)):
         raise StoreError(f"{root} already holds a memory store; not overwriting it.")
     from .native.chroma.local import ChromaSource
@@ -250,14 +269,38 @@ def create_workspace(
     from .native.workspace import NativeWorkspace
 
     embedder = embedder or default_embedder()
-    db = SqliteSource.open(root / DB_NAME, create=True)
-    chroma = ChromaSource.create(root / VECTORS_DIR, embedder)
-    store = built(StoreParts(root, [NativeWorkspace(root, db, chroma)], Journal.in_database(lambda: db.engine, db.db_path, db.reading, home=db)))
-    store.save_settings(StoreSettings(
-        embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
-        embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
-    ))
-    return store
+    # Made whole in a hidden folder, then moved in (memory.db last): a creation killed half-way
+    # leaves no half-made store, only that folder, which the next creation or open finishes or drops.
+    staging = root / CREATING_DIR
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    db = SqliteSource.open(staging / DB_NAME, create=True)
+    chroma = ChromaSource.create(staging / VECTORS_DIR, embedder)
+    with built(StoreParts(staging, [NativeWorkspace(staging, db, chroma)],
+                          Journal.in_database(lambda: db.engine, db.db_path, db.reading, home=db))) as store:
+        store.save_settings(StoreSettings(
+            embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
+            embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
+        ))
+    for name in (VECTORS_DIR, DB_NAME):  # (closed: memory.db has no -wal left to carry)
+        os.rename(staging / name, root / name)
+    shutil.rmtree(staging)
+    return open_store(root)
+
+
+CREATING_DIR = ".mnemoscope-new"
+
+
+def finish_creation(root: Path) -> None:
+    """A workspace creation killed after moving its vectors in finishes moving memory.db in;
+    one killed earlier is dropped (its folder held nothing else)."""
+    staging = root / CREATING_DIR
+    if not os.path.isdir(staging):
+        return
+    if os.path.isdir(root / VECTORS_DIR) and not os.path.lexists(root / DB_NAME) \
+            and os.path.isfile(staging / DB_NAME) and not os.path.lexists(staging / f"{DB_NAME}-wal"):
+        os.rename(staging / DB_NAME, root / DB_NAME)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 # What a path holds: the native kinds, the formats, the stores further down.

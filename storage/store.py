@@ -21,31 +21,28 @@ from .consistency_report import ConsistencyChecks, Progress, Report
 from .embedders.base import Embedder, RecordedEmbedder, check_match, recorded_embedders
 from .embedders.choice import make_embedder
 from .errors import (
-    ConflictError,
     NotFoundError,
     NothingToDoError,
     ReadOnlyError,
-    StoreError,
     UnsupportedError,
 )
 from .extras import UnreadPart
 from .journal.baseline import RECORD_PREFIX as BASELINE_RECORD_PREFIX
 from .journal.baseline import BaselineRecords
-from .journal.log import INTERRUPTED, Journal
+from .journal.log import Journal
 from .model import AuditEntry, Entity, Kind, Memory, Relation, ScratchEntry, Session, Status, Turn
 from .query import MemoryQuery
+from .recovery import pending_notes, recover_interrupted
 from .retention import Upcoming, gathered, keeps_rule
 from .salience import SalienceModel
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
     Capabilities,
-    Change,
     HistorySource,
     Source,
     counts_by_columns,
     merged_page,
     revisions_of,
-    same_content,
     summed,
 )
 
@@ -99,7 +96,7 @@ class MemoryStore:
         self._listeners: list[Listener] = []
         self._token = ""
         if not read_only:
-            self.recovered = self._recover_interrupted()
+            self.recovered = recover_interrupted(self)
 
     @functools.cached_property
     def findings_baseline(self) -> BaselineRecords:
@@ -114,7 +111,7 @@ class MemoryStore:
     @functools.cached_property
     def recovered(self) -> list[str]:
         """What opening did about steps a killed process never finished (read-only: would do)."""
-        return self._pending_untouched()
+        return pending_notes(self)
 
     def close(self) -> None:
         for source in self._sources:
@@ -154,49 +151,6 @@ class MemoryStore:
     def require_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"{self.location} was opened read-only; nothing was written.")
-
-    def _pending_untouched(self) -> list[str]:
-        return [
-            f"Step #{entry.seq} ({entry.operation}) was interrupted; open the store without "
-            "read-only to put its copies back in agreement."
-            for entry in self._journal.pending()
-        ]
-
-    def _recover_interrupted(self) -> list[str]:
-        """Undo what a step that never finished (the process was killed) had written, so every
-        copy agrees again. Each step's intent is in the journal before any store is touched."""
-        notes = []
-        for entry in self._journal.pending():
-            stuck = [c.record for c in reversed(self._journal.changes(entry.seq)) if not self._put_back(c)]
-            if stuck:
-                notes.append(
-                    f"Step #{entry.seq} ({entry.operation}) was interrupted and could not be fully undone: "
-                    f"{', '.join(stuck)} changed since; check them."
-                )
-                continue
-            self._journal.set_state(entry.seq, INTERRUPTED)
-            notes.append(f"Step #{entry.seq} ({entry.operation}) was interrupted; what it had written was undone.")
-        if notes:
-            self.refresh_copies()
-        return notes
-
-    def _put_back(self, change: Change) -> bool:
-        """One change of an unfinished step back to its before state; False if someone else changed it."""
-        try:
-            source = self.source_for(change.record)
-            current = source.read_record(change.record)
-            if change.after is None:
-                if current is None:
-                    source.write_record(change.record, None, change.before)
-                    return True
-                return same_content(current, change.before)
-            try:
-                source.write_record(change.record, change.after, change.before)
-            except ConflictError:  # never written, or written over since
-                return same_content(current, change.before)
-            return True
-        except StoreError:
-            return False
 
     def refresh_copies(self) -> None:
         if self._workspace is not None:

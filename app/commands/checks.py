@@ -64,7 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     repairing = bool(args.repair or args.repair_all)
     try:
-        with open_store_of(args, read_only=not repairing) as store:
+        with open_store_of(args, read_only=not repairing, unfinished_ok=True) as store:
             report = check(store, progress=Progress("check"))
             data: dict[str, Any] = {"found": report.to_dict(), "repair": None}
             if repairing and not report.clean:

@@ -19,4 +19,15 @@ def check(store: MemoryStore, *, embedder: Embedder | None = None, progress: Pro
     """Compare every copy of every memory of store. embedder: what recomputes vectors to find
     stale ones (default: the store's own, if one runs here; without one, only vectors marked
     stale are found). progress(done, total) ticks as rows are read and ends at its total."""
-    return store.consistency_checks(embedder=embedder, progress=progress)
+    from ..consistency_report import Finding, Report
+    from ..recovery import unfinished_steps
+
+    report = Report()
+    for entry in unfinished_steps(store):  # first: the copies' findings may show what it half did
+        targets = ", ".join(entry.targets[:5]) + (" …" if len(entry.targets) > 5 else "")
+        report.add(Finding("unfinished-step", f"step #{entry.seq}",
+                           f"{entry.operation} of {targets}, started {entry.at:%Y-%m-%d %H:%M:%S}, never finished"))
+    found = store.consistency_checks(embedder=embedder, progress=progress)
+    report.location = found.location
+    report.merge(found)
+    return report

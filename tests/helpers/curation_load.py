@@ -55,11 +55,58 @@ def _step(store: Any, curator: Curator, op: str, rng: random.Random) -> None:
         curator.reinforce(ids)
 
 
+def read_only_before_recovery(root: str) -> str | None:
+    """What read-only commands make of the store the kill left, before any writable open: with a
+    step pending, `ls` and `show` refuse (exit 2, one line naming it) and `check` exits 1 naming
+    it; with none, `check` finds the copies in agreement. None when so, else what was wrong. No
+    file but SQLite's -shm may change."""
+    import contextlib
+    import io
+    import sqlite3
+
+    from mnemoscope.app.cli import main
+
+    uri = (Path(root) / "memory.db").as_uri() + "?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
+        pending = [seq for (seq,) in con.execute("SELECT seq FROM audit WHERE state = 'pending'")]
+        [memory_id] = con.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()
+    before = _hashes(Path(root))
+
+    def command(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    wrong = []
+    for argv in (("ls", root, "--read-only"), ("show", root, memory_id, "--read-only")):
+        code, _out, err = command(*argv)
+        refused = code == 2 and len(err.strip().splitlines()) == 1 and f"step #{pending[0]} (" in err if pending else None
+        if (pending and not refused) or (not pending and code != 0):
+            wrong.append(f"{argv[0]}: exit {code} {err.strip()[:300]}")
+    code, out, err = command("check", root)
+    if pending and not (code == 1 and f"step #{pending[0]}" in out):
+        wrong.append(f"check with step #{pending[0]} pending: exit {code} {(out + err).strip()[:400]}")
+    if not pending and code != 0:
+        wrong.append(f"check with no step pending: exit {code} {(out + err).strip()[:400]}")
+    if _hashes(Path(root)) != before:
+        wrong.append("a read-only command changed a file")
+    return "; ".join(wrong) or None
+
+
+def _hashes(root: Path) -> dict[str, bytes]:
+    import hashlib
+
+    return {str(p): hashlib.sha256(p.read_bytes()).digest() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.endswith("-shm")}
+
+
 def check_after_kill(root: str, initial: dict[str, Any], results: Any) -> None:
-    """Reopen (recovery runs), then undo every step the journal holds: the store must come back
-    to exactly what it was before the curator started. A torn step, or a step missing from the
-    journal, makes that impossible."""
+    """Read-only commands first (read_only_before_recovery), then reopen (recovery runs) and undo
+    every step the journal holds: the store must come back to exactly what it was before the
+    curator started. A torn step, or a step missing from the journal, makes that impossible."""
     try:
+        seen = read_only_before_recovery(root)
         with open_store(root) as store:
             recovered = list(store.recovered)
             curator = Curator(store)
@@ -72,10 +119,10 @@ def check_after_kill(root: str, initial: dict[str, Any], results: Any) -> None:
             while store._journal.next_to_redo() is not None:
                 curator.redo()
                 redone += 1
-        results.put({"ok": same, "undone": steps, "redone": redone, "recovered": recovered})
+        results.put({"ok": same and seen is None, "undone": steps, "redone": redone, "recovered": recovered,
+                     "read_only": seen})
     except BaseException as exc:  # reported, not raised: the parent counts it as a torn state
         results.put({"ok": False, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
-
 
 
 def agent_writes(

@@ -187,7 +187,7 @@ class SqliteSource(NativeDb):
             if read_only:
                 _check_read_only_version(db_path, stored)
                 return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                           real_path=real, reader=reader)
+                           real_path=real, reader=reader, finished=finished is True)
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
                            not_null=not_null, real_path=real, intact=file_key(look), reader=reader,
@@ -448,7 +448,7 @@ def _peek_tables(
             stored = None
             if found.get("meta", ("", frozenset()))[1] >= {"key", "value"}:
                 # A journal's unfinished steps asked in the same statement: every open asks them next.
-                asks = not read_only and "state" in found.get("audit", ("", frozenset()))[1]
+                asks = "state" in found.get("audit", ("", frozenset()))[1]
                 stored, pending = con.execute(_VERSION_AND_PENDING if asks else _VERSION).fetchone()
                 finished = None if pending is None else not pending
             checked = _CHECKED.get(id(found))
