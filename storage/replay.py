@@ -55,13 +55,30 @@ def with_counters_of(target: Snapshot | None, current: Snapshot) -> Snapshot | N
     return out
 
 
+def with_counter_moves(target: Snapshot, expected: Snapshot, current: Snapshot) -> Snapshot:
+    """target for a step that moved the counters itself (a reinforce, or its undo) replayed over an
+    agent that moved them since: the access count moved by the step's own difference from where
+    the agent left it, the last access the agent's where it moved, else the step's."""
+    out = copy.deepcopy(target)
+    for level, aim, was, now in zip(_levels(out), _counter_values(target), _counter_values(expected),
+                                    _counter_values(current), strict=False):
+        for key, value in now.items():
+            if key != "access_count":
+                level[key] = aim.get(key) if value == was.get(key) else value
+            elif all(isinstance(v, int) and not isinstance(v, bool) for v in (value, aim.get(key), was.get(key))):
+                level[key] = max(0, value + aim[key] - was[key])
+            else:
+                level[key] = value
+    return out
+
+
 def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Change] | None:
     """changes rebased onto each record as it is now where only the agent's counters moved since
-    (their targets keep those counters); None where any record changed otherwise (a real
-    conflict), where the step itself set the counters (a reinforce: undoing it over the agent's
-    is no undo), where one the agent used would be removed, or where none moved at all. A record
-    that keeps no counters (a markdown block, found by its text) goes as it is: its own writer
-    judges it."""
+    (their targets keep those counters; a step that moved them itself, a reinforce, moves them by
+    its own difference again: with_counter_moves); None where any record changed otherwise (a
+    real conflict), where one the agent used would be removed, or where none moved at all. A
+    record that keeps no counters (a markdown block, found by its text) goes as it is: its own
+    writer judges it."""
     out: list[Change] = []
     rebased = False
     for change in changes:
@@ -72,11 +89,12 @@ def past_agent_counters(changes: Sequence[Change], writer_for: Any) -> list[Chan
         current = writer.read_record(change.record)
         if same_record(current, change.before):
             out.append(change)
-        elif (change.after is not None and change.before is not None
-              and _counter_values(change.before) == _counter_values(change.after)
-              and only_counters_moved(current, change.before)):
+        elif change.after is not None and change.before is not None and only_counters_moved(current, change.before):
             assert current is not None
-            out.append(Change(change.record, current, with_counters_of(change.after, current), writer))
+            target = (with_counters_of(change.after, current)
+                      if _counter_values(change.before) == _counter_values(change.after)
+                      else with_counter_moves(change.after, change.before, current))
+            out.append(Change(change.record, current, target, writer))
             rebased = True
         else:
             return None

@@ -67,3 +67,29 @@ def test_a_record_the_step_would_remove_is_not_rebased_past_the_agents_use_of_it
         now = store.writer_for(memory_id).read_record(memory_id)
         earlier = {**now, "access_count": (now["access_count"] or 0) + 1}
         assert past_agent_counters([Change(memory_id, earlier, None)], store.writer_for) is None
+
+
+def test_a_reinforce_undone_after_the_agent_used_the_memory_takes_back_its_own_bump_only(demo_path: Path) -> None:
+    """The person's reinforce counted one access; the agent then counted 5 of its own. Undo takes
+    back the person's one and keeps the agent's 5 and its newer last access; redo counts it again."""
+    import sqlite3
+
+    from mnemoscope.storage import Curator
+
+    memory_id = sql_rows(demo_path, "SELECT id FROM memories WHERE status = 'active' ORDER BY id LIMIT 1")[0][0]
+    with open_store(demo_path) as store:
+        start = store.get(memory_id).access_count or 0
+        Curator(store).reinforce([memory_id])
+        assert store.get(memory_id).access_count == start + 1
+    con = sqlite3.connect(demo_path / "memory.db")
+    for _ in range(5):
+        con.execute("UPDATE memories SET access_count = access_count + 1, last_accessed = "
+                    "'2099-01-01T00:00:00+00:00' WHERE id = ?", (memory_id,))
+    con.commit()
+    con.close()
+    with open_store(demo_path) as store:
+        Curator(store).undo()
+        undone = store.get(memory_id)
+        assert undone.access_count == start + 5 and undone.last_accessed.year == 2099
+        Curator(store).redo()
+        assert store.get(memory_id).access_count == start + 6
