@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
@@ -15,7 +16,7 @@ from .errors import StoreError, UnsupportedError
 from .formats import mnemoscope_export
 from .lazy_page import LazyPage
 from .model import OPTIONAL_FIELDS, Layer, Memory
-from .opening import create_workspace, detect, open_store
+from .opening import create_workspace, detect, finish_creation, open_store
 from .query import MemoryQuery, Order
 from .store import MemoryStore
 
@@ -223,6 +224,8 @@ def _resolved(target: Path | str) -> Path | str:
 
 
 def _open_destination(dest: Path) -> MemoryStore:
+    if dest.is_dir():
+        finish_creation(dest)  # (a run killed while it created dest)
     if dest.exists() and detect(dest):
         target = open_store(dest)
         if not target.has_memory_db:
@@ -312,11 +315,12 @@ def _row(sqlite: Any, memory: Memory, key: str, origin: str, keep_id: bool, vect
     not_kept = [name for name in OPTIONAL_FIELDS if getattr(memory, name) is None]
     if not_kept:  # memory.db starts them as it starts a new memory's, and says they were not the source's
         metadata[FIELDS_NOT_KEPT] = not_kept
-    # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one.
+    # Only memory.db memories keep their id; other tools' ids (lg:…, oai:…) get a native one, the
+    # same at every run (a re-run of a killed import finds the vectors the killed run added).
     native_id = was_row and keep_id
     return sqlite.memory_row(
         memory.content,
-        memory_id=memory.id if native_id else None,
+        memory_id=memory.id if native_id else f"m-{hashlib.sha256(key.encode()).hexdigest()[:12]}",
         layer=memory.layer,
         channel=memory.channel,
         created_at=memory.created_at,

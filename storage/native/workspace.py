@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..embedders.base import Embedder
-from ..errors import NotFoundError, UnsupportedError
+from ..errors import NotFoundError, StoreFileError, UnreadableStoreError, UnsupportedError
 from ..model import Entity, Kind, Memory, Relation, ScratchEntry, Session, Turn
 from ..query import MemoryQuery
 from ..salience import PromotionThresholds
@@ -59,6 +59,7 @@ from .chroma.records import (
 )
 from .markdown.blocks import Block
 from .markdown.files import MEMORY_FILE, daily_date, inside
+from .workspace_vectors import VECTORS_DIR, WorkspaceVectors, unreadable_folder
 
 if TYPE_CHECKING:  # memory.db's reader loads SQLAlchemy, Chroma's chromadb, markdown's markdown-it: each only where its part is
     from ..consistency_report import Progress, Report
@@ -79,13 +80,22 @@ class NativeWorkspace:
         self,
         root: Path,
         db: NativeDb | None = None,
-        vectors: ChromaSource | None = None,
+        vectors: ChromaSource | WorkspaceVectors | None = None,
         markdown: MarkdownSource | None = None,
     ) -> None:
         self.root = root if isinstance(root, Path) else Path(root)
         self.db = db
+        # vectors/ costs its own copies only when it cannot be read (workspace_vectors.py): one
+        # open_store found no Chroma directory in (a file, a folder it cannot list) is named too.
+        if vectors is None and (db is not None or markdown is not None):
+            fault = unreadable_folder(self.root)
+            vectors = WorkspaceVectors.unreadable(self.root / VECTORS_DIR, fault) if fault else None
+        elif vectors is not None and not isinstance(vectors, WorkspaceVectors):
+            vectors = WorkspaceVectors(vectors.root, vectors)
         self.vectors = vectors
         self.markdown = markdown
+        if vectors is not None and vectors.fault and db is None and (markdown is None or not markdown.files()):
+            raise UnreadableStoreError(vectors.fault)  # nothing else to read: the folder's own message
         self.parts: list[Any] = [p for p in (db, vectors, markdown) if p is not None]
         self.kind = self.parts[0].kind
         if vectors is not None:
@@ -227,6 +237,9 @@ class NativeWorkspace:
         vector = self._vector_copy(memory_id)
         if vector is not None:
             out.append({"kind": "chroma", "record": vector[0], "state": row["vector_state"]})
+        elif (fault := self._unreadable_vector_copy(row)) is not None:
+            out.append({"kind": "chroma", "record": record_id_for(NATIVE_COLLECTION, memory_id), "state": "unreadable",
+                        "reason": fault})
         if row.get("md_file"):
             unreadable = (self.markdown.unreadable().get(posixpath.normpath(row["md_file"]))
                           if self.markdown is not None else None)
@@ -247,6 +260,22 @@ class NativeWorkspace:
         rid = record_id_for(NATIVE_COLLECTION, memory_id)
         snap = self.vectors.read_record(rid)
         return (rid, snap) if snap is not None else None
+
+    def _unreadable_vector_copy(self, row: Snapshot) -> str | None:
+        """Why the row's vector copy cannot be read, when it has one (its vector_state says so) and
+        vectors/ cannot be read; else None."""
+        if self.vectors is None or not self.vectors.fault or row.get("vector_state") in (None, "none"):
+            return None
+        return str(self.vectors.fault)
+
+    def _writable_vector_copy(self, memory_id: str, row: Snapshot) -> tuple[str, Snapshot] | None:
+        """The row's vector copy to plan a change to; StoreFileError, before anything is written,
+        when it has one that cannot be read (a step would leave it out of step with the row)."""
+        vector = self._vector_copy(memory_id)
+        if vector is None and (fault := self._unreadable_vector_copy(row)) is not None:
+            raise StoreFileError(f"{memory_id} has a vector copy in {VECTORS_DIR}/, which cannot be read now "
+                                 f"({fault.rstrip('.')}); nothing was written.")
+        return vector
 
     def _markdown_copy(self, row: Snapshot) -> Block | None:
         """The row's block in the file its md_file names; none when that file is outside the workspace
@@ -328,7 +357,7 @@ class NativeWorkspace:
         # the memory's row as planned from; a promotion leaves it as it is and plans its copy
         row = next((c.before for c in plan.changes if c.record == memory_id), None) or self.db.read_record(memory_id)
         assert row is not None
-        vector = self._vector_copy(memory_id)
+        vector = self._writable_vector_copy(memory_id, row)
         block = self._markdown_copy(row)
         own: Any = plan.changes[0]  # this memory's row change (a promotion's: the copy's)
         if operation == EDIT:
@@ -446,7 +475,7 @@ class NativeWorkspace:
         embedder runs here (else the row says it has none)."""
         if self.db is None:
             raise NotFoundError(f"{self.root} has no memory.db to add memories to.")
-        mirror = self.vectors is not None and embedder is not None
+        mirror = self.vectors is not None and not self.vectors.fault and embedder is not None  # else none, said so
         row = self.db.memory_row(content, **{**fields, "vector_state": "fresh" if mirror else "none"})
         self.db.insert_memory_rows([row])
         if mirror:
@@ -457,10 +486,11 @@ class NativeWorkspace:
         return str(row["id"])
 
     def add_memory_rows(self, rows: Sequence[dict[str, Any]], embedder: Embedder | None) -> None:
-        """Bulk insert of memory_row() rows (import, demo), with their vector copies."""
+        """Bulk insert of memory_row() rows (import, demo), with their vector copies: the vectors
+        first, so that a process killed in between leaves no row without its vector (a re-run of
+        an import adds the rows, whose ids it derives from its keys, and finds their vectors there)."""
         if self.db is None:
             raise NotFoundError(f"{self.root} has no memory.db to add memories to.")
-        self.db.insert_memory_rows(rows)
         if rows and self.vectors is not None and embedder is not None:
             self.vectors.add_records(
                 NATIVE_COLLECTION,
@@ -469,6 +499,7 @@ class NativeWorkspace:
                 [memory_metadata(r) for r in rows],
                 embedder.embed([r["content"] for r in rows]),
             )
+        self.db.insert_memory_rows(rows)
         self.refresh_copies()
 
     # -- sessions, scratchpad, graph ------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...atomic_file import atomic_write_bytes
 from ...errors import StoreError, StoreFileError, UnreadableStoreError
-from ...sqlite_files import is_sqlite_file
+from ...sqlite_files import is_sqlite_file, sqlite_error
 from .files import ChromaFiles
 
 
@@ -177,6 +177,8 @@ def checked_files(files: ChromaFiles) -> ChromaFiles:
         missing = {"collections", "segments", "embeddings", "embedding_metadata"} - files.tables()
         migration_versions(files)
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":  # (a writer killed mid-write)
+            raise sqlite_error(files.db, exc) from None
         raise UnreadableStoreError(f"{files.db} is not a readable Chroma database ({exc}).") from None
     if missing:
         raise UnreadableStoreError(f"{files.db} is not a Chroma database (no {', '.join(sorted(missing))} table).")

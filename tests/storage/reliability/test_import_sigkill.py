@@ -73,3 +73,47 @@ def test_a_killed_import_leaves_whole_batches_and_a_rerun_finishes_it(tmp_path: 
             assert store.count(ALL_STATUSES) == TOTAL
             assert store.count(MemoryQuery(statuses=(), contains="fact 1234 about")) == 1
     assert killed_midway  # the kills came while the import was writing
+
+
+IMPORT_KILLS = int(os.environ.get("MNEMOSCOPE_IMPORT_KILLS", "4"))  # the contract's size: 100
+
+
+def test_an_import_into_a_new_folder_killed_anywhere_opens_or_resumes(tmp_path: Path) -> None:
+    """Killed at any moment, from creating the workspace (memory.db, vectors/, settings) to its
+    last batch: the destination is either not made yet or opens, and a re-run finishes it with
+    every memory once and each with its vector (check finds nothing)."""
+    src = tmp_path / "source"
+    source = SqliteSource.open(src / "memory.db", create=True)
+    total = 2 * IMPORT_BATCH + 77
+    source.insert_memory_rows([source.memory_row(f"note {i} on the resume test", channel=("a", "b")[i % 2])
+                               for i in range(total)])
+    source.close()
+    env = {**os.environ, "MNEMOSCOPE_HOME": str(tmp_path / "home")}
+    started = time.monotonic()
+    subprocess.run([EXE, "import", str(src), str(tmp_path / "timed")], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    whole = time.monotonic() - started
+    rng = random.Random(100)
+    unmade, rolled_back, resumed = 0, 0, 0
+    for trial in range(IMPORT_KILLS):
+        dest = tmp_path / f"dest-{trial}"
+        importer = subprocess.Popen([EXE, "import", str(src), str(dest)], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, whole))
+        importer.send_signal(signal.SIGKILL)
+        importer.wait()
+        info = subprocess.run([EXE, "info", str(dest)], env=env, capture_output=True, text=True)
+        if info.returncode != 0:  # one line: nothing made yet, or a write killed half-way that a writer rolls back
+            assert info.returncode == 2 and len(info.stderr.strip().splitlines()) == 1, info.stderr
+            assert not (dest / "memory.db").exists() or "never finished" in info.stderr, info.stderr
+            unmade += not (dest / "memory.db").exists()
+            rolled_back += (dest / "memory.db").exists()
+        again = import_store(src, dest)
+        resumed += again.already_present > 0
+        assert again.imported + again.already_present == total
+        with open_store(dest) as store:
+            assert store.count(ALL_STATUSES) == total
+        check = subprocess.run([EXE, "check", str(dest)], env=env, capture_output=True, text=True)
+        assert check.returncode == 0, (trial, check.stdout, check.stderr)
+    print(f"\nreliability: {IMPORT_KILLS} imports killed, {unmade} before a store was made, {rolled_back} "
+          f"read-only refusals of a write to roll back, {resumed} resumed by a re-run, 0 destinations lost")
