@@ -122,3 +122,68 @@ def test_exporting_a_daily_log_is_linear_in_its_bullets(kind: str, tmp_path: Pat
         absolute = record(Row("markdown", f"export of a daily log of {kind} bullets, absolute", big, times[big],
                               f"the {TARGET_S:g} s target", TARGET_S, 1.0))
         assert absolute.holds, f"{times[big]:.2f} s > {TARGET_S} s"
+
+
+LS_SEARCH_LIMIT = 10.0  # an open that parses every bullet into blocks, against a bare line loop
+LS_SEARCH_GUARD = 20.0
+LS_BASELINE = "python: read lines, count bullets, keep the first 50"
+SEARCH_BASELINE = "python: read lines, keep those holding the words, first 10"
+WORDS = {"identical": "same note", "distinct": "topic 42"}
+
+
+def _ls(ws: Path) -> None:
+    from mnemoscope.storage.opening import open_store
+    from mnemoscope.storage.query import MemoryQuery
+
+    with open_store(ws, read_only=True) as store:
+        assert len(store.page(MemoryQuery(), limit=50)) == 50 and store.count() > 50
+
+
+def _search(ws: Path, words: str) -> None:
+    from mnemoscope.storage.opening import open_store
+    from mnemoscope.storage.views.search import search
+
+    with open_store(ws, read_only=True) as store:
+        assert search(store, words, mode="keyword", k=10).hits
+
+
+def _hand_ls(path: Path) -> None:
+    first, count = [], 0
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith("- "):
+                count += 1
+                if len(first) < 50:
+                    first.append(line[2:].rstrip("\n"))
+
+
+def _hand_search(path: Path, words: str) -> None:
+    wanted = words.lower().split()
+    with path.open(encoding="utf-8") as lines:
+        found = [line for line in lines if line.startswith("- ") and all(w in line.lower() for w in wanted)]
+    assert found[:10]
+
+
+@pytest.mark.parametrize("kind", ["identical", "distinct"])
+@pytest.mark.parametrize("command", ["ls", "search"])
+def test_ls_and_search_of_a_daily_log_are_linear_in_its_bullets(command: str, kind: str) -> None:
+    small, big = sizes(full=[10_000, 100_000], ci=[5_000, 25_000])
+    run = (lambda ws: _ls(ws)) if command == "ls" else (lambda ws: _search(ws, WORDS[kind]))
+    times = {}
+    for bullets in (small, big):
+        ws = cached_store(f"daily-log-{kind}", bullets, 1, _daily_log(kind))
+        times[bullets] = median_s(lambda ws=ws: run(ws), repeat=3)
+    path = ws / "memory" / "2026-01-01.md"
+    hand = (lambda: _hand_ls(path)) if command == "ls" else (lambda: _hand_search(path, WORDS[kind]))
+    baseline = median_s(hand, repeat=3)
+    what = "ls (first page and count)" if command == "ls" else f"keyword search for {WORDS[kind]!r}"
+    linear = record(Row("markdown", f"{what} of a daily log of {kind} bullets, against the smaller one scaled",
+                        big, times[big], f"{label(small)} x{big // small}", times[small] * big / small, LINEAR_LIMIT))
+    assert linear.bounded, f"x{linear.ratio:.2f}: {command} grows faster than the bullets"
+    against = record(Row("markdown", f"{what} of a daily log of {kind} bullets", big, times[big],
+                         LS_BASELINE if command == "ls" else SEARCH_BASELINE, baseline, LS_SEARCH_LIMIT, LS_SEARCH_GUARD))
+    assert against.bounded, f"x{against.ratio:.1f} of the bare loop"
+    if big >= 100_000:
+        absolute = record(Row("markdown", f"{what} of a daily log of {kind} bullets, absolute", big, times[big],
+                              f"the {TARGET_S:g} s target", TARGET_S, 1.0))
+        assert absolute.holds, f"{times[big]:.2f} s > {TARGET_S} s"

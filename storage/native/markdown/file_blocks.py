@@ -207,18 +207,26 @@ class FileBlocks:
         chosen = np.flatnonzero(np.isin(keys, np.fromiter(best, np.uint64, len(best))))
         if among is not None:
             chosen = chosen[np.isin(chosen, np.asarray(among))]
+        chosen = self._k_per_content(chosen, k, descending)
+        return [self._numbered(i, int(occurrences[i])) for i in chosen.tolist()]
+
+    def _k_per_content(self, chosen: np.ndarray, k: int, descending: bool) -> np.ndarray:
+        """chosen (indices) with many repeats of one content cut to the k with the best ids."""
+        import numpy as np
+
+        keys, occurrences = self.keys(), self.occurrences()
         values, counts = np.unique(keys[chosen], return_counts=True)
-        for key in values[counts > k]:  # many repeats of one content: only the k with the best ids
+        for key in values[counts > k]:
             same = chosen[keys[chosen] == key]
             order = _id_order(occurrences[same])
             kept = same[np.argpartition(-order if descending else order, k - 1)[:k]]
             chosen = np.union1d(chosen[keys[chosen] != key], kept)
-        return [self._numbered(i, int(occurrences[i])) for i in chosen.tolist()]
+        return chosen
 
     def best(self, scored: list[tuple[int, int]], k: int) -> list[Block]:
         """A few of the (score, index) blocks that include the k best, highest score first and
         then lowest id: every block scored above the k-th score, and those at it whose key is
-        one of the lowest keys there (repeats of one content come in whole)."""
+        one of the lowest keys there (of many repeats of one content, the k with the lowest ids)."""
         import numpy as np
 
         if k <= 0:
@@ -231,7 +239,8 @@ class FileBlocks:
         tied_keys = self.keys()[tied]
         lowest = _extremes(tied_keys, k - len(above), largest=False)
         kept = np.isin(tied_keys, np.fromiter(lowest, np.uint64, len(lowest))).tolist()
-        return self.numbered(sorted(above + list(itertools.compress(tied, kept))))
+        at_bound = self._k_per_content(np.asarray(list(itertools.compress(tied, kept)), dtype=np.int64), k, False)
+        return self.numbered(sorted(above + at_bound.tolist()))
 
     def hidden(self, contents: frozenset[str]) -> frozenset[int]:
         """The blocks whose content (white space folded, case ignored) is one of contents."""
