@@ -429,7 +429,7 @@ class Curator:
 
     def undo(self) -> Outcome:
         self.store.require_writable()
-        step = self.store._journal.step_to(UNDONE)
+        step = self.store._journal.step_to(UNDONE, self.store.own_steps)
         if step is None:
             raise NothingToDoError("Nothing to undo.")
         entry, changes = step
@@ -437,7 +437,7 @@ class Curator:
 
     def redo(self) -> Outcome:
         self.store.require_writable()
-        step = self.store._journal.step_to(DONE)
+        step = self.store._journal.step_to(DONE, self.store.own_steps)
         if step is None:
             raise NothingToDoError("Nothing to redo.")
         return self._replay("redo", *step)
@@ -477,6 +477,7 @@ class Curator:
                 seq = journal.begin(verb, list(entry.targets), changes, **step)
                 applied = self._apply_or_fail(seq, changes)
                 journal.finish(seq, [], state=LOG, replayed=replayed(applied))
+        self.store.own_steps.append(entry.seq)
         self._changed(list(entry.targets), applied)
         return Outcome(verb, seq, list(entry.targets), details=details)
 
@@ -697,6 +698,7 @@ class Curator:
                     records = {*targets, *(c.record for c in applied)}
                     purge = Purge(seq, records, {t for t in purged if t}, self._gone)
                 journal.finish(seq, applied, purge=purge)
+        self.store.own_steps.append(seq)
         self._changed(targets, applied)
         notes = list(dict.fromkeys(n for p in planned for n in p.plan.notes))
         if purge is not None:

@@ -7,6 +7,7 @@ openers found.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import heapq
@@ -95,6 +96,7 @@ class MemoryStore:
             vectors.embedder_override = self.configured_embedder()
         self._listeners: list[Listener] = []
         self._token = ""
+        self.own_steps: collections.deque[int] = collections.deque(maxlen=500)  # made or replayed through this open
         if not read_only:
             self.recovered = recover_interrupted(self)
 
@@ -368,8 +370,9 @@ class MemoryStore:
         return self._journal.history(limit=limit, target=target)
 
     def next_steps(self) -> tuple[AuditEntry | None, AuditEntry | None]:
-        """The step Undo would undo and the one Redo would redo (None: nothing to)."""
-        return self._journal.next_to_undo(), self._journal.next_to_redo()
+        """The step Undo would undo and the one Redo would redo (None: nothing to): this open's
+        own where another curator's later steps touch other memories (Journal.step_to)."""
+        return self._journal.next_to_undo(self.own_steps), self._journal.next_to_redo(self.own_steps)
 
     def read_setting(self, key: str) -> Any:
         """A value Mnemoscope keeps about this store (beside its StoreSettings), None if unset."""

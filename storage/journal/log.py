@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -297,19 +297,26 @@ class Journal:
             raw = conn.exec_driver_sql(_driver(conn, "SELECT changes FROM audit_changes WHERE seq = ?"), (seq,)).scalar_one()
         return [Change.from_json(c) for c in _loads_changes(raw)]
 
-    def next_to_undo(self) -> AuditEntry | None:
-        step = self.step_to(UNDONE)
+    def next_to_undo(self, preferring: Sequence[int] = ()) -> AuditEntry | None:
+        step = self.step_to(UNDONE, preferring)
         return step[0] if step else None
 
-    def next_to_redo(self) -> AuditEntry | None:
-        step = self.step_to(DONE)
+    def next_to_redo(self, preferring: Sequence[int] = ()) -> AuditEntry | None:
+        step = self.step_to(DONE, preferring)
         return step[0] if step else None
 
-    def step_to(self, state: str) -> tuple[AuditEntry, list[Change]] | None:
+    def step_to(self, state: str, preferring: Sequence[int] = ()) -> tuple[AuditEntry, list[Change]] | None:
         """The step undo (state UNDONE) or redo (DONE) would replay next, and its changes, its
-        JSON read once (a bulk step's is large)."""
-        rows = self._entry_rows(f" WHERE a.state = ? ORDER BY a.seq {'DESC' if state == UNDONE else 'ASC'} LIMIT 1",
-                          (DONE if state == UNDONE else UNDONE,))
+        JSON read once (a bulk step's is large). preferring: the steps one curator made (or
+        replayed); where the store's next is another's, that curator's own next comes first, as
+        undo goes by memory: another curator's later step on other memories does not stand in
+        its way, and one on the same memories makes it a conflict."""
+        order = f"ORDER BY a.seq {'DESC' if state == UNDONE else 'ASC'} LIMIT 1"
+        wanted = DONE if state == UNDONE else UNDONE
+        rows = self._entry_rows(f" WHERE a.state = ? {order}", (wanted,))
+        if rows and preferring and rows[0]["seq"] not in preferring:
+            among = ", ".join("?" * len(preferring))
+            rows = self._entry_rows(f" WHERE a.state = ? AND a.seq IN ({among}) {order}", (wanted, *preferring)) or rows
         if not rows:
             return None
         parsed = _loads_changes(rows[0]["changes"])

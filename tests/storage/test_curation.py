@@ -284,16 +284,17 @@ def test_undo_of_an_edit_with_a_markdown_copy_keeps_the_agents_access_counts(dem
         assert original.content in (demo_path / md_file).read_text(encoding="utf-8")
 
 
-def test_undo_of_a_reinforce_after_the_agents_own_bump_is_refused_not_a_silent_no_op(demo_path: Path) -> None:
+def test_undo_of_a_reinforce_after_the_agents_own_bump_takes_back_the_persons_count_only(demo_path: Path) -> None:
     memory_id = _promotable(demo_path)
     with open_store(demo_path) as store:
+        start = store.get(memory_id).access_count or 0
         Curator(store).reinforce(memory_id)
         with sqlite3.connect(demo_path / "memory.db") as con:
             con.execute("UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (memory_id,))
         con.close()
-        with pytest.raises(ConflictError):
-            Curator(store).undo()
-        assert store._journal.next_to_undo().operation == "reinforce"
+        Curator(store).undo()
+        assert store.get(memory_id).access_count == start + 1  # the agent's access, not the person's
+        assert store._journal.next_to_redo().operation == "reinforce"
 
 
 def test_a_failed_copy_write_leaves_every_copy_unchanged(demo_path: Path) -> None:
