@@ -111,3 +111,50 @@ def agent(root: str, bumped: list[str], seconds: float, rate: float, started: An
     finally:
         con.close()
     results.put({"who": "agent", "done": added, "met": bumps, "failed": failed})
+
+
+def started_beside(root: str, ids: list[str], seconds: float, roles: list[str]) -> tuple[list[Any], Any]:
+    """The curator processes roles names ("api", "cli", "agent"), started together; each gets 8
+    memories of its own (ids[6 + k::4], for up to four curators) and shares ids[:6] with the others.
+    Returns the processes and the queue their reports come in (one each)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["helpers.curators", "chromadb"])
+    started, results = ctx.Event(), ctx.Queue()
+    shared, own = ids[:6], [ids[6 + k::4][:8] for k in range(4)]
+    targets = {"api": api_curator, "cli": cli_curator}
+    processes = []
+    for n, role in enumerate(roles):
+        args = ((root, ids, seconds, 20.0, started, results) if role == "agent"
+                else (root, own[n], shared, seconds, n + 1, started, results))
+        processes.append(ctx.Process(target=agent if role == "agent" else targets[role], args=args))
+    for process in processes:
+        process.start()
+    started.set()
+    return processes, results
+
+
+def reports_of(processes: list[Any], results: Any, seconds: float) -> list[dict[str, Any]]:
+    reports = [results.get(timeout=seconds + 600) for _ in processes]
+    for process in processes:
+        process.join(60)
+    return reports
+
+
+def check_and_undo_everything(root: str) -> tuple[subprocess.CompletedProcess[str], int, list[str]]:
+    """`mnemoscope check` of the store, then every journaled step undone, newest first, by an open
+    that made none (the store's order): the check, how many were undone, and the refusal if one came."""
+    exe = str(Path(sys.executable).parent / "mnemoscope")
+    check = subprocess.run([exe, "check", root], capture_output=True, text=True)
+    undone, refusals = 0, []
+    with open_store(root) as store:
+        curator = Curator(store)
+        while store._journal.next_to_undo() is not None:
+            try:
+                curator.undo()
+                undone += 1
+            except Exception as exc:  # noqa: BLE001 (counted: the contract is none)
+                refusals.append(f"{type(exc).__name__}: {exc}")
+                break
+    return check, undone, refusals

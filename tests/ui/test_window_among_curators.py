@@ -7,18 +7,14 @@ MNEMOSCOPE_CURATORS_SECONDS sets how long they work (default 15; the contract's 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import random
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from helpers import curators
 from helpers.windows import open_window
-from mnemoscope.storage import Curator, open_store
 
 SECONDS = float(os.environ.get("MNEMOSCOPE_CURATORS_SECONDS", "15"))
 
@@ -27,7 +23,7 @@ def test_the_window_curates_beside_three_curator_processes_and_an_agent(qtbot, d
     con = sqlite3.connect(demo_path / "memory.db")
     ids = [r[0] for r in con.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id")]
     con.close()
-    shared, own = ids[:6], [ids[6 + k::4][:8] for k in range(4)]
+    shared, own = ids[:6], ids[6 + 3::4][:8]  # the window's: what started_beside leaves to a fourth curator
     win = open_window(qtbot, demo_path, tmp_path)
     session = win.session
     outcomes: list[tuple[str, object]] = []
@@ -35,24 +31,13 @@ def test_the_window_curates_beside_three_curator_processes_and_an_agent(qtbot, d
     session.conflicted.connect(lambda conflict: outcomes.append(("conflict", conflict)))
     session.error.connect(lambda exc: outcomes.append(("error", exc)))
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["helpers.curators", "chromadb"])
-    started, results = ctx.Event(), ctx.Queue()
-    workers = [
-        ctx.Process(target=curators.api_curator, args=(str(demo_path), own[0], shared, SECONDS, 1, started, results)),
-        ctx.Process(target=curators.cli_curator, args=(str(demo_path), own[1], shared, SECONDS, 2, started, results)),
-        ctx.Process(target=curators.cli_curator, args=(str(demo_path), own[2], shared, SECONDS, 3, started, results)),
-        ctx.Process(target=curators.agent, args=(str(demo_path), ids, SECONDS, 20.0, started, results)),
-    ]
-    for worker in workers:
-        worker.start()
-    started.set()
+    processes, results = curators.started_beside(str(demo_path), ids, SECONDS, ["api", "cli", "cli", "agent"])
     rng = random.Random(5)
     window_failed: list[str] = []
     steps = met = 0
     end = time.monotonic() + SECONDS
     while time.monotonic() < end:
-        memory_id = rng.choice(shared if rng.random() < 0.3 else own[3])
+        memory_id = rng.choice(shared if rng.random() < 0.3 else own)
         op = rng.choice(("edit", "edit", "delete", "restore", "undo"))
         seen = len(outcomes)
         if op == "edit":
@@ -70,24 +55,10 @@ def test_the_window_curates_beside_three_curator_processes_and_an_agent(qtbot, d
             met += 1
         else:
             window_failed.append(f"{op} {memory_id}: {type(value).__name__}: {value}")
-    reports = [results.get(timeout=SECONDS + 600) for _ in workers]
-    for worker in workers:
-        worker.join(60)
+    reports = curators.reports_of(processes, results, SECONDS)
     win.close()
     failed = window_failed + [f for r in reports for f in r["failed"]]
-
-    exe = str(Path(sys.executable).parent / "mnemoscope")
-    check = subprocess.run([exe, "check", str(demo_path)], capture_output=True, text=True)
-    undone, refusals = 0, []
-    with open_store(demo_path) as store:
-        curator = Curator(store)
-        while store._journal.next_to_undo() is not None:
-            try:
-                curator.undo()
-                undone += 1
-            except Exception as exc:  # noqa: BLE001 (counted: the contract is none)
-                refusals.append(f"{type(exc).__name__}: {exc}")
-                break
+    check, undone, refusals = curators.check_and_undo_everything(str(demo_path))
     print(f"\nwindow among curators for {SECONDS:g} s: window {steps} steps, {met} met another's change; "
           f"processes {sum(r['done'] for r in reports if r['who'] != 'agent')} steps; {len(failed)} failed; "
           f"check exit {check.returncode}; {undone} undone, {len(refusals)} refused")

@@ -11,17 +11,13 @@ work (default 20; the contract's size: 180)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers import curators
-
-from mnemoscope.storage import Curator, MemoryQuery, Status, open_store
+from mnemoscope.storage import MemoryQuery, Status, open_store
 
 pytestmark = pytest.mark.reliability
 SECONDS = float(os.environ.get("MNEMOSCOPE_CURATORS_SECONDS", "20"))
@@ -38,39 +34,12 @@ def test_four_curators_and_an_agent_at_once_fail_nothing_and_undo_to_the_start(d
     ids = [r[0] for r in con.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id")]
     con.close()
     assert len(ids) >= 30
-    shared, own = ids[:6], [ids[6 + k::4][:8] for k in range(4)]
     initial = _state(demo_path, ids)
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["helpers.curators", "chromadb"])
-    started, results = ctx.Event(), ctx.Queue()
-    workers = [
-        ctx.Process(target=curators.api_curator, args=(str(demo_path), own[0], shared, SECONDS, 1, started, results)),
-        ctx.Process(target=curators.api_curator, args=(str(demo_path), own[1], shared, SECONDS, 2, started, results)),
-        ctx.Process(target=curators.cli_curator, args=(str(demo_path), own[2], shared, SECONDS, 3, started, results)),
-        ctx.Process(target=curators.cli_curator, args=(str(demo_path), own[3], shared, SECONDS, 4, started, results)),
-        ctx.Process(target=curators.agent, args=(str(demo_path), ids, SECONDS, 20.0, started, results)),
-    ]
-    for worker in workers:
-        worker.start()
-    started.set()
-    reports = [results.get(timeout=SECONDS + 600) for _ in workers]
-    for worker in workers:
-        worker.join(60)
+    processes, results = curators.started_beside(str(demo_path), ids, SECONDS, ["api", "api", "cli", "cli", "agent"])
+    reports = curators.reports_of(processes, results, SECONDS)
     failed = [f for r in reports for f in r["failed"]]
     steps = sum(r["done"] for r in reports if r["who"] != "agent")
-
-    exe = str(Path(sys.executable).parent / "mnemoscope")
-    check = subprocess.run([exe, "check", str(demo_path)], capture_output=True, text=True)
-    undone, refusals = 0, []
-    with open_store(demo_path) as store:
-        curator = Curator(store)
-        while store._journal.next_to_undo() is not None:
-            try:
-                curator.undo()
-                undone += 1
-            except Exception as exc:  # noqa: BLE001 (counted: the contract is none)
-                refusals.append(f"{type(exc).__name__}: {exc}")
-                break
+    check, undone, refusals = curators.check_and_undo_everything(str(demo_path))
     back = _state(demo_path, ids)
     differ = {i: (initial[i], back[i]) for i in ids if initial[i] != back[i]}
     with capsys.disabled():
