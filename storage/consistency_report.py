@@ -44,7 +44,7 @@ class FindingKind:
 KINDS: dict[str, FindingKind] = {k.id: k for k in (
     FindingKind("unfinished-step", "Curation step interrupted and not yet undone", ERROR,
                 advice="a process died in the middle of the step, so its copies are half-changed; open the store "
-                       "for writing once (e.g. check --repair): the open undoes what the step had written"),
+                       "for writing once (e.g. check --repair-all): the open undoes what the step had written"),
     FindingKind("missing-vector", "Memory with no vector", ERROR,
                 repair="embed the memory's text with the store's embedder and add its vector"),
     FindingKind("orphan-vector", "Vector whose memory is gone", WARNING,

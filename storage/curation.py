@@ -474,7 +474,7 @@ class Curator:
         else:
             with step_lock(self.store.root, label=self.store.location):  # (recovery.py)
                 self._prepare(changes)
-                seq = journal.begin(verb, list(entry.targets), changes, **step)
+                seq = journal.begin(verb, list(entry.targets), changes, replaying=(entry.seq, UNDONE if verb == "undo" else DONE), **step)
                 applied = self._apply_or_fail(seq, changes)
                 journal.finish(seq, [], state=LOG, replayed=replayed(applied))
         self.store.own_steps.append(entry.seq)

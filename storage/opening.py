@@ -55,6 +55,7 @@ from .model import Kind
 from .recovery import refuse_unfinished
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import Source, StoreParts
+from .step_lock import step_lock
 from .store import MemoryStore
 
 if TYPE_CHECKING:
@@ -261,16 +262,29 @@ def create_workspace(
         return store
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
-    finish_creation(root)
-    if any(root.iterdir()) and (detect(root) or detect_formats(root)):
-        raise StoreError(f"{root} already holds a memory store; not overwriting it.")
+    embedder = embedder or default_embedder()
+    with step_lock(root, label=str(root)):  # (two creations of one folder at once: one after the other)
+        finish_creation(root)
+        if any(root.iterdir()) and (detect(root) or detect_formats(root)):
+            raise StoreError(f"{root} already holds a memory store; not overwriting it.")
+        _create_in(root, embedder)
+    store = open_store(root)
+    if store._workspace is not None and store._workspace.vectors is not None:
+        store._workspace.vectors.embedder_override = embedder  # (the caller's, which settings name only)
+    return store
+
+
+CREATING_DIR = ".mnemoscope-new"
+
+
+def _create_in(root: Path, embedder: Embedder) -> None:
+    """memory.db and vectors/ made whole in a hidden folder, then moved in (memory.db last): a
+    creation killed half-way leaves no half-made store, only that folder, which the next
+    creation or import finishes or drops (finish_creation)."""
     from .native.chroma.local import ChromaSource
     from .native.db.sqlite_source import SqliteSource
     from .native.workspace import NativeWorkspace
 
-    embedder = embedder or default_embedder()
-    # Made whole in a hidden folder, then moved in (memory.db last): a creation killed half-way
-    # leaves no half-made store, only that folder, which the next creation or open finishes or drops.
     staging = root / CREATING_DIR
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -282,13 +296,16 @@ def create_workspace(
             embedder=embedder.name, embedder_url=getattr(embedder, "base_url", None),
             embedder_dimensions=None if isinstance(embedder, HashingEmbedder) else embedder.dimensions,
         ))
-    for name in (VECTORS_DIR, DB_NAME):  # (closed: memory.db has no -wal left to carry)
-        os.rename(staging / name, root / name)
+    os.rename(staging / VECTORS_DIR, root / VECTORS_DIR)
+    _move_database(staging, root)
     shutil.rmtree(staging)
-    return open_store(root)
 
 
-CREATING_DIR = ".mnemoscope-new"
+def _move_database(staging: Path, root: Path) -> None:
+    """memory.db moved in, its -wal first where one is left (it holds committed pages)."""
+    if os.path.lexists(staging / f"{DB_NAME}-wal"):
+        os.rename(staging / f"{DB_NAME}-wal", root / f"{DB_NAME}-wal")
+    os.rename(staging / DB_NAME, root / DB_NAME)
 
 
 def finish_creation(root: Path) -> None:
@@ -297,10 +314,11 @@ def finish_creation(root: Path) -> None:
     staging = root / CREATING_DIR
     if not os.path.isdir(staging):
         return
-    if os.path.isdir(root / VECTORS_DIR) and not os.path.lexists(root / DB_NAME) \
-            and os.path.isfile(staging / DB_NAME) and not os.path.lexists(staging / f"{DB_NAME}-wal"):
-        os.rename(staging / DB_NAME, root / DB_NAME)
-    shutil.rmtree(staging, ignore_errors=True)
+    with step_lock(root, label=str(root)):
+        if os.path.isdir(root / VECTORS_DIR) and not os.path.lexists(root / DB_NAME) \
+                and os.path.isfile(staging / DB_NAME):
+            _move_database(staging, root)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 # What a path holds: the native kinds, the formats, the stores further down.

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from .errors import ConflictError, LockedError, StoreError, UnfinishedStepError
 from .journal.log import INTERRUPTED
 from .model import AuditEntry
+from .replay import only_counters_moved, with_counters_of
 from .source import Change, same_content
-from .step_lock import step_lock, wait_for_steps
+from .step_lock import between_steps, step_lock
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -28,11 +29,13 @@ def describe(entry: AuditEntry) -> str:
 
 
 def unfinished_steps(store: MemoryStore) -> list[AuditEntry]:
-    """The steps a killed process left pending (a live step in another process is waited for)."""
+    """The steps a killed process left pending: read again once no process is in a step (a live
+    one is waited for; LockedError, naming its process, if it runs on past the step lock's timeout)."""
     journal = store._journal
     pending = journal.pending()
-    if pending and wait_for_steps(store.root):
-        pending = journal.pending()
+    if pending:
+        with between_steps(store.root, label=store.location):
+            pending = journal.pending()
     return pending
 
 
@@ -43,7 +46,7 @@ def refuse_unfinished(store: MemoryStore) -> None:
         raise UnfinishedStepError(
             f"{store.location}: {', '.join(describe(e) for e in pending)} was interrupted (its process died) "
             "and is not undone yet, so some copies are half-changed; a read-only open cannot put them back. "
-            f"Open the store for writing once to undo it (e.g. `mnemoscope check {store.location} --repair`)."
+            f"Open the store for writing once to undo it (e.g. `mnemoscope check {store.location} --repair-all`)."
         )
 
 
@@ -75,17 +78,21 @@ def recover_interrupted(store: MemoryStore) -> list[str]:
 
 
 def _undo(store: MemoryStore, entry: AuditEntry) -> str:
+    """One unfinished step undone as far as it can be, and marked interrupted either way: a
+    record someone changed since keeps their change (named in the note, for check and a person
+    to look at), and the step is no longer pending, so readers are not refused for good."""
     journal = store._journal
     stuck = [c.record for c in reversed(journal.changes(entry.seq)) if not _put_back(store, c)]
+    journal.set_state(entry.seq, INTERRUPTED)
     if stuck:
         return (f"Step #{entry.seq} ({entry.operation}) was interrupted and could not be fully undone: "
-                f"{', '.join(stuck)} changed since; check them.")
-    journal.set_state(entry.seq, INTERRUPTED)
+                f"{', '.join(stuck)} changed since (kept as it now is); check them.")
     return f"Step #{entry.seq} ({entry.operation}) was interrupted; what it had written was undone."
 
 
 def _put_back(store: MemoryStore, change: Change) -> bool:
-    """One change of an unfinished step back to its before state; False if someone else changed it."""
+    """One change of an unfinished step back to its before state (the agent's counters as they
+    now are where only those moved since); False if someone else changed it otherwise."""
     try:
         source = store.source_for(change.record)
         current = source.read_record(change.record)
@@ -96,7 +103,10 @@ def _put_back(store: MemoryStore, change: Change) -> bool:
             return same_content(current, change.before)
         try:
             source.write_record(change.record, change.after, change.before)
-        except ConflictError:  # never written, or written over since
+        except ConflictError:  # never written, written over since, or the agent used it since
+            if current is not None and change.before is not None and only_counters_moved(current, change.after):
+                source.write_record(change.record, current, with_counters_of(change.before, current))
+                return True
             return same_content(current, change.before)
         return True
     except StoreError:

@@ -64,9 +64,12 @@ def with_counter_moves(target: Snapshot, expected: Snapshot, current: Snapshot) 
                                     _counter_values(current), strict=False):
         for key, value in now.items():
             if key != "access_count":
-                level[key] = aim.get(key) if value == was.get(key) else value
-            elif all(isinstance(v, int) and not isinstance(v, bool) for v in (value, aim.get(key), was.get(key))):
-                level[key] = max(0, value + aim[key] - was[key])
+                if key in aim or value != was.get(key):
+                    level[key] = aim.get(key) if value == was.get(key) else value
+                continue
+            counts = [0 if v is None else v for v in (value, aim.get(key), was.get(key))]  # (NULL: never counted)
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in counts):
+                level[key] = max(0, counts[0] + counts[1] - counts[2])
             else:
                 level[key] = value
     return out

@@ -66,7 +66,11 @@ def held_here(folder: Path) -> bool:
 def step_lock(folder: Path, *, timeout: float = STEP_LOCK_TIMEOUT, label: str | None = None) -> Iterator[None]:
     """Hold the store's step lock; LockedError naming the holder after timeout seconds."""
     key = _key(folder)
-    if key is None:  # no folder to lock (a server's store kept nowhere yet): nothing to serialise on
+    if key is None:  # a server's store, whose folder in Mnemoscope's data folder is made on its first write
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, exist_ok=True)
+        key = _key(folder)
+    if key is None:  # no folder to lock on: nothing to serialise on
         yield
         return
     held = _slot(key)
@@ -91,18 +95,20 @@ def step_lock(folder: Path, *, timeout: float = STEP_LOCK_TIMEOUT, label: str | 
         held.lock.release()
 
 
-def wait_for_steps(folder: Path, *, timeout: float = STEP_LOCK_TIMEOUT) -> bool:
-    """Wait until no process is in a step on folder's store (a shared hold, let go at once);
-    False when one still was after timeout seconds. This thread's own step does not count."""
+@contextlib.contextmanager
+def between_steps(folder: Path, *, timeout: float = STEP_LOCK_TIMEOUT, label: str | None = None) -> Iterator[None]:
+    """Hold off every process's next step on folder's store while the block runs (a shared
+    hold, taken once no step is running); LockedError naming the holder after timeout seconds.
+    This thread's own step does not count."""
     if held_here(folder) or fcntl is None:
-        return True
+        yield
+        return
+    fd = _flock(folder, fcntl.LOCK_SH, time.monotonic() + timeout, label, timeout)
     try:
-        fd = _flock(folder, fcntl.LOCK_SH, time.monotonic() + timeout, None, timeout)
-    except LockedError:
-        return False
-    if fd is not None:
-        os.close(fd)
-    return True
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _flock(folder: Path, mode: int, deadline: float, label: str | None, timeout: float) -> int | None:
@@ -121,6 +127,9 @@ def _flock(folder: Path, mode: int, deadline: float, label: str | None, timeout:
                 if time.monotonic() >= deadline:
                     raise _locked(folder, label, timeout, fd) from None
                 time.sleep(_POLL)
+            except OSError:  # a file system without flock on folders (some NFS): this process's lock alone
+                os.close(fd)
+                return None
     except BaseException:
         os.close(fd)
         raise

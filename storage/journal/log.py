@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import ConflictError
 from ..model import AuditEntry
 from ..source import Change, changed_values
 from ..timeutil import parse_time, to_iso, utcnow
@@ -61,6 +62,7 @@ class Journal:
         # False once a journal from before version 3 (changes in audit, opened as it is to read)
         # was found: its entries are read from audit alone.
         self._changes_apart = True
+        self._sidecar = False  # a journal.db of its own (sidecar), read with sqlite3 until written
 
     @classmethod
     def in_database(
@@ -100,7 +102,9 @@ class Journal:
                 tables.migrate(conn)
             return engine
 
-        return cls(factory, db_path)
+        journal = cls(factory, db_path)
+        journal._sidecar = True
+        return journal
 
     def _get_engine(self, create: bool) -> Engine | None:
         if self._engine is None:
@@ -171,9 +175,15 @@ class Journal:
         return entry
 
     def _insert(self, operation: str, targets: list[str], changes: list[Change], channel: str | None,
-                details: dict[str, Any] | None, actor: str, state: str) -> int:
+                details: dict[str, Any] | None, actor: str, state: str,
+                replaying: tuple[int, str] | None = None) -> int:
         engine = self._writable_engine()
         with self._errors(), engine.begin() as conn:
+            if replaying is not None:  # (under the step lock: no other curator replays it until this step ends)
+                seq, to_state = replaying
+                now = conn.exec_driver_sql(_driver(conn, "SELECT state FROM audit WHERE seq = ?"), (seq,)).scalar()
+                if now != _before_replay(to_state):
+                    raise _replayed_meanwhile(seq, to_state)
             return self.record_in(conn, operation, targets, changes, channel=channel, details=details, actor=actor,
                                   state=state)
 
@@ -226,10 +236,12 @@ class Journal:
         channel: str | None = None,
         details: dict[str, Any] | None = None,
         actor: str = "user",
+        replaying: tuple[int, str] | None = None,
     ) -> int:
         """Write a step's intent (every change it will make, in order) durably, before any
-        store is touched: a crash after this leaves an entry that recovery can undo."""
-        return self._insert(operation, targets, changes, channel, details, actor, PENDING)
+        store is touched: a crash after this leaves an entry that recovery can undo. replaying:
+        (seq, state) of the entry an undo or redo takes to state, which must still be before it."""
+        return self._insert(operation, targets, changes, channel, details, actor, PENDING, replaying)
 
     def finish(
         self,
@@ -310,17 +322,30 @@ class Journal:
         JSON read once (a bulk step's is large). preferring: the steps one curator made (or
         replayed); where the store's next is another's, that curator's own next comes first, as
         undo goes by memory: another curator's later step on other memories does not stand in
-        its way, and one on the same memories makes it a conflict."""
+        its way; one on the same memories does, and the store's order goes first."""
         order = f"ORDER BY a.seq {'DESC' if state == UNDONE else 'ASC'} LIMIT 1"
         wanted = DONE if state == UNDONE else UNDONE
         rows = self._entry_rows(f" WHERE a.state = ? {order}", (wanted,))
         if rows and preferring and rows[0]["seq"] not in preferring:
             among = ", ".join("?" * len(preferring))
-            rows = self._entry_rows(f" WHERE a.state = ? AND a.seq IN ({among}) {order}", (wanted, *preferring)) or rows
+            own = self._entry_rows(f" WHERE a.state = ? AND a.seq IN ({among}) {order}", (wanted, *preferring))
+            if own and not self._in_the_way(own[0], wanted, later=state == UNDONE):
+                rows = own
         if not rows:
             return None
         parsed = _loads_changes(rows[0]["changes"])
         return _entry(rows[0], parsed), [Change.from_json(c) for c in parsed]
+
+    def _in_the_way(self, row: dict[str, Any], state: str, *, later: bool) -> bool:
+        """Whether another entry in state, later than row (undo) or earlier (redo), has one of its
+        targets: replaying row before it would be a conflict, so the store's order goes first."""
+        targets = json.loads(row["targets"] or "[]")
+        if not targets:
+            return False
+        among = ", ".join("?" * len(targets))
+        return bool(self._read(
+            f"SELECT 1 FROM audit WHERE state = ? AND seq {'>' if later else '<'} ? AND seq IN "
+            f"(SELECT seq FROM audit_targets WHERE target IN ({among})) LIMIT 1", (state, row["seq"], *targets)))
 
     def history(self, limit: int = 100, target: str | None = None) -> list[AuditEntry]:
         if target is None:
@@ -348,14 +373,30 @@ class Journal:
         None without a journal yet."""
         if self._reading is not None:
             with self._reading() as dbapi:
-                cursor = dbapi.execute(sql, params)
-                names = [d[0] for d in cursor.description]
-                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+                return _rows_of(dbapi.execute(sql, params))
+        if self._engine is None and self._sidecar:  # a plain read of its file: no SQLAlchemy for a look
+            return self._read_sidecar(sql, params)
         engine = self._get_engine(False)
         if engine is None:
             return []
         with self._errors(), engine.connect() as conn:
             return [dict(r._mapping) for r in conn.exec_driver_sql(_driver(conn, sql), params)]
+
+    def _read_sidecar(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        import sqlite3
+
+        from ..sqlite_files import read_only_connection, sqlite_error
+
+        if not os.path.exists(self.label):
+            return []
+        try:
+            con = read_only_connection(self.label)
+            try:
+                return _rows_of(con.execute(sql, params))
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.label, exc) from None
 
     def _in_its_layout(self, read: Callable[[bool], _T]) -> _T:
         """read(apart): with apart True while the changes may be in audit_changes, and False from
@@ -375,13 +416,32 @@ class Journal:
             lambda apart: self._read((_ENTRIES if apart else _ENTRIES_BEFORE_VERSION_3) + where, params))
 
 
+def _rows_of(cursor: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def _mark_replayed(conn: Connection, replayed: tuple[int, str, list[Change] | None]) -> None:
     """An undone or redone entry: its new state, and its changes as they now are on disk (None:
-    as the entry holds them)."""
+    as the entry holds them). ConflictError (the transaction rolls back) where another curator
+    undid or redid it meanwhile."""
     target, target_state, changes = replayed
-    conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE seq = ?"), (target_state, target))
+    updated = conn.exec_driver_sql(_driver(conn, "UPDATE audit SET state = ? WHERE seq = ? AND state = ?"),
+                                   (target_state, target, _before_replay(target_state)))
+    if updated.rowcount != 1:
+        raise _replayed_meanwhile(target, target_state)
     if changes is not None:  # else its snapshots are still what is on disk
         _set_changes(conn, target, changes)
+
+
+def _before_replay(state: str) -> str:
+    """The state an entry is in before undo (to UNDONE) or redo (to DONE) replays it."""
+    return DONE if state == UNDONE else UNDONE
+
+
+def _replayed_meanwhile(seq: int, state: str) -> ConflictError:
+    verb = "undid" if state == UNDONE else "redid"
+    return ConflictError(f"Another curator {verb} step #{seq} meanwhile; nothing was written.")
 
 
 def _set_changes(conn: Connection, seq: int, changes: list[Change]) -> None:

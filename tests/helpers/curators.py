@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from mnemoscope.storage import ConflictError, Curator, NothingToDoError, StoreEr
 
 # What a step may meet when another curator got to its memory first: a conflict (changed since
 # read), the memory already gone (deleted, or a step that made it undone), nothing to do.
-EXPECTED = ("changed since", "another writer", "nothing to", "does not exist", "no memory", "is deleted",
+EXPECTED = ("changed since", "another writer", "meanwhile", "nothing to", "does not exist", "no memory", "is deleted",
             "already", "not active")
 
 
@@ -67,20 +68,23 @@ def cli_curator(root: str, own: list[str], shared: list[str], seconds: float, se
     exe = str(Path(sys.executable).parent / "mnemoscope")
     rng = random.Random(seed)
     done, met, failed = 0, 0, []
-    started.wait(60)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        op = rng.choice(("edit", "rm", "undo"))
-        memory_id = rng.choice(shared if rng.random() < 0.3 else own)
-        argv = {"edit": ["edit", root, memory_id, "--content", f"cli {seed} text {rng.randrange(10**9)}"],
-                "rm": ["rm", root, memory_id], "undo": ["undo", root]}[op]
-        run = subprocess.run([exe, *argv], capture_output=True, text=True, timeout=120)
-        if run.returncode == 0:
-            done += 1
-        elif expected(run.stderr):
-            met += 1
-        else:
-            failed.append(f"{' '.join(argv[:1] + argv[2:3])}: exit {run.returncode}: {run.stderr.strip()[:400]}")
+    try:
+        started.wait(60)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            op = rng.choice(("edit", "rm", "undo"))
+            memory_id = rng.choice(shared if rng.random() < 0.3 else own)
+            argv = {"edit": ["edit", root, memory_id, "--content", f"cli {seed} text {rng.randrange(10**9)}"],
+                    "rm": ["rm", root, memory_id], "undo": ["undo", root]}[op]
+            run = subprocess.run([exe, *argv], capture_output=True, text=True, timeout=300)
+            if run.returncode == 0:
+                done += 1
+            elif expected(run.stderr):
+                met += 1
+            else:
+                failed.append(f"{' '.join(argv[:1] + argv[2:3])}: exit {run.returncode}: {run.stderr.strip()[:400]}")
+    except BaseException as exc:  # reported: a curator that dies unheard would leave the test waiting
+        failed.append(f"cli curator crashed: {type(exc).__name__}: {exc}")
     results.put({"who": f"cli {seed}", "done": done, "met": met, "failed": failed})
 
 
@@ -113,10 +117,20 @@ def agent(root: str, bumped: list[str], seconds: float, rate: float, started: An
     results.put({"who": "agent", "done": added, "met": bumps, "failed": failed})
 
 
-def started_beside(root: str, ids: list[str], seconds: float, roles: list[str]) -> tuple[list[Any], Any]:
+@dataclass
+class Run:
+    """Curator processes at work, the queue their reports come in, and the event that started
+    them (held here: a process unpickles it as it starts, after started_beside has returned)."""
+
+    processes: list[Any]
+    results: Any
+    started: Any
+
+
+def started_beside(root: str, ids: list[str], seconds: float, roles: list[str]) -> Run:
     """The curator processes roles names ("api", "cli", "agent"), started together; each gets 8
     memories of its own (ids[6 + k::4], for up to four curators) and shares ids[:6] with the others.
-    Returns the processes and the queue their reports come in (one each)."""
+    Their reports come in the run's queue, one each."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("forkserver")
@@ -132,13 +146,29 @@ def started_beside(root: str, ids: list[str], seconds: float, roles: list[str]) 
     for process in processes:
         process.start()
     started.set()
-    return processes, results
+    return Run(processes, results, started)
 
 
-def reports_of(processes: list[Any], results: Any, seconds: float) -> list[dict[str, Any]]:
-    reports = [results.get(timeout=seconds + 600) for _ in processes]
+def reports_of(run: Run, seconds: float) -> list[dict[str, Any]]:
+    """One report per process; a process that died without one is reported as failed."""
+    import queue
+
+    processes, results = run.processes, run.results
+    reports: list[dict[str, Any]] = []
+    deadline = time.monotonic() + seconds + 600
+    while len(reports) < len(processes) and time.monotonic() < deadline:
+        try:
+            reports.append(results.get(timeout=5))
+        except queue.Empty:
+            if not any(p.is_alive() for p in processes):
+                break
     for process in processes:
         process.join(60)
+    missing = len(processes) - len(reports)
+    if missing:
+        reports.append({"who": "lost", "done": 0, "met": 0,
+                        "failed": [f"{missing} curator process(es) ended without a report (exit codes "
+                                   f"{[p.exitcode for p in processes]})"]})
     return reports
 
 
@@ -158,3 +188,24 @@ def check_and_undo_everything(root: str) -> tuple[subprocess.CompletedProcess[st
                 refusals.append(f"{type(exc).__name__}: {exc}")
                 break
     return check, undone, refusals
+
+
+def replayed_twice(root: str) -> list[int]:
+    """Steps the journal says were undone twice in a row (or redone twice): each step's undo and
+    redo entries must alternate, starting with an undo."""
+    import json
+
+    con = sqlite3.connect(Path(root) / "memory.db")
+    try:
+        rows = con.execute("SELECT operation, details FROM audit WHERE operation IN ('undo', 'redo') AND state = 'log' "
+                           "ORDER BY seq").fetchall()  # (not a replay that failed and was put back)
+    finally:
+        con.close()
+    last: dict[int, str] = {}
+    twice = []
+    for operation, details in rows:
+        step = json.loads(details).get("step")
+        if last.get(step, "redo") == operation:
+            twice.append(step)
+        last[step] = operation
+    return twice

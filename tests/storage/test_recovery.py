@@ -89,7 +89,7 @@ def test_a_read_only_open_refuses_a_crashed_step_and_check_names_it(demo_path: P
     before = _hashes(demo_path)
     with pytest.raises(UnfinishedStepError, match=r"step #\d+ \(edit\) was interrupted") as refused:
         open_store(demo_path, read_only=True)
-    assert "--repair" in str(refused.value)
+    assert "--repair-all" in str(refused.value)
     for argv in (("ls", demo_path), ("show", demo_path, memory_id), ("search", demo_path, "webshop"),
                  ("export", demo_path, demo_path.parent / "out.jsonl", "--format", "jsonl")):
         code, out, err = run(capsys, *argv, "--read-only")
@@ -187,3 +187,30 @@ def test_the_step_lock_is_reentrant_in_its_thread_and_serialises_threads(tmp_pat
     thread.join(10)
     assert order == ["nested", "first done", "other thread"]
     assert os.listdir(tmp_path) == []  # no lock file left behind
+
+
+def test_a_store_held_open_sees_a_step_another_process_left_unfinished_since(demo_path: Path) -> None:
+    """A long-lived open (a window) asks about the file as it is when asked, not as it was opened."""
+    from mnemoscope.storage.consistency import check
+
+    with open_store(demo_path, read_only=True) as held:
+        assert check(held).counts().get("unfinished-step") is None
+        _killed_mid_step(demo_path)
+        assert check(held).counts().get("unfinished-step") == 1
+
+
+def test_an_interrupted_step_the_agent_used_since_is_still_undone(demo_path: Path) -> None:
+    """The agent bumped the half-edited row's access count before the next open: recovery puts
+    the step's text back and keeps the agent's count, and the step is no longer pending."""
+    memory_id = _killed_mid_step(demo_path)
+    con = sqlite3.connect(demo_path / "memory.db")
+    con.execute("UPDATE memories SET access_count = coalesce(access_count, 0) + 1 WHERE id = ?", (memory_id,))
+    count = con.execute("SELECT access_count FROM memories WHERE id = ?", (memory_id,)).fetchone()[0]
+    con.commit()
+    con.close()
+    with open_store(demo_path) as store:
+        assert any("what it had written was undone" in note for note in store.recovered), store.recovered
+        memory = store.get(memory_id)
+        assert memory.content != "the webshop ships on Tuesdays" and memory.access_count == count
+    with open_store(demo_path, read_only=True) as store:
+        assert store.get(memory_id).access_count == count

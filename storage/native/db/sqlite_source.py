@@ -65,7 +65,7 @@ class SqliteSource(NativeDb):
                  not_null: frozenset[str] | None = None, real_path: str | None = None,
                  intact: bool | tuple[str, list[object]] | None = False,
                  reader: tuple[sqlite3.Connection, tuple[int, int]] | None = None,
-                 settled: tuple[int, ...] | None = None, finished: bool = False) -> None:
+                 settled: tuple[int, ...] | None = None, finished: tuple[int, ...] | None = None) -> None:
         """engine: the writable engine an open made (and migrated with); a read-only source
         makes one only when something asks for it (the journal): its reads need none.
         found_wal: whether another program's -wal was there before the engine opened the file.
@@ -79,7 +79,8 @@ class SqliteSource(NativeDb):
         connecting (a file replaced since is then not taken for the one it reads). settled: the
         file's state at the open when no write to it is recent enough to share its clock tick
         (_settled_state), under which this process remembers finding no unfinished step.
-        finished: the open itself found no unfinished step in the journal."""
+        finished: the file's state (an empty -wal left out) when the open found no unfinished
+        step in its journal; its answer stands while the file is in that state."""
         self.db_path = db_path if isinstance(db_path, Path) else Path(db_path)
         self._intact = intact
         self._settled = settled
@@ -187,11 +188,11 @@ class SqliteSource(NativeDb):
             if read_only:
                 _check_read_only_version(db_path, stored)
                 return cls(db_path, read_only=True, schema_version=schema.SCHEMA_VERSION, not_null=not_null,
-                           real_path=real, reader=reader, finished=finished is True)
+                           real_path=real, reader=reader, finished=_state_if(finished, look))
             if look is not None and schema.version_of(stored) == schema.SCHEMA_VERSION:  # nothing to migrate: the engine waits
                 return cls(db_path, read_only=False, schema_version=schema.SCHEMA_VERSION, found_wal=look.wal is not None,
                            not_null=not_null, real_path=real, intact=file_key(look), reader=reader,
-                           settled=_settled_state(look), finished=finished is True)
+                           settled=_settled_state(look), finished=_state_if(finished, look))
         except BaseException:
             if peeked_on is not None:
                 peeked_on.close()
@@ -225,10 +226,14 @@ class SqliteSource(NativeDb):
         """Whether this process found no unfinished step in the journal of this file in the state
         the open saw: every open asks (MemoryStore), and the question costs a new connection its
         schema parse, most of an open's time, when the answer cannot have changed."""
-        if self._finished_at_open:
-            self._finished_at_open = False  # (asked once, by the open; later asks read the journal)
+        at_open, self._finished_at_open = self._finished_at_open, None  # (the open's answer, asked once)
+        now = FileLook.at(self._connect.real_path)
+        if now is None:
+            return False
+        if at_open is not None and now.without_empty_wal().state == at_open:
             return True
-        return self._settled is not None and self._settled in _FINISHED
+        settled = _settled_state(now)  # (not the open's: a long-lived store asks about the file as it is now)
+        return settled is not None and settled in _FINISHED
 
     def found_no_unfinished_steps(self) -> None:
         """Remember that the journal, read after the open's look, held no unfinished step: when
@@ -496,6 +501,11 @@ def _remember_finished(settled: tuple[int, ...]) -> None:
         _FINISHED[settled] = None
         while len(_FINISHED) > 16:
             del _FINISHED[next(iter(_FINISHED))]
+
+
+def _state_if(finished: bool | None, look: FileLook | None) -> tuple[int, ...] | None:
+    """The state under which an open's "no unfinished step" holds (None: it found some, or did not ask)."""
+    return look.without_empty_wal().state if finished and look is not None else None
 
 
 def _settled_state(look: FileLook) -> tuple[int, ...] | None:

@@ -35,20 +35,22 @@ def test_four_curators_and_an_agent_at_once_fail_nothing_and_undo_to_the_start(d
     con.close()
     assert len(ids) >= 30
     initial = _state(demo_path, ids)
-    processes, results = curators.started_beside(str(demo_path), ids, SECONDS, ["api", "api", "cli", "cli", "agent"])
-    reports = curators.reports_of(processes, results, SECONDS)
+    run = curators.started_beside(str(demo_path), ids, SECONDS, ["api", "api", "cli", "cli", "agent"])
+    reports = curators.reports_of(run, SECONDS)
     failed = [f for r in reports for f in r["failed"]]
     steps = sum(r["done"] for r in reports if r["who"] != "agent")
+    twice = curators.replayed_twice(str(demo_path))
     check, undone, refusals = curators.check_and_undo_everything(str(demo_path))
     back = _state(demo_path, ids)
     differ = {i: (initial[i], back[i]) for i in ids if initial[i] != back[i]}
     with capsys.disabled():
         print(f"\nreliability: 4 curators and an agent for {SECONDS:g} s: {steps} steps done, "
               f"{sum(r['met'] for r in reports if r['who'] != 'agent')} met another curator's change, "
-              f"{len(failed)} failed; agent added {next(r['done'] for r in reports if r['who'] == 'agent')}; "
+              f"{len(failed)} failed; agent added {sum(r['done'] for r in reports if r['who'] == 'agent')}; "
               f"check exit {check.returncode}; {undone} steps undone, {len(refusals)} refused, "
               f"{len(differ)} memories not back")
     assert not failed, failed[:5]
+    assert not twice, f"steps undone (or redone) twice in a row: {twice}"
     assert steps > 20
     assert check.returncode == 0, check.stdout[-2000:] + check.stderr
     assert not refusals, refusals

@@ -85,4 +85,7 @@ def test_sigkill_during_curation_never_leaves_a_torn_store(processes, demo_path:
             f"{recovered} unfinished steps undone on open (read-only commands before it refused them), "
             f"{seen_torn} torn states seen read-only, {torn} torn stores"
         )
+        for trial, outcome in failures[:5]:
+            print(f"trial {trial}: read-only {outcome.get('read_only')}; error {outcome.get('error')}; "
+                  f"recovered {outcome.get('recovered')}")
     assert torn == 0, failures[:3]
