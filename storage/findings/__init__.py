@@ -1,6 +1,8 @@
 """Findings: secrets, prompt injection and poisoning, hidden text and PII in a store's memories.
 
-Rules are data (rules.json, versioned, shipped in the package). A store's accepted findings
+Rules are data (rules.json, versioned, shipped in the package), with small context checks
+(checks.py: a script's own invisible characters, the owner tool's annotation syntax) and decoders
+(decoding.py: base64, escapes, invisible characters re-scanned for instructions). A store's accepted findings
 (its baseline) and its link allow-list live with its other Mnemoscope state; accepting,
 like redacting (Curator.redact), is an audited, undoable curation step (Curator.accept_findings).
 

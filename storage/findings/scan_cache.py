@@ -67,7 +67,10 @@ def cache_path(store: MemoryStore) -> Path:
 
 
 def rules_digest(rules: RuleSet, hosts: Iterable[str]) -> str:
-    text = json.dumps([FORMAT, rules.to_dict(), sorted(hosts)], sort_keys=True, default=str)
+    """What a kept scan was found with: a rule whose pattern, needles, check or decoder changed
+    (a new rules.json of the same version) finds other things, and the scan is not reused."""
+    how = [[r.pattern.pattern, r.needles, r.check, r.decode, r.decoded_only, r.decoded_as, r.lowered] for r in rules.rules]
+    text = json.dumps([FORMAT, rules.to_dict(), how, sorted(hosts)], sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -6,6 +6,7 @@ file lives in Mnemoscope's data folder and a cancelled scan leaves the last one 
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -161,3 +162,17 @@ def test_only_the_scans_of_the_stores_used_last_are_kept(tmp_path: Path, _home: 
     assert not killed.exists() and fresh.exists()
     for store in stores:
         store.close()
+
+
+def test_a_kept_scan_is_not_reused_once_a_rules_pattern_changes() -> None:
+    from dataclasses import replace as changed
+
+    from mnemoscope.storage.findings import default_rules
+    from mnemoscope.storage.findings.rules import RuleSet
+    from mnemoscope.storage.findings.scan_cache import rules_digest
+
+    rules = default_rules()
+    first = rules.rules[0]
+    edited = RuleSet(rules.version, (changed(first, pattern=re.compile(first.pattern.pattern + "x")), *rules.rules[1:]))
+    assert rules_digest(rules, ["a.example"]) == rules_digest(default_rules(), ["a.example"])
+    assert rules_digest(edited, ["a.example"]) != rules_digest(rules, ["a.example"])
