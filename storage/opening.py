@@ -269,8 +269,7 @@ def create_workspace(
             raise StoreError(f"{root} already holds a memory store; not overwriting it.")
         _create_in(root, embedder)
     store = open_store(root)
-    if store._workspace is not None and store._workspace.vectors is not None:
-        store._workspace.vectors.embedder_override = embedder  # (the caller's, which settings name only)
+    store.use_embedder(embedder)  # the caller's own, where settings can only name it
     return store
 
 

@@ -7,7 +7,6 @@ process for a crashed one: they wait for it."""
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +18,6 @@ from pathlib import Path
 import pytest
 from helpers.cli_runs import run
 from mnemoscope.storage import Curator, UnfinishedStepError, open_store
-from mnemoscope.storage.errors import LockedError
-from mnemoscope.storage.step_lock import step_lock
 
 # A curator process whose edit stops after its first copy is written: killed there (SIGKILL), or
 # held there until a file appears (a live step).
@@ -143,50 +140,6 @@ def test_a_live_step_in_another_process_is_waited_for_not_undone(demo_path: Path
     with open_store(demo_path) as store:
         Curator(store).undo()
         assert store.get(memory_id).content == _content
-
-
-def test_a_step_waiting_for_another_process_names_it(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from mnemoscope.storage.step_lock import step_lock\n"
-         "with step_lock(Path(sys.argv[1])):\n    Path(sys.argv[2]).touch(); time.sleep(60)",
-         str(tmp_path), str(tmp_path / "held")],
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not (tmp_path / "held").exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        started = time.monotonic()
-        with pytest.raises(LockedError, match=rf"process {holder.pid} \(python") as refused, \
-                step_lock(tmp_path, timeout=0.3, label="the workspace"):
-            pass
-        assert 0.3 <= time.monotonic() - started < 3
-        assert "the workspace is busy" in str(refused.value) and "nothing was written" in str(refused.value)
-    finally:
-        holder.kill()
-        holder.wait()
-    with step_lock(tmp_path, timeout=5):  # the kernel let go of it with the process
-        pass
-
-
-def test_the_step_lock_is_reentrant_in_its_thread_and_serialises_threads(tmp_path: Path) -> None:
-    order: list[str] = []
-    with step_lock(tmp_path):
-        with step_lock(tmp_path):  # the same thread again: no wait
-            order.append("nested")
-
-        def other() -> None:
-            with step_lock(tmp_path):
-                order.append("other thread")
-
-        thread = threading.Thread(target=other)
-        thread.start()
-        time.sleep(0.2)
-        order.append("first done")
-    thread.join(10)
-    assert order == ["nested", "first done", "other thread"]
-    assert os.listdir(tmp_path) == []  # no lock file left behind
 
 
 def test_a_store_held_open_sees_a_step_another_process_left_unfinished_since(demo_path: Path) -> None:
