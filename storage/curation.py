@@ -281,8 +281,7 @@ class Curator:
                 plan = source.plan(RESTORE, memory, {}, context)
             elif memory is not None and not self._removed_by_delete(memory_id):
                 raise NothingToDoError(f"{memory_id} is active; nothing to restore.")
-            removed = self._removed_by_delete(memory_id)
-            plan.changes += removed
+            plan.changes += self.store.restored_copies(memory, self._removed_by_delete(memory_id))
             if not plan.changes:
                 purged = self.store._journal.last_with((PURGE,), memory_id)
                 if purged is not None:

@@ -39,6 +39,7 @@ from .salience import SalienceModel
 from .settings import SETTINGS_KEY, StoreSettings
 from .source import (
     Capabilities,
+    Change,
     HistorySource,
     Source,
     counts_by_columns,
@@ -153,6 +154,26 @@ class MemoryStore:
     def require_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"{self.location} was opened read-only; nothing was written.")
+
+    def restored_copies(self, memory: Memory | None, removed: list[Change]) -> list[Change]:
+        """The records a delete removed, put back by a restore: a markdown copy of a memory.db
+        memory edited while deleted says its text as the memory now does."""
+        markdown = self._workspace.markdown if self._workspace is not None else None
+        if markdown is None or memory is None:
+            return removed
+        entry = self._journal.last_with(("delete",), memory.id)
+        row = next((c.before for c in self._journal.changes(entry.seq) if c.record == memory.id), None) if entry else None
+        if not row or row.get("content") == memory.content:
+            return removed
+        from .native.markdown.blocks import render_block
+
+        out = []
+        for c in removed:  # its copy: the block of its file that said its text when it was deleted
+            if (c.after is not None and markdown.owns(c.record) and c.after.get("path") == row.get("md_file")
+                    and render_block(c.after["text"], row["content"]) == c.after["text"]):
+                c = Change(c.record, c.before, {**c.after, "text": render_block(c.after["text"], memory.content)}, c.writer)
+            out.append(c)
+        return out
 
     def refresh_copies(self) -> None:
         if self._workspace is not None:

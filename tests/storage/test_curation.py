@@ -511,3 +511,20 @@ def test_a_bulk_delete_planned_from_rows_writes_and_journals_what_one_by_one_pla
         with pytest.raises(NothingToDoError, match=ids[1]):
             Curator(store).delete([active, ids[1]])
     assert state_of(demo_path) == state_of(other)
+
+
+def test_a_memory_edited_while_deleted_comes_back_with_its_markdown_copy_saying_the_new_text(demo_path: Path) -> None:
+    from mnemoscope.storage.consistency import check
+
+    memory_id, md_file = sqlite3.connect(demo_path / "memory.db").execute(
+        "SELECT id, md_file FROM memories WHERE md_file IS NOT NULL ORDER BY id LIMIT 1").fetchone()
+    with open_store(demo_path) as store:
+        curator = Curator(store)
+        curator.delete([memory_id])
+        curator.edit(memory_id, content="said again while it was deleted")
+        curator.restore([memory_id])
+        assert check(store).clean
+        assert "- said again while it was deleted\n" in (demo_path / md_file).read_text(encoding="utf-8")
+        for _ in range(3):
+            curator.undo()
+        assert check(store).clean
