@@ -30,6 +30,7 @@ from typing import Any
 from mnemoscope.storage import StoreError
 
 from . import commands as commands_package
+from .arguments import over_long_id
 from .command_runtime import EXIT_BUG, EXIT_INPUT, say
 from .commands import DEFAULT_ORDER, CommandParsers, Handler
 from .completion import commands
@@ -142,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args).error(_unrecognized(extras, _command_parser(parser, args)))
     # -v before the command and -v after it add up (argparse keeps only the command's own count).
     _configure_logging(verbosity + _verbosity_of(argv[first + 1 :]), args.log_file)
+    if (refusal := over_long_id(args)) is not None:  # before any store is opened: a pasted blob costs nothing
+        say(refusal)
+        return EXIT_INPUT
     return _guard(lambda: args.handler(args))
 
 

@@ -5,7 +5,9 @@ every row they list). Every reader of a stored value uses loads() here instead o
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from typing import Any
 
 MAX_DEPTH = 64  # deeper than any memory metadata a tool writes; far under Python's recursion limit
@@ -34,26 +36,34 @@ def loads(text: str | bytes) -> Any:
 
 
 def _opens_deeper_than(text: str | bytes, limit: int) -> bool:
-    """Whether more than limit brackets are ever open at once (strings skipped): a cheap bound,
-    checked only for text that holds more than limit opening brackets at all."""
+    """Whether more than limit brackets are ever open at once (strings skipped): a cheap bound. A
+    regex (in C) steps over each string whole and stops at each bracket: a value nested deep is
+    told at its first limit + 1 brackets, and a long string costs one step, whatever its length."""
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    if raw.count("[") + raw.count("{") <= limit:
+    if len(raw) <= limit:
         return False
-    depth, in_string, escaped = 0, False, False
-    for ch in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    if len(raw) > 1 << 20:  # a big value is read again and again in one command (a row, its copies)
+        return _big_opens_deeper_than(raw, limit)
+    return _scan(raw, limit)
+
+
+@functools.lru_cache(maxsize=4)
+def _big_opens_deeper_than(raw: str, limit: int) -> bool:
+    return raw.count("[") + raw.count("{") > limit and _scan(raw, limit)
+
+
+def _scan(raw: str, limit: int) -> bool:
+    depth = 0
+    for found in _TOKEN.finditer(raw):
+        ch = found.group()[0]
+        if ch in "[{":
             depth += 1
             if depth > limit:
                 return True
         elif ch in "]}":
             depth -= 1
     return False
+
+
+# A string (its escapes stepped over; an unclosed one runs to the end), or a bracket.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)

@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .sqlite_files import BUSY_TIMEOUT, ensure_math_functions, file_identity, friendly_errors, read_only_connections
+from .sqlite_files import (
+    BUSY_TIMEOUT,
+    DecodedConnection,
+    ensure_math_functions,
+    file_identity,
+    friendly_errors,
+    read_only_connections,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection as SqlAlchemyConnection
@@ -372,7 +379,7 @@ def sqlite_engine(
         name = str(path.resolve())
 
         def connect() -> sqlite3.Connection:
-            return sqlite3.connect(name, timeout=BUSY_TIMEOUT, check_same_thread=False)
+            return sqlite3.connect(name, timeout=BUSY_TIMEOUT, check_same_thread=False, factory=DecodedConnection)
 
     return SqliteEngine(path, connect, functools.partial(_set_up, read_only=read_only, wal=wal), spare)
 

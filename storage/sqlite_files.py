@@ -200,8 +200,8 @@ class _ReadOnlyConnections:
                 # mode=ro would create a -wal it cannot remove. With no -wal, the file holds every page.
                 return self._connect("mode=ro&immutable=1")
             if not exists or ((wal or journal) and _OPEN.get(name, 0) == 0):
-                return self._connect("mode=ro", factory=_mode_ro_class(self.dbapi.Connection))
-            con = self._connect("mode=rw", factory=_counted_class(self.dbapi.Connection))
+                return self._connect("mode=ro", factory=_mode_ro_class(_connection_class(self.dbapi)))
+            con = self._connect("mode=rw", factory=_counted_class(_connection_class(self.dbapi)))
             con._owner = self  # type: ignore[attr-defined]
             _OPEN[name] = _OPEN.get(name, 0) + 1
         return con
@@ -209,7 +209,7 @@ class _ReadOnlyConnections:
     def _connect(self, mode: str, factory: Any = None) -> sqlite3.Connection:
         con: sqlite3.Connection = self.dbapi.connect(
             sqlite_uri(self._name, mode, real=True), uri=True, timeout=self.timeout, check_same_thread=False,
-            factory=factory or self.dbapi.Connection,
+            factory=factory or _connection_class(self.dbapi),
         )
         return con
 
@@ -251,6 +251,44 @@ def sees_writes_and_never_checkpoints(con: object) -> bool:
     """Whether con is a mode=ro connection (not immutable) of _ReadOnlyConnections: it reads
     what other connections commit, never writes, and its close folds no -wal into the file."""
     return getattr(con, "_mode_ro", False)
+
+
+def _undecodable(exc: UnicodeDecodeError) -> sqlite3.DatabaseError:
+    """SQLite's message as the error it is: one that names an object of a damaged schema can hold
+    bytes that are not UTF-8, which Python's sqlite3 fails to decode (a UnicodeDecodeError, not a
+    sqlite3.Error, out of any statement: every reader's except would miss it)."""
+    raw = exc.object if isinstance(exc.object, bytes | bytearray) else str(exc.object).encode()
+    return sqlite3.DatabaseError(bytes(raw).decode("utf-8", "backslashreplace"))
+
+
+class DecodedConnection(sqlite3.Connection):
+    """A connection whose statements raise SQLite's errors as sqlite3.DatabaseError whatever bytes
+    their message holds (see _undecodable): every connection Mnemoscope makes with the sqlite3
+    module, so that a store's damaged schema is a sqlite3.Error like any other. (Its execute*
+    methods, which every reader calls; a cursor of its own would outlive the connection's close,
+    whose last one folds a -wal into the file: cursors stay sqlite3's.)"""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        try:
+            return super().execute(sql, parameters)
+        except UnicodeDecodeError as exc:
+            raise _undecodable(exc) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        try:
+            return super().executemany(sql, parameters)
+        except UnicodeDecodeError as exc:
+            raise _undecodable(exc) from None
+
+    def executescript(self, sql_script: str, /) -> Any:
+        try:
+            return super().executescript(sql_script)
+        except UnicodeDecodeError as exc:
+            raise _undecodable(exc) from None
+
+
+def _connection_class(dbapi: Any) -> type:
+    return DecodedConnection if dbapi is sqlite3 else dbapi.Connection
 
 
 @functools.lru_cache(maxsize=8)
@@ -332,7 +370,8 @@ def writing(
     dbapi and prepare as for read_only_connection."""
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,) if dbapi is sqlite3 else (sqlite3.Error, dbapi.Error)
     try:
-        con = dbapi.connect(os.path.realpath(path), timeout=BUSY_TIMEOUT, isolation_level=None)
+        con = dbapi.connect(os.path.realpath(path), timeout=BUSY_TIMEOUT, isolation_level=None,
+                           factory=_connection_class(dbapi))
     except errors as exc:
         raise sqlite_error(path, exc) from None
     try:
@@ -513,7 +552,7 @@ class SqliteConnector:
 def _query_only_connection(path: Path | str) -> sqlite3.Connection:
     """A connection for reading a database this process may write: it refuses writes itself
     (writes go through the engine, in a transaction with a conflict check)."""
-    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, check_same_thread=False)
+    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, check_same_thread=False, factory=DecodedConnection)
     con.execute("PRAGMA query_only = ON")
     return con
 

@@ -196,7 +196,7 @@ def _json_list(text: Any) -> list[str]:
 
 
 def _rag_source(path: Path, kind: str) -> ChromaSource:
-    source = ChromaSource.open(path)
+    source = ChromaSource.open(path, strict=True)
     source.label = f"CrewAI {RAG_TYPES[kind]} ({path.name})"
     return source
 

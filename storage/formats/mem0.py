@@ -81,7 +81,7 @@ def _has_mem0_metadata(db: Path) -> bool:
             # the subquery scans every metadata row (0.5 s at 100k records, on every open).
             "AND id IN (SELECT id FROM embedding_metadata WHERE key = 'hash' AND string_value IS NOT NULL LIMIT 1)",
         )
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # (a damaged schema's name in SQLite's message: not UTF-8)
         return False
     return bool(rows) and rows[0][0] == 2
 
@@ -333,7 +333,7 @@ class Mem0Source(Mem0Conversations):
     @classmethod
     def open_layout(cls, chroma_dir: Path, history: Path | None) -> Mem0Source:
         holder: list[Mem0Source] = []
-        vectors = ChromaSource.open(chroma_dir, reading=Mem0Reading(lambda key: holder[0]._drift_of(key)))
+        vectors = ChromaSource.open(chroma_dir, reading=Mem0Reading(lambda key: holder[0]._drift_of(key)), strict=True)
         holder.append(cls(vectors, history))
         return holder[0]
 

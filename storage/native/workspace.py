@@ -85,16 +85,18 @@ class NativeWorkspace:
     ) -> None:
         self.root = root if isinstance(root, Path) else Path(root)
         self.db = db
-        # vectors/ costs its own copies only when it cannot be read (workspace_vectors.py): one
-        # open_store found no Chroma directory in (a file, a folder it cannot list) is named too.
-        if vectors is None and (db is not None or markdown is not None):
+        # A local vectors/ beside memory.db or markdown costs its own copies only when it cannot be
+        # read (workspace_vectors.py), one open_store found no Chroma directory in (a file, a folder
+        # it cannot list) too; alone, or a server, its failures are the store's.
+        others = db is not None or markdown is not None
+        if vectors is None and others:
             fault = unreadable_folder(self.root)
             vectors = WorkspaceVectors.unreadable(self.root / VECTORS_DIR, fault) if fault else None
-        elif vectors is not None and not isinstance(vectors, WorkspaceVectors):
-            vectors = WorkspaceVectors(vectors.root, vectors)
+        elif others and vectors is not None and hasattr(vectors, "files"):  # (a local ChromaSource)
+            vectors = vectors if isinstance(vectors, WorkspaceVectors) else WorkspaceVectors(vectors.root, vectors)
         self.vectors = vectors
         self.markdown = markdown
-        if vectors is not None and vectors.fault and db is None and (markdown is None or not markdown.files()):
+        if isinstance(vectors, WorkspaceVectors) and vectors.fault and not (db or (markdown and markdown.files())):
             raise UnreadableStoreError(vectors.fault)  # nothing else to read: the folder's own message
         self.parts: list[Any] = [p for p in (db, vectors, markdown) if p is not None]
         self.kind = self.parts[0].kind
@@ -264,9 +266,8 @@ class NativeWorkspace:
     def _unreadable_vector_copy(self, row: Snapshot) -> str | None:
         """Why the row's vector copy cannot be read, when it has one (its vector_state says so) and
         vectors/ cannot be read; else None."""
-        if self.vectors is None or not self.vectors.fault or row.get("vector_state") in (None, "none"):
-            return None
-        return str(self.vectors.fault)
+        fault = getattr(self.vectors, "fault", "")
+        return str(fault) if fault and row.get("vector_state") not in (None, "none") else None
 
     def _writable_vector_copy(self, memory_id: str, row: Snapshot) -> tuple[str, Snapshot] | None:
         """The row's vector copy to plan a change to; StoreFileError, before anything is written,
@@ -475,7 +476,7 @@ class NativeWorkspace:
         embedder runs here (else the row says it has none)."""
         if self.db is None:
             raise NotFoundError(f"{self.root} has no memory.db to add memories to.")
-        mirror = self.vectors is not None and not self.vectors.fault and embedder is not None  # else none, said so
+        mirror = self.vectors is not None and not getattr(self.vectors, "fault", "") and embedder is not None
         row = self.db.memory_row(content, **{**fields, "vector_state": "fresh" if mirror else "none"})
         self.db.insert_memory_rows([row])
         if mirror:

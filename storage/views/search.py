@@ -19,6 +19,7 @@ embedder's floor was fitted.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import weakref
@@ -57,6 +58,7 @@ RRF_K = 60
 MODES = ("keyword", "vector", "hybrid")
 STORED_SAMPLE = 200  # memories whose vectors are read one by one for a background no collection gives
 CANDIDATES = 30  # keyword candidates read before relevance orders them: a match its engine ranks low still shows
+MAX_QUERY_WORDS = 64  # a longer query (a pasted page) is searched for by its first words: each word costs every part
 _SCALE = "relevance 0-1, 0.5 and above a match"
 SCORE_MEANINGS = {
     "keyword": f"{_SCALE}: the share of the query's words, each weighted by how rare it is, the memory holds",
@@ -383,7 +385,13 @@ def search(
     """The one search of the window and the CLI: the same text, mode, k and query give the same
     hits, in the same order, with the same scores (SCORE_MEANINGS says what each mode's means).
     Filtered by channel on a store whose agent also retrieves other channels, a notice says so."""
+    words = list(itertools.islice(_WORD.finditer(text), MAX_QUERY_WORDS + 1))
+    cut = len(words) > MAX_QUERY_WORDS
+    if cut:
+        text = text[: words[MAX_QUERY_WORDS - 1].end()]
     result = _ranked(store, text, mode, k, query)
+    if cut:
+        result.notices.append(f"Only the query's first {MAX_QUERY_WORDS} words were searched for.")
     note = retrieval_note(store, query.channels)
     if note:
         result.notices.append(note)

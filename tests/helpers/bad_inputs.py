@@ -50,7 +50,15 @@ CATEGORIES: dict[str, int] = {
     "special": 3,  # a FIFO, a directory where a file belongs, undecodable file names
     "permissions": 7,  # chmod 000 / read-only files and folders (meaningless as root)
     "locked": 1,  # memory.db held by another process (its cases mostly wait: few of them)
+    "deep_json": 6,  # memory.db rows whose JSON (metadata, tags, a scratchpad value...) nests 1,000+ deep
+    "huge_args": 4,  # 100,000-character ids and queries on the command line
+    "encodings": 6,  # markdown files saved as UTF-16, UTF-32, Latin-1, CP1252, Shift-JIS
+    "unreadable": 6,  # folders that cannot be read: vectors/ a file, chroma.sqlite3 a folder, chmod 000
+    "torn_chroma": 8,  # a Chroma file written half-way: cut, or new bytes over old (a segment with an index)
 }
+# Cases whose damage leaves memory.db whole (vectors/, a markdown file, a row's JSON): every read
+# exits 0 on them (the rest of the store reads), or the case fails as "rest unreadable".
+CONFINED = ("chroma", "markdown", "deep_json", "encodings", "unreadable", "torn_chroma")
 READ_LIMIT = 5.0  # seconds a command may take on any input
 LOCKED_LIMIT = 6.0  # ...and on a database another process holds locked (waiting, by wall time)
 HOLD_SCRIPT = """
@@ -86,6 +94,7 @@ class Templates:
     hot_journal: Path  # memory.db in rollback mode with the hot -journal of a killed writer
     other_wal: Path  # a -wal file belonging to another database
     memory_ids: tuple[str, ...]  # the demo's memory.db rows, for show/rm when no ls listed ids
+    big: Path  # the demo with 1,100 more vectors: its collection's HNSW index and label map are on disk
 
     @classmethod
     def prepare(cls, demo: Path, where: Path) -> Templates:
@@ -94,7 +103,7 @@ class Templates:
         ids = tuple(r[0] for r in con.execute("SELECT id FROM memories ORDER BY id"))
         con.close()
         return cls(demo, _live_wal(demo, where / "wal"), _hot_journal(demo, where / "hot-journal"),
-                   _foreign_wal(where / "other"), ids)
+                   _foreign_wal(where / "other"), ids, _big_vectors(demo, where / "big"))
 
 
 def _copy_store(src: Path, dest: Path) -> None:
@@ -142,6 +151,32 @@ def _hot_journal(demo: Path, dest: Path) -> Path:
     return dest
 
 
+AGENT_VECTORS = 1100  # past chromadb's sync threshold (1,000): the index is written to the segment's files
+
+
+def _big_vectors(demo: Path, dest: Path) -> Path:
+    """The demo, its collection grown by vectors an agent added (records of their own, not copies):
+    header.bin, data_level0.bin and index_metadata.pickle then hold them (the demo's index is empty)."""
+    import chromadb
+    from chromadb.config import Settings
+
+    _copy_store(demo, dest)
+    client = chromadb.PersistentClient(path=str(dest / "vectors"), settings=Settings(anonymized_telemetry=False))
+    try:
+        col = client.get_collection("memories", embedding_function=None)
+        dimension = len(col.get(limit=1, include=["embeddings"])["embeddings"][0])
+        rng = random.Random("big vectors")
+        for start in range(0, AGENT_VECTORS, 500):
+            ids = [f"agent-{i:05d}" for i in range(start, min(start + 500, AGENT_VECTORS))]
+            col.add(ids=ids, embeddings=[[rng.uniform(-1, 1) for _ in range(dimension)] for _ in ids],
+                    documents=[f"agent note {i}: webshop release check {rng.randrange(10**6)}" for i in ids],
+                    metadatas=[{"channel": "webshop", "layer": "episodic"} for _ in ids])
+    finally:
+        client.close()
+    assert list((dest / "vectors").glob("*/index_metadata.pickle")), "no HNSW index was written"
+    return dest
+
+
 def _foreign_wal(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     db = dest / "other.db"
@@ -168,6 +203,10 @@ class Case:
     holder: subprocess.Popen | None = None
     restore_modes: list[tuple[Path, int]] = field(default_factory=list)
     path_arg: Path | None = None  # what the commands are given (default: store/)
+    confined: bool = False  # memory.db is whole: every read must exit 0 (see CONFINED)
+    memory_id: str | None = None  # the id show and rm take, that no ls listed (default: one ls lists, or a demo row)
+    query: str | None = None  # what search looks for (default: SEARCH_QUERY)
+    read: str | None = None  # the read the case is about (default: the case's turn in READS)
 
     @property
     def store(self) -> Path:
@@ -207,10 +246,25 @@ def build_case(index: int, templates: Templates, root: Path, seed: int = SEED) -
     (case.outside / "victim.md").write_bytes(
         b"# Outside the store\n\n- A file outside the workspace that nothing may write.\n- Second line.\n"
     )
-    base = {"wal": templates.wal}.get(category, templates.demo)
+    base = {"wal": templates.wal, "torn_chroma": templates.big}.get(category, templates.demo)
+    if category in ("chroma", "unreadable") and rng.random() < 0.4:
+        base = templates.big
     _copy_store(base, case.store)
+    case.confined = category in CONFINED
     MUTATORS[category](case, rng, templates)
+    _at_rest(case.store)
     return case
+
+
+def _at_rest(store: Path) -> None:
+    """Every file of the store last written a minute ago, as damage is found at rest: a reader waits
+    out index files written within the last seconds (another process may be rewriting them: see
+    hnsw.read_settled), which is not what these cases are about."""
+    then = time.time() - 60
+    for dirpath, dirnames, filenames in os.walk(store, onerror=lambda _e: None):
+        for name in dirnames + filenames:
+            with contextlib.suppress(OSError):
+                os.utime(os.path.join(dirpath, name), (then, then), follow_symlinks=False)
 
 
 # -- byte-level damage ----------------------------------------------------------------------
@@ -284,6 +338,25 @@ def _damage(path: Path, rng: random.Random, *, page: int = 4096, magic: bytes = 
     return "emptied (0 bytes)"
 
 
+def _undecodable_name(db: Path, rng: random.Random) -> str:
+    """An index's name in the schema given bytes that are not UTF-8: SQLite names it in the message of
+    every statement that reads the schema, which Python's sqlite3 then fails to decode."""
+    con = sqlite3.connect(db)
+    try:
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")]
+    finally:
+        con.close()
+    data = bytearray(db.read_bytes())
+    name = rng.choice(names).encode() if names else b""
+    at = data.find(b"INDEX " + name) if name else -1
+    if at < 0:
+        return "no index to rename (file as is)"
+    at += len(b"INDEX ")
+    data[at : at + 3] = rng.choice([b"\xff\xfe\xc3", b"\xc0\xaf\x80", b"\xed\xa0\x80"])
+    db.write_bytes(bytes(data))
+    return f"the index {name.decode()!r} renamed with bytes that are not UTF-8 in its CREATE statement"
+
+
 def _page_size(db: Path) -> int:
     with open(db, "rb") as handle:
         header = handle.read(18)
@@ -311,6 +384,9 @@ def mutate_sqlite(case: Case, rng: random.Random, templates: Templates) -> None:
         journal.write_bytes(rng.choice([b"", bytes(512), rng.randbytes(2048), b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7"
                                         + rng.randbytes(600)]))
         case.kind = f"memory.db with a stray memory.db-journal of {journal.stat().st_size} bytes"
+        return
+    if pick < 0.25:
+        case.kind = "memory.db: " + _undecodable_name(db, rng)
         return
     case.kind = "memory.db " + _damage(db, rng, page=page, magic=b"SQLite format 3\x00")
 
@@ -419,6 +495,9 @@ def mutate_chroma(case: Case, rng: random.Random, templates: Templates) -> None:
             for name in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"):
                 (extra / name).write_bytes(rng.randbytes(rng.choice([0, 8, 100, 4096])))
         case.kind = f"vectors/: {what} " + ("added (garbage files)" if what == "extra segment" else "removed")
+        return
+    if pick < 0.4:
+        case.kind = "vectors/chroma.sqlite3: " + _undecodable_name(vectors / "chroma.sqlite3", rng)
         return
     if pick < 0.45:
         header = next((p for p in files if p.name == "header.bin"), None)
@@ -656,6 +735,7 @@ def mutate_symlinks(case: Case, rng: random.Random, templates: Templates) -> Non
         linked.symlink_to(store)
         case.path_arg = linked
         case.kind = "the store path given is a symlink to the store"
+    case.confined = case.target != "memory.db"
 
 
 def mutate_special(case: Case, rng: random.Random, templates: Templates) -> None:
@@ -696,6 +776,7 @@ def mutate_special(case: Case, rng: random.Random, templates: Templates) -> None
         (store / "memory" / "2026-02-30.md").write_bytes(b"- a day that does not exist\n")
         (store / "memory" / ("9" * 200 + ".md")).write_bytes(b"- a very long name\n")
         case.target, case.kind = "memory", "memory/ holds 2026-02-30.md and a 200-character name"
+    case.confined = case.target != "memory.db"
 
 
 def mutate_permissions(case: Case, rng: random.Random, templates: Templates) -> None:
@@ -710,6 +791,7 @@ def mutate_permissions(case: Case, rng: random.Random, templates: Templates) -> 
     os.chmod(path, mode)
     case.target = rel
     case.kind = f"chmod {mode:03o} {rel}"
+    case.confined = rel not in ("memory.db", ".")
 
 
 LOCKS = {
@@ -744,6 +826,208 @@ def hold(case: Case, db: Path, statements: list[str]) -> None:
     case.holder = holder
 
 
+# -- deep JSON, huge arguments, other encodings, unreadable folders, torn Chroma files -----------
+
+
+def _deep_json(rng: random.Random) -> tuple[str, str]:
+    """(what, text): a JSON value nested 1,000 levels deep or more (closed or not)."""
+    depth = rng.choice([1_000, 1_001, 5_000, 100_000, 1_000_000])
+    shape = rng.choice(["lists", "objects", "mixed", "unclosed", "in a list"])
+    if shape == "lists":
+        text = "[" * depth + "]" * depth
+    elif shape == "objects":
+        text = '{"a":' * depth + "1" + "}" * depth
+    elif shape == "mixed":
+        opens = [rng.choice(("[", '{"k":')) for _ in range(depth)]
+        text = "".join(opens) + "0" + "".join("]" if o == "[" else "}" for o in reversed(opens))
+    elif shape == "unclosed":
+        text = "[" * depth
+    else:
+        text = '["global", ' + "[" * depth + "]" * depth + "]"
+    return f"{shape} {depth:,} deep", text
+
+
+DEEP_TARGETS = {
+    "memories.metadata": "UPDATE memories SET metadata = ? WHERE id = ?",
+    "memories.tags": "UPDATE memories SET tags = ? WHERE id = ?",
+    "memories.derived_from": "UPDATE memories SET derived_from = ? WHERE id = ?",
+    "memories.metadata and tags": "UPDATE memories SET metadata = ?1, tags = ?1 WHERE id = ?2",
+    "scratchpad.value": "UPDATE scratchpad SET value = ? WHERE rowid IN (SELECT rowid FROM scratchpad ORDER BY rowid "
+    "LIMIT 3) AND ? IS NOT NULL",
+    "sessions.metadata": "UPDATE sessions SET metadata = ? WHERE ? IS NOT NULL",
+    "entities.aliases": "UPDATE entities SET aliases = ? WHERE ? IS NOT NULL",
+}
+
+
+def mutate_deep_json(case: Case, rng: random.Random, templates: Templates) -> None:
+    target = rng.choice(list(DEEP_TARGETS))
+    what, text = _deep_json(rng)
+    memory_id = rng.choice(templates.memory_ids)
+    con = sqlite3.connect(case.store / "memory.db", isolation_level=None)
+    try:
+        con.execute(DEEP_TARGETS[target], (text, memory_id))
+        if target.startswith("memories.") and rng.random() < 0.5:  # the same in its vector copy
+            con.close()
+            con = sqlite3.connect(case.store / "vectors" / "chroma.sqlite3", isolation_level=None)
+            con.execute("UPDATE embedding_metadata SET string_value = ? WHERE key = 'tags' AND id = "
+                        "(SELECT id FROM embeddings WHERE embedding_id = ?)", (text, memory_id))
+            what += ", and as its vector copy's tags"
+    finally:
+        con.close()
+    case.target, case.memory_id = "memory.db", memory_id
+    case.read = rng.choice(["show", "show", "ls", "search", "export", "info"])
+    case.kind = f"{target} of {memory_id}: JSON {what} ({len(text):,} characters)"
+
+
+HUGE_IDS: dict[str, Callable[[random.Random], str]] = {
+    "100,000-character memory.db id": lambda r: "m-" + "a" * 100_000,
+    "100,000-character markdown id": lambda r: "md:MEMORY.md:" + "b" * 100_000,
+    "100,000-character vector id": lambda r: "vec:memories:" + "".join(r.choice("xyzé€😀") for _ in range(100_000)),
+    "an id one character over the bound": lambda r: "m-" + "c" * 4_199,
+    "a 4,000-character id (under the bound)": lambda r: "m-" + "d" * 3_998,
+    "10,000 multi-byte characters": lambda r: "ü" * 10_000,
+    "a 100,000-character markdown path": lambda r: "md:" + "memory/" * 14_000 + "x.md:0",
+}
+HUGE_QUERIES: dict[str, Callable[[random.Random], str]] = {
+    "a 100,000-character word": lambda r: "x" * 100_000,
+    "5,000 words": lambda r: " ".join(f"w{i}" for i in range(5_000)),
+    "100,000 LIKE metacharacters": lambda r: "%_\\" * 33_333,
+    "a 1 MB query": lambda r: "webshop release " * 65_536,
+    "5,000 words one of which matches": lambda r: " ".join(["webshop"] + [f"z{i}" for i in range(4_999)]),
+}
+
+
+def mutate_huge_args(case: Case, rng: random.Random, templates: Templates) -> None:
+    """The store as the demo wrote it; the command line is what is hostile."""
+    if rng.random() < 0.6:
+        name = rng.choice(list(HUGE_IDS))
+        case.memory_id, case.read = HUGE_IDS[name](rng), rng.choice(["show", "show", "search"])
+        if case.read == "search":
+            case.query = case.memory_id
+        case.kind = f"show/rm given {name}"
+    else:
+        name = rng.choice(list(HUGE_QUERIES))
+        case.query, case.read = HUGE_QUERIES[name](rng), "search"
+        case.kind = f"search for {name}"
+    case.target = "memory.db"
+
+
+ENCODINGS = {
+    "UTF-16 with a BOM": lambda t: t.encode("utf-16"),
+    "UTF-16 BE with a BOM": lambda t: b"\xfe\xff" + t.encode("utf-16-be"),
+    "UTF-16 LE without a BOM": lambda t: t.encode("utf-16-le"),
+    "UTF-32": lambda t: t.encode("utf-32"),
+    "Latin-1": lambda t: t.encode("latin-1", "replace"),
+    "CP1252": lambda t: t.encode("cp1252", "replace"),
+    "Shift-JIS": lambda t: t.encode("shift_jis", "replace"),
+    "UTF-8 with one Latin-1 line": lambda t: t.encode() + "- Café über naïve\n".encode("latin-1"),
+}
+ENCODED_TEXT = "- Café opens at 08:00, über early\n- “Smart quotes” and – dashes\n- 東京 release notes\n"
+
+
+def mutate_encodings(case: Case, rng: random.Random, templates: Templates) -> None:
+    con = sqlite3.connect(case.store / "memory.db")
+    copies = con.execute("SELECT id, md_file FROM memories WHERE md_file IS NOT NULL ORDER BY id").fetchall()
+    con.close()
+    if copies and rng.random() < 0.5:  # a file a memory.db row keeps a copy in: rm must refuse to write it
+        case.memory_id, target = rng.choice(copies)
+    else:
+        target = rng.choice(["MEMORY.md", "USER.md", "learnings/errors.md", "memory/2026-11-01.md"])
+    path = case.store / target
+    name = rng.choice(list(ENCODINGS))
+    text = (path.read_text(encoding="utf-8") if path.is_file() else "") + ENCODED_TEXT
+    path.write_bytes(ENCODINGS[name](text))
+    case.target = target
+    case.kind = f"{target} saved as {name}" + (f" (memory.db's {case.memory_id} keeps a copy there)"
+                                               if case.memory_id else "")
+
+
+def _segment(store: Path) -> Path:
+    return next(p for p in sorted((store / "vectors").iterdir()) if p.is_dir())
+
+
+UNREADABLE_FOLDERS = ["vectors a file", "chroma.sqlite3 a folder", "chroma.sqlite3 a FIFO", "a segment a file",
+                      "vectors a dangling link", "vectors a link to itself", "memory a file", "memory a dangling link",
+                      "learnings a file", "vectors empty of chroma.sqlite3"]
+UNREADABLE_MODES = ["chmod 000 vectors", "chmod 000 a segment", "chmod 000 memory", "chmod 000 learnings",
+                    "chmod 300 vectors", "chmod 000 chroma.sqlite3"]  # (as root chmod denies nothing)
+
+
+def mutate_unreadable(case: Case, rng: random.Random, templates: Templates) -> None:
+    store = case.store
+    pick = rng.choice(UNREADABLE_FOLDERS + ([] if running_as_root() else UNREADABLE_MODES))
+    case.kind, case.target = pick, "vectors"
+
+    def replace(path: Path, make: Callable[[Path], None]) -> None:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        make(path)
+
+    if pick == "vectors a file":
+        replace(store / "vectors", lambda p: p.write_bytes(b"not a folder\n"))
+    elif pick == "chroma.sqlite3 a folder":
+        replace(store / "vectors" / "chroma.sqlite3", lambda p: p.mkdir())
+    elif pick == "chroma.sqlite3 a FIFO":
+        replace(store / "vectors" / "chroma.sqlite3", lambda p: os.mkfifo(p))
+    elif pick == "a segment a file":
+        replace(_segment(store), lambda p: p.write_bytes(b"\x00" * 100))
+    elif pick == "vectors a dangling link":
+        replace(store / "vectors", lambda p: p.symlink_to("vectors-gone"))
+    elif pick == "vectors a link to itself":
+        replace(store / "vectors", lambda p: p.symlink_to("vectors"))
+    elif pick == "memory a file":
+        replace(store / "memory", lambda p: p.write_bytes(b"- not a folder\n"))
+        case.target = "memory"
+    elif pick == "memory a dangling link":
+        replace(store / "memory", lambda p: p.symlink_to("memory-gone"))
+        case.target = "memory"
+    elif pick == "learnings a file":
+        replace(store / "learnings", lambda p: p.write_bytes(b"- not a folder\n"))
+        case.target = "learnings/errors.md"
+    elif pick == "vectors empty of chroma.sqlite3":
+        (store / "vectors" / "chroma.sqlite3").unlink()
+    else:
+        mode_text, rel = pick.split(" ", 2)[1:]
+        path = {"vectors": store / "vectors", "a segment": _segment(store), "memory": store / "memory",
+                "learnings": store / "learnings", "chroma.sqlite3": store / "vectors" / "chroma.sqlite3"}[rel]
+        case.restore_modes.append((path, stat.S_IMODE(path.stat().st_mode)))
+        os.chmod(path, int(mode_text, 8))
+        case.target = "memory" if rel in ("memory", "learnings") else "vectors"
+
+
+TORN_FILES = ("chroma.sqlite3", "header.bin", "data_level0.bin", "link_lists.bin", "length.bin",
+              "index_metadata.pickle")
+
+
+def mutate_torn_chroma(case: Case, rng: random.Random, templates: Templates) -> None:
+    """One file of the grown vectors/ as a writer killed half-way leaves it: cut at a point inside
+    it, or the grown bytes up to that point over the demo's (the same segment before it grew)."""
+    name = rng.choice(TORN_FILES)
+    segment = _segment(case.store)
+    path = case.store / "vectors" / name if name == "chroma.sqlite3" else segment / name
+    old_path = templates.demo / path.relative_to(case.store)
+    data = path.read_bytes()
+    cut = rng.randrange(1, max(2, len(data)))
+    if name == "chroma.sqlite3" and rng.random() < 0.5:
+        cut = max(1, cut // 4096) * 4096  # at a page boundary, as a page-by-page writer stops
+    how = rng.choice(["cut", "new over old", "old files, this one new"])
+    if how == "cut" or not old_path.is_file():
+        path.write_bytes(data[:cut])
+        how = f"cut at byte {cut:,} of {len(data):,}"
+    elif how == "new over old":
+        old = old_path.read_bytes()
+        path.write_bytes(data[:cut] + old[cut:])
+        how = f"its first {cut:,} bytes new, the rest as before it grew ({len(old):,} bytes)"
+    else:  # the writer replaced this file, not the others: each other file of the segment as before
+        for other in sorted(segment.iterdir()):
+            before = templates.demo / other.relative_to(case.store)
+            if other != path and before.is_file():
+                shutil.copyfile(before, other)
+            elif other != path:
+                other.unlink()
+        how = "the only file of the segment written; the others as before the collection grew"
+    case.target, case.kind = "vectors", f"{path.relative_to(case.store)}: {how}"
+
+
 MUTATORS: dict[str, Callable[[Case, random.Random, Templates], None]] = {
     "sqlite": mutate_sqlite,
     "wal": mutate_wal,
@@ -754,6 +1038,11 @@ MUTATORS: dict[str, Callable[[Case, random.Random, Templates], None]] = {
     "special": mutate_special,
     "permissions": mutate_permissions,
     "locked": mutate_locked,
+    "deep_json": mutate_deep_json,
+    "huge_args": mutate_huge_args,
+    "encodings": mutate_encodings,
+    "unreadable": mutate_unreadable,
+    "torn_chroma": mutate_torn_chroma,
 }
 
 
@@ -901,7 +1190,9 @@ def too_slow(ran: Ran, case: Case) -> bool:
 
 
 def _not_found(ran: Ran, memory_id: str) -> bool:
-    return ran.rc == 1 and ran.stderr.strip().startswith(f"mnemoscope: No memory {memory_id} ")
+    """ "No memory <id>" for that id (a long one shown by its start: command_runtime.say cuts it)."""
+    shown = memory_id if len(memory_id) <= 200 else memory_id[:60]
+    return ran.rc == 1 and ran.stderr.strip().startswith(f"mnemoscope: No memory {shown}")
 
 
 def _listed_id(ls: Ran, case: Case, rng: random.Random) -> str | None:
@@ -930,6 +1221,8 @@ ALL_READS = os.environ.get("MNEMOSCOPE_BAD_INPUT_READS", "") == "all"
 def commands_of(case: Case) -> tuple[str, ...]:
     if ALL_READS:
         reads = READS
+    elif case.read is not None:
+        reads = (case.read,)
     elif _aims_at_markdown(case):
         reads = ("ls",)
     else:
@@ -945,7 +1238,7 @@ def argv_for(command: str, case: Case, memory_id: str) -> list[str]:
         # every memory when the case aimed at a markdown file (its ids are picked), else a few
         "ls": ["ls", path, "--json", "--limit", "300" if _aims_at_markdown(case) else "30", "--status", "all"],
         "show": ["show", path, memory_id],
-        "search": ["search", path, SEARCH_QUERY, "--k", "5"],
+        "search": ["search", path, case.query or SEARCH_QUERY, "--k", "5"],
         "export": ["export", path, str(case.root / "export" / f"out.{fmt}"), "--format", fmt],
         "rm": ["rm", path, memory_id],
     }[command]
@@ -964,7 +1257,7 @@ def run_case(case: Case, templates: Templates, on_begin: Callable[[str], None] =
     before_store, before_outside = snapshot(case.store), snapshot(case.outside)
     # A row of the demo until ls lists what this store holds: damage may have taken that row
     # away, so "No memory <id>" (exit 1) is a right answer for it, and for it alone.
-    memory_id, unlisted = rng.choice(templates.memory_ids), True
+    memory_id, unlisted = case.memory_id or rng.choice(templates.memory_ids), True
     for command in commands_of(case):
         writes = command == "rm"
         argv = argv_for(command, case, memory_id)
@@ -973,7 +1266,7 @@ def run_case(case: Case, templates: Templates, on_begin: Callable[[str], None] =
         unlisted_id = memory_id if unlisted and command in ("show", "rm") else None
         kinds = problems_of(ran, case, unlisted_id)
         not_found = unlisted_id is not None and _not_found(ran, unlisted_id)
-        if command == "ls":
+        if command == "ls" and case.memory_id is None:
             listed = _listed_id(ran, case, rng)
             if listed is not None:
                 memory_id, unlisted = listed, False
@@ -986,7 +1279,10 @@ def run_case(case: Case, templates: Templates, on_begin: Callable[[str], None] =
         if outside:
             kinds.append(("outside written", "; ".join(outside[:6])))
         before_store, before_outside = after_store, after_outside
-        shown = " ".join(argv).replace(str(case.root), "CASE")
+        if case.confined and not writes and ran.rc != 0 and not not_found:
+            kinds.append(("rest unreadable", ran.stderr.strip()[:300]))
+        shown = " ".join(a if len(a) <= 200 else f"{a[:60]}…({len(a):,} characters)" for a in argv)
+        shown = shown.replace(str(case.root), "CASE")
         for kind, detail in kinds:
             failures.append({"kind": kind, "command": shown, "detail": detail})
         runs.append({"command": shown, "rc": ran.rc, "seconds": round(ran.seconds, 3),

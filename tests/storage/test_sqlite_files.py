@@ -299,3 +299,36 @@ def test_an_emptied_file_beside_a_live_wal_is_looked_at_without_losing_the_wal(t
     assert wal and schema_state(db) is not None
     detect_everything(tmp_path)
     assert Path(f"{db}-wal").read_bytes() == wal
+
+
+def test_a_damaged_schema_whose_names_are_not_utf8_is_a_sqlite_error(tmp_path: Path) -> None:
+    """SQLite names the object of a damaged schema in its message; bytes there that are not UTF-8
+    made Python's sqlite3 raise UnicodeDecodeError out of any statement, which every reader's
+    `except sqlite3.Error` missed (a crash, exit 3). Every connection made here raises it as a
+    sqlite3.DatabaseError."""
+    db = tmp_path / "bad.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x)")
+    con.execute("CREATE INDEX ixx ON t (x)")
+    con.commit()
+    con.close()
+    data = bytearray(db.read_bytes())
+    at = data.find(b"ixx")
+    data[at : at + 3] = b"\xff\xfe\xc3"
+    at = data.find(b"ON t (x)")
+    data[at : at + 8] = b"ON q (x)"
+    db.write_bytes(bytes(data))
+    with pytest.raises(UnicodeDecodeError):  # what the plain module does
+        sqlite3.connect(db).execute("SELECT * FROM t")
+    with pytest.raises(sqlite3.DatabaseError, match=r"malformed database schema \(\\xff\\xfe\\xc3\)"):
+        read_only_rows(db, "SELECT * FROM t")
+    for statement in (lambda c: c.execute("SELECT * FROM t"), lambda c: c.executemany("INSERT INTO t VALUES (?)", [(1,)]),
+                      lambda c: c.executescript("SELECT * FROM t;")):
+        con = read_only_connection(db)
+        try:
+            with pytest.raises(sqlite3.DatabaseError):
+                statement(con)
+        finally:
+            con.close()
+    with pytest.raises(UnreadableStoreError, match="not a readable SQLite database"), writing(db) as con:
+        con.execute("SELECT * FROM t")

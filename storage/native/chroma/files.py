@@ -35,12 +35,14 @@ from .embeddings_queue import (
     checked_operations,
     well_formed,
 )
-from .hnsw import Graph, HnswHeader, HnswIndex, read_settled, segment_stamp
+from .hnsw import Graph, HnswHeader, HnswIndex, index_present, read_settled, segment_stamp
 
 CHROMA_FILE = "chroma.sqlite3"
 DOCUMENT_KEY = "chroma:document"
 _CHUNK = 500
 _FIRST_READ = 250  # records a keyword search reads first (the window asks for 100 hits, the CLI for 10)
+MAX_WORDS = 100  # words of one query counted in one SQL pass (SQLite bounds a statement's columns and depth)
+_LIKE_LIMIT = 50_000  # SQLite's longest LIKE pattern, in bytes: a longer word is looked for by mn_contains
 
 
 @dataclass(frozen=True)
@@ -429,7 +431,8 @@ class ChromaFiles:
         keys = self._keys_present(col, [DOCUMENT_KEY, *text_keys])
         if not keys or not words:
             return [0] * len(words)
-        return self._word_counts(col, words, keys)[0]
+        chunks = [words[at : at + MAX_WORDS] for at in range(0, len(words), MAX_WORDS)]
+        return [n for chunk in chunks for n in self._word_counts(col, chunk, keys)[0]]
 
     def _word_counts(self, col: Collection, words: list[str], keys: list[str]) -> tuple[list[int], list[int]]:
         """How many records hold each word, and how many hold exactly h of words (item h), in one pass."""
@@ -552,7 +555,7 @@ class ChromaFiles:
 
     def _persisted(self, col: Collection) -> tuple[HnswIndex | None, int]:
         """The collection's persisted HNSW index, and the last queue operation it holds."""
-        if not col.vector_segment or not (self.path / col.vector_segment / "header.bin").is_file():
+        if not col.vector_segment or not index_present(self.path / col.vector_segment):
             return None, 0
         folder = self.path / col.vector_segment
         stamp = (segment_stamp(folder), col.space)
@@ -595,8 +598,8 @@ class ChromaFiles:
         chroma.sqlite3 records (None: not known yet)."""
         if hnsw is not None:
             return hnsw.header.dimension
-        if col.vector_segment and (self.path / col.vector_segment / "header.bin").is_file():
-            with contextlib.suppress(UnreadableStoreError):  # reading the vectors reports it
+        with contextlib.suppress(UnreadableStoreError):  # reading the vectors reports it
+            if col.vector_segment and index_present(self.path / col.vector_segment):
                 return HnswHeader.read(self.path / col.vector_segment).dimension
         return col.dimension if isinstance(col.dimension, int) and col.dimension > 0 else None
 
@@ -692,8 +695,8 @@ def _containment_tests(words: list[str], ascii_texts: bool = False) -> tuple[lis
     tests, params = [], []
     for word in words:
         needle = word.casefold()
-        if needle.isascii():
-            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        if needle.isascii() and len(pattern) < _LIKE_LIMIT:
             if ascii_texts:
                 tests.append("(m.string_value LIKE ? ESCAPE '\\')")
                 params.append(pattern)

@@ -15,7 +15,10 @@ ChromaFiles (files.py) overlays these with the operations still queued in chroma
 from __future__ import annotations
 
 import io
+import math
+import os
 import pickle
+import stat
 import struct
 import threading
 import time
@@ -26,6 +29,7 @@ from typing import Any
 
 from ...errors import UnreadableStoreError
 
+INDEX_FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle")
 _HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # chroma-hnswlib's header.bin, format version 1
 
 
@@ -52,18 +56,24 @@ class _PersistentData:
         self.__dict__.update(state)
 
 
-def _label_to_id(path: Path) -> dict[int, str]:
+def _label_to_id(path: Path) -> tuple[dict[int, str], int]:
+    """label -> record id, and how many bytes the file holds past the pickle's end (chromadb's reader
+    refuses those; this one stops at the end)."""
     try:
         off_main = threading.current_thread() is not threading.main_thread()
         unpickler = _YieldingUnpickler if off_main else _PlainUnpickler
-        loaded = unpickler(io.BytesIO(path.read_bytes())).load()
+        buffer = io.BytesIO(path.read_bytes())
+        loaded = unpickler(buffer).load()
     except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
         raise UnreadableStoreError(f"{path} is not a Chroma index map Mnemoscope can read ({exc}).") from None
     state = loaded if isinstance(loaded, dict) else getattr(loaded, "__dict__", {})
-    mapping = state.get("label_to_id")
+    mapping = state.get("label_to_id") if isinstance(state, dict) else None
     if not isinstance(mapping, dict):
         raise UnreadableStoreError(f"{path} holds no label map.")
-    return {int(k): str(v) for k, v in mapping.items()}
+    try:
+        return {int(k): str(v) for k, v in mapping.items()}, len(buffer.getbuffer()) - buffer.tell()
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise UnreadableStoreError(f"{path} holds a label map Mnemoscope cannot read ({exc}).") from None
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,7 @@ class HnswHeader:
     entry: int = 0  # the element a search starts from
     max_m: int = 0  # links per element on levels above 0
     max_m0: int = 0  # links per element on level 0
+    built: tuple[Any, ...] = ()  # offset of level 0, M, mult and ef_construction: what hnswlib derives the rest from
 
     @property
     def dimension(self) -> int:
@@ -88,12 +99,11 @@ class HnswHeader:
     def read(cls, folder: Path) -> HnswHeader:
         path = folder / "header.bin"
         try:
-            (version, _level0, capacity, count, size, label_at, data_at, max_level, entry, max_m, max_m0, *_rest) = (
-                _HEADER.unpack_from(path.read_bytes())
-            )
+            (version, level0, capacity, count, size, label_at, data_at, max_level, entry, max_m, max_m0, m, mult,
+             construction) = _HEADER.unpack_from(path.read_bytes())
         except (OSError, struct.error) as exc:
             raise UnreadableStoreError(f"{path} is not an HNSW header ({exc}).") from None
-        header = cls(capacity, count, size, data_at, label_at, max_level, entry, max_m, max_m0)
+        header = cls(capacity, count, size, data_at, label_at, max_level, entry, max_m, max_m0, (level0, m, mult, construction))
         if version != 1 or not header.consistent():
             raise UnreadableStoreError(
                 f"{path} is damaged or in a layout Mnemoscope does not know (format {version}, {count} of "
@@ -131,7 +141,7 @@ class HnswIndex:
         if normalized and (folder / "length.bin").is_file():
             stored = np.fromfile(folder / "length.bin", dtype=np.float32)
             self._lengths = stored[:count] if stored.size >= count else None
-        self._to_id = _label_to_id(folder / "index_metadata.pickle") if count else {}
+        self._to_id, self.map_trailing = _label_to_id(folder / "index_metadata.pickle") if count else ({}, 0)
         self._label_column: Any = None
         self._rows_of: dict[str, list[int]] | None = None
         self._graph: Graph | None | bool = None
@@ -200,7 +210,7 @@ class HnswIndex:
         if self._graph is None:
             try:
                 self._graph = Graph(self, space)
-            except (OSError, ValueError, UnreadableStoreError):
+            except (OSError, ValueError, struct.error, UnreadableStoreError):
                 self._graph = False
         return self._graph if isinstance(self._graph, Graph) else None
 
@@ -320,7 +330,7 @@ class Graph:
 def segment_stamp(folder: Path) -> tuple:
     """When and how big each file of an HNSW segment is (the index is read again when one changes)."""
     out: list[tuple[int, int, int] | None] = []
-    for name in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"):
+    for name in INDEX_FILES:
         try:
             st = (folder / name).stat()
         except OSError:
@@ -328,6 +338,106 @@ def segment_stamp(folder: Path) -> tuple:
             continue
         out.append((st.st_mtime_ns, st.st_size, st.st_ino))
     return tuple(out)
+
+def segment_fault(folder: Path, normalized: bool) -> str | None:
+    """Why chromadb could not load the segment's index files as they are (None: it could, or there are
+    none yet): its client fails on them only after it has written to chroma.sqlite3, so a write is
+    refused on this first. Every file is read as hnswlib reads it: the header, the elements, the
+    label map, the lengths of a cosine space's vectors, the link lists of the upper levels."""
+    try:
+        if not index_present(folder):
+            present = [name for name in INDEX_FILES[1:] if (folder / name).exists()]
+            return f"{folder}: its header.bin is missing beside {', '.join(present)}" if present else None
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is read-only here"
+        index = HnswIndex(folder, normalized=False)
+        header = index.header
+        if header.capacity * header.size > 1 << 32 and header.capacity > 4 * max(header.count, 1000):
+            return f"{folder / 'header.bin'} says the index has room for {header.capacity:,} elements"
+        if (derived := _derived_fault(header)) is not None:
+            return f"{folder / 'header.bin'} {derived}"
+        if index.map_trailing:
+            return f"{folder / 'index_metadata.pickle'} holds {index.map_trailing} bytes past its end"
+        if (mapped := _map_fault(folder / "index_metadata.pickle", header.count)) is not None:
+            return f"{folder / 'index_metadata.pickle'} {mapped}"
+        if normalized and header.count and (folder / "length.bin").stat().st_size < 4 * header.count:
+            return f"{folder / 'length.bin'} is shorter than its header says ({header.count} elements)"
+        links = _links_fault(index)
+    except UnreadableStoreError as exc:
+        return str(exc).rstrip(".")
+    except (OSError, ValueError, struct.error) as exc:
+        links = f"its index files are damaged ({exc})"
+    return f"{folder}: {links}" if links else None
+
+
+def index_present(folder: Path) -> bool:
+    """Whether the segment folder holds an index (its header.bin); UnreadableStoreError where this
+    user may not look (an index that may be there is not taken for none)."""
+    try:
+        return stat.S_ISREG(os.stat(folder / "header.bin").st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise UnreadableStoreError(f"{folder / 'header.bin'} cannot be read ({exc.strerror}).") from None
+
+
+def _map_fault(path: Path, count: int) -> str | None:
+    """What in the label map chromadb would fail on, or crash over: its two maps not each other's
+    inverse, more labels than the index has elements, a label past the ones it handed out."""
+    if not path.is_file():
+        return None
+    try:
+        state = _PlainUnpickler(io.BytesIO(path.read_bytes())).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
+        return f"is not a label map ({exc})"
+    state = state if isinstance(state, dict) else getattr(state, "__dict__", {})
+    to_id, to_label = state.get("label_to_id"), state.get("id_to_label")
+    added = state.get("total_elements_added")
+    if not isinstance(to_id, dict) or not isinstance(to_label, dict) or not isinstance(added, int):
+        return "lacks its maps or its count"
+    if len(to_id) != len(to_label) or any(to_label.get(record) != label for label, record in to_id.items()):
+        return "holds two maps that disagree"
+    if len(to_id) > count or any(not isinstance(label, int) or not 0 <= label <= added for label in to_id):
+        return f"maps {len(to_id):,} labels (up to {added:,} handed out) onto an index of {count:,} elements"
+    return None
+
+
+def _derived_fault(header: HnswHeader) -> str | None:
+    """What in the header is not what hnswlib derives from M (it trusts the file)."""
+    level0, m, mult, construction = header.built or (0, 0, 0.0, 0)
+    if level0 != 0:
+        return f"places level 0 at offset {level0} (hnswlib writes 0)"
+    if m < 2 or header.max_m != m or header.max_m0 != 2 * m or header.data_at != 4 + 4 * header.max_m0:
+        return f"holds link sizes hnswlib would not write (M {m}, {header.max_m} and {header.max_m0} links)"
+    if not math.isfinite(mult) or abs(mult - 1 / math.log(m)) > 1e-6 or not 0 < construction < 1 << 31:
+        return f"holds build parameters hnswlib would not write (mult {mult!r}, ef_construction {construction})"
+    return None
+
+
+def _links_fault(index: HnswIndex) -> str | None:
+    """What in the graph's links would take hnswlib past its elements (it follows them unchecked, and
+    a bad one crashes the process): a link count over the level's room, a link to no element."""
+    import numpy as np
+
+    header, count = index.header, index.header.count
+    if not count:
+        return None
+    if header.max_m0 <= 0 or 4 + 4 * header.max_m0 > header.data_at or not 0 <= header.entry < count:
+        return "its header places no level-0 links, or no entry point, among its elements"
+    room = np.arange(header.max_m0)[None, :]
+    for start in range(0, count, 1 << 16):  # a block at a time: a big index is not copied whole
+        block = np.ascontiguousarray(index._elements[start : start + (1 << 16), : 4 + 4 * header.max_m0])
+        counts = block[:, 0:2].copy().view(np.uint16).ravel()
+        if (counts > header.max_m0).any():
+            return "an element has more level-0 links than the index has room for"
+        if (block[:, 4:].copy().view(np.uint32)[room < counts[:, None]] >= count).any():
+            return "a level-0 link points past the last element"
+    if header.max_level > 0:
+        for links in Graph._upper_links(index.folder / "link_lists.bin", header).values():
+            if (links >= count).any():
+                return "a link of an upper level points past the last element"
+    return None
+
 
 TORN_READ_PATIENCE = 2.0  # seconds a reader waits out another process rewriting an HNSW segment
 
@@ -344,15 +454,17 @@ def read_settled(folder: Path, stamp: tuple, normalized: bool) -> tuple[tuple, H
             failure: UnreadableStoreError | None = None
         except UnreadableStoreError as exc:
             failure = exc
+        except (OSError, ValueError, struct.error) as exc:  # a file cut or replaced between two reads of it
+            failure = UnreadableStoreError(f"{folder} could not be read whole ({exc}).")
         after = (segment_stamp(folder), stamp[1])
         if after == stamp and (failure is None or not _recently_written(stamp[0])):
             if failure is not None:
                 raise failure
             return stamp, index
         if time.monotonic() > deadline:
-            if failure is not None:
-                raise failure
-            return stamp, index  # under the stamp it was read after: the next read reads again
+            raise failure or UnreadableStoreError(
+                f"{folder} kept changing while it was read (another program rewriting it for "
+                f"{TORN_READ_PATIENCE:g} s); try again.")
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
         stamp = after

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ...detect.looks import is_file
 from ...embedders.base import EMBEDDER_KEY, Embedder
@@ -41,6 +41,7 @@ from ...model import EDITABLE_FIELDS, Kind, Memory
 from ...query import MemoryQuery
 from ...source import Capabilities, Change, Plan, PlanContext, Snapshot, bin_by, same_record
 from ...timeutil import parse_time
+from ..workspace_vectors import READ_FAILURES, WorkspaceVectors, failure_text
 from .client import (
     checked_files,
     chroma_refusal,
@@ -50,7 +51,8 @@ from .client import (
     migration_fault,
     write_refusal,
 )
-from .files import CHROMA_FILE, ChromaFiles, Collection, directory_lock
+from .files import CHROMA_FILE, MAX_WORDS, ChromaFiles, Collection, directory_lock
+from .hnsw import segment_fault
 from .index import RecordIndex, RecordIndexBuilder, one_read
 from .index_cache import cache_key, cached_index, keep_index
 from .local_vector_search import LocalVectorSearch
@@ -153,14 +155,36 @@ class ChromaSource(LocalVectorSearch):
     def detect(path: Path) -> float:
         return 1.0 if is_file(Path(path) / CHROMA_FILE) else 0.0
 
+    @overload
     @classmethod
-    def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False) -> ChromaSource:
-        linked = Path(path).is_symlink() or (Path(path) / CHROMA_FILE).is_symlink()
-        files = ChromaFiles(Path(path), may_recover=not (read_only or linked))  # no rollback through a link
-        with files.batch():
-            checked_files(files)
-            reason = write_refusal(files) or ("opened read-only" if read_only else "") or link_out_of(Path(path))
-            return cls(files, read_only_reason=reason, reading=reading)
+    def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False,
+             strict: Literal[True]) -> ChromaSource: ...
+
+    @overload
+    @classmethod
+    def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False,
+             strict: Literal[False] = False) -> ChromaSource | WorkspaceVectors: ...
+
+    @classmethod
+    def open(cls, path: Path, reading: RecordReading | None = None, *, read_only: bool = False,
+             strict: bool = False) -> ChromaSource | WorkspaceVectors:
+        """The directory's collections. A directory that cannot be read raises UnreadableStoreError
+        when strict (a tool's store that is nothing without it: mem0's, CrewAI's), else opens as
+        a WorkspaceVectors that says why (a workspace's vectors/, as open_store opens it: memory.db
+        and markdown stay readable; a Chroma directory opened alone is refused by the workspace)."""
+        try:
+            linked = Path(path).is_symlink() or (Path(path) / CHROMA_FILE).is_symlink()
+            files = ChromaFiles(Path(path), may_recover=not (read_only or linked))  # no rollback through a link
+            with files.batch():
+                checked_files(files)
+                reason = write_refusal(files) or ("opened read-only" if read_only else "") or link_out_of(Path(path))
+                return cls(files, read_only_reason=reason, reading=reading)
+        except READ_FAILURES as exc:
+            if strict:
+                if isinstance(exc, UnreadableStoreError | OSError):
+                    raise
+                raise UnreadableStoreError(failure_text(Path(path), exc)) from None
+            return WorkspaceVectors.unreadable(Path(path), failure_text(Path(path), exc))
 
     @classmethod
     def create(cls, path: Path, embedder: Embedder) -> ChromaSource:
@@ -250,6 +274,8 @@ class ChromaSource(LocalVectorSearch):
                 return f"collection {col.name!r}: {structure}"
             if configuration := self.files.configuration_fault(col):
                 return f"collection {col.name!r}: {configuration}"
+            if col.vector_segment and (index := segment_fault(self.path / col.vector_segment, col.space == "cosine")):
+                return f"collection {col.name!r}: {index}"
             if queued := self.files.queue_faults(col):
                 return queued[0] + (f" (and {len(queued) - 1} more)" if len(queued) > 1 else "")
             # integrity_check, not quick_check: a flipped bit in a value shows as a row missing
@@ -450,7 +476,7 @@ class ChromaSource(LocalVectorSearch):
     def keyword_search(self, text_query: str, query: MemoryQuery, k: int) -> list[Memory]:
         """Records ranked by how many of the words their text contains (a word given twice counts
         twice), then by id: one SQL pass per collection, stopped at the k-th record the query keeps."""
-        words = [w for w in text_query.split() if w]
+        words = [w for w in text_query.split() if w][:MAX_WORDS]  # (a longer query: its first words)
         if not words or k <= 0 or not query.wants_kind(self.kind):
             return []
         ranked = [hit for name in self.collections() for hit in self._keyword_hits(name, words, query, k)]

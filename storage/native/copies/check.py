@@ -13,6 +13,7 @@ from ...consistency_report import Finding, Progress, Report
 from ...embedders.base import Embedder
 from ..chroma.records import NATIVE_COLLECTION
 from ..db.fts import differing_entries, fts_record, has_fts
+from ..workspace_vectors import READ_FAILURES, UNREADABLE_VECTORS, VECTORS_DIR, WorkspaceVectors
 from .markdown import MarkdownCheck
 from .rows import row_count
 from .vectors import VectorCheck
@@ -55,10 +56,17 @@ def check_copies(
         embedder = embedder if embedder is not None else default_embedder()
         if embedder is None:
             report.skipped.append("stale vectors: no embedder runs here, so only vectors marked stale are found")
-        vector_check = VectorCheck(db, vectors, embedder)
-        report.extend(vector_check.rows(tick.add))
-        report.extend(vector_check.records())
-        report.checked["vectors"] = vectors.record_count(NATIVE_COLLECTION)
+        try:  # its files read here, past the part's own reads: a damaged one costs the vectors' findings
+            vector_check = VectorCheck(db, vectors, embedder)
+            report.extend(list(vector_check.rows(tick.add)) + list(vector_check.records()))
+            report.checked["vectors"] = vectors.record_count(NATIVE_COLLECTION)
+        except READ_FAILURES as exc:
+            if not isinstance(vectors, WorkspaceVectors):
+                raise
+            vectors.lose(exc)
+            vector_check = None
+    if isinstance(vectors, WorkspaceVectors) and vectors.fault:
+        report.add(Finding(UNREADABLE_VECTORS.id, VECTORS_DIR, vectors.fault, source=VECTORS_DIR))
     if workspace.markdown is not None:
         markdown_check = MarkdownCheck(db, workspace.markdown, workspace.root)
         report.extend(markdown_check.rows())

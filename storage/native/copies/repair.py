@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..db.tables import NativeDb
     from ..markdown.source import MarkdownSource
     from ..workspace import NativeWorkspace
+    from ..workspace_vectors import WorkspaceVectors
 
 _REEMBEDDED = {"missing-vector", "stale-vector"}
 _VECTOR_KINDS = {"missing-vector", "stale-vector", "vector-metadata-mismatch", "orphan-vector"}
@@ -81,8 +82,8 @@ def plan_repairs(
     return plans
 
 
-def _vector_changes(db: NativeDb, vectors: ChromaSource, target: str, row: Snapshot | None, kinds: set[str],
-                    embedder: Embedder | None) -> list[Change]:
+def _vector_changes(db: NativeDb, vectors: ChromaSource | WorkspaceVectors, target: str, row: Snapshot | None,
+                    kinds: set[str], embedder: Embedder | None) -> list[Change]:
     if row is None:  # an orphan vector: its row is gone
         snap = vectors.read_record(target) if "orphan-vector" in kinds else None
         return [Change(target, snap, None, vectors)] if snap is not None else []

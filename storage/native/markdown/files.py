@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...errors import UnreadableStoreError
+from ...errors import StoreFileError, UnreadableStoreError
 from ...model import Layer
 
 ROOT_FILES: dict[str, Layer] = {
@@ -76,6 +77,38 @@ def inside(root: Path, rel: str) -> Path | None:
     except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
         return None
     return path if path.is_relative_to(real_root) and path != real_root else None
+
+
+def file_or_unreadable(path: Path) -> bool:
+    """Whether path is a file, or may be one this user cannot look at (a folder on its way denies
+    it): listed, so that reading it says why it cannot be read instead of leaving it out unsaid."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def unlisted_folder(root: Path, rel: str) -> str:
+    """Why the files of root's folder rel are not read ("" when they are): it cannot be listed here,
+    or it links outside root."""
+    if not os.access(root / rel, os.R_OK | os.X_OK):
+        return f"{rel}/ cannot be listed here (permission denied); its files are not read"
+    if inside(root, rel) is None:
+        return f"{rel}/ links to a folder outside {root}; its files are neither read nor written"
+    return ""
+
+
+def refuse_unwritable(root: Path, rel: str) -> None:
+    """StoreFileError when rel cannot be replaced here (the atomic write makes a file beside it and
+    renames it over rel: its folder must let this user in and write); a step is refused with it
+    before anything is written."""
+    path = inside(root, rel)
+    folder = path.parent if path is not None else None
+    if folder is not None and folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        shown = folder.relative_to(root.resolve()).as_posix() if folder != root.resolve() else "the workspace folder"
+        raise StoreFileError(f"{rel} cannot be written: {shown} is read-only here; nothing was written.")
 
 
 def markdown_files_under(root: Path, folder: str) -> tuple[list[str], list[str]]:

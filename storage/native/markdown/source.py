@@ -60,10 +60,13 @@ from .files import (
     MEMORY_FILE,
     ROOT_FILES,
     daily_date,
+    file_or_unreadable,
     inside,
     layer_for,
     markdown_files_under,
+    refuse_unwritable,
     require_utf8,
+    unlisted_folder,
 )
 from .scan import MAX_PARSED_BYTES, MAX_SCANNED_BLOCKS, quick_groups, scan
 
@@ -194,16 +197,16 @@ class MarkdownSource:
     def _listing(self) -> tuple[list[str], list[str]]:
         """The workspace's markdown files, and why any other one was left out: a file or folder
         that links outside the workspace is neither read nor written."""
-        candidates = [name for name in ROOT_FILES if (self.root / name).is_file()]
-        candidates += [rel for rel in LEARNINGS_FILES if (self.root / rel).is_file()]
+        candidates = [name for name in ROOT_FILES if file_or_unreadable(self.root / name)]
+        candidates += [rel for rel in LEARNINGS_FILES if file_or_unreadable(self.root / rel)]
         left_out: list[str] = []
         trusted: set[str] = set()
         for d in MEMORY_DIRS:
             folder = self.root / d
-            if not folder.is_dir():
+            if not os.path.isdir(folder):
                 continue
-            if inside(self.root, d) is None:
-                left_out.append(f"{d}/ links to a folder outside {self.root}; its files are neither read nor written")
+            if why := unlisted_folder(self.root, d):
+                left_out.append(why)
                 continue
             linked, plain = markdown_files_under(self.root, d)
             candidates += sorted(linked + plain)
@@ -238,7 +241,7 @@ class MarkdownSource:
             return None, FileBlocks(rel, [], [], b"\n")
         try:
             st = path.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # (a folder on its way is a file now)
             self._forget(rel)
             return None, FileBlocks(rel, [], [], b"\n")
         key: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -647,6 +650,11 @@ class MarkdownSource:
         wanted = normalized(content)
         i = next((i for i, text in enumerate(parsed.contents()) if normalized(text) == wanted), None)
         return None if i is None else parsed.block(i)
+
+    def prepare_write(self, changes: Sequence[Change]) -> None:
+        """Refuse, before a step writes anything, a file in a folder this user cannot write in."""
+        for rel in sorted({str((c.before or c.after or {}).get("path")) for c in changes}):
+            refuse_unwritable(self.root, rel)
 
     def write_record(
         self, record_id: str, expected: Snapshot | None, new: Snapshot | None

@@ -2,30 +2,42 @@
 one line on stderr, within its time limit, and changes no file it only reads.
 
 tests/helpers/bad_inputs.py generates the inputs from the demo workspace (built once per
-session, copied per case): corrupt, truncated and bit-flipped memory.db, -wal and -shm files,
+session, copied per case; some cases from the demo with 1,100 more vectors, whose HNSW index and
+label map are on disk): corrupt, truncated and bit-flipped memory.db, -wal and -shm files,
 hot journals; corrupt Chroma directories (chroma.sqlite3 and HNSW files flipped, cut or
-missing, bad rows); hostile markdown; foreign SQLite files named memory.db; symlinks out of the
-store, loops and dangling ones; FIFOs and folders where files belong; chmod 000 and read-only
-files and folders (meaningless as root, where that category is skipped and said so); and a
-memory.db another process holds locked. On each, two commands run in-process through
+missing, bad rows) and torn ones (a file written half-way: cut, or new bytes over old); hostile
+markdown, and markdown saved as UTF-16, UTF-32, Latin-1, CP1252 or Shift-JIS; memory.db rows whose
+JSON nests 1,000 to 1,000,000 deep; 100,000-character ids and queries on the command line;
+foreign SQLite files named memory.db; symlinks out of the store, loops and dangling ones; FIFOs
+and folders where files belong, folders that cannot be read (vectors/ a file, chroma.sqlite3 a
+folder, chmod 000); chmod 000 and read-only files and folders (meaningless as root, where that
+category and the chmod cases of unreadable folders are skipped, and said so); and a memory.db
+another process holds locked. On each, two commands run in-process through
 ``mnemoscope.app.cli.main``: a read, then ``rm``. The read is ``ls`` when the case damaged a
 markdown file (``rm`` then deletes one of that file's memories, as ls listed them), else one of
 ``ls``, ``info``, ``show``, ``search`` and ``export`` in turn (``show`` and ``rm`` then take a
 row of the demo's memory.db, which damage may have taken away: "No memory <id>", exit 1, is the
-right answer for such an id). MNEMOSCOPE_BAD_INPUT_READS=all runs all five reads on every case
-(about twice as long). Every file of the store and of the folder its symlinks point to is
+right answer for such an id; a case about one id or one query, as deep JSON and huge arguments
+are, runs the read that takes it). MNEMOSCOPE_BAD_INPUT_READS=all runs all five reads on every
+case (about twice as long). Every file of the store and of the folder its symlinks point to is
 hashed before and after each command.
 
 Failures counted: a traceback (or a Rust panic message) on stderr, exit 3, exit 1, any other
 exit code, a failure message that is not one ``mnemoscope: ...`` line, an input file changed
-by a read or by a failed write, a file outside the store changed by anything, a command slower
-than 5 s (6 s on a locked database; see bad_inputs.too_slow for how a busy machine is allowed
-for), a worker process killed by a case or hung in it.
+by a read or by a failed write, a file outside the store changed by anything, a read that fails
+where the damage leaves memory.db whole ("rest unreadable": vectors/, a markdown file, a row's JSON;
+bad_inputs.CONFINED), a command slower than 5 s (6 s on a locked database; see
+bad_inputs.too_slow for how a busy machine is allowed for), a worker process killed by a case or
+hung in it.
 
 Cases run in worker processes (forkserver), so that a native crash or a hang costs one case,
-not the suite. MNEMOSCOPE_BAD_INPUTS sets the number of cases (default 2000); the report goes
-to stdout and, as JSON with every failing case, to $MNEMOSCOPE_REPORT_DIR (or the test's tmp
-folder). A failing case is rebuilt with ``python -m helpers.bad_inputs INDEX DIR --run``.
+not the suite. MNEMOSCOPE_BAD_INPUTS sets the number of cases: 2,000 by default (CI, about two
+and a half minutes on its machine); the full-size run is 3,000:
+
+    MNEMOSCOPE_BAD_INPUTS=3000 .venv/bin/python -m pytest tests/storage/reliability/test_bad_inputs.py
+
+The report goes to stdout and, as JSON with every failing case, to $MNEMOSCOPE_REPORT_DIR (or
+the test's tmp folder). A failing case is rebuilt with ``python -m helpers.bad_inputs INDEX DIR --run``.
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ WORKERS = (os.cpu_count() or 2) + 1  # one more than cores: locked cases mostly 
 HUNG_AFTER = 15.0  # a command still running after this long is killed and counted as hung
 FAILURE_KINDS = (
     "traceback", "exit 3", "exit 1", "multi-line message", "input changed", "too slow",
-    "outside written", "escaped the guard", "crashed", "hung",
+    "outside written", "rest unreadable", "escaped the guard", "crashed", "hung",
 )
 
 pytestmark = pytest.mark.reliability
@@ -198,7 +210,8 @@ def test_every_bad_input_gets_one_line_exit_2_and_changes_nothing(_demo_template
     report_file.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     categories = ", ".join(f"{name} {n}" for name, n in report["by_category"].items())
     if skip_permissions:
-        categories += f" (permissions skipped, {skipped} cases: running as root, where chmod denies nothing)"
+        categories += (f" (permissions skipped, {skipped} cases, and unreadable folders made by chmod: running as "
+                       "root, where chmod denies nothing)")
     counts = ", ".join(f"{kind} {n}" for kind, n in report["failures"].items())
     with capsys.disabled():
         print(

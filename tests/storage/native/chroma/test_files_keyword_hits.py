@@ -167,3 +167,17 @@ def test_hit_ranges_read_the_most_hits_first_then_the_rest() -> None:
     assert list(_hit_ranges([0, 5, 4, 2, 1], 100)) == [(1, 4)]
     assert list(_hit_ranges([0, 0, 0], 1)) == []
     assert list(_hit_ranges([0], 1)) == []
+
+
+@pytest.mark.parametrize("name", ["sole", "ascii"])
+def test_a_word_past_sqlites_longest_like_pattern_and_thousands_of_words_are_counted(directories, name) -> None:
+    """A 100,000-character word is past SQLite's LIKE limit (50,000 bytes: "pattern too complex"),
+    and 5,000 words past the columns one statement may hold: the first is looked for by containment,
+    the second counted a hundred words a pass."""
+    path, collection, texts = directories[name]
+    files = ChromaFiles(path)
+    col = next(c for c in files.collections() if c.name == collection)
+    long_word = "x" * 100_000
+    assert list(files.keyword_hits(col, [long_word, "topic"], TEXT_KEYS)) == _expected(texts, [long_word, "topic"])[0]
+    words = [f"w{i}" for i in range(chroma_files.MAX_WORDS * 2 + 7)] + ["topic"]
+    assert files.document_frequencies(col, words, TEXT_KEYS) == _expected(texts, words)[1]

@@ -17,7 +17,7 @@ import pytest
 from helpers.chroma_dirs import chroma_client
 from mnemoscope.storage import UnreadableStoreError
 from mnemoscope.storage.native.chroma.files import ChromaFiles
-from mnemoscope.storage.native.chroma.hnsw import Graph, HnswHeader, HnswIndex, segment_stamp
+from mnemoscope.storage.native.chroma.hnsw import Graph, HnswHeader, HnswIndex, segment_fault, segment_stamp
 
 DIM = 16
 N = 1100  # past Chroma's persist threshold (1000 records): the HNSW files hold most of them
@@ -150,3 +150,47 @@ def test_a_header_damaged_at_rest_fails_at_once(persisted: Path, tmp_path: Path)
     with pytest.raises(UnreadableStoreError, match="is not an HNSW header"):
         files.vectors(files.collections()[0])
     assert time.monotonic() - started < 0.5
+
+
+def _damaged_copy(persisted: Path, tmp_path: Path, name: str, damage) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(persisted, copy)
+    path = _segment(copy) / name
+    path.write_bytes(damage(bytearray(path.read_bytes())))
+    return _segment(copy)
+
+
+def _packed(at: int, fmt: str, value) -> object:
+    def damage(data: bytearray) -> bytes:
+        struct.pack_into(fmt, data, at, value)
+        return bytes(data)
+
+    return damage
+
+
+FAULTS = {  # what chromadb's client failed on (after writing chroma.sqlite3), or crashed over
+    "a level-0 link past the last element": ("data_level0.bin", _packed(4, "<I", 2**31), "level-0 link points past"),
+    "more level-0 links than room": ("data_level0.bin", _packed(0, "<H", 999), "more level-0 links"),
+    "level 0 not at offset 0": ("header.bin", _packed(4, "<Q", 2**40), "places level 0 at offset"),
+    "an M hnswlib would not write": ("header.bin", _packed(76, "<Q", 17), "link sizes hnswlib would not write"),
+    "room for 2**31 elements": ("header.bin", _packed(12, "<Q", 2**31 - 1), "has room for 2,147,483,647"),
+    "no element left": ("header.bin", _packed(20, "<Q", 0), "onto an index of 0 elements"),
+    "bytes past the label map": ("index_metadata.pickle", lambda d: bytes(d) + b"\x00", "1 bytes past its end"),
+    "a cut link list": ("link_lists.bin", lambda d: bytes(d[: len(d) // 2]), "index files are damaged"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_what_chromadb_would_fail_or_crash_on_is_found_before_it_starts(persisted: Path, tmp_path: Path,
+                                                                         fault: str) -> None:
+    assert segment_fault(_segment(persisted), normalized=False) is None
+    name, damage, said = FAULTS[fault]
+    found = segment_fault(_damaged_copy(persisted, tmp_path, name, damage), normalized=False)
+    assert found is not None and said in found, found
+
+
+def test_a_segment_with_no_header_beside_its_other_files_is_a_fault(persisted: Path, tmp_path: Path) -> None:
+    folder = _damaged_copy(persisted, tmp_path, "header.bin", bytes)
+    (folder / "header.bin").unlink()
+    assert "header.bin is missing beside data_level0.bin" in segment_fault(folder, normalized=False)
+    assert segment_fault(tmp_path, normalized=False) is None  # no index at all yet: nothing to load

@@ -4,10 +4,13 @@ written, and once it is saved as UTF-8 its entries are listed again."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers.bad_inputs import snapshot
 from helpers.cli_runs import run
 from helpers.store_state import sql_rows, state_of
 from mnemoscope.storage.curation import Curator
@@ -55,3 +58,28 @@ def test_one_unreadable_daily_log_costs_that_file_alone(demo_path: Path, encodin
         assert store.count() > before
         assert any("Café opens at 08:00" in m.content for m in store.page(limit=1000))
         assert not [p for p in store.problems() if md_file in p]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="as root a read-only folder is written")
+def test_a_step_that_would_write_a_file_in_a_read_only_folder_is_refused_first(demo_path: Path, capsys) -> None:
+    """The atomic write makes a file beside the one it replaces: in a folder this user cannot write
+    it failed after memory.db and the vectors were written (and put back: their bytes changed)."""
+    memory_id, md_file = sql_rows(demo_path, "SELECT id, md_file FROM memories WHERE md_file LIKE 'memory/%' "
+                                             "ORDER BY id LIMIT 1")[0]
+    os.chmod(demo_path / "memory", 0o555)
+    before = snapshot(demo_path)
+    try:
+        code, _out, err = run(capsys, "rm", demo_path, memory_id)
+        assert code == 2 and "memory is read-only here; nothing was written" in err and err.count("\n") == 1, err
+        assert snapshot(demo_path) == before
+    finally:
+        os.chmod(demo_path / "memory", 0o755)
+
+
+def test_a_memory_whose_file_lies_under_a_file_where_a_folder_was_still_reads(demo_path: Path, capsys) -> None:
+    memory_id, md_file = sql_rows(demo_path, "SELECT id, md_file FROM memories WHERE md_file LIKE 'memory/%' "
+                                             "ORDER BY id LIMIT 1")[0]
+    shutil.rmtree(demo_path / "memory")
+    (demo_path / "memory").write_text("- not a folder\n")
+    for argv in (["show", demo_path, memory_id], ["search", demo_path, "webshop release"]):
+        assert run(capsys, *argv)[0] == 0, argv
