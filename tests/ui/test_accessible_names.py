@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from helpers.windows import open_window
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.workers import running_workers
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -65,7 +66,7 @@ def unnamed_controls(top: QWidget) -> list[str]:
 @pytest.fixture
 def window(qtbot, demo_path: Path, tmp_path: Path):
     win = open_window(qtbot, demo_path, tmp_path, (lambda w: w.view("graph").loaded, lambda w: w.view("transcript").loaded))
-    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0)
     yield win
     win.close_store()
 
@@ -102,7 +103,7 @@ def test_every_control_of_the_dialogs_has_an_accessible_name(qtbot, window: Main
     assert {d.objectName(): len(controls(d)) for d in dialogs if not controls(d)} == {}  # each was looked at
     assert len(controls(window)) > 30
     missing = {d.objectName() or type(d).__name__: unnamed_controls(d) for d in dialogs}
-    qtbot.wait(200)  # let the dialogs' own readers finish before they close
+    qtbot.waitUntil(lambda: running_workers() == 0)  # the dialogs' own readers done before they close
     for dialog in dialogs:
         dialog.close()
     assert {name: found for name, found in missing.items() if found} == {}

@@ -44,7 +44,7 @@ def _row_of(qtbot, win: MainWindow, memory_id: str) -> int:  # noqa: ANN001
         rows = [r for r in range(model.rowCount()) if (m := model.memory_at(r)) is not None and m.id == memory_id]
         return rows[0] if rows else None
 
-    qtbot.waitUntil(lambda: found() is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: found() is not None)
     row = found()
     assert row is not None
     return row
@@ -53,16 +53,16 @@ def _row_of(qtbot, win: MainWindow, memory_id: str) -> int:  # noqa: ANN001
 def test_goals_and_strategies_show_their_lifecycle_and_success_rates(qtbot, tmp_path: Path, agentx: Any) -> None:  # noqa: ANN001
     win = open_window(qtbot, agentx.url, tmp_path)
     try:
-        qtbot.waitUntil(lambda: bool(_group(win, "AgentX PostgreSQL")), timeout=10_000)
+        qtbot.waitUntil(lambda: bool(_group(win, "AgentX PostgreSQL")))
         lines = _group(win, "AgentX PostgreSQL")
         assert lines[0] == "goals: 1 (1 active)" and "[active, priority 2]" in lines[1]
         assert any("success rate 75% (3 succeeded, 1 failed)" in line for line in lines)
         win.table_actions.select_row(_row_of(qtbot, win, "agentx:7"))
-        qtbot.waitUntil(lambda: "goal.status" in win.detail.toPlainText(), timeout=10_000)
+        qtbot.waitUntil(lambda: "goal.status" in win.detail.toPlainText())
         text = win.detail.toPlainText()
         assert "goal.status\nactive" in text and "goal.priority\n2" in text
         win.table_actions.select_row(_row_of(qtbot, win, "agentx:4"))
-        qtbot.waitUntil(lambda: "strategy.success_rate" in win.detail.toPlainText(), timeout=10_000)
+        qtbot.waitUntil(lambda: "strategy.success_rate" in win.detail.toPlainText())
         text = win.detail.toPlainText()
         assert "strategy.success_rate\n0.75" in text
         assert "strategy.tool.cargo_check\n1 uses, 1 succeeded (100% success), 2300 ms average" in text
@@ -79,13 +79,13 @@ def test_a_promoted_copy_and_a_channel_search_as_agentx_would_see_them(qtbot, tm
         row = _row_of(qtbot, win, copy)
         assert win.model.index(row, COLUMN_KEYS.index("channel")).data() == "_global"
         win.table_actions.select_row(row)
-        qtbot.waitUntil(lambda: "Promoted from\nagentx:2" in win.detail.toPlainText(), timeout=10_000)
+        qtbot.waitUntil(lambda: "Promoted from\nagentx:2" in win.detail.toPlainText())
         win.table_actions.select_row(_row_of(qtbot, win, "agentx:2"))
-        qtbot.waitUntil(lambda: "Conversations\n2" in win.detail.toPlainText(), timeout=10_000)
+        qtbot.waitUntil(lambda: "Conversations\n2" in win.detail.toPlainText())
 
         win.memories.search_mode.setCurrentText("keyword")
         win.filter_search.apply_filter("channel", agentx_db.RUST)
-        with qtbot.waitSignal(win.filter_search.searched, timeout=10_000) as searched:
+        with qtbot.waitSignal(win.filter_search.searched) as searched:
             win.filter_search.set_filters(win.filter_search.filters.with_search("cargo", "keyword"))
         assert all(hit.memory.channel == agentx_db.RUST for hit in searched.args[0].hits)
         note = win.statusBar().currentMessage()

@@ -35,9 +35,9 @@ def test_the_window_shows_no_field_of_any_tool_that_its_owner_does_not_keep(qtbo
     looked_at: dict[str, int] = {}
     for label in EXPECTED:
         win = open_window(qtbot, home[label], tmp_path / label.replace(" ", "_"))
-        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=20_000)
+        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0)
         n = min(win.model.rowCount(), 40)
-        qtbot.waitUntil(lambda: all(win.model.memory_at(r) is not None for r in range(n)), timeout=20_000)
+        qtbot.waitUntil(lambda: all(win.model.memory_at(r) is not None for r in range(n)))
         for row in range(n):
             memory = win.model.memory_at(row)
             fmt = memory.source.format or memory.source.kind.value
@@ -50,7 +50,7 @@ def test_the_window_shows_no_field_of_any_tool_that_its_owner_does_not_keep(qtbo
             looked_at[fmt] = looked_at.get(fmt, 0) + 1
             if looked_at[fmt] == 1:  # the detail panel of the first memory of each format
                 win.table_actions.select_row(row)
-                qtbot.waitUntil(lambda: memory.id in win.detail.toPlainText(), timeout=10_000)
+                qtbot.waitUntil(lambda: memory.id in win.detail.toPlainText())
                 text = win.detail.toPlainText()
                 for name, title in DETAIL_LINES.items():
                     value = _detail_value(text, title)

@@ -40,14 +40,14 @@ def _salience_cells(win: MainWindow) -> dict[str, tuple[str, str]]:
 def _select(qtbot, win: MainWindow, memory_id: str) -> None:
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).id == memory_id)
     win.table_actions.select_row(row)
-    qtbot.waitUntil(lambda: memory_id in win.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: memory_id in win.detail.toPlainText())
 
 
 def test_the_agents_decay_score_is_shown_as_it_keeps_it_and_its_identity_files_show_none(qtbot, tmp_path: Path) -> None:
     win = open_window(qtbot, _workspace(tmp_path), tmp_path)
     total = 9 + len(IDENTITY_FILES)
     qtbot.waitUntil(lambda: win.model.rowCount() == total and all(
-        win.model.memory_at(r) is not None for r in range(total)), timeout=10_000)
+        win.model.memory_at(r) is not None for r in range(total)))
     cells = _salience_cells(win)
     assert cells["fact:facts.db:fact_tz"] == ("0.95", OWNERS)  # not 0.00: decayed once, by the agent
     assert cells["fact:facts.db:fact_deploy"][0] == "0.05" and cells["fact:facts.db:fact_cat"][0] == "1.00"
@@ -67,13 +67,13 @@ def test_the_agents_decay_score_is_shown_as_it_keeps_it_and_its_identity_files_s
 
     view = win.view("salience")
     win.show_view("salience")
-    qtbot.waitUntil(lambda: view.at_risk.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: view.at_risk.rowCount() > 0)
     at_risk = [[view.at_risk.item(r, c).text() for c in range(4)] for r in range(view.at_risk.rowCount())]
     # only the facts, weakest first, at the agent's own scores; no markdown file, no crossing date of ours
     assert [row[2] for row in at_risk][:2] == ["fact:facts.db:fact_deploy", "fact:facts.db:fact_tz"]
     assert all(row[2].startswith("fact:") for row in at_risk) and len(at_risk) == 4
     assert at_risk[0][:2] == ["0.050 (owner's)", "—"] and at_risk[1][0] == "0.950 (owner's)"
-    qtbot.waitUntil(lambda: bool(view.histogram.bins), timeout=10_000)  # read once the rows at risk are shown
+    qtbot.waitUntil(lambda: bool(view.histogram.bins))  # read once the rows at risk are shown
     assert sum(b["count"] for b in view.histogram.bins) == 4
     assert f"Facts-db salience: {OWNERS}" in view.formulas.text()
     win.close_store()

@@ -41,7 +41,7 @@ def _open(qtbot, tmp_path: Path, path: Path) -> MainWindow:
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(path)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == len(ITEMS) and win.model.memory_at(0) is not None)
     return win
@@ -67,14 +67,14 @@ def test_agents_session_is_shown_and_deleted_and_undone_through_the_window(qtbot
     assert not win.curation.promote_action.isEnabled() and not win.curation.reinforce_action.isEnabled()
     qtbot.waitUntil(lambda: "openai-agents" in win.detail.toPlainText())  # read on a worker
 
-    with qtbot.waitSignal(win.curated, timeout=10_000):  # the step runs on the session's writer
+    with qtbot.waitSignal(win.curated):  # the step runs on the session's writer
         win.curation.delete_action.trigger()
-    qtbot.waitUntil(lambda: win.model.rowCount() == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.rowCount() == 2)
     assert run_owner(READ, db=str(agents_db)) == ITEMS[1:]
     qtbot.waitUntil(lambda: win.curation.undo_action.isEnabled() and win.curation.undo_action.text() == "&Undo delete")
-    with qtbot.waitSignal(win.curated, timeout=10_000):
+    with qtbot.waitSignal(win.curated):
         win.curation.undo_action.trigger()
-    qtbot.waitUntil(lambda: win.model.rowCount() == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.rowCount() == 3)
     assert run_owner(READ, db=str(agents_db)) == ITEMS
     win.close_store()
 
@@ -135,10 +135,10 @@ def test_the_window_opens_each_tool_store(qtbot, tmp_path, name):
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(build(tmp_path))
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == count
-                    and all(win.model.memory_at(r) is not None for r in range(count)), timeout=10_000)
+                    and all(win.model.memory_at(r) is not None for r in range(count)))
     assert {win.model.index(r, 3).data() for r in range(count)} == formats
     qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0)
     if session:
@@ -161,9 +161,9 @@ def test_the_window_shows_agentix_sub_agents_and_scopes_as_channels(qtbot, tmp_p
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(project)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 7, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 7)
 
     def channels() -> dict[str, int]:
         for i in range(win.sidebar.topLevelItemCount()):
@@ -173,7 +173,7 @@ def test_the_window_shows_agentix_sub_agents_and_scopes_as_channels(qtbot, tmp_p
         return {}
 
     qtbot.waitUntil(lambda: channels() == {"main": 3, "project/researcher": 2, "local/researcher": 1,
-                                           "user/writer": 1}, timeout=10_000)
+                                           "user/writer": 1})
     _select(qtbot, win, "- short sentences\n")
     assert win.curation.edit_action.isEnabled() and win.curation.delete_action.isEnabled()  # the tool's own files: curated as it writes them
     win.close_store()

@@ -12,12 +12,14 @@ waits for the close, on a worker), and closes it. Two measures:
   a lone memory.db alike;
 - between two ticks, the time the UI thread itself worked (its CPU time) stays under the
   issue's 50 ms, and the time it was held up under MAX_HELD_MS: the wall-clock gap less the
-  time the kernel kept it waiting for a core (from /proc's schedstat: on a 2-core machine
-  another process can take both cores for 100 ms, and no application's UI thread ticks then).
-  Closing counts: the store's files close on a worker. A run that does not hold runs again
-  on a fresh copy (at most RUNS runs); one must hold. The first window of a process pays
-  one-time costs (glyph caches, first paints: 50-110 ms on this machine), so the first run
-  may not. Every run's figures are printed, the plain wall-clock gaps too.
+  time the kernel kept it waiting for a core, and less the longest such wait of another thread
+  of this process in the gap (bench/ui_thread_gaps.py's "ours", from /proc's schedstat: on a
+  2-core machine another process can take both cores for 100 ms, and a worker that holds the
+  GIL when the kernel stops it holds the UI thread up with it; no application's UI thread
+  ticks then). Closing counts: the store's files close on a worker. A run that does not hold
+  runs again on a fresh copy (at most RUNS runs); one must hold. The first window of a process
+  pays one-time costs (glyph caches, first paints: 50-110 ms on this machine), so the first run
+  may not. Every run's figures are printed, the wall-clock and held-up gaps too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers.heartbeat import Heartbeat
+from bench.ui_thread_gaps import MachineAwareHeartbeat as Heartbeat
+from helpers.windows import step_curated
 from mnemoscope.storage import Entity, Layer, Relation, create_workspace
 from mnemoscope.storage.native.db.sqlite_source import SqliteSource
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
@@ -38,7 +41,8 @@ from PySide6.QtWidgets import QApplication
 
 MEMORIES = 100_000
 MAX_GAP_MS = 50.0  # issue 8: "no gap over 50 ms" of work on the UI thread
-# Held up: the UI thread's work plus its waits for the GIL and for SQLite, under the same 50 ms.
+# Held up ("ours"): the UI thread's work plus its waits for the GIL and for SQLite, less what the
+# machine took (its cores given to other processes, ours and the workers' alike), under the same 50 ms.
 # (A full repaint of the table is 10-25 ms of CPU and, while workers read the store, twice that
 # in wall time: the table repaints one row on focus and activation changes (MemoryTable), keeps
 # its scroll bar, and gets its count ahead of other aggregates, so that open, edit and promote
@@ -89,7 +93,7 @@ def _settled(qtbot, win: MainWindow, extra: Callable[[], bool] = lambda: True) -
     from mnemoscope.ui.workers import running_workers
 
     qtbot.waitUntil(lambda: win.model is not None and win.model.memory_at(0) is not None and extra()
-                    and running_workers() == 0, timeout=60_000)
+                    and running_workers() == 0)
 
 
 def _active(qtbot, win: MainWindow) -> None:
@@ -122,6 +126,7 @@ def test_a_lone_100k_memory_db_is_read_on_workers_only(qtbot, _big_template: Pat
     _promote(qtbot, win, beat)
     _close_and_reopen(qtbot, win, beat, lone / "memory.db")
     _close(qtbot, win, beat)
+    beat.close()
     assert beat.storage_calls == {}, f"storage I/O ran on the UI thread: {beat.storage_calls}"
     win.close()
 
@@ -138,15 +143,16 @@ def test_no_gap_over_50_ms_on_a_100k_store(qtbot, _big_template: Path, big_store
         for run in runs:
             print("\nlargest heartbeat gap per action, wall clock (ms):", run.gaps)
             print("less the time the kernel kept the UI thread waiting for a core (ms):", run.held_up)
+            print("less also the longest such wait of another thread (ms):", run.ours)
             print("largest UI-thread work between two ticks (ms):", run.busy)
     assert any(_holds(run) for run in runs), (
         f"in each of {len(runs)} runs the UI thread worked over {MAX_GAP_MS} ms or was held up over "
-        f"{MAX_HELD_MS} ms without a tick: {[(run.busy, run.held_up) for run in runs]}"
+        f"{MAX_HELD_MS} ms without a tick: {[(run.busy, run.ours) for run in runs]}"
     )
 
 
 def _holds(run: Heartbeat) -> bool:
-    return max(run.busy.values()) <= MAX_GAP_MS and max(run.held_up.values()) <= MAX_HELD_MS
+    return max(run.busy.values()) <= MAX_GAP_MS and max(run.ours.values()) <= MAX_HELD_MS
 
 
 def _window(qtbot, tmp_path: Path) -> MainWindow:
@@ -162,8 +168,8 @@ def _checked(qtbot, win: MainWindow, row: int) -> None:
     """The row's memory in the detail panel and what it allows read: its actions enabled."""
     memory = win.model.memory_at(row)
     assert memory is not None
-    qtbot.waitUntil(lambda: memory.id in win.detail.toPlainText(), timeout=20_000)
-    qtbot.waitUntil(win.curation.delete_action.isEnabled, timeout=20_000)
+    qtbot.waitUntil(lambda: memory.id in win.detail.toPlainText())
+    qtbot.waitUntil(win.curation.delete_action.isEnabled)
     assert [m.id for m in win.table_actions.selected_memories()] == [memory.id]
 
 
@@ -186,8 +192,8 @@ def _promote(qtbot, win: MainWindow, beat: Heartbeat) -> None:
     with beat.measure("promote"):
         _active(qtbot, win)
         win.table_actions.select_row(1)
-        qtbot.waitUntil(win.curation.promote_action.isEnabled, timeout=20_000)
-        with qtbot.waitSignal(win.curated, timeout=20_000):
+        qtbot.waitUntil(win.curation.promote_action.isEnabled)
+        with step_curated(qtbot, win):
             qtbot.keyClick(win.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
         _settled(qtbot, win)
     assert win.curation.undo_action.text() == "&Undo promote"
@@ -197,7 +203,7 @@ def _close_and_reopen(qtbot, win: MainWindow, beat: Heartbeat, path: Path) -> No
     """Closed and opened again at once (after _promote): the open waits for the close, both off
     the UI thread."""
     with beat.measure("close and reopen"):
-        with qtbot.waitSignals([win.session.released, win.store_opened], order="strict", timeout=60_000):
+        with qtbot.waitSignals([win.session.released, win.store_opened], order="strict"):
             win.close_store()
             assert win.store is None and win.model is None  # the window let go of it at once
             win.open_path(path)
@@ -207,7 +213,7 @@ def _close_and_reopen(qtbot, win: MainWindow, beat: Heartbeat, path: Path) -> No
 
 def _close(qtbot, win: MainWindow, beat: Heartbeat) -> None:
     with beat.measure("close"):
-        with qtbot.waitSignal(win.session.released, timeout=60_000):
+        with qtbot.waitSignal(win.session.released):
             win.close_store()
             assert win.store is None and win.model is None and win.session.closing  # its files close on a worker
         _settled_closed(qtbot, win)
@@ -217,7 +223,7 @@ def _close(qtbot, win: MainWindow, beat: Heartbeat) -> None:
 def _settled_closed(qtbot, win: MainWindow) -> None:
     from mnemoscope.ui.workers import running_workers
 
-    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing, timeout=60_000)
+    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing)
 
 
 def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> Heartbeat:
@@ -256,7 +262,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         qtbot.keyClick(win.table, Qt.Key.Key_F2)
         dialog = win.findChild(EditDialog, "edit_dialog")
         dialog.content.setPlainText("edited while the heartbeat ticks")
-        with qtbot.waitSignal(win.curated, timeout=20_000):
+        with step_curated(qtbot, win):
             dialog.accept()
         _settled(qtbot, win)
     assert win.curation.undo_action.text() == "&Undo edit"
@@ -269,14 +275,14 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         win.table_actions.select_row(2)
         qtbot.waitUntil(win.curation.delete_action.isEnabled)
         assert len(win.table_actions.selected_memories()) == 1
-        with qtbot.waitSignal(win.curated, timeout=20_000):
+        with step_curated(qtbot, win):
             qtbot.keyClick(win.table, Qt.Key.Key_Delete)
         _settled(qtbot, win)
     assert win.curation.undo_action.text() == "&Undo delete"
 
     with beat.measure("undo"):
         _active(qtbot, win)
-        with qtbot.waitSignal(win.curated, timeout=20_000):
+        with step_curated(qtbot, win):
             qtbot.keyClick(win.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
         _settled(qtbot, win)
     assert win.curation.redo_action.text() == "&Redo delete"
@@ -284,9 +290,9 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     with beat.measure("graph"):
         qtbot.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
         graph = win.view("graph")
-        with qtbot.waitSignal(graph.loaded, timeout=20_000):
+        with qtbot.waitSignal(graph.loaded):
             graph.depth_box.setValue(3)
-        with qtbot.waitSignal(graph.entity_selected, timeout=20_000):
+        with qtbot.waitSignal(graph.entity_selected):
             graph.select_entity(next(iter(graph.nodes)))
         _settled(qtbot, win)
     assert graph.nodes
@@ -300,7 +306,7 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
         chart = win.view("timeline").chart
         _settled(qtbot, win, lambda: chart.data.get("bin") == "day")
         busiest = max(chart.data["bins"], key=lambda b: b["memories"])
-        with qtbot.waitSignal(win.model.total_changed, timeout=20_000):
+        with qtbot.waitSignal(win.model.total_changed):
             qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.bar_center(busiest["bin"]).toPoint())
         _settled(qtbot, win)
     assert sum(b["memories"] for b in chart.data["bins"]) >= MEMORIES
@@ -310,4 +316,5 @@ def _drive_every_action(qtbot, big_store: Path, tmp_path: Path, hook: bool) -> H
     _close(qtbot, win, beat)
     assert win.errors.last_error == ""
     win.close()  # a run once more has the process's only window, as a user has
+    beat.close()
     return beat

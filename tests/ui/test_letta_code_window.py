@@ -16,14 +16,14 @@ def test_the_window_shows_letta_codes_blocks_and_their_commits(qtbot, tmp_path: 
     home = build_letta_code_home(tmp_path)
     win = open_window(qtbot, home, tmp_path)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 5
-                    and all(win.model.memory_at(r) is not None for r in range(5)), timeout=10_000)
+                    and all(win.model.memory_at(r) is not None for r in range(5)))
     rows = {win.model.memory_at(r).metadata["label"]: r for r in range(5)}
     assert win.model.index(rows["system/human"], COLUMN_KEYS.index("layer")).data() == "core"
     assert win.model.index(rows["skills/deploy/SKILL"], COLUMN_KEYS.index("layer")).data() == "procedural"
-    qtbot.waitUntil(lambda: sidebar_counts(win, "Layers") == {"core": 3, "procedural": 1, "semantic": 1}, timeout=10_000)
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Layers") == {"core": 3, "procedural": 1, "semantic": 1})
 
     win.table_actions.select_row(rows["system/human"])
-    qtbot.waitUntil(lambda: "letta-code history" in win.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: "letta-code history" in win.detail.toPlainText())
     text = win.detail.toPlainText()
     assert "description\nWhat I know about the user" in text
     # Letta Code's own log of the block: its commits, newest first, by the agent, no empty "→"
@@ -33,7 +33,7 @@ def test_the_window_shows_letta_codes_blocks_and_their_commits(qtbot, tmp_path: 
     assert "Salience (stored)\n—" in text and "Accesses\n—" in text
 
     before = git(repo_of(home), "show", "HEAD:system/human.md")
-    qtbot.waitUntil(lambda: win.curation.edit_action.isEnabled(), timeout=10_000)
+    qtbot.waitUntil(lambda: win.curation.edit_action.isEnabled())
     _edit_through_dialog(qtbot, win, "The user is called Dana Reis.")  # committed as the memory tool commits
     assert git(repo_of(home), "show", "HEAD:system/human.md").endswith("\nThe user is called Dana Reis.")
     assert git(repo_of(home), "status", "--porcelain") == ""

@@ -18,6 +18,7 @@ from mnemoscope.storage.salience import salience_kept
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.workers import running_workers
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidgetItem, QWidget
@@ -33,7 +34,7 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
 
 def _wait_rows(qtbot, win: MainWindow) -> None:
     qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None and win.model.rowCount() > 0
-                    and win.model.memory_at(0) is not None, timeout=10_000)
+                    and win.model.memory_at(0) is not None)
 
 
 def _dismiss_errors(qtbot, win: MainWindow) -> None:
@@ -101,7 +102,7 @@ def test_keyword_and_hybrid_search_from_the_search_box(qtbot, window: MainWindow
     window.memories.search_box.clear()
     qtbot.keyClicks(window.memories.search_box, "stripe payments")
     qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "hits of a hybrid search" in window.count_label.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "hits of a hybrid search" in window.count_label.text())
     assert "Stripe" in window.model.memory_at(0).content
 
 
@@ -269,20 +270,20 @@ def test_a_hidden_view_reads_a_changed_store_when_shown(qtbot, window: MainWindo
     window.view("salience").loaded.connect(lambda: reloads.append("salience"))
     window.view("timeline").loaded.connect(lambda: reloads.append("timeline"))
     _select_found(qtbot, window, "feature flags")
-    with qtbot.waitSignals([window.curated, window.model.refreshed], timeout=10_000):
+    with qtbot.waitSignals([window.curated, window.model.refreshed]):
         qtbot.keyClick(window.table, Qt.Key.Key_Delete)
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: running_workers() == 0)  # every read the step started is done: none of a hidden view
     assert reloads == []
-    with qtbot.waitSignal(window.view("salience").loaded, timeout=10_000):
+    with qtbot.waitSignal(window.view("salience").loaded):
         qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     salience = window.view("salience")
     assert (sum(b["count"] for b in salience.histogram.bins) + salience.without_salience
             == window.store.counts()["statuses"]["active"])
-    with qtbot.waitSignal(window.view("timeline").loaded, timeout=10_000):
+    with qtbot.waitSignal(window.view("timeline").loaded):
         qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert sum(b["memories"] for b in window.view("timeline").chart.data["bins"]) == window.store.count(MemoryQuery(statuses=()))
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)  # shown again, nothing changed since
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: running_workers() == 0)  # a read it started would have been done by now
     assert reloads == ["salience", "timeline"]
 
 
@@ -313,6 +314,17 @@ class _PaintedRegion(QObject):
         return False
 
 
+def _settled_rows(qtbot, window: MainWindow) -> None:
+    """Nothing more on its way to the table: every worker done, and the Findings flag of each row
+    shown scanned (a flag comes in after its row, and repaints its cell)."""
+    model, table = window.model, window.table
+    last = table.rowAt(table.viewport().height() - 1)
+    shown = range(table.rowAt(0), (last if last >= 0 else model.rowCount() - 1) + 1)
+    qtbot.waitUntil(lambda: running_workers() == 0 and all(
+        (m := model.memory_at(r)) is not None and model.flag_known(m) for r in shown))
+    qtbot.wait(50)  # and the paints they asked for
+
+
 def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot, window: MainWindow) -> None:
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
@@ -323,7 +335,7 @@ def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot,
     row_height = window.table.rowHeight(2)
     painted = _PaintedRegion(viewport)
     for focus in (window.table, window.memories.search_box, window.table):
-        qtbot.wait(50)  # every earlier paint done
+        _settled_rows(qtbot, window)  # every earlier paint done
         painted.region = QRegion()
         focus.setFocus()
         qtbot.waitUntil(lambda focus=focus: focus.hasFocus())
@@ -337,7 +349,7 @@ def test_focus_and_activation_changes_repaint_only_the_tables_current_row(qtbot,
     qtbot.addWidget(other)
     other.show()
     for active in (other, window):
-        qtbot.wait(50)
+        _settled_rows(qtbot, window)
         painted.region = QRegion()
         active.activateWindow()
         qtbot.waitUntil(lambda active=active: QApplication.activeWindow() is active)
@@ -404,10 +416,10 @@ def test_views_follow_an_agent_writing_without_losing_the_selection(qtbot, windo
     )
     con.commit()
     con.close()
-    with qtbot.waitSignal(window.store_changed, timeout=10_000):
+    with qtbot.waitSignal(window.store_changed):
         pass
-    qtbot.waitUntil(lambda: window.model.row_of("m-agentwrote01") is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: [m.id for m in window.table_actions.selected_memories()] == [chosen.id], timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.row_of("m-agentwrote01") is not None)
+    qtbot.waitUntil(lambda: [m.id for m in window.table_actions.selected_memories()] == [chosen.id])
 
 
 @pytest.mark.parametrize("choice", ["Apply my edit", "Keep the store's"])
@@ -442,7 +454,7 @@ def test_an_edit_over_an_agents_write_asks_which_to_keep(qtbot, window: MainWind
 
 def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, markdown_only: Path, tmp_path: Path) -> None:
     dest = tmp_path / "merged"
-    with qtbot.waitSignal(window.import_finished, timeout=60_000) as finished:
+    with qtbot.waitSignal(window.import_finished) as finished:
         window.opening.import_into(markdown_only, dest)
     summary = finished.args[0]
     from mnemoscope.storage import open_store
@@ -450,7 +462,7 @@ def test_import_runs_in_the_background_with_progress(qtbot, window: MainWindow, 
     with open_store(markdown_only) as source:
         assert summary.imported == source.count()
     assert window.opening.import_dialog.value() == 100 or not window.opening.import_dialog.isVisible()
-    with qtbot.waitSignal(window.import_finished, timeout=60_000) as again:
+    with qtbot.waitSignal(window.import_finished) as again:
         window.opening.import_into(markdown_only, dest)
     assert again.args[0].imported == 0 and again.args[0].already_present == summary.imported
 
@@ -490,7 +502,7 @@ def test_reembed_stale_vectors_from_the_tools_menu(qtbot, window: MainWindow, de
     con.execute("UPDATE memories SET vector_state = 'stale' WHERE id = ?", (stale_id,))
     con.commit()
     con.close()
-    with qtbot.waitSignal(window.curated, timeout=20_000) as done:
+    with qtbot.waitSignal(window.curated) as done:
         window.curation.reembed_action.trigger()
     assert done.args[0].ids == [stale_id]
     assert window.store.get(stale_id).metadata["vector_state"] == "fresh"
@@ -501,14 +513,14 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
     from mnemoscope.app.cli import main
 
     window.table_actions.select_row(0)
-    with qtbot.waitSignal(window.curated, timeout=20_000):
+    with qtbot.waitSignal(window.curated):
         window.curation.delete_selected()
     shown = read_every_row(qtbot, window.model)
     project = next(r for r, m in enumerate(shown)
                    if m.channel != "_global" and m.source.kind is Kind.SQLITE and not window.store.promotion_shortfall(m))
     window.table_actions.select_row(project)
     qtbot.waitUntil(lambda: window.curation.promote_action.isEnabled())
-    with qtbot.waitSignal(window.curated, timeout=20_000):
+    with qtbot.waitSignal(window.curated):
         window.curation.promote_selected()
 
     def agree() -> bool:
@@ -524,7 +536,7 @@ def test_sidebar_table_and_cli_count_the_same_after_curation(qtbot, window: Main
         )
 
     # The promoted copy is one more active memory; the original stays active beside it.
-    qtbot.waitUntil(lambda: window.model.total == len(shown) + 1 and agree(), timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.total == len(shown) + 1 and agree())
     assert main(["ls", str(window.store.root), "--limit", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == window.model.total
 
@@ -536,12 +548,12 @@ def test_promotion_candidates_are_listed_and_promoted_in_one_step(qtbot, window:
     expected = [m.id for m in window.store.promotion_candidates()]
     window.curation.candidates_action.trigger()
     dialog = window.findChild(CandidatesDialog, "candidates_dialog")
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == len(expected) > 1, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == len(expected) > 1)
     assert [dialog.table.item(r, 0).text() for r in range(len(expected))] == expected
     assert all(dialog.table.item(r, 1).text() != "_global" for r in range(len(expected)))
     assert not dialog.promote_button.isEnabled()
     dialog.table.selectRow(0)
-    with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
+    with qtbot.waitSignal(window.curated) as promoted:
         qtbot.mouseClick(dialog.promote_button, Qt.MouseButton.LeftButton)
     outcome = promoted.args[0]
     assert outcome.operation == "promote" and window.store.get(outcome.ids[0]).provenance.promoted_from == expected[0]

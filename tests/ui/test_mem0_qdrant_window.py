@@ -20,10 +20,10 @@ def test_the_window_opens_and_curates_a_mem0_qdrant_store(qtbot, tmp_path: Path)
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(root)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 3
-                    and all(win.model.memory_at(r) is not None for r in range(3)), timeout=10_000)
+                    and all(win.model.memory_at(r) is not None for r in range(3)))
     assert {win.model.index(r, 3).data() for r in range(3)} == {"mem0"}
     qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0)
     groups = [win.sidebar.topLevelItem(i) for i in range(win.sidebar.topLevelItemCount())]

@@ -17,14 +17,14 @@ def test_the_window_shows_openclaw_memories_with_their_importance(qtbot, tmp_pat
     before = state_of(home)
     win = open_window(qtbot, home / ".openclaw", tmp_path)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 5
-                    and all(win.model.memory_at(r) is not None for r in range(5)), timeout=20_000)
+                    and all(win.model.memory_at(r) is not None for r in range(5)))
     shown = {win.model.memory_at(r).content: r for r in range(5)}
     assert not [c for c in shown if "AGENTS.md" in c or "SOUL.md" in c or "USER.md" in c]  # no template text
     assert f"User: {ASKED}" in "\n".join(shown)
     assert {win.model.index(r, 3).data() for r in range(5)} == {"openclaw"}
 
     win.table.selectRow(shown["Keep the gateway on loopback."])
-    qtbot.waitUntil(lambda: "importance" in win.detail.toPlainText(), timeout=10_000)  # read on a worker
+    qtbot.waitUntil(lambda: "importance" in win.detail.toPlainText())  # read on a worker
     lines = win.detail.toPlainText().splitlines()  # the panel's table: a row's label, then its value
     assert lines[lines.index("importance") + 1] == "9"
     assert "<!--" not in "\n".join(lines)
@@ -42,7 +42,7 @@ def test_the_window_shows_openclaw_memories_with_their_importance(qtbot, tmp_pat
         view.child(j).text(0) for j in range(view.childCount())]
 
     win.table.selectRow(shown["The build server is ci-02."])
-    qtbot.waitUntil(lambda: "The build server is ci-02." in win.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: "The build server is ci-02." in win.detail.toPlainText())
     assert "importance" not in win.detail.toPlainText()  # OpenClaw keeps none for it: none is shown
     win.close_store()
     assert state_of(home) == before

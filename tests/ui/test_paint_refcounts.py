@@ -40,10 +40,9 @@ def test_painting_every_view_keeps_its_references_to_none(qtbot, demo_path: Path
     win.view("timeline").loaded.connect(lambda: loaded.add("timeline"))
     win.view("salience").loaded.connect(lambda: loaded.add("salience"))
     win.view("graph").loaded.connect(lambda: loaded.add("graph"))
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(demo_path)
-    qtbot.waitUntil(lambda: {"timeline", "salience", "graph"} <= loaded and win.model.memory_at(0) is not None,
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: {"timeline", "salience", "graph"} <= loaded and win.model.memory_at(0) is not None)
     for name in win.view_names:
         win.show_view(name)
         view = win.views.currentWidget()

@@ -18,10 +18,10 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 def _browse_every_view(qtbot, win: MainWindow, path: Path, *, read_only: bool) -> None:
     with qtbot.waitSignals([win.store_opened, win.view("scratchpad").loaded, win.view("salience").loaded,
-                            win.view("timeline").loaded, win.view("graph").loaded], timeout=30_000):
+                            win.view("timeline").loaded, win.view("graph").loaded]):
         win.open_path(path, read_only=read_only)
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0
-                    and win.model.memory_at(0) is not None, timeout=10_000)
+                    and win.model.memory_at(0) is not None)
     for row in (0, 1, 2):
         win.table_actions.select_row(row)
     for name in win.view_names:
@@ -36,7 +36,7 @@ def test_browsing_every_view_changes_no_byte(qtbot, demo_path: Path, tmp_path: P
     qtbot.addWidget(win)
     win.show()
     _browse_every_view(qtbot, win, demo_path, read_only=read_only)
-    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+    with qtbot.waitSignal(win.session.released):  # its files close on a worker
         win.close_store()
     assert file_hashes(demo_path) == before
 
@@ -58,9 +58,9 @@ def test_a_store_opened_read_only_offers_no_change(qtbot, demo_path: Path, tmp_p
     # While open, SQLite keeps an empty -wal and -shm beside memory.db for the pooled read
     # connections; closing removes them, leaving every file as it was.
     before = {name: digest for name, digest in file_hashes(demo_path).items() if not name.endswith(("-wal", "-shm"))}
-    with qtbot.waitSignal(win.error_shown, timeout=10_000) as shown:
+    with qtbot.waitSignal(win.error_shown) as shown:
         win.curation.delete_selected()  # the shortcut path, as if the action were triggered anyway
     assert "opened read-only" in shown.args[0]
-    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+    with qtbot.waitSignal(win.session.released):  # its files close on a worker
         win.close_store()
     assert file_hashes(demo_path) == before

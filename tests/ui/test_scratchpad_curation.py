@@ -24,7 +24,7 @@ def _open(qtbot, tmp_path: Path, path: Path, *, read_only: bool = False) -> Main
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignals([win.store_opened, win.view("scratchpad").loaded], timeout=30_000):
+    with qtbot.waitSignals([win.store_opened, win.view("scratchpad").loaded]):
         win.open_path(path, read_only=read_only)
     qtbot.keyClick(win, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert win.views.currentWidget() is win.view("scratchpad")
@@ -57,7 +57,7 @@ def _edit(qtbot, win: MainWindow) -> ScratchValueDialog:
 
 
 def _save(qtbot, win: MainWindow, dialog: ScratchValueDialog) -> None:
-    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded], timeout=10_000):
+    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded]):
         qtbot.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save),
                          Qt.MouseButton.LeftButton)
 
@@ -75,7 +75,7 @@ def _undo(qtbot, win: MainWindow) -> None:
     """Ctrl+Z (Edit > Undo) once the window is active again (a dialog just closed)."""
     win.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is win)
-    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded], timeout=10_000):
+    with qtbot.waitSignals([win.curated, win.view("scratchpad").loaded]):
         qtbot.keyClick(win.view("scratchpad").tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
 
 
@@ -128,7 +128,7 @@ def test_saving_an_unchanged_value_writes_no_step(qtbot, window: MainWindow) -> 
 def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(qtbot, window: MainWindow,
                                                                                demo_path: Path) -> None:
     before = state_of(demo_path)
-    qtbot.waitUntil(lambda: window.model.rowCount() > 0 and window.model.memory_at(0) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0 and window.model.memory_at(0) is not None)
     window.table_actions.select_row(0)  # a memory is selected in the (hidden) table: Delete on the tree is not for it
     memory = window.table_actions.selected_memories()[0]
     session = window.store.sessions()[0].id
@@ -142,7 +142,7 @@ def test_deleting_a_native_key_asks_first_and_leaves_the_selected_memory_alone(q
     assert "__taskspace_hint__" in pad(demo_path, session)
 
     qtbot.keyClick(view.tree, Qt.Key.Key_Delete)
-    with qtbot.waitSignals([window.curated, view.loaded], timeout=10_000):
+    with qtbot.waitSignals([window.curated, view.loaded]):
         _answer(qtbot, window, QMessageBox.StandardButton.Yes)
     assert "__taskspace_hint__" not in pad(demo_path, session)
     assert shown_value(view, session, "__taskspace_hint__") is None
@@ -162,7 +162,7 @@ def test_an_edit_over_the_agents_write_is_refused_and_shown(qtbot, window: MainW
         con.execute("UPDATE scratchpad SET value = '- the agent wrote this' WHERE session_id = ? AND key = ?",
                     (session, "session_facts"))
     dialog.editor.setPlainText("- mine")
-    with qtbot.waitSignal(window.error_shown, timeout=10_000) as shown:
+    with qtbot.waitSignal(window.error_shown) as shown:
         qtbot.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save),
                          Qt.MouseButton.LeftButton)
     assert "session_facts of session" in shown.args[0] and "changed since it was read" in shown.args[0]
@@ -190,7 +190,7 @@ def test_agenticx_keys_are_edited_deleted_and_undone_as_agenticx_reads_them(qtbo
 
     view.select_key("s1", "session_facts")
     view.delete_key_action.trigger()
-    with qtbot.waitSignals([win.curated, view.loaded], timeout=10_000):
+    with qtbot.waitSignals([win.curated, view.loaded]):
         _answer(qtbot, win, QMessageBox.StandardButton.Yes)
     assert "session_facts" not in load_scratchpad(db, "s1") and shown_value(view, "s1", "session_facts") is None
 
@@ -214,7 +214,7 @@ def test_a_read_only_store_offers_no_scratchpad_change_and_says_why(qtbot, demo_
     qtbot.keyClick(view.tree, Qt.Key.Key_F2)
     qtbot.keyClick(view.tree, Qt.Key.Key_Delete)
     assert win.findChild(ScratchValueDialog) is None and win.findChild(QMessageBox, "confirm_delete_scratch_box") is None
-    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+    with qtbot.waitSignal(win.session.released):  # its files close on a worker
         win.close_store()
     assert state_of(demo_path) == before
 
@@ -243,6 +243,6 @@ def test_a_scratchpad_mnemoscope_only_reads_is_disabled_with_the_reason(qtbot, t
     for action in (view.edit_key_action, view.delete_key_action):
         assert not action.isEnabled()
         assert "whose scratchpad Mnemoscope only reads" in action.toolTip()
-    with qtbot.waitSignal(win.session.released, timeout=20_000):  # its files close on a worker
+    with qtbot.waitSignal(win.session.released):  # its files close on a worker
         win.close_store()
     assert db.read_bytes() == before

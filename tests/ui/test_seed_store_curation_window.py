@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.owners import require, run_owner
-from helpers.windows import open_window, sidebar_counts
+from helpers.windows import open_window, sidebar_counts, step_curated
 from mnemoscope.ui.controllers.curation_actions import CHECKING
 from mnemoscope.ui.dialogs.edit_dialog import EditDialog
 from mnemoscope.ui.main_window import MainWindow
@@ -33,28 +33,31 @@ def _click_sidebar(qtbot, win: MainWindow, title: str, value: str, count: int) -
     win.sidebar.scrollToItem(item)
     qtbot.mouseClick(win.sidebar.viewport(), Qt.MouseButton.LeftButton,
                      pos=win.sidebar.visualItemRect(item).center())
-    qtbot.waitUntil(lambda: _rows_loaded(win, count), timeout=10_000)
+    qtbot.waitUntil(lambda: _rows_loaded(win, count))
 
 
 def _select(qtbot, win: MainWindow, content: str) -> None:
+    """Select the row of content; what it allows is read on a worker: the actions follow once it is in."""
     row = next(r for r in range(win.model.rowCount()) if win.model.memory_at(r).content == content)
     win.table_actions.select_row(row)
-    qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content])
-    qtbot.waitUntil(lambda: win.curation.delete_action.toolTip() != CHECKING)  # what it allows, read on a worker
+    qtbot.waitUntil(lambda: [m.content for m in win.table_actions.selected_memories()] == [content]
+                    and win.curation.delete_action.toolTip() != CHECKING)
+    assert win.curation.delete_action.isEnabled(), win.curation.delete_action.toolTip()  # else a trigger does nothing
 
 
 def _edit_through_dialog(qtbot, win: MainWindow, new_content: str) -> None:
+    assert win.curation.edit_action.isEnabled(), win.curation.edit_action.toolTip()
     win.curation.edit_action.trigger()
     dialog = win.findChild(EditDialog, "edit_dialog")
     assert dialog is not None and dialog.content.isEnabled()
     dialog.content.setPlainText(new_content)
-    with qtbot.waitSignal(win.curated, timeout=20_000):
+    with step_curated(qtbot, win):
         dialog.accept()
 
 
 def _undo(qtbot, win: MainWindow, label: str) -> None:
     qtbot.waitUntil(lambda: win.curation.undo_action.isEnabled() and win.curation.undo_action.text() == f"&Undo {label}")
-    with qtbot.waitSignal(win.curated, timeout=20_000):
+    with step_curated(qtbot, win):
         win.curation.undo_action.trigger()
 
 
@@ -66,7 +69,7 @@ def test_mem0_on_qdrant_local_mode_channel_facet_edit_and_undo_read_back_by_mem0
     root.mkdir()
     ids = run_owner(BUILD, root=str(root), mem0_dir=str(root / ".mem0"))
     win = open_window(qtbot, root, tmp_path)
-    qtbot.waitUntil(lambda: _rows_loaded(win, 3), timeout=10_000)
+    qtbot.waitUntil(lambda: _rows_loaded(win, 3))
     qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {"user:dana": 2, "agent:helper/run:r1": 1})
     _click_sidebar(qtbot, win, "Channels", "user:dana", 2)
     assert _contents(win) == {"Dana prefers green tea", "Dana lives in Lisbon"}
@@ -86,7 +89,7 @@ def test_five_layer_workspace_kind_facet_and_fact_edit_and_undo_in_the_facts_db(
 
     workspace = build_facts_workspace(tmp_path / "workspace")
     win = open_window(qtbot, workspace, tmp_path)
-    qtbot.waitUntil(lambda: _rows_loaded(win, 9), timeout=10_000)
+    qtbot.waitUntil(lambda: _rows_loaded(win, 9))
     # the workspace markdown and the facts DB as one store, each counted
     qtbot.waitUntil(lambda: sidebar_counts(win, "Kinds") == {"markdown": 5, "sqlite": 4})
     _click_sidebar(qtbot, win, "Kinds", "sqlite", 4)
@@ -110,7 +113,7 @@ def test_five_layer_workspace_kind_facet_and_fact_edit_and_undo_in_the_facts_db(
     def restored() -> None:  # failed once in a loaded run (not reproduced in five more): waited for, value shown
         assert value() == "My cat's name is Whiskerino"
 
-    qtbot.waitUntil(restored, timeout=5_000)
+    qtbot.waitUntil(restored)
     win.close_store()
 
 
@@ -122,7 +125,7 @@ def test_agentix_scope_and_sub_agent_facets_and_a_delete_undone_through_the_wind
     project, home = build_agentix(tmp_path)
     monkeypatch.setenv("HOME", str(home))
     win = open_window(qtbot, project, tmp_path)
-    qtbot.waitUntil(lambda: _rows_loaded(win, 7), timeout=10_000)
+    qtbot.waitUntil(lambda: _rows_loaded(win, 7))
     qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {
         "main": 3, "project/researcher": 2, "local/researcher": 1, "user/writer": 1})
     _click_sidebar(qtbot, win, "Channels", "project/researcher", 2)
@@ -136,7 +139,7 @@ def test_agentix_scope_and_sub_agent_facets_and_a_delete_undone_through_the_wind
     _click_sidebar(qtbot, win, "Channels", "user/writer", 1)
     style = home / ".agentix" / "agent-memory" / "writer" / "style.md"
     _select(qtbot, win, "- short sentences\n")
-    with qtbot.waitSignal(win.curated, timeout=20_000):
+    with step_curated(qtbot, win):
         win.curation.delete_action.trigger()
     assert not style.exists()  # the Memories tool's delete: the file goes
     _undo(qtbot, win, "delete")
@@ -149,7 +152,7 @@ def test_agenticx_home_with_messages_json_channels_sessions_and_a_bullet_edit_un
 
     home = build_agenticx_history(tmp_path)
     win = open_window(qtbot, home, tmp_path)
-    qtbot.waitUntil(lambda: _rows_loaded(win, 15), timeout=10_000)
+    qtbot.waitUntil(lambda: _rows_loaded(win, 15))
     qtbot.waitUntil(lambda: sidebar_counts(win, "Channels") == {"travel": 1, "s1": 2, "s2": 1, "_global": 11})
     assert "session s4" in sidebar_counts(win, "Sessions")  # a session read from its messages.json
     _click_sidebar(qtbot, win, "Channels", "s1", 2)

@@ -60,11 +60,11 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     qtbot, window: MainWindow, server_store: tuple[str, str, str], postgres_server: PostgresServer, tmp_path: Path  # noqa: F811
 ) -> None:
     url, clean, vectors = server_store
-    with qtbot.waitSignal(window.store_opened, timeout=30_000):
+    with qtbot.waitSignal(window.store_opened):
         connect(qtbot, window, clean, vectors, postgres_server.password)
     store = window.store
     assert store is not None and store.location == f"{clean} + {vectors}"
-    qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories", timeout=10_000)
+    qtbot.waitUntil(lambda: window.count_label.text() == f"{store.count():,} memories")
     assert window.windowTitle() == f"Mnemoscope — {clean} + {vectors}"
     assert window.recent.entries()[0] == f"{clean} + {vectors}"
     window.settings.sync()
@@ -97,7 +97,7 @@ def test_connecting_shows_the_server_store_and_keeps_no_password(
     timer = QTimer(window)
     timer.timeout.connect(answer_the_question)
     timer.start(50)
-    with qtbot.waitSignal(window.store_opened, timeout=30_000):
+    with qtbot.waitSignal(window.store_opened):
         window.opening.open_recent(window.recent.entries()[0])
     timer.stop()
     assert asked == [credential_name(clean)]
@@ -107,11 +107,11 @@ def test_another_process_writing_to_the_server_shows_within_three_seconds(
     qtbot, window: MainWindow, server_store: tuple[str, str, str], postgres_server: PostgresServer  # noqa: F811
 ) -> None:
     url, clean, vectors = server_store
-    with qtbot.waitSignal(window.store_opened, timeout=30_000):
+    with qtbot.waitSignal(window.store_opened):
         connect(qtbot, window, clean, vectors, postgres_server.password)
     store = window.store
     assert store is not None
-    qtbot.waitUntil(lambda: window.model is not None and window.model.total == store.count(), timeout=10_000)
+    qtbot.waitUntil(lambda: window.model is not None and window.model.total == store.count())
     before = window.model.total
     with open_store(url, vectors=vectors) as agent:
         new_id = agent.add_memory("The release train leaves on Thursdays", channel="rust-cli")
@@ -144,7 +144,7 @@ def test_a_wrong_password_gives_one_message_without_it(
     timer.timeout.connect(refuse_the_question)
     timer.start(50)
     connect(qtbot, window, clean, vectors, "not-the-password")
-    qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
+    qtbot.waitUntil(lambda: bool(shown))
     timer.stop()
     assert "refused" in shown[0] and "not-the-password" not in shown[0]
     assert window.store is None

@@ -15,7 +15,7 @@ from mnemoscope.ui.models.memory_table_model import COLUMN_KEYS
 
 def _rows(qtbot, win: MainWindow, n: int) -> list:
     qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == n
-                    and all(win.model.memory_at(r) is not None for r in range(n)), timeout=10_000)
+                    and all(win.model.memory_at(r) is not None for r in range(n)))
     return [win.model.memory_at(r) for r in range(n)]
 
 
@@ -48,19 +48,19 @@ def test_the_window_shows_synthorg_as_synthorg_sees_it(qtbot, tmp_path: Path, co
     row = by_content["Last sprint the team chose JWT over sessions"]
     assert win.model.index(row, COLUMN_KEYS.index("layer")).data() == "episodic"
     assert win.model.index(row, COLUMN_KEYS.index("channel")).data() == "agent:ceo"
-    qtbot.waitUntil(lambda: sidebar_counts(win, "Status") == {"active": 5, "expired": 1}, timeout=10_000)
+    qtbot.waitUntil(lambda: sidebar_counts(win, "Status") == {"active": 5, "expired": 1})
     assert sidebar_counts(win, "Layers") == {"episodic": 1, "procedural": 2, "semantic": 1, "social": 1}
     assert sidebar_counts(win, "Channels") == {"agent:ceo": 2, "agent:qa-lead": 2, "shared": 1}
     assert sidebar_counts(win, "Tags") == {"lesson": 1, "non-inferable": 3}
 
     # The detail: category, confidence, tags, scope and publisher as SynthOrg keeps them.
     win.table_actions.select_row(by_content["PRs require 2 approvals"])
-    qtbot.waitUntil(lambda: ids["prs"] in win.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: ids["prs"] in win.detail.toPlainText())
     text = win.detail.toPlainText()
     assert "Layer\nprocedural" in text and "Channel\nshared" in text and "publisher\nceo" in text
     assert "Confidence\n0.95" in text and "confidence 0.95 ≥ 0.85" in text
     win.table_actions.select_row(row)
-    qtbot.waitUntil(lambda: ids["jwt"] in win.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: ids["jwt"] in win.detail.toPlainText())
     text = win.detail.toPlainText()
     assert "Confidence\n0.90" in text and "Tags\nnon-inferable" in text and "_synthorg_" not in text
 

@@ -149,9 +149,9 @@ def dark_window(qtbot, demo_path: Path, tmp_path: Path):
         win.resize(1280, 800)
         win.show()
         with qtbot.waitSignals([win.store_opened, win.view("timeline").loaded, win.view("graph").loaded, win.view("salience").loaded,
-                                win.view("transcript").loaded], timeout=20_000):
+                                win.view("transcript").loaded]):
             win.open_path(demo_path)
-        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
+        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0)
         yield win
         win.close_store()
     finally:
@@ -194,7 +194,7 @@ def test_every_view_is_readable_on_a_dark_palette(qtbot, dark_window: MainWindow
                   if (m := win.model.memory_at(r)) is not None and m.salience is not None)
     win.table_actions.select_row(scored)  # a memory with a salience to draw the curve of
     win.show_view("salience")
-    qtbot.waitUntil(lambda: win.view("salience").curve.report is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.view("salience").curve.report is not None)
     colors = chart_colors(win.view("salience").palette())
     _assert_stands_out(_image(qtbot, win.view("salience").curve), colors["curve"], background)
     _assert_stands_out(_image(qtbot, win.view("salience").histogram), colors["bar"], background)

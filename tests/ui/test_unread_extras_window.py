@@ -35,7 +35,7 @@ def test_the_sidebar_and_status_bar_say_what_was_not_read(qtbot, tmp_path: Path)
     root = build_crewai_storage(tmp_path)
     write_lance(root / "memory")
     win = open_window(qtbot, root, tmp_path)
-    qtbot.waitUntil(lambda: bool(sidebar_group(win, "Not read here")), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(sidebar_group(win, "Not read here")))
     [(entry, tip)] = sidebar_group(win, "Not read here")
     assert entry == UNREAD and tip.startswith(f"{UNREAD} (CrewAI unified memory (LanceDB) at {root}/memory")
     assert win.sidebar.topLevelItem(0).text(1) == "4"  # All memories: what was read
@@ -49,7 +49,7 @@ def test_a_store_of_nothing_else_is_refused_in_those_words(qtbot, tmp_path: Path
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.error_shown, timeout=20_000) as shown:
+    with qtbot.waitSignal(win.error_shown) as shown:
         win.open_path(tmp_path / "crew1x")
     assert shown.args[0].startswith(f"{UNREAD} (CrewAI unified memory (LanceDB) at {tmp_path}/crew1x/memory")
     assert win.store is None and win.count_label.text() == "No store open"

@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from mnemoscope.storage import Memory, MemoryQuery, MemoryStore, Order, Status, StoreEvent, shown
-from mnemoscope.storage.findings import Finding, accepted_fingerprints, allowed_hosts, memory_findings
+from mnemoscope.storage.findings import Finding
 from mnemoscope.storage.lazy_page import changed_positions, page_ids, page_revisions
 from mnemoscope.storage.query import sort_key
 from mnemoscope.storage.salience import salience_kept
@@ -42,6 +42,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..store_session import StoreSession
 from ..workers import AT_ONCE
+from .findings_flags import FindingsFlags
 
 PLACEHOLDER = "loading…"
 MAX_CHUNKS = 80
@@ -103,10 +104,12 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages: dict[int, Sequence[Memory]] = {}  # the chunks cached, by first row, oldest first
         self._cells: dict[int, _Cells] = {}  # a shown row's memory and formatted cells
         self._pending: set[int] = set()
-        # The change whose rows are being read back (merged with any that came meanwhile, since a
-        # refresh drops the one before it); ALL: every cached row is. Chunks whose read a refresh
-        # dropped, asked for again when it is done.
+        # The change whose rows are being read back; ALL: every cached row is. The changes that came
+        # meanwhile (None: every cached row), read back together once that read is in: changes an
+        # agent makes faster than a read takes queue up, they do not restart it. Chunks whose read
+        # a refresh dropped, asked for again when it is done.
         self._unread: StoreEvent | None = None
+        self._again: list[StoreEvent | None] = []
         self._dropped: set[int] = set()
         self._counting = False
         self.label = ""
@@ -121,9 +124,12 @@ class MemoryTableModel(QAbstractTableModel):
         self._reader.setMaxThreadCount(1)
         self._reader.setExpiryTimeout(-1)
         # The findings flag: the store's baseline and link allow-list are read on a worker (now and
-        # at each refresh); a row's content is scanned once, when its cells are first formatted.
-        self._findings_state: tuple[frozenset[str], tuple[str, ...]] | None = None
-        self._load_findings_state()
+        # at each refresh); a shown row's content is scanned on a worker, once per revision.
+        self._flags = FindingsFlags(session, self)
+        self._flags.state_changed.connect(self._on_flags_state_changed)
+        self._flags.scanned.connect(self._on_flags_scanned)
+        self._flags.failed.connect(self.load_failed.emit)
+        self._flags.load_state()
 
     # -- the query ----------------------------------------------------------------------
 
@@ -152,7 +158,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._pages.clear()
         self._cells.clear()
         self._pending.clear()
-        self._unread, self._dropped = None, set()
+        self._unread, self._again, self._dropped = None, [], set()
         self.endResetModel()
         self._counting = False
         # The first rows go first, alone, on a worker; the count follows them (see _on_page).
@@ -183,7 +189,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._now = utcnow()
         self._generation += 1
         self._pending.clear()
-        self._unread, self._dropped = None, set()
+        self._unread, self._again, self._dropped = None, [], set()
         self._pages = {start: memories[start : start + self._chunk] for start in range(0, len(memories), self._chunk)}
         self._cells.clear()
         self._total = self._rows = len(memories)
@@ -205,16 +211,14 @@ class MemoryTableModel(QAbstractTableModel):
         event naming ids, the cached rows of those ids; with an event for everything (another
         process wrote), the cached rows whose revision changed; without an event, every cached row.
         Rows from the first that can have moved on are read again where any can have."""
-        self._load_findings_state()
-        if event is not None and not event.everything and not event.ids and self._unread is None:
-            self.refreshed.emit()  # sessions, scratchpad or graph: no memory changed
+        self._flags.load_state()
+        if event is not None and not event.everything and not event.ids:  # sessions, scratchpad or graph
+            if self._unread is None:
+                self.refreshed.emit()  # no memory changed
             return
-        if self._unread is not None and event is not None:  # the read for the change before is dropped
-            if self._unread is ALL:
-                event = None
-            else:
-                event = StoreEvent(tuple(dict.fromkeys(self._unread.ids + event.ids)),
-                                   everything=self._unread.everything or event.everything)
+        if self._unread is not None:  # the read for the change before is on its way: this one after it
+            self._again.append(event)
+            return
         if event is None or self._total is None or (self.label and event.everything):
             self._refresh_all()
             return
@@ -241,6 +245,19 @@ class MemoryTableModel(QAbstractTableModel):
     def _on_refresh_failed(self, exc: BaseException) -> None:
         self._unread = None
         self.load_failed.emit(exc)
+        self._refresh_again()
+
+    def _refresh_again(self) -> None:
+        """Read back the changes that came while the last read back was on its way, as one."""
+        if self._unread is not None or not self._again:
+            return
+        events, self._again = self._again, []
+        if any(event is None for event in events):
+            self.refresh()
+            return
+        named = [event for event in events if event is not None]
+        self.refresh(StoreEvent(tuple(dict.fromkeys(i for event in named for i in event.ids)),
+                                everything=any(event.everything for event in named)))
 
     def _on_changes_read(self, generation: int, snapshot: dict[int, Sequence[Memory]], changes: _Changes) -> None:
         if generation != self._generation:
@@ -253,6 +270,7 @@ class MemoryTableModel(QAbstractTableModel):
             kept = {start: page for start, page in self._pages.items() if start + self._chunk <= changes.moved_from}
             self._on_refresh_read(generation, changes.total, {**kept, **changes.pages})
         self._ask_again()
+        self._refresh_again()
 
     def _on_listed_read(self, generation: int, snapshot: dict[int, Sequence[Memory]],
                         found: dict[int, Sequence[Memory]] | None) -> None:
@@ -264,6 +282,7 @@ class MemoryTableModel(QAbstractTableModel):
             return
         self._patch(snapshot, found)
         self.refreshed.emit()
+        self._refresh_again()
 
     def _patch(self, snapshot: dict[int, Sequence[Memory]], patched: dict[int, Sequence[Memory]]) -> None:
         """Swap in chunks read again in place (the same memories on the same rows), unless the
@@ -324,6 +343,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._unread = None
         self._on_refresh_read(generation, total, pages)
         self._ask_again()
+        self._refresh_again()
 
     def _on_refresh_read(self, generation: int, total: int, pages: dict[int, Sequence[Memory]]) -> None:
         if generation != self._generation:
@@ -529,30 +549,36 @@ class MemoryTableModel(QAbstractTableModel):
             return "\n".join(f"{f.severity}: {f.title}" for f in self.open_findings(cells.memory)) or None
         return _tooltip(cells.memory, key)
 
-    def _load_findings_state(self) -> None:
-        def read(store: MemoryStore) -> tuple[frozenset[str], tuple[str, ...]]:
-            return accepted_fingerprints(store), allowed_hosts(store)
-
-        self._session.read(read, on_result=self._on_findings_state_read, on_error=self.load_failed.emit)
-
-    def _on_findings_state_read(self, state: tuple[frozenset[str], tuple[str, ...]]) -> None:
-        if state == self._findings_state:
-            return
-        self._findings_state = state
+    def _on_flags_state_changed(self) -> None:
+        """Another baseline or allow-list: every flag is scanned again as its row is shown."""
         column = COLUMN_KEYS.index("findings")
         self._cells.clear()  # formatted again as they are shown
         if self._rows:
             self.dataChanged.emit(self.index(0, column), self.index(self._rows - 1, column))
 
+    def _on_flags_scanned(self, ids: set[str]) -> None:
+        """The flags of shown rows are in: their Findings cells only."""
+        column = COLUMN_KEYS.index("findings")
+        rows = [row for row, cells in self._cells.items() if cells.memory.id in ids and row < self._rows]
+        for row in rows:
+            cells = self._cells[row]
+            texts = list(cells.texts)
+            texts[column] = self._flag(cells.memory)
+            self._cells[row] = cells._replace(texts=tuple(texts))
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), column), self.index(max(rows), column))
+
     def open_findings(self, memory: Memory) -> list[Finding]:
-        """The memory's findings not accepted into the baseline (none until the baseline is read)."""
-        if self._findings_state is None or memory.status is Status.DELETED:
-            return []
-        accepted, hosts = self._findings_state
-        return [f for f in memory_findings(memory, accepted, hosts) if not f.accepted]
+        """The memory's findings not accepted into the baseline, as scanned on a worker (none while
+        its scan is on its way: it is asked for now if it was not)."""
+        return list(self._flags.known(memory) or ())
+
+    def flag_known(self, memory: Memory) -> bool:
+        """Whether the memory's flag is scanned (at its revision, under the store's baseline)."""
+        return self._flags.known(memory) is not None
 
     def _flag(self, memory: Memory) -> str:
-        found = self.open_findings(memory)
+        found = self._flags.known(memory)
         return f"⚑ {found[0].category}" if found else ""
 
     def effective_salience(self, memory: Memory) -> float | None:

@@ -49,9 +49,9 @@ def window(qtbot, demo_path: Path, selection: list[str], tmp_path: Path):
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(demo_path)
-    qtbot.waitUntil(lambda: win.model.total is not None and win.model.total > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.total is not None and win.model.total > 0)
     yield win
     win.close_store()
 
@@ -61,7 +61,7 @@ def _show_every_row(qtbot, win: MainWindow) -> None:
     model = win.model
     for row in range(model.rowCount()):
         model.index(row, 0).data()  # asks for the chunk that row is in
-    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(model.rowCount())), timeout=10_000)
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(model.rowCount())))
 
 
 def _ctrl_click_select(win: MainWindow, ids: list[str]) -> None:
@@ -90,7 +90,7 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     qtbot.keyClick(window.table, Qt.Key.Key_Delete)
     box = window.findChild(QMessageBox, "confirm_delete_box")
     assert box is not None and "Delete 6 memories?" in box.text()
-    with qtbot.waitSignal(window.curated, timeout=10_000) as deleted:
+    with qtbot.waitSignal(window.curated) as deleted:
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     assert deleted.args[0].operation == "delete" and sorted(deleted.args[0].ids) == sorted(selection)
     store = window.store
@@ -101,19 +101,19 @@ def test_deleting_a_mixed_selection_is_one_step_and_ctrl_z_brings_all_back(
     for memory_id in selection[3:]:
         assert store.get(memory_id).status is Status.DELETED
     # The rows leave the table in place; nothing stays selected under another id.
-    qtbot.waitUntil(lambda: window.model.total == total - len(selection), timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.total == total - len(selection))
     shown = {window.model.memory_at(r).id for r in range(window.model.rowCount()) if window.model.memory_at(r)}
     assert not shown & set(selection)
     assert window.table_actions.selected_memories() == []
 
     window.activateWindow()  # back from the confirmation box
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
-    with qtbot.waitSignal(window.curated, timeout=10_000) as undone:
+    with qtbot.waitSignal(window.curated) as undone:
         qtbot.keyClick(window.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert undone.args[0].operation == "undo"
     assert state_of(demo_path) == before  # every copy back, byte for byte
     assert window.curation.redo_action.text() == "&Redo delete"
-    qtbot.waitUntil(lambda: window.model.total == total, timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.total == total)
     assert all(store.get(memory_id).status is Status.ACTIVE for memory_id in selection)
 
 
@@ -133,7 +133,7 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     assert window.store._journal.count() == entries and state_of(demo_path) == before  # No writes nothing
     window.curation.promote_action.trigger()
     box = window.findChild(QMessageBox, "confirm_promote_box")
-    with qtbot.waitSignal(window.curated, timeout=10_000) as promoted:
+    with qtbot.waitSignal(window.curated) as promoted:
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     outcome = promoted.args[0]
     assert outcome.operation == "promote" and len(outcome.ids) == len(selection)
@@ -142,7 +142,7 @@ def test_promoting_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
     assert sorted(d["forced"] for d in each) == [False] * 4 + [True] * 2
     assert sum(1 for i in outcome.ids if i.startswith("md:MEMORY.md:")) == 3
     assert window.curation.undo_action.text() == "&Undo promote"
-    with qtbot.waitSignal(window.curated, timeout=10_000):
+    with qtbot.waitSignal(window.curated):
         window.curation.undo_action.trigger()
     assert state_of(demo_path) == before
 
@@ -152,15 +152,15 @@ def test_restoring_a_mixed_selection_is_one_step(qtbot, window: MainWindow, demo
         from mnemoscope.storage import Curator
 
         Curator(store).delete(selection[3:])
-    qtbot.waitUntil(lambda: window.curation.undo_action.text() == "&Undo delete", timeout=10_000)  # seen by polling
+    qtbot.waitUntil(lambda: window.curation.undo_action.text() == "&Undo delete")  # seen by polling
     status = window.sidebar  # show deleted memories in the table, as a person picks Status > deleted
     window.filter_search.apply_filter("status", "deleted")
-    qtbot.waitUntil(lambda: window.model.total == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: window.model.total == 3)
     _show_every_row(qtbot, window)
     _ctrl_click_select(window, selection[3:])
     qtbot.waitUntil(lambda: window.curation.restore_action.isEnabled())
     entries = window.store._journal.count()
-    with qtbot.waitSignal(window.curated, timeout=10_000) as restored:
+    with qtbot.waitSignal(window.curated) as restored:
         window.curation.restore_action.trigger()
     assert restored.args[0].operation == "restore" and sorted(restored.args[0].ids) == sorted(selection[3:])
     assert window.store._journal.count() == entries + 1
@@ -182,25 +182,25 @@ def test_delete_undo_and_a_confirmed_bulk_delete(qtbot, demo_path: Path, tmp_pat
         curation = CurationActions(session, table_actions, {}, window)
         model = table_actions.attach()
         model.set_query(model.query)
-        qtbot.waitUntil(lambda: model.memory_at(2) is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: model.memory_at(2) is not None)
         curation.update_actions()
         assert not curation.undo_action.isEnabled() and not curation.delete_action.isEnabled()
         table_actions.select_row(0)
-        with qtbot.waitSignal(curation.selection_checked, timeout=10_000):
+        with qtbot.waitSignal(curation.selection_checked):
             curation.update_actions()  # what the selection allows is read on a worker meanwhile
         assert curation.delete_action.isEnabled() and curation.edit_action.isEnabled()
         memory_id, before = model.memory_at(0).id, store.count()
-        with qtbot.waitSignal(session.curated, timeout=10_000) as deleted:
+        with qtbot.waitSignal(session.curated) as deleted:
             curation.delete_action.trigger()
         assert deleted.args[0].operation == "delete" and deleted.args[0].ids == [memory_id]
         assert store.count() == before - 1
         curation.update_actions()
         assert curation.undo_action.isEnabled() and curation.undo_action.text() == "&Undo delete"
-        with qtbot.waitSignal(session.curated, timeout=10_000) as undone:
+        with qtbot.waitSignal(session.curated) as undone:
             curation.undo_action.trigger()
         assert undone.args[0].operation == "undo" and store.count() == before
         model.set_query(model.query)
-        qtbot.waitUntil(lambda: model.memory_at(2) is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: model.memory_at(2) is not None)
         table_actions.select_row(1)
         table.selectionModel().select(model.index(2, 0), QItemSelectionModel.SelectionFlag.Select
                                       | QItemSelectionModel.SelectionFlag.Rows)
@@ -209,7 +209,7 @@ def test_delete_undo_and_a_confirmed_bulk_delete(qtbot, demo_path: Path, tmp_pat
         curation.delete_selected()
         box = window.findChild(QMessageBox, "confirm_delete_box")
         assert box is not None and "Delete 2 memories?" in box.text()
-        with qtbot.waitSignal(session.curated, timeout=10_000) as bulk:
+        with qtbot.waitSignal(session.curated) as bulk:
             box.button(QMessageBox.StandardButton.Yes).click()
         assert sorted(bulk.args[0].ids) == sorted(ids) and store.count() == before - 2
         table_actions.detach()
@@ -230,15 +230,15 @@ def test_what_the_selection_allows_is_read_on_a_worker_and_an_answer_for_a_row_l
     assert not any(action.isEnabled() for action in curation.selection_actions)
     assert {action.toolTip() for action in curation.selection_actions} == {CHECKING}
     window.table_actions.select_row(bullet)  # moved on before the first answer came
-    qtbot.waitUntil(lambda: bool(checked), timeout=10_000)
-    qtbot.waitUntil(lambda: running_workers() == 0, timeout=10_000)  # the first row's answer came too
+    qtbot.waitUntil(lambda: bool(checked))
+    qtbot.waitUntil(lambda: running_workers() == 0)  # the first row's answer came too
     assert [facts.key[0][0] for facts in checked] == [rows[bullet].id]
     assert curation.edit_action.isEnabled() and curation.delete_action.isEnabled()
     assert curation.promote_action.isEnabled() and not curation.reinforce_action.isEnabled()
     assert curation.delete_action.toolTip() == "Delete"
 
     window.table_actions.select_row(counted)
-    qtbot.waitUntil(curation.reinforce_action.isEnabled, timeout=10_000)
+    qtbot.waitUntil(curation.reinforce_action.isEnabled)
     assert [facts.key[0][0] for facts in checked] == [rows[bullet].id, rows[counted].id]
 
 
@@ -250,7 +250,7 @@ def test_promoting_before_the_selection_is_checked_reads_it_on_a_worker_first(
     _ctrl_click_select(window, [below, ready])
     window.curation.promote_selected()  # as a script or a shortcut may, before the actions are checked
     assert window.findChild(QMessageBox, "confirm_promote_box") is None  # nothing was read on this thread
-    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "confirm_promote_box") is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "confirm_promote_box") is not None)
     box = window.findChild(QMessageBox, "confirm_promote_box")
     assert "1 of the 2 selected memories" in box.text() and f"{below}: confidence not kept by this store, access_count not kept" in box.text()
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.No), Qt.MouseButton.LeftButton)

@@ -41,7 +41,7 @@ def _cli_search(capsys, path: Path, text: str, mode: str) -> dict:
 def _window_search(qtbot, win: MainWindow, text: str, mode: str) -> list[str]:
     win.memories.search_mode.setCurrentText(mode)
     win.memories.search_box.setText(text)
-    with qtbot.waitSignal(win.searched, timeout=20_000):
+    with qtbot.waitSignal(win.searched):
         qtbot.keyClick(win.memories.search_box, Qt.Key.Key_Return)
     return [m.id for m in read_every_row(qtbot, win.model)]
 
@@ -87,7 +87,7 @@ def test_a_search_for_what_the_store_does_not_hold_says_so_above_its_weak_matche
 def test_changing_the_mode_runs_the_search_again(qtbot, window: MainWindow, demo_path: Path, capsys) -> None:
     _window_search(qtbot, window, "photos of items", "hybrid")  # by meaning: keyword finds no match
     hybrid = [m.id for m in read_every_row(qtbot, window.model)]
-    with qtbot.waitSignal(window.searched, timeout=20_000) as searched:
+    with qtbot.waitSignal(window.searched) as searched:
         window.memories.search_mode.setCurrentText("keyword")
     assert searched.args[0].mode == "keyword"
     keyword = [m.id for m in read_every_row(qtbot, window.model)]
@@ -100,7 +100,7 @@ def test_an_empty_result_says_so_and_names_the_filters(qtbot, window: MainWindow
     assert not window.memories.empty_label.isVisible()
     window.memories.search_mode.setCurrentText("keyword")
     window.memories.search_box.setText("zebracorn")
-    with qtbot.waitSignal(window.searched, timeout=20_000):
+    with qtbot.waitSignal(window.searched):
         qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
     qtbot.waitUntil(window.memories.empty_label.isVisible)
     assert window.model.rowCount() == 0
@@ -126,11 +126,11 @@ def test_filters_chips_and_a_search(qtbot, demo_path: Path, tmp_path: Path) -> N
         filters = FilterSearch(session, pane, table_actions, {}, count, window.statusBar(), window)
         model = table_actions.attach()
         filters.reset()
-        qtbot.waitUntil(lambda: model.total == store.count(MemoryQuery()), timeout=10_000)
+        qtbot.waitUntil(lambda: model.total == store.count(MemoryQuery()))
         filters.apply_filter("channel", "webshop")
         assert model.query.channels == ("webshop",) and pane.filter_chips.keys() == ["channel"]
-        qtbot.waitUntil(lambda: model.total == store.count(MemoryQuery(channels=("webshop",))), timeout=10_000)
-        with qtbot.waitSignal(filters.searched, timeout=20_000) as searched:
+        qtbot.waitUntil(lambda: model.total == store.count(MemoryQuery(channels=("webshop",))))
+        with qtbot.waitSignal(filters.searched) as searched:
             qtbot.keyClicks(pane.search_box, "kubernetes")
             qtbot.keyClick(pane.search_box, Qt.Key.Key_Return)
         result = searched.args[0]

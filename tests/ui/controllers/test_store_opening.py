@@ -27,12 +27,12 @@ def _opening(qtbot) -> tuple[QMainWindow, StoreSession, QLabel, StoreOpening]:
 
 def test_opening_a_store_then_a_folder_that_is_none(qtbot, demo_path: Path, tmp_path: Path) -> None:
     window, session, label, opening = _opening(qtbot)
-    with qtbot.waitSignal(session.opened, timeout=20_000):
+    with qtbot.waitSignal(session.opened):
         opening.open_path(demo_path)
         assert label.text() == f"Opening {demo_path}…"
     label.setText("246 memories")
     (tmp_path / "home" / "nothing").mkdir(parents=True)
-    with qtbot.waitSignal(opening.errors.error_shown, timeout=20_000):
+    with qtbot.waitSignal(opening.errors.error_shown):
         opening.open_path(tmp_path / "home")
     assert label.text() == "246 memories"  # as it was before the open that failed
     assert session.store is not None and Path(str(session.store.location)).name == demo_path.name
@@ -43,7 +43,7 @@ def test_opening_a_store_then_a_folder_that_is_none(qtbot, demo_path: Path, tmp_
 
 def test_an_import_runs_behind_a_progress_dialog(qtbot, demo_path: Path, tmp_path: Path) -> None:
     _window, _session, _label, opening = _opening(qtbot)
-    with qtbot.waitSignal(opening.import_finished, timeout=60_000) as finished:
+    with qtbot.waitSignal(opening.import_finished) as finished:
         opening.import_into(demo_path, tmp_path / "workspace")
     summary = finished.args[0]
     assert opening.import_dialog is not None and not opening.import_dialog.isVisible()

@@ -33,9 +33,9 @@ def _open(qtbot, settings: QSettings, path: Path) -> MainWindow:
     win = MainWindow(settings)
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(path)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.total is not None)
     return win
 
 
@@ -152,7 +152,7 @@ def test_export_writes_the_filtered_view(qtbot, window: MainWindow, tmp_path: Pa
         window.filter_search.apply_filter("channel", "webshop")
     shown = read_every_row(qtbot, window.model)
     out = tmp_path / f"webshop.{ {'markdown': 'md'}.get(fmt, fmt) }"
-    with qtbot.waitSignal(window.exported, timeout=20_000) as done:
+    with qtbot.waitSignal(window.exported) as done:
         window.table_actions.export_to(out, fmt)
     assert done.args[0]["exported"] == len(shown)
     text = out.read_text(encoding="utf-8")
@@ -175,14 +175,14 @@ def test_export_of_a_selection_writes_only_it(qtbot, window: MainWindow, tmp_pat
     rows = read_every_row(qtbot, window.model)
     window.table_actions.select_row(2)
     out = tmp_path / "one.jsonl"
-    with qtbot.waitSignal(window.exported, timeout=20_000):
+    with qtbot.waitSignal(window.exported):
         window.table_actions.export_to(out, "jsonl")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [rows[2].id]
 
 
 def test_salience_sorts_and_shows_effective_salience_as_the_salience_view(qtbot, window: MainWindow) -> None:
     window.show_view("salience")
-    qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: window.view("salience").at_risk.rowCount() > 0)
     at_risk = [window.view("salience").at_risk.item(r, 2).text() for r in range(window.view("salience").at_risk.rowCount())]
     window.show_view("memories")
     with qtbot.waitSignal(window.model.total_changed):
@@ -223,7 +223,7 @@ def test_model_selection_menus_columns_and_export(qtbot, demo_path: Path, tmp_pa
             model = actions.attach()
         assert attached.args == [model] and table.model() is model and actions.model is model
         model.set_query(model.query)
-        qtbot.waitUntil(lambda: model.total is not None and model.memory_at(1) is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: model.total is not None and model.memory_at(1) is not None)
         with qtbot.waitSignal(actions.selection_changed):
             actions.select_row(1)
         assert [m.id for m in actions.selected_memories()] == [model.memory_at(1).id]
@@ -238,7 +238,7 @@ def test_model_selection_menus_columns_and_export(qtbot, demo_path: Path, tmp_pa
         assert not chooser[f"column_{column}_action"].isChecked() and not chooser["column_content_action"].isEnabled()
         actions.wrap_action.setChecked(True)
         assert table.wordWrap() and model.wrap and settings.value("memories/wrap", type=bool)
-        with qtbot.waitSignal(actions.exported, timeout=10_000) as exported:
+        with qtbot.waitSignal(actions.exported) as exported:
             actions.export_to(tmp_path / "out.jsonl", "jsonl")
         assert exported.args[0]["exported"] == 1
         lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()

@@ -17,7 +17,7 @@ def test_candidates_are_listed_and_the_selection_is_asked_for(qtbot, demo_path: 
         dialog = CandidatesDialog(session)
         qtbot.addWidget(dialog)
         dialog.open()
-        qtbot.waitUntil(lambda: [m.id for m in dialog.candidates] == expected, timeout=10_000)
+        qtbot.waitUntil(lambda: [m.id for m in dialog.candidates] == expected)
         assert dialog.table.rowCount() == len(expected)
         assert not dialog.promote_button.isEnabled()
         if expected:

@@ -22,7 +22,7 @@ def window(qtbot, demo_path: Path, planted: dict[str, str], tmp_path: Path):
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(demo_path)
     yield win
     win.close_store()
@@ -33,7 +33,7 @@ def _open_check(qtbot, win: MainWindow) -> CheckDialog:
     win.check_action.trigger()
     dialog = win.findChild(CheckDialog, "check_dialog")
     assert dialog is not None and dialog.isVisible()
-    qtbot.waitUntil(lambda: dialog.report is not None and dialog.again_button.isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: dialog.report is not None and dialog.again_button.isEnabled())
     return dialog
 
 
@@ -52,12 +52,12 @@ def test_the_dialog_lists_every_planted_kind_with_its_count(qtbot, window: MainW
 
 def test_repair_clears_a_kind_and_undo_restores_it(qtbot, window: MainWindow, planted) -> None:
     dialog = _open_check(qtbot, window)
-    with qtbot.waitSignal(dialog.checked, timeout=20_000):  # the check that follows the repair
+    with qtbot.waitSignal(dialog.checked):  # the check that follows the repair
         qtbot.mouseClick(dialog.repair_buttons["missing-vector"], Qt.MouseButton.LeftButton)
     assert "missing-vector" not in dialog.counts()
     assert dialog.counts() == dict.fromkeys(set(planted) - {"missing-vector"}, 1)
     assert window.session.steps.undo is not None and window.session.steps.undo.operation == "repair"
-    with qtbot.waitSignal(dialog.checked, timeout=20_000):
+    with qtbot.waitSignal(dialog.checked):
         window.curation.undo_action.trigger()
     assert dialog.counts() == dict.fromkeys(planted, 1)
 
@@ -65,7 +65,7 @@ def test_repair_clears_a_kind_and_undo_restores_it(qtbot, window: MainWindow, pl
 def test_repairing_every_safe_kind_leaves_only_what_needs_a_person(qtbot, window: MainWindow, planted) -> None:
     dialog = _open_check(qtbot, window)
     for kind in ["missing-fts", "stale-fts", "stale-vector", "vector-metadata-mismatch", "missing-bullet"]:
-        with qtbot.waitSignal(dialog.checked, timeout=20_000):
+        with qtbot.waitSignal(dialog.checked):
             qtbot.mouseClick(dialog.repair_buttons[kind], Qt.MouseButton.LeftButton)
         assert kind not in dialog.counts()
     assert set(dialog.counts()) == {"missing-vector", "orphan-vector", "orphan-bullet", "text-mismatch"}

@@ -49,7 +49,7 @@ def open_credentials(qtbot, window: MainWindow) -> CredentialsDialog:
     window.credentials_action.trigger()
     dialog = window.findChild(CredentialsDialog, "credentials_dialog")
     assert dialog is not None
-    with qtbot.waitSignal(dialog.status_read, timeout=10_000):
+    with qtbot.waitSignal(dialog.status_read):
         pass
     return dialog
 
@@ -59,7 +59,7 @@ def store_through(qtbot, dialog: CredentialsDialog, name: str, value: str) -> No
     qtbot.keyClicks(dialog.name, name)
     qtbot.keyClicks(dialog.secret, value)
     assert dialog.store_button.isEnabled()
-    with qtbot.waitSignal(dialog.stored, timeout=10_000):
+    with qtbot.waitSignal(dialog.stored):
         qtbot.mouseClick(dialog.store_button, Qt.MouseButton.LeftButton)
 
 
@@ -85,7 +85,7 @@ def test_the_dialog_stores_replaces_lists_and_forgets_a_secret(qtbot, secret_ser
     row = dialog.names.visualItemRect(dialog.names.item(0))
     qtbot.mouseClick(dialog.names.viewport(), Qt.MouseButton.LeftButton, pos=row.center())
     assert dialog.names.currentItem().text() == NAME and dialog.forget_button.isEnabled()
-    with qtbot.waitSignal(dialog.forgotten, timeout=10_000) as forgotten:
+    with qtbot.waitSignal(dialog.forgotten) as forgotten:
         qtbot.mouseClick(dialog.forget_button, Qt.MouseButton.LeftButton)
     assert forgotten.args == [NAME]
     assert secret_service.items() == {} and dialog.names.count() == 0
@@ -226,7 +226,7 @@ def test_no_secret_reaches_any_file_mnemoscope_writes(qtbot, secret_service: Key
     win = MainWindow(QSettings(str(tmp_path / "mnemoscope-home" / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=60_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(store)
     dialog = open_credentials(qtbot, win)
     store_through(qtbot, dialog, "http://chroma.example:8000", token)

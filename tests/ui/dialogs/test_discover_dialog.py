@@ -29,7 +29,7 @@ def test_discover_lists_the_stores_under_a_folder_and_opens_the_one_chosen(qtbot
     assert win.discover_action.text() == "&Discover stores…"
 
     dialog = win.opening.discover_stores([home])
-    with qtbot.waitSignal(dialog.searched, timeout=30_000):
+    with qtbot.waitSignal(dialog.searched):
         pass
     rows = {dialog.table.item(r, 1).text(): dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())}
     assert set(rows) == {str(home / "workspace"), str(agenticx), str(crew)}
@@ -41,7 +41,7 @@ def test_discover_lists_the_stores_under_a_folder_and_opens_the_one_chosen(qtbot
     row = next(r for r in range(dialog.table.rowCount()) if dialog.table.item(r, 1).text() == str(crew))
     dialog.table.selectRow(row)
     assert dialog.open_button.isEnabled()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
     assert win.store is not None and win.store.root == crew
     qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None)
@@ -56,14 +56,14 @@ def test_opening_a_folder_that_only_holds_stores_offers_them(qtbot, tmp_path: Pa
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.error_shown, timeout=20_000) as shown:
+    with qtbot.waitSignal(win.error_shown) as shown:
         win.open_path(home)
     assert f"{home} is no memory store itself but holds 1: {agenticx} (AgenticX" in shown.args[0]
     dialog = win.findChild(DiscoverDialog, "discover_dialog")
     assert dialog is not None and "no memory store itself" in dialog.status.text()
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=20_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1)
     assert dialog.table.item(0, 1).text() == str(agenticx)
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         dialog.table.cellDoubleClicked.emit(0, 0)
     assert win.store.root == agenticx and win.findChild(QMessageBox, "error_box") is None
 
@@ -87,7 +87,7 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
 
     def listed() -> tuple[DiscoverDialog, dict[str, tuple[int, str]]]:
         dialog = win.opening.discover_stores([home])
-        with qtbot.waitSignal(dialog.searched, timeout=60_000):
+        with qtbot.waitSignal(dialog.searched):
             pass
         rows = {dialog.table.item(r, 1).text(): (r, dialog.table.item(r, 2).text()) for r in range(dialog.table.rowCount())}
         return dialog, rows
@@ -101,21 +101,21 @@ def test_every_store_discovered_in_a_home_folder_opens_from_the_list(
         row, memories = rows[str(path)]
         dialog.table.selectRow(row)
         if tool == "SQLite memory table":  # no format reads it: the window asks which columns mean what
-            with qtbot.waitSignal(win.error_shown, timeout=20_000):
+            with qtbot.waitSignal(win.error_shown):
                 qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
             mapping = win.findChild(TableMappingDialog, "table_mapping_dialog")
-            qtbot.waitUntil(mapping.open_button.isEnabled, timeout=10_000)
-            with qtbot.waitSignal(win.store_opened, timeout=30_000):
+            qtbot.waitUntil(mapping.open_button.isEnabled)
+            with qtbot.waitSignal(win.store_opened):
                 qtbot.mouseClick(mapping.open_button, Qt.MouseButton.LeftButton)
         else:
-            with qtbot.waitSignal(win.store_opened, timeout=30_000):
+            with qtbot.waitSignal(win.store_opened):
                 qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
         dialog = None
-        qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None, timeout=10_000)
+        qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None)
         assert win.store is not None and win.store.root in (path, path.parent), (tool, win.store.root)
         assert str(win.store.count(MemoryQuery(statuses=()))) == memories, tool
-        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0, timeout=10_000)
-        qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0, timeout=10_000)  # its views read too
+        qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() > 0)
+        qtbot.waitUntil(lambda: win.sidebar.topLevelItemCount() > 0)  # its views read too
         assert win.findChild(QMessageBox, "error_box") is None, (tool, win.errors.last_error)
         opened.append(tool)
         win.close_store()

@@ -10,6 +10,7 @@ import pytest
 from mnemoscope.storage.detect.table_mapping import TableMapping, remembered_mapping
 from mnemoscope.ui.dialogs.table_mapping_dialog import NONE, TableMappingDialog
 from mnemoscope.ui.main_window import MainWindow
+from mnemoscope.ui.workers import running_workers
 from PySide6.QtCore import QSettings, Qt
 
 
@@ -33,7 +34,7 @@ def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def loaded(qtbot, dialog: TableMappingDialog) -> None:
     """Wait for the worker that reads the file's tables and the first preview."""
-    qtbot.waitUntil(lambda: dialog.preview_table.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.preview_table.rowCount() > 0)
 
 
 def test_the_dialog_proposes_previews_and_remembers_a_corrected_mapping(qtbot, notes: Path) -> None:
@@ -50,7 +51,7 @@ def test_the_dialog_proposes_previews_and_remembers_a_corrected_mapping(qtbot, n
 
     dialog.field_combos["created"].setCurrentText("written")
     dialog.field_combos["category"].setCurrentText("topic")
-    qtbot.waitUntil(lambda: dialog.preview_table.columnCount() == 5, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.preview_table.columnCount() == 5)
     headers = [dialog.preview_table.horizontalHeaderItem(c).text() for c in range(dialog.preview_table.columnCount())]
     assert "Created" in headers and "Category" in headers
     assert "edited and deleted" in dialog.status.text()
@@ -71,7 +72,7 @@ def test_choosing_another_table_proposes_its_columns(qtbot, notes: Path) -> None
     qtbot.addWidget(dialog)
     loaded(qtbot, dialog)
     dialog.table_combo.setCurrentText("prefs")
-    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "k", timeout=10_000)  # the first text column
+    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "k")  # the first text column
     assert [dialog.field_combos["id"].itemText(i) for i in range(dialog.field_combos["id"].count())] == [NONE, "k", "v"]
 
 
@@ -79,16 +80,16 @@ def test_opening_an_unrecognised_file_offers_the_dialog_and_then_opens_it(qtbot,
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.error_shown, timeout=10_000) as shown:
+    with qtbot.waitSignal(win.error_shown) as shown:
         win.open_path(notes)
     assert "does not recognise" in shown.args[0]
     dialog = win.findChild(TableMappingDialog, "table_mapping_dialog")
     assert dialog is not None and dialog.isVisible()
     assert win.findChild(object, "error_box") is None
-    qtbot.waitUntil(dialog.open_button.isEnabled, timeout=10_000)
-    with qtbot.waitSignal(win.store_opened, timeout=30_000):
+    qtbot.waitUntil(dialog.open_button.isEnabled)
+    with qtbot.waitSignal(win.store_opened):
         qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.rowCount() == 2)
     contents = {win.model.memory_at(r).content for r in range(2)}
     assert contents == {"Use the staging cluster for load tests", "Alice owns the billing service"}
     win.close_store()
@@ -100,7 +101,7 @@ def test_a_file_that_cannot_be_read_is_said_so_in_the_dialog(qtbot, tmp_path: Pa
     dialog = TableMappingDialog(garbage)
     qtbot.addWidget(dialog)
     dialog.show()
-    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text())
     assert dialog.table_combo.count() == 0 and not dialog.open_button.isEnabled()
 
     # A file gone after the dialog read its tables: choosing another table says so.
@@ -110,7 +111,7 @@ def test_a_file_that_cannot_be_read_is_said_so_in_the_dialog(qtbot, tmp_path: Pa
     loaded(qtbot, dialog)
     notes.unlink()
     dialog.table_combo.setCurrentText("prefs")
-    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "cannot be read" in dialog.status.text())
     assert dialog.isVisible()
 
 
@@ -125,7 +126,7 @@ def test_a_table_whose_id_repeats_is_shown_read_only(qtbot, tmp_path: Path, note
     qtbot.addWidget(dialog)
     loaded(qtbot, dialog)
     dialog.field_combos["id"].setCurrentText("user_id")
-    qtbot.waitUntil(lambda: "neither the primary key" in dialog.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "neither the primary key" in dialog.status.text())
     assert dialog.status.text().startswith("Read-only")
 
 
@@ -135,7 +136,7 @@ def test_a_late_result_is_dropped(qtbot, notes: Path) -> None:
     loaded(qtbot, dialog)
     dialog.table_combo.setCurrentText("prefs")
     dialog.table_combo.setCurrentText("notes")  # asked for before the proposal for prefs came back
-    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "body", timeout=10_000)
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: dialog.field_combos["content"].currentText() == "body")
+    qtbot.waitUntil(lambda: running_workers() == 0)  # the proposal for prefs came back too
     assert dialog.field_combos["content"].currentText() == "body"
     assert dialog.preview_table.item(0, 0).text() == "Use the staging cluster for load tests"

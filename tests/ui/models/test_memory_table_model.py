@@ -126,6 +126,7 @@ def test_an_edit_elsewhere_repaints_only_its_row(qtbot, session, store) -> None:
     _loaded(qtbot, model)
     qtbot.waitUntil(lambda: model.memory_at(10) is not None)
     before = [model.data(model.index(r, 0)) for r in range(model.rowCount()) if model.memory_at(r) is not None]
+    qtbot.waitUntil(lambda: all(model.flag_known(model.memory_at(r)) for r in range(len(before))))  # scanned on a worker
     target = model.memory_at(3)
     Curator(store).edit(target.id, expected_revision=target.revision, content="rewritten by another window")
     changed: list[tuple[int, int]] = []
@@ -134,7 +135,7 @@ def test_an_edit_elsewhere_repaints_only_its_row(qtbot, session, store) -> None:
     model.layoutChanged.connect(lambda *_: moved.append(True))
     with qtbot.waitSignal(model.refreshed):
         model.refresh()
-    assert changed == [(3, 3)] and moved == []
+    assert set(changed) == {(3, 3)} and moved == []  # (its Findings cell again once its new revision is scanned)
     after = [model.data(model.index(r, 0)) for r in range(len(before))]
     assert after[3] == "rewritten by another window"
     assert after[:3] + after[4:] == before[:3] + before[4:]

@@ -43,7 +43,7 @@ def test_a_view_loads_through_the_session_and_clears(qtbot, demo_path: Path) -> 
         qtbot.addWidget(view)
         assert view.objectName() == "count_view" and view.accessibleName() == "Count"
         assert not view.is_open
-        with qtbot.waitSignal(view.loaded, timeout=10_000) as loaded:
+        with qtbot.waitSignal(view.loaded) as loaded:
             view.load()
         assert session.store is not None
         assert loaded.args == [session.store.count(MemoryQuery())] and view.label.text() == str(loaded.args[0])
@@ -58,7 +58,7 @@ def test_a_failed_read_is_the_views_failed_not_the_sessions_error(qtbot, demo_pa
         qtbot.addWidget(view)
         errors: list[BaseException] = []
         session.error.connect(errors.append)
-        with qtbot.waitSignal(view.failed, timeout=10_000) as failed:
+        with qtbot.waitSignal(view.failed) as failed:
             view.load()
         assert isinstance(failed.args[0], NotFoundError) and errors == []
 

@@ -22,20 +22,20 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
     qtbot.addWidget(win)
     win.resize(1200, 800)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(demo_path)
     yield win
     win.close_store()
 
 
 def _show_map(qtbot, win: MainWindow) -> EmbeddingMapView:
-    with qtbot.waitSignal(win.view("map").loaded, timeout=20_000):
+    with qtbot.waitSignal(win.view("map").loaded):
         win.show_view("map")
     return win.view("map")
 
 
 def _listed_ids(qtbot, win: MainWindow, count: int) -> list[str]:
-    qtbot.waitUntil(lambda: win.model is not None and win.model.total == count, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.total == count)
     return [m.id for m in read_every_row(qtbot, win.model)]
 
 
@@ -88,7 +88,7 @@ def test_a_rubber_band_selects_the_points_inside_and_the_table_lists_exactly_the
 def test_clear_selection_lists_every_memory_again(qtbot, window: MainWindow) -> None:
     view = _show_map(qtbot, window)
     where = view.canvas.widget_point(0).toPoint()
-    with qtbot.waitSignal(view.neighbours_found, timeout=10_000):
+    with qtbot.waitSignal(view.neighbours_found):
         qtbot.mouseClick(view.canvas, Qt.MouseButton.LeftButton, pos=where)
     qtbot.waitUntil(lambda: window.model.total == 1)
     with qtbot.waitSignal(view.selection_changed) as cleared:
@@ -119,7 +119,7 @@ def test_clicking_a_point_selects_it_and_rings_its_neighbours(qtbot, window: Mai
     where = view.canvas.widget_point(target).toPoint()
     clicked = view.canvas.point_near(QPointF(where))
     assert clicked is not None
-    with qtbot.waitSignal(view.neighbours_found, timeout=10_000) as found:
+    with qtbot.waitSignal(view.neighbours_found) as found:
         qtbot.mouseClick(view.canvas, Qt.MouseButton.LeftButton, pos=where)
     memory_id = view.prepared.data.ids[clicked]
     assert view.selected_ids() == [memory_id]
@@ -132,7 +132,7 @@ def test_a_store_without_vectors_says_so_instead_of_a_blank_canvas(qtbot, markdo
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(markdown_only)
     view = _show_map(qtbot, win)
     assert "no vectors" in view.message_shown()
@@ -150,9 +150,9 @@ def test_points_are_readable_on_a_dark_palette(qtbot, demo_path: Path) -> None:
     view.setPalette(palette)
     view.resize(600, 400)
     view.show()
-    with qtbot.waitSignal(session.opened, timeout=20_000):
+    with qtbot.waitSignal(session.opened):
         session.open(demo_path, read_only=True)
-    with qtbot.waitSignal(view.loaded, timeout=20_000):
+    with qtbot.waitSignal(view.loaded):
         view.load()
     image = view.canvas.grab().toImage()
     seen = {image.pixelColor(x, y).name() for x in range(0, image.width(), 2) for y in range(0, image.height(), 2)}

@@ -33,15 +33,15 @@ def window(qtbot, planted, tmp_path: Path):
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(path)
-    qtbot.waitUntil(lambda: win.model is not None and win.model.memory_at(0) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model is not None and win.model.memory_at(0) is not None)
     yield win
     win.close_store()
 
 
 def _show_findings(qtbot, win: MainWindow) -> None:
-    with qtbot.waitSignal(win.view("findings").loaded, timeout=20_000):
+    with qtbot.waitSignal(win.view("findings").loaded):
         win.show_view("findings")
 
 
@@ -66,12 +66,12 @@ def test_redact_from_the_view_then_undo(qtbot, window: MainWindow, planted) -> N
     _path, ids = planted
     _show_findings(qtbot, window)
     _select(qtbot, window, "secret.openai-key")
-    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded]):
         qtbot.mouseClick(window.view("findings").redact_button, Qt.MouseButton.LeftButton)
     assert window.store.get(ids["key"]).content == "The OpenAI key is [REDACTED] for the bot."
     assert "secret.openai-key" not in {f.rule for f in window.view("findings").findings()}
 
-    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded]):
         window.curation.undo_action.trigger()
     assert window.store.get(ids["key"]).content == PLANTED["key"]
     assert "secret.openai-key" in {f.rule for f in window.view("findings").findings()}
@@ -80,13 +80,13 @@ def test_redact_from_the_view_then_undo(qtbot, window: MainWindow, planted) -> N
 def test_accept_into_the_baseline_hides_it_until_undo(qtbot, window: MainWindow) -> None:
     _show_findings(qtbot, window)
     _select(qtbot, window, "hidden.bidi-control")
-    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded]):
         qtbot.mouseClick(window.view("findings").accept_button, Qt.MouseButton.LeftButton)
     assert "hidden.bidi-control" not in {f.rule for f in window.view("findings").findings()}
     window.view("findings").show_accepted.setChecked(True)
     assert "hidden.bidi-control" in {f.rule for f in window.view("findings").findings()}
 
-    with qtbot.waitSignals([window.curated, window.view("findings").loaded], timeout=20_000):
+    with qtbot.waitSignals([window.curated, window.view("findings").loaded]):
         window.curation.undo_action.trigger()
     window.view("findings").show_accepted.setChecked(False)
     assert "hidden.bidi-control" in {f.rule for f in window.view("findings").findings()}
@@ -101,10 +101,11 @@ def test_the_flag_column_marks_flagged_memories_only(qtbot, window: MainWindow, 
         assert row is not None
         return model.data(model.index(row, column))
 
-    qtbot.waitUntil(lambda: flag(ids["key"]) == "⚑ secret", timeout=10_000)
-    assert flag(ids["injection"]) == "⚑ injection"
-    clean = next(m.id for m in (model.memory_at(r) for r in range(20)) if m is not None and m.id not in ids.values())
-    assert flag(clean) == ""
+    # Each shown row's content is scanned on a worker (the table's flags come in after its rows).
+    clean = next(m for m in (model.memory_at(r) for r in range(20)) if m is not None and m.id not in ids.values())
+    qtbot.waitUntil(lambda: flag(ids["key"]) == "⚑ secret" and flag(ids["injection"]) == "⚑ injection"
+                    and model.flag_known(clean))
+    assert flag(clean.id) == ""
 
 
 def test_the_view_alone_scans_through_the_session_and_asks_for_fixes(qtbot, planted) -> None:
@@ -113,7 +114,7 @@ def test_the_view_alone_scans_through_the_session_and_asks_for_fixes(qtbot, plan
         view = FindingsView(session)
         qtbot.addWidget(view)
         view.show()
-        with qtbot.waitSignal(view.loaded, timeout=20_000) as loaded:
+        with qtbot.waitSignal(view.loaded) as loaded:
             view.load()
         found = view.findings()
         assert loaded.args == [len(found)] and {ids["key"], ids["injection"], ids["bidi"]} <= {f.memory_id for f in found}
@@ -158,7 +159,7 @@ def test_findings_are_listed_while_the_scan_goes_on_then_counted(qtbot, tmp_path
         ended: list[int] = []
         view.loaded.connect(ended.append)
         view.found.connect(lambda n: seen.append((n, view.summary.text(), bool(ended))))
-        with qtbot.waitSignal(view.loaded, timeout=30_000):
+        with qtbot.waitSignal(view.loaded):
             view.load()
         first_count, first_text, ended_then = seen[0]
         assert first_count >= 3 and not ended_then  # listed before the scan ended
@@ -177,7 +178,7 @@ def test_the_next_open_lists_the_last_scans_findings_at_once(qtbot, tmp_path: Pa
             qtbot.addWidget(view)
             batches: list[str] = []
             view.found.connect(lambda _n, view=view, batches=batches: batches.append(view.summary.text()))
-            with qtbot.waitSignal(view.loaded, timeout=30_000):
+            with qtbot.waitSignal(view.loaded):
                 view.load()
             listed.append((view.findings(), batches))
     (first, first_batches), (again, again_batches) = listed
@@ -196,16 +197,16 @@ def test_closing_the_window_mid_scan_stops_the_scan(qtbot, tmp_path: Path) -> No
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignal(win.store_opened, timeout=20_000):
+    with qtbot.waitSignal(win.store_opened):
         win.open_path(tmp_path / "store", read_only=True)
     view = win.view("findings")
     ended: list[int] = []
     view.loaded.connect(ended.append)
-    with qtbot.waitSignal(view.found, timeout=20_000):
+    with qtbot.waitSignal(view.found):
         win.show_view("findings")
     win.close()
     assert background_pool().waitForDone(5_000)  # the scan saw the cancel within a page
-    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing, timeout=20_000)
+    qtbot.waitUntil(lambda: running_workers() == 0 and not win.session.closing)
     assert ended == []  # it never finished: cancelled, not run to its end
     kept = tmp_path / "mnemoscope-home" / "findings-cache"
     assert not list(kept.glob("*.partial")) and not os.listdir(kept)  # no half scan kept, none left behind

@@ -25,7 +25,7 @@ def test_relations_are_named_by_their_entities(qtbot, session) -> None:
     qtbot.addWidget(view)
     view.resize(1000, 700)
     view.show()
-    with qtbot.waitSignal(view.loaded, timeout=10_000):
+    with qtbot.waitSignal(view.loaded):
         view.load()
     tips = {item.toolTip() for item in view.scene.items() if isinstance(item, QGraphicsLineItem)}
     assert "Dana Okafor —knows→ Priya" in tips
@@ -38,9 +38,9 @@ def test_graph_labels_do_not_overlap(qtbot, session, size: tuple[int, int]) -> N
     qtbot.addWidget(view)
     view.resize(*size)
     view.show()
-    with qtbot.waitSignal(view.loaded, timeout=10_000):
+    with qtbot.waitSignal(view.loaded):
         view.load()
-    with qtbot.waitSignal(view.loaded, timeout=10_000):
+    with qtbot.waitSignal(view.loaded):
         view.center_box.setCurrentIndex(0)  # the whole graph: the most crowded
     qtbot.wait(50)
     shown = {n: view.label_rect(n) for n, label in view.labels.items() if label.isVisible()}

@@ -21,14 +21,14 @@ def _recall_as(qtbot, view: RecallView, question: str, chosen: str | None) -> No
     assert index >= 0, f"{chosen} is no choice of {view.as_label.text()}"
     view.as_choice.setCurrentIndex(index)
     view.question.setText(question)
-    with qtbot.waitSignal(view.loaded, timeout=20_000):
+    with qtbot.waitSignal(view.loaded):
         qtbot.keyClick(view.question, Qt.Key.Key_Return)
 
 
 def _open_recall(qtbot, win: MainWindow) -> RecallView:
     view = win.view("recall")
     assert isinstance(view, RecallView)
-    with qtbot.waitSignal(view.loaded, timeout=10_000):  # who asks on this store, read when first shown
+    with qtbot.waitSignal(view.loaded):  # who asks on this store, read when first shown
         win.show_view("recall")
     return view
 
@@ -69,7 +69,7 @@ def test_the_list_is_the_one_the_agent_would_be_given(qtbot, demo_window: MainWi
     assert view.select_memory(top)
     assert view.why.text().startswith(f"{top}: recalled at rank 1 of 10")
     assert f"Score: {expected.hits[0].explanation()}" in view.why.text()
-    qtbot.waitUntil(lambda: top in demo_window.detail.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: top in demo_window.detail.toPlainText())
 
 
 def test_a_memory_deleted_from_the_list_leaves_it_and_undo_brings_it_back(qtbot, demo_window: MainWindow) -> None:
@@ -81,23 +81,23 @@ def test_a_memory_deleted_from_the_list_leaves_it_and_undo_brings_it_back(qtbot,
     # (AgentX's recency counts from creation: its score stays) and still selected.
     second = view.listed("hit")[1].memory
     assert second is not None and view.select_memory(second.id)
-    qtbot.waitUntil(view.reinforce_button.isEnabled, timeout=10_000)  # what it allows, read on a worker
+    qtbot.waitUntil(view.reinforce_button.isEnabled)  # what it allows, read on a worker
     view.reinforce_button.click()
-    qtbot.waitUntil(lambda: _accesses(view, second.id) == (second.access_count or 0) + 1, timeout=20_000)
+    qtbot.waitUntil(lambda: _accesses(view, second.id) == (second.access_count or 0) + 1)
     assert view.selected_memory() is not None and view.selected_memory().id == second.id
     assert _hit_ids(view) == before
 
     # Delete the top hit: it leaves the hits for the dropped (AgentX recalls active memories only).
     top = before[0]
     assert view.select_memory(top)
-    qtbot.waitUntil(view.delete_button.isEnabled, timeout=10_000)
+    qtbot.waitUntil(view.delete_button.isEnabled)
     view.delete_button.click()  # one memory: no question asked, as the window's Delete
-    qtbot.waitUntil(lambda: top not in _hit_ids(view), timeout=20_000)
+    qtbot.waitUntil(lambda: top not in _hit_ids(view))
     assert [row.reason for row in view.listed("dropped") if row.memory and row.memory.id == top] == [
         "deleted: AgentX retrieves active memories only"]
     assert view.why.text().startswith(f"{top}: dropped: deleted")  # still selected
     demo_window.curation.undo_action.trigger()  # Edit > Undo delete
-    qtbot.waitUntil(lambda: _hit_ids(view) == before, timeout=20_000)
+    qtbot.waitUntil(lambda: _hit_ids(view) == before)
 
 
 def test_an_edit_and_a_promotion_from_the_list_change_what_the_agent_would_be_told(
@@ -108,24 +108,24 @@ def test_an_edit_and_a_promotion_from_the_list_change_what_the_agent_would_be_to
 
     # Edit through the window's own dialog: the list is recalled with the new text.
     assert view.select_memory(stripe.id)
-    qtbot.waitUntil(view.edit_button.isEnabled, timeout=10_000)
+    qtbot.waitUntil(view.edit_button.isEnabled)
     view.edit_button.click()  # the window reads what the memory allows on a worker, then opens its dialog
-    qtbot.waitUntil(lambda: demo_window.findChild(EditDialog, "edit_dialog") is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: demo_window.findChild(EditDialog, "edit_dialog") is not None)
     dialog = demo_window.findChild(EditDialog, "edit_dialog")
     assert dialog.isVisible() and dialog.content.toPlainText() == stripe.content
     dialog.content.setPlainText("webshop payments go through Stripe, live since launch")
-    with qtbot.waitSignal(view.recalled, timeout=20_000):
+    with qtbot.waitSignal(view.recalled):
         dialog.accept()
     row = view.model.row_of(stripe.id)
     assert row is not None and view.model.rows[row].memory.content == "webshop payments go through Stripe, live since launch"
 
     # Promote it to _global, which AgentX merges into every channel's recall: the copy is listed too.
     assert view.select_memory(stripe.id)
-    qtbot.waitUntil(view.promote_button.isEnabled, timeout=10_000)
+    qtbot.waitUntil(view.promote_button.isEnabled)
     view.promote_button.click()  # below the store's thresholds: the window asks, as its own Promote does
-    qtbot.waitUntil(lambda: demo_window.findChild(QMessageBox, "confirm_promote_box") is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: demo_window.findChild(QMessageBox, "confirm_promote_box") is not None)
     box = demo_window.findChild(QMessageBox, "confirm_promote_box")
-    with qtbot.waitSignal(view.recalled, timeout=20_000):
+    with qtbot.waitSignal(view.recalled):
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
     copies = [r.memory for r in view.listed("hit") + view.listed("near")
               if r.memory and r.memory.channel == "_global" and "Stripe, live" in r.memory.content]
@@ -144,7 +144,7 @@ def test_a_recall_the_system_refuses_is_said_in_the_view(qtbot, company) -> None
         view = RecallView(session)
         qtbot.addWidget(view)
         view.show()
-        with qtbot.waitSignal(view.loaded, timeout=10_000):
+        with qtbot.waitSignal(view.loaded):
             view.load()
         assert view.as_label.text() == "Agent"
         assert [view.as_choice.itemText(i) for i in range(view.as_choice.count())] == [NOT_GIVEN, "ceo", "qa-lead"]

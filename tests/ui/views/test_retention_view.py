@@ -18,7 +18,7 @@ from formats.test_langgraph_ttl import BUILD
 
 def _show(qtbot, win) -> RetentionView:  # noqa: ANN001
     view = win.view("retention")
-    with qtbot.waitSignal(view.loaded, timeout=20_000):
+    with qtbot.waitSignal(view.loaded):
         win.show_view("retention")
     return view
 
@@ -43,10 +43,10 @@ def test_langgraph_ttls_listed_overdue_first_and_the_window_changes_what_is_list
         assert view.table.item(1, 1).text() == "clean up"
         assert view.table.item(1, 3).text().startswith("LangGraph TTL: 60 minutes after its last write")
         assert view.summary.text() == "3 within 30 days, 1 overdue (their owner acts when it next runs)"
-        with qtbot.waitSignal(view.loaded, timeout=20_000) as further:
+        with qtbot.waitSignal(view.loaded) as further:
             view.set_within(timedelta(days=90))
         assert further.args == [4] and view.listed()[-1].preview == "Dana's lease ends in spring"
-        with qtbot.waitSignal(view.loaded, timeout=20_000) as nearer:
+        with qtbot.waitSignal(view.loaded) as nearer:
             view.set_within(timedelta(days=1))
         assert nearer.args == [2] and view.summary.text().startswith("2 within 1 day")
     finally:

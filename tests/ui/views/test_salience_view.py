@@ -17,7 +17,7 @@ def test_the_overview_the_curve_and_a_reinforce_request(qtbot, demo_path: Path) 
         view = SalienceView(session)
         qtbot.addWidget(view)
         view.show()
-        with qtbot.waitSignal(view.loaded, timeout=10_000) as loaded:
+        with qtbot.waitSignal(view.loaded) as loaded:
             view.load()
         assert loaded.args == [view.at_risk.rowCount()] and view.at_risk.rowCount() > 0
         scored = sum(b["count"] for b in view.histogram.bins)
@@ -50,7 +50,7 @@ def test_the_memories_at_risk_are_shown_before_the_histogram(qtbot, demo_path: P
         order: list[tuple[str, int]] = []
         view.at_risk_shown.connect(lambda n: order.append(("at risk", len(view.histogram.bins))))
         view.loaded.connect(lambda n: order.append(("loaded", len(view.histogram.bins))))
-        with qtbot.waitSignal(view.loaded, timeout=10_000):
+        with qtbot.waitSignal(view.loaded):
             view.load()
         assert order == [("at risk", 0), ("loaded", 10)]  # the rows first, the histogram drawn after them
         store = session.store

@@ -26,7 +26,7 @@ def test_the_scratchpad_view_shows_redis_keys_with_their_ttl(qtbot, agentx_redis
         qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
         view = window.view("scratchpad")
         assert window.views.currentWidget() is view
-        qtbot.waitUntil(lambda: view.model.rowCount() == 5, timeout=10_000)
+        qtbot.waitUntil(lambda: view.model.rowCount() == 5)
         model = view.model
         assert model.horizontalHeaderItem(3).text() == "Expires (TTL)"
         rows = {model.item(r, 0).toolTip(): r for r in range(model.rowCount())}

@@ -20,7 +20,7 @@ def _load_timeline(qtbot, session: StoreSession) -> TimelineView:
     qtbot.addWidget(view)
     view.resize(1000, 400)
     view.show()
-    with qtbot.waitSignal(view.loaded, timeout=10_000):
+    with qtbot.waitSignal(view.loaded):
         view.load()
     return view
 
@@ -58,7 +58,7 @@ def test_a_click_on_a_bar_chooses_its_dates_and_channels_narrow_the_counts(qtbot
         with qtbot.waitSignal(view.range_chosen) as chosen:
             qtbot.mouseClick(view.chart, Qt.MouseButton.LeftButton, pos=view.chart.bar_center(busiest["bin"]).toPoint())
         assert tuple(chosen.args) == bin_bounds(busiest["bin"], "week")
-        with qtbot.waitSignal(view.loaded, timeout=10_000):
+        with qtbot.waitSignal(view.loaded):
             view.set_channels(("webshop",))
         assert session.store is not None
         webshop = session.store.count(MemoryQuery(statuses=(), channels=("webshop",)))

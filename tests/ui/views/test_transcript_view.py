@@ -27,7 +27,7 @@ def window(qtbot, demo_path: Path, tmp_path: Path):
         store.add_turns(LONG, [(roles[i % 3], f"long turn {i}\nsecond line", start + timedelta(minutes=i))
                                for i in range(2 * PAGE + 30)])
     win = open_window(qtbot, demo_path, tmp_path)
-    qtbot.waitUntil(lambda: win.view("transcript").session_box.count() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: win.view("transcript").session_box.count() > 0)
     yield win
     win.close_store()
 
@@ -46,7 +46,7 @@ def _session_item(win: MainWindow, session_id: str) -> QTreeWidgetItem:
 def test_double_clicking_a_session_shows_its_turns_in_order(qtbot, window: MainWindow) -> None:
     session = window.store.sessions()[2]
     expected = window.store.turns(session.id)
-    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: window.sidebar.topLevelItemCount() > 0)
     item = _session_item(window, session.id)
     window.sidebar.scrollToItem(item)
     qtbot.waitUntil(lambda: window.sidebar.viewport().rect().contains(window.sidebar.visualItemRect(item).center()))
@@ -54,7 +54,7 @@ def test_double_clicking_a_session_shows_its_turns_in_order(qtbot, window: MainW
     qtbot.mouseClick(window.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click's first press
     qtbot.mouseDClick(window.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.view("transcript").session_id() == session.id
-                    and len(window.view("transcript").turns) == len(expected), timeout=10_000)
+                    and len(window.view("transcript").turns) == len(expected))
     assert window.views.currentWidget() is window.view("transcript")
     assert [(t.index, t.role, t.content) for t in window.view("transcript").turns] == [(t.index, t.role, t.content) for t in expected]
     text = window.view("transcript").browser.toPlainText()
@@ -66,27 +66,27 @@ def test_double_clicking_a_session_shows_its_turns_in_order(qtbot, window: MainW
 
 def test_scratchpad_read_transcript_button_opens_that_session(qtbot, window: MainWindow) -> None:
     session = window.store.sessions()[0]
-    with qtbot.waitSignal(window.view("scratchpad").loaded, timeout=10_000):
+    with qtbot.waitSignal(window.view("scratchpad").loaded):
         window.view("scratchpad").show_session(session.id)
     assert window.view("scratchpad").transcript_action.isEnabled()
     window.view("scratchpad").transcript_action.trigger()
     qtbot.waitUntil(lambda: window.view("transcript").session_id() == session.id and bool(window.view("transcript").turns)
-                    and window.view("transcript").turns[0].session_id == session.id, timeout=10_000)
+                    and window.view("transcript").turns[0].session_id == session.id)
     assert window.views.currentWidget() is window.view("transcript")
 
 
 def test_a_long_session_pages_as_it_is_scrolled(qtbot, window: MainWindow) -> None:
     view = window.view("transcript")
     window.show_transcript(LONG)
-    qtbot.waitUntil(lambda: view.session_id() == LONG and len(view.turns) == PAGE, timeout=10_000)
+    qtbot.waitUntil(lambda: view.session_id() == LONG and len(view.turns) == PAGE)
     assert "scroll down for more" in view.status.text()
     assert "long turn 0" in view.browser.toPlainText() and f"long turn {PAGE}" not in view.browser.toPlainText()
     bar = view.browser.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0)
     bar.setValue(bar.maximum())  # the reader scrolls to the end
-    qtbot.waitUntil(lambda: len(view.turns) == 2 * PAGE, timeout=10_000)
+    qtbot.waitUntil(lambda: len(view.turns) == 2 * PAGE)
     bar.setValue(bar.maximum())
-    qtbot.waitUntil(lambda: len(view.turns) == 2 * PAGE + 30, timeout=10_000)
+    qtbot.waitUntil(lambda: len(view.turns) == 2 * PAGE + 30)
     assert [t.index for t in view.turns] == list(range(2 * PAGE + 30))
     assert f"long turn {2 * PAGE + 29}" in view.browser.toPlainText()
     assert "tool call / output" in view.browser.toPlainText()  # tool turns are marked as such
@@ -102,15 +102,15 @@ def test_the_view_alone_reads_sessions_and_pages_through_the_session(qtbot, demo
         qtbot.addWidget(view)
         view.resize(700, 500)
         view.show()
-        with qtbot.waitSignal(view.loaded, timeout=10_000) as first:
+        with qtbot.waitSignal(view.loaded) as first:
             view.load()
         assert view.session_box.count() == len(sessions) and view.session_id() == sessions[0].id
         assert first.args == [len(view.turns)] == [min(sessions[0].turn_count, PAGE)]
         last = sessions[-1]
-        with qtbot.waitSignal(view.loaded, timeout=10_000):
+        with qtbot.waitSignal(view.loaded):
             view.show_session(last.id)
         assert view.session_id() == last.id and all(t.session_id == last.id for t in view.turns)
-        with qtbot.waitSignal(view.loaded, timeout=10_000):
+        with qtbot.waitSignal(view.loaded):
             view.load()  # read again: the session shown stays
         assert view.session_id() == last.id
         view.clear()
@@ -124,16 +124,16 @@ def test_an_agenticx_session_shows_how_far_it_is_from_compaction(qtbot, tmp_path
     view = win.view("transcript")
     try:
         view.load()
-        qtbot.waitUntil(lambda: view.session_box.count() > 0, timeout=10_000)
+        qtbot.waitUntil(lambda: view.session_box.count() > 0)
         labels = {view.session_box.itemData(i): view.session_box.itemText(i) for i in range(view.session_box.count())}
         assert labels["near"].endswith("compaction: 8 msgs / 1,000 chars left") and labels["over"].endswith("compaction: due")
         assert "compaction" not in labels["s2"]
         view.show_session("near")
-        qtbot.waitUntil(lambda: view.session_id() == "near" and len(view.turns) == 12, timeout=10_000)
+        qtbot.waitUntil(lambda: view.session_id() == "near" and len(view.turns) == 12)
         assert not view.compaction.isHidden()
         assert view.compaction.text().startswith("Compaction — 8 message(s) and 1,000 characters left before compaction")
         view.show_session("s2")
-        qtbot.waitUntil(lambda: view.session_id() == "s2", timeout=10_000)
+        qtbot.waitUntil(lambda: view.session_id() == "s2")
         assert view.compaction.isHidden()  # nothing measured for a session with no messages
         sessions = next(win.sidebar.topLevelItem(i) for i in range(win.sidebar.topLevelItemCount())
                         if win.sidebar.topLevelItem(i).text(0) == "Sessions")

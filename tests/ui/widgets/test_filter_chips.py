@@ -22,7 +22,7 @@ def window(demo_window: MainWindow) -> MainWindow:
 
 
 def _rows(qtbot, win: MainWindow) -> list[Memory]:
-    qtbot.waitUntil(lambda: win.model.total is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.total is not None)
     return read_every_row(qtbot, win.model)
 
 
@@ -57,7 +57,7 @@ def _remove(qtbot, win: MainWindow, key: str) -> None:
 def test_bin_channel_and_search_compose_as_three_chips(qtbot, window: MainWindow) -> None:
     every = _every_memory(window)
     window.show_view("timeline")
-    qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data.get("bins")), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data.get("bins")))
     size = window.view("timeline").bin_box.currentText()
 
     def in_bin(memory: Memory, label: str) -> bool:
@@ -86,7 +86,7 @@ def test_bin_channel_and_search_compose_as_three_chips(qtbot, window: MainWindow
 
     window.memories.search_mode.setCurrentText("keyword")
     qtbot.keyClicks(window.memories.search_box, "webshop")
-    with qtbot.waitSignal(window.searched, timeout=20_000):
+    with qtbot.waitSignal(window.searched):
         qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
     assert window.memories.filter_chips.keys() == ["channel", "dates", "search"]
     found = {m.id for m in _rows(qtbot, window)}
@@ -94,7 +94,7 @@ def test_bin_channel_and_search_compose_as_three_chips(qtbot, window: MainWindow
     assert found == expected and found  # the search ran inside the bin and the channel
 
     # Remove the date chip: the search runs over the channel's active memories, any date.
-    with qtbot.waitSignal(window.searched, timeout=20_000):
+    with qtbot.waitSignal(window.searched):
         _remove(qtbot, window, "dates")
     assert window.memories.filter_chips.keys() == ["channel", "search"]
     rows = _rows(qtbot, window)
@@ -117,13 +117,13 @@ def test_bin_channel_and_search_compose_as_three_chips(qtbot, window: MainWindow
 def test_a_search_after_a_bin_shows_the_date_chip_and_clear_all_drops_every_filter(qtbot, window: MainWindow) -> None:
     every = _every_memory(window)
     window.show_view("timeline")
-    qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data.get("bins")), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(window.view("timeline").chart.data.get("bins")))
     label = window.view("timeline").chart.data["bins"][0]["bin"]
     start, end = _click_bin(qtbot, window, label)
     _rows(qtbot, window)
     window.memories.search_mode.setCurrentText("keyword")
     window.memories.search_box.setText("Dana")
-    with qtbot.waitSignal(window.searched, timeout=20_000):
+    with qtbot.waitSignal(window.searched):
         qtbot.keyClick(window.memories.search_box, Qt.Key.Key_Return)
     # The bin's dates still apply to the search, and say so.
     assert window.memories.filter_chips.keys() == ["dates", "search"]
@@ -148,7 +148,7 @@ def test_the_map_selection_is_a_chip_of_its_own(qtbot, window: MainWindow) -> No
 
 def test_a_failed_open_does_not_leave_opening_in_the_status_bar(qtbot, window: MainWindow, tmp_path: Path) -> None:
     before = window.count_label.text()
-    with qtbot.waitSignal(window.error_shown, timeout=20_000):
+    with qtbot.waitSignal(window.error_shown):
         window.open_path(tmp_path / "no-such-store")
     assert not window.count_label.text().startswith("Opening")
     assert window.count_label.text() == before
