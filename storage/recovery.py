@@ -28,6 +28,11 @@ def describe(entry: AuditEntry) -> str:
     return f"step #{entry.seq} ({entry.operation})"
 
 
+def _step(entry: AuditEntry) -> str:
+    """describe(), to begin a sentence."""
+    return "S" + describe(entry)[1:]
+
+
 def unfinished_steps(store: MemoryStore) -> list[AuditEntry]:
     """The steps a killed process left pending: read again once no process is in a step (a live
     one is waited for; LockedError, naming its process, if it runs on past the step lock's timeout)."""
@@ -53,7 +58,7 @@ def refuse_unfinished(store: MemoryStore) -> None:
 def pending_notes(store: MemoryStore) -> list[str]:
     """What a read-only open would do about unfinished steps."""
     return [
-        f"Step #{entry.seq} ({entry.operation}) was interrupted; open the store without read-only to put its copies "
+        f"{_step(entry)} was interrupted; open the store without read-only to put its copies "
         "back in agreement."
         for entry in unfinished_steps(store)
     ]
@@ -85,9 +90,9 @@ def _undo(store: MemoryStore, entry: AuditEntry) -> str:
     stuck = [c.record for c in reversed(journal.changes(entry.seq)) if not _put_back(store, c)]
     journal.set_state(entry.seq, INTERRUPTED)
     if stuck:
-        return (f"Step #{entry.seq} ({entry.operation}) was interrupted and could not be fully undone: "
+        return (f"{_step(entry)} was interrupted and could not be fully undone: "
                 f"{', '.join(stuck)} changed since (kept as it now is); check them.")
-    return f"Step #{entry.seq} ({entry.operation}) was interrupted; what it had written was undone."
+    return f"{_step(entry)} was interrupted; what it had written was undone."
 
 
 def _put_back(store: MemoryStore, change: Change) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import LockedError
+from .sqlite_files import file_identity
 
 try:
     import fcntl
@@ -42,14 +43,6 @@ _HELD: dict[tuple[int, int], _Held] = {}
 _HELD_GUARD = threading.Lock()
 
 
-def _key(folder: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
 def _slot(key: tuple[int, int]) -> _Held:
     with _HELD_GUARD:
         return _HELD.setdefault(key, _Held())
@@ -57,7 +50,7 @@ def _slot(key: tuple[int, int]) -> _Held:
 
 def held_here(folder: Path) -> bool:
     """Whether this thread holds the step lock of folder (so its flock is already taken)."""
-    key = _key(folder)
+    key = file_identity(folder)
     held = _HELD.get(key) if key is not None else None
     return held is not None and held.owner == threading.get_ident() and held.depth > 0
 
@@ -65,11 +58,11 @@ def held_here(folder: Path) -> bool:
 @contextlib.contextmanager
 def step_lock(folder: Path, *, timeout: float = STEP_LOCK_TIMEOUT, label: str | None = None) -> Iterator[None]:
     """Hold the store's step lock; LockedError naming the holder after timeout seconds."""
-    key = _key(folder)
+    key = file_identity(folder)
     if key is None:  # a server's store, whose folder in Mnemoscope's data folder is made on its first write
         with contextlib.suppress(OSError):
             os.makedirs(folder, exist_ok=True)
-        key = _key(folder)
+        key = file_identity(folder)
     if key is None:  # no folder to lock on: nothing to serialise on
         yield
         return
